@@ -1,0 +1,44 @@
+// Starts the fauxqs SQS emulator on loopback only (its own CLI binds 0.0.0.0),
+// optionally persisting queues and messages under --data-dir.
+// Usage: node sqs.mjs --port 4566 [--data-dir DIR]
+import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { buildApp } from "fauxqs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.join(here, "node_modules", "fauxqs", "dist");
+const load = (rel) => import(path.join(dist, rel));
+
+const { values } = parseArgs({
+  options: {
+    port: { type: "string", default: "4566" },
+    host: { type: "string", default: "127.0.0.1" },
+    "data-dir": { type: "string" },
+  },
+});
+
+const { SqsStore } = await load("sqs/sqsStore.js");
+const { SnsStore } = await load("sns/snsStore.js");
+const { S3Store } = await load("s3/s3Store.js");
+const stores = { sqsStore: new SqsStore(), snsStore: new SnsStore(), s3Store: new S3Store() };
+
+let persistence;
+if (values["data-dir"]) {
+  const { PersistenceManager } = await load("persistence.js");
+  persistence = new PersistenceManager(values["data-dir"]);
+  persistence.load(stores.sqsStore, stores.snsStore, stores.s3Store);
+  stores.sqsStore.persistence = persistence;
+  stores.snsStore.persistence = persistence;
+  stores.s3Store.persistence = persistence;
+  for (const q of stores.sqsStore.allQueues()) q.persistence = persistence;
+}
+
+const app = buildApp({ logger: false, host: `${values.host}:${values.port}`, stores });
+if (persistence) app.addHook("preClose", () => persistence.close());
+await app.listen({ port: Number(values.port), host: values.host });
+console.log(`fauxqs listening on http://${values.host}:${values.port}`);
+
+const stop = async () => { await app.close(); process.exit(0); };
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

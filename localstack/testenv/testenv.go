@@ -1,0 +1,88 @@
+// Package testenv gives integration tests their own table and queues on the
+// real emulators. Emulators are shared: `make test` starts one pair and
+// exports GIFQ_TEST_DYNAMODB_URL / GIFQ_TEST_SQS_URL; without them, Main
+// starts a pair for the test binary and stops it at the end.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gifq/webhooks/localstack/emulator"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+var dynamoURL, sqsURL string
+
+// Main runs a package's tests with emulators available.
+func Main(m *testing.M) {
+	dynamoURL, sqsURL = os.Getenv("GIFQ_TEST_DYNAMODB_URL"), os.Getenv("GIFQ_TEST_SQS_URL")
+	var emu *emulator.Emulators
+	if dynamoURL == "" || sqsURL == "" {
+		var err error
+		emu, err = emulator.Start(context.Background(), emulator.Options{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testenv:", err)
+			os.Exit(1)
+		}
+		dynamoURL, sqsURL = emu.DynamoDBURL, emu.SQSURL
+	}
+	code := m.Run()
+	if emu != nil {
+		emu.Stop()
+	}
+	os.Exit(code)
+}
+
+// Env is one test's private world on the shared emulators.
+type Env struct {
+	DB        *dynamodb.Client
+	SQS       *sqs.Client
+	Table     string
+	Queues    queue.URLs
+	DynamoURL string
+	SQSURL    string
+}
+
+var seq atomic.Int64
+
+// New creates a fresh table and queue pair for t.
+func New(t testing.TB) *Env {
+	t.Helper()
+	if dynamoURL == "" {
+		t.Fatal("testenv: call testenv.Main from TestMain")
+	}
+	db, q := emulator.Clients(dynamoURL, sqsURL)
+	name := fmt.Sprintf("t%d-%d-%s", time.Now().UnixNano()%1e9, seq.Add(1), sanitize(t.Name()))
+	ctx := context.Background()
+	if err := store.CreateTable(ctx, db, name); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	urls, err := queue.CreateQueues(ctx, q, name)
+	if err != nil {
+		t.Fatalf("create queues: %v", err)
+	}
+	return &Env{DB: db, SQS: q, Table: name, Queues: urls, DynamoURL: dynamoURL, SQSURL: sqsURL}
+}
+
+func sanitize(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, s)
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return s
+}

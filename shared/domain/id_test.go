@@ -1,0 +1,36 @@
+package domain
+
+import (
+	"sort"
+	"testing"
+	"time"
+)
+
+func TestULIDSortsByTime(t *testing.T) {
+	base := time.UnixMilli(1_700_000_000_000)
+	var ids []string
+	for i := 0; i < 50; i++ {
+		ids = append(ids, ulid(base.Add(time.Duration(i)*time.Millisecond)))
+	}
+	if !sort.StringsAreSorted(ids) {
+		t.Fatalf("ids made later must sort later: %v", ids)
+	}
+	if len(ids[0]) != 26 {
+		t.Fatalf("len = %d, want 26", len(ids[0]))
+	}
+}
+
+func TestNewIDShape(t *testing.T) {
+	id := NewID("evt")
+	if !HasPrefix(id, "evt") {
+		t.Fatalf("%q does not look like an evt id", id)
+	}
+	for _, bad := range []string{"evt_", "dlv_" + id[4:], "evt_" + id[4:29] + "u", id + "0"} {
+		if HasPrefix(bad, "evt") {
+			t.Errorf("%q must not pass as an evt id", bad)
+		}
+	}
+	if NewID("evt") == NewID("evt") {
+		t.Fatal("two ids made in the same millisecond must differ")
+	}
+}

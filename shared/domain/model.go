@@ -1,0 +1,195 @@
+package domain
+
+import (
+	"strings"
+	"time"
+)
+
+// Limits of the contract.
+const (
+	MaxBodyBytes          = 256 << 10 // an event body, stored and delivered byte for byte
+	MaxEndpoints          = 16        // per account
+	MaxResponseBytes      = 1024      // of a receiver's response kept in the attempt log
+	MaxEventTypeLength    = 200
+	MaxEventTypesFilter   = 64
+	MaxDescriptionLength  = 500
+	MaxURLLength          = 2048
+	DefaultRetention      = 30 * 24 * time.Hour
+	IdempotencyWindow     = 24 * time.Hour
+	MaxIdempotencyKeySize = 255
+)
+
+// Delivery statuses.
+const (
+	StatusPending   = "pending"
+	StatusDelivered = "delivered"
+	StatusFailed    = "failed"
+)
+
+// Why a delivery failed for good (the DLQ message carries the same word).
+const (
+	ReasonRejected         = "rejected"           // a 3xx or 4xx answer
+	ReasonExhausted        = "attempts_exhausted" // 8 attempts without a 2xx
+	ReasonEndpointDisabled = "endpoint_disabled"
+	ReasonEndpointDeleted  = "endpoint_deleted"
+	ReasonBlockedAddress   = "blocked_address" // the endpoint resolved to a forbidden address at dial time
+	ReasonEventExpired     = "event_expired"
+)
+
+// Attempt kinds.
+const (
+	AttemptAuto        = "auto"
+	AttemptManual      = "manual"
+	AttemptInterrupted = "interrupted" // claimed by a worker that died before recording it
+)
+
+// Account owns API keys and endpoints.
+type Account struct {
+	ID            string  `dynamodbav:"id"`
+	Name          string  `dynamodbav:"name"`
+	RatePerSecond float64 `dynamodbav:"rate_per_second,omitempty"` // 0: the deployment default
+	EndpointCount int     `dynamodbav:"endpoint_count"`
+	CreatedAt     int64   `dynamodbav:"created_at"`
+}
+
+// APIKey is what a producer's bearer key resolves to. Only its hash is stored.
+type APIKey struct {
+	ID        string `dynamodbav:"id"`
+	AccountID string `dynamodbav:"account_id"`
+	Prefix    string `dynamodbav:"prefix"` // the first characters, to tell keys apart
+	CreatedAt int64  `dynamodbav:"created_at"`
+	RevokedAt int64  `dynamodbav:"revoked_at,omitempty"`
+}
+
+// Secret is one signing secret of an endpoint. During a rotation the old
+// secret has ExpiresAt set and keeps signing until then.
+type Secret struct {
+	Value     string `dynamodbav:"value"`
+	CreatedAt int64  `dynamodbav:"created_at"`
+	ExpiresAt int64  `dynamodbav:"expires_at,omitempty"`
+}
+
+// Endpoint is a receiver's URL with its filter and secrets.
+type Endpoint struct {
+	ID             string   `dynamodbav:"id"`
+	AccountID      string   `dynamodbav:"account_id"`
+	URL            string   `dynamodbav:"url"`
+	Description    string   `dynamodbav:"description,omitempty"`
+	EventTypes     []string `dynamodbav:"event_types,omitempty"` // empty: every event
+	Disabled       bool     `dynamodbav:"disabled"`
+	DisabledReason string   `dynamodbav:"disabled_reason,omitempty"`
+	Secrets        []Secret `dynamodbav:"secrets"` // newest first
+	CreatedAt      int64    `dynamodbav:"created_at"`
+	UpdatedAt      int64    `dynamodbav:"updated_at"`
+	// Leases are the in-flight attempts to this endpoint: slot -> lease.
+	Leases map[string]Lease `dynamodbav:"leases"`
+	// FailingSince is the time of the first failure since the last success.
+	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// PausedUntil is set from a receiver's Retry-After.
+	PausedUntil int64 `dynamodbav:"paused_until,omitempty"`
+}
+
+// Lease holds one of an endpoint's in-flight slots until Until (unix ms).
+type Lease struct {
+	Until int64  `dynamodbav:"u"`
+	Claim string `dynamodbav:"c"`
+}
+
+// Subscribes reports whether the endpoint wants events named eventType.
+// A filter entry "payout.*" matches every event type starting "payout.".
+func (e *Endpoint) Subscribes(eventType string) bool {
+	if len(e.EventTypes) == 0 {
+		return true
+	}
+	for _, f := range e.EventTypes {
+		if f == "*" || f == eventType {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(f, "*"); ok && strings.HasPrefix(eventType, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// SigningSecrets returns the secrets that sign a request at time now (unix ms):
+// the current one and, during a rotation's grace period, the previous ones.
+func (e *Endpoint) SigningSecrets(now int64) []string {
+	var out []string
+	for _, s := range e.Secrets {
+		if s.ExpiresAt == 0 || s.ExpiresAt > now {
+			out = append(out, s.Value)
+		}
+	}
+	return out
+}
+
+// Event is what a producer posted: the body bytes exactly as received.
+type Event struct {
+	ID             string   `dynamodbav:"id"`
+	AccountID      string   `dynamodbav:"account_id"`
+	Type           string   `dynamodbav:"event_type"`
+	Body           []byte   `dynamodbav:"body"`
+	IdempotencyKey string   `dynamodbav:"idempotency_key,omitempty"`
+	DeliveryIDs    []string `dynamodbav:"delivery_ids"`
+	ReceivedAt     int64    `dynamodbav:"received_at"`
+	ExpiresAt      int64    `dynamodbav:"ttl"` // unix seconds (DynamoDB TTL)
+}
+
+// Delivery is one event on its way to one endpoint.
+type Delivery struct {
+	ID         string `dynamodbav:"id"`
+	EventID    string `dynamodbav:"event_id"`
+	EndpointID string `dynamodbav:"endpoint_id"`
+	AccountID  string `dynamodbav:"account_id"`
+	EventType  string `dynamodbav:"event_type"`
+	Status     string `dynamodbav:"status"`
+	// Gen is bumped whenever a new queue message takes over the delivery
+	// (sweeper re-queue, fresh series); messages of an older gen are dropped.
+	Gen int `dynamodbav:"gen"`
+	// Series counts fresh series of attempts (recover, redrive).
+	Series int `dynamodbav:"series"`
+	// Attempts counts automatic attempts started in the current series; an
+	// attempt counts from its claim, so one lost to a crash is not repeated
+	// past the ceiling.
+	Attempts      int    `dynamodbav:"attempts"`
+	NextAttemptAt int64  `dynamodbav:"next_attempt_at"`
+	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"`
+	Claim         string `dynamodbav:"claim,omitempty"`
+	LastAttemptAt int64  `dynamodbav:"last_attempt_at,omitempty"`
+	LastStatus    int    `dynamodbav:"last_status,omitempty"`
+	LastError     string `dynamodbav:"last_error,omitempty"`
+	FailReason    string `dynamodbav:"fail_reason,omitempty"`
+	DLQPending    bool   `dynamodbav:"dlq_pending,omitempty"`
+	CreatedAt     int64  `dynamodbav:"created_at"`
+	UpdatedAt     int64  `dynamodbav:"updated_at"`
+	DeliveredAt   int64  `dynamodbav:"delivered_at,omitempty"`
+	FailedAt      int64  `dynamodbav:"failed_at,omitempty"`
+	ExpiresAt     int64  `dynamodbav:"ttl"`
+}
+
+// Attempt is one HTTP request to an endpoint and what came of it.
+type Attempt struct {
+	ID                string `dynamodbav:"id"`
+	DeliveryID        string `dynamodbav:"delivery_id"`
+	Kind              string `dynamodbav:"kind"`
+	Series            int    `dynamodbav:"series"`
+	Number            int    `dynamodbav:"number"` // 1..8 within the series; 0 for manual
+	StartedAt         int64  `dynamodbav:"started_at"`
+	DurationMs        int64  `dynamodbav:"duration_ms"`
+	StatusCode        int    `dynamodbav:"status_code,omitempty"`
+	ErrorClass        string `dynamodbav:"error_class,omitempty"`
+	Error             string `dynamodbav:"error,omitempty"`
+	ResponseBody      string `dynamodbav:"response_body,omitempty"`
+	ResponseTruncated bool   `dynamodbav:"response_truncated,omitempty"`
+	Outcome           string `dynamodbav:"outcome"`
+	ExpiresAt         int64  `dynamodbav:"ttl"`
+}
+
+// Millis is t in unix milliseconds, the unit every stored time uses.
+func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// Expired reports whether an item with DynamoDB TTL ttl (unix seconds) is past
+// it at now. DynamoDB deletes expired items late (up to days), so reads treat
+// them as gone themselves.
+func Expired(ttl int64, now time.Time) bool { return ttl != 0 && ttl <= now.Unix() }

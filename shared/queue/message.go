@@ -1,0 +1,85 @@
+// Package queue speaks SQS: the delivery queue's messages, putting a message
+// back for later (per-message visibility is the retry backoff), and the
+// dead-letter queue.
+package queue
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+)
+
+// Message kinds.
+const (
+	KindDeliver    = "deliver"     // work on a delivery
+	KindDeadLetter = "dead_letter" // a delivery that failed for good (the DLQ's messages)
+)
+
+// Message is the body of a queue message. It carries ids, never the event
+// body, which lives in DynamoDB. Field names are spelled out for the people
+// reading the DLQ in the console.
+type Message struct {
+	Kind       string `json:"kind"`
+	DeliveryID string `json:"delivery_id"`
+	EventID    string `json:"event_id"`
+	EndpointID string `json:"endpoint_id"`
+	AccountID  string `json:"account_id"`
+	// Gen is the delivery's generation this message drives; a message of an
+	// older generation has been superseded and is dropped.
+	Gen int `json:"gen"`
+	// SlotAt is the rate-limit slot (unix ms) already reserved for this
+	// message's attempt, so it does not reserve another.
+	SlotAt int64 `json:"slot_at,omitempty"`
+
+	// Dead letters only.
+	EventType  string `json:"event_type,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Attempts   int    `json:"attempts,omitempty"`
+	LastStatus int    `json:"last_status,omitempty"`
+	LastError  string `json:"last_error,omitempty"`
+	FailedAt   string `json:"failed_at,omitempty"`
+}
+
+// For returns the message that drives delivery d.
+func For(d domain.Delivery) Message {
+	return Message{Kind: KindDeliver, DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID, AccountID: d.AccountID, Gen: d.Gen}
+}
+
+// DeadLetterFor returns the DLQ message of a failed delivery.
+func DeadLetterFor(d domain.Delivery) Message {
+	m := For(d)
+	m.Kind = KindDeadLetter
+	m.EventType, m.Reason, m.Attempts = d.EventType, d.FailReason, d.Attempts
+	m.LastStatus, m.LastError = d.LastStatus, d.LastError
+	if d.FailedAt != 0 {
+		m.FailedAt = time.UnixMilli(d.FailedAt).UTC().Format(time.RFC3339)
+	}
+	return m
+}
+
+// ErrMalformed is a body that is not one of our messages.
+var ErrMalformed = errors.New("malformed queue message")
+
+// Decode reads a message body.
+func Decode(body string) (Message, error) {
+	var m Message
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return m, ErrMalformed
+	}
+	if m.Kind == "" {
+		m.Kind = KindDeliver
+	}
+	if (m.Kind != KindDeliver && m.Kind != KindDeadLetter) || !domain.HasPrefix(m.DeliveryID, "dlv") ||
+		m.EventID == "" || m.EndpointID == "" || m.AccountID == "" {
+		return m, ErrMalformed
+	}
+	return m, nil
+}
+
+// Encode writes a message body.
+func (m Message) Encode() string {
+	b, _ := json.Marshal(m) // plain strings and numbers: cannot fail
+	return string(b)
+}

@@ -1,0 +1,113 @@
+// Package schema is the one definition of the DynamoDB table and the SQS
+// queues. The local emulators are set up from it (store.CreateTable,
+// queue.CreateQueues) and the CDK stack builds the real resources from it, and
+// a test in infra/ proves the two agree.
+package schema
+
+import "time"
+
+// Attribute types, as DynamoDB names them.
+const (
+	String = "S"
+	Number = "N"
+)
+
+// Key is one key attribute.
+type Key struct {
+	Name string
+	Type string
+}
+
+// Index is a global secondary index.
+type Index struct {
+	Name       string
+	PK, SK     Key
+	Projection string   // "ALL", "KEYS_ONLY" or "INCLUDE"
+	NonKey     []string // projected attributes when INCLUDE
+	Purpose    string
+}
+
+// TableDef describes the single table.
+type TableDef struct {
+	PK, SK       Key
+	Indexes      []Index
+	TTLAttribute string
+}
+
+// SweepShards spreads the sweeper's index over this many partition keys
+// ("0".."15") so that no single key takes every pending delivery's writes.
+const SweepShards = 16
+
+// Index names.
+const (
+	IndexSweep          = "sweep"
+	IndexEndpointLog    = "endpoint_log"
+	IndexEndpointStatus = "endpoint_status"
+)
+
+// Table is the single table. Items (pk / sk):
+//
+//	ACCT#<account>  ACCT            account settings, endpoint count
+//	ACCT#<account>  EP#<endpoint>   endpoint: url, filter, secrets, in-flight leases
+//	ACCT#<account>  KEY#<key id>    API key reference (for listing and revoking)
+//	KEY#<sha256>    KEY             API key: hash -> account
+//	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
+//	EVT#<event>     EVT             event: raw body, delivery ids
+//	DLV#<delivery>  DLV             delivery state
+//	DLV#<delivery>  ATT#<attempt>   one attempt
+//	RATE#<account>  RATE            the account's rate limiter (GCRA)
+var Table = TableDef{
+	PK:           Key{"pk", String},
+	SK:           Key{"sk", String},
+	TTLAttribute: "ttl",
+	Indexes: []Index{
+		{
+			Name: IndexSweep, PK: Key{"sweep_shard", String}, SK: Key{"due_at", Number},
+			Projection: "KEYS_ONLY",
+			Purpose:    "sparse: only deliveries that still need work (pending, or failed and not yet dead-lettered), by when they are due",
+		},
+		{
+			Name: IndexEndpointLog, PK: Key{"gsi1pk", String}, SK: Key{"gsi1sk", String},
+			Projection: "ALL",
+			Purpose:    "an endpoint's deliveries, newest first (gsi1pk = EP#<endpoint>, gsi1sk = delivery id)",
+		},
+		{
+			Name: IndexEndpointStatus, PK: Key{"gsi2pk", String}, SK: Key{"gsi2sk", String},
+			Projection: "ALL",
+			Purpose:    "an endpoint's deliveries in one status, newest first (gsi2pk = EP#<endpoint>#<status>)",
+		},
+	},
+}
+
+// Queues are the delivery queue and its dead-letter queue.
+var Queues = QueueDefs{
+	// The deliver function runs for at most FunctionTimeout; AWS asks for a
+	// visibility timeout of at least six times that.
+	VisibilityTimeout: 6 * FunctionTimeout,
+	// Only a safety net for poison messages: retries and deferrals set the
+	// visibility themselves, and a message that has been put back this often
+	// is sent again as a new one, so ordinary work never reaches this count.
+	MaxReceiveCount:  25,
+	Retention:        4 * 24 * time.Hour,
+	DLQRetention:     14 * 24 * time.Hour,
+	ResendAfter:      10,
+	DeliveryQueueTag: "deliveries",
+	DLQTag:           "dlq",
+}
+
+// FunctionTimeout is the deliver function's timeout: a 10 s attempt plus
+// the DynamoDB and SQS calls around it, with room to spare.
+const FunctionTimeout = 30 * time.Second
+
+// QueueDefs holds the queue settings.
+type QueueDefs struct {
+	VisibilityTimeout time.Duration
+	MaxReceiveCount   int
+	Retention         time.Duration
+	DLQRetention      time.Duration
+	// ResendAfter: a message received this many times is put back as a new
+	// message instead of by changing its visibility.
+	ResendAfter      int
+	DeliveryQueueTag string // queue name suffix
+	DLQTag           string
+}

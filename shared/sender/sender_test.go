@@ -1,0 +1,170 @@
+package sender
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/signing"
+)
+
+func local(timeout time.Duration) *Sender {
+	return New(Options{Policy: netguard.Policy{AllowPrivate: true}, Timeout: timeout})
+}
+
+func req(url string) Request {
+	return Request{URL: url, Body: []byte(`{"event":"payout.fulfilled"}`), Secrets: []string{"whsec_a", "whsec_b"},
+		EventType: "payout.fulfilled", EventID: "evt_1", AttemptID: "att_1", AttemptNum: 3}
+}
+
+func TestSendSignsAndSetsHeaders(t *testing.T) {
+	var got *http.Request
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, body = r, must(io.ReadAll(r.Body))
+		w.WriteHeader(204)
+	}))
+	defer srv.Close()
+	res := local(time.Second).Send(context.Background(), req(srv.URL))
+	if res.StatusCode != 204 || res.ErrorClass != "" {
+		t.Fatalf("result %+v", res)
+	}
+	if string(body) != `{"event":"payout.fulfilled"}` || got.Method != http.MethodPost {
+		t.Fatalf("body %q method %s", body, got.Method)
+	}
+	for k, want := range map[string]string{
+		"Content-Type": "application/json", HeaderEvent: "payout.fulfilled", HeaderEventID: "evt_1",
+		HeaderDelivery: "att_1", HeaderAttempt: "3", "User-Agent": UserAgent,
+	} {
+		if v := got.Header.Get(k); v != want {
+			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+	sig := got.Header.Get(signing.Header)
+	for _, secret := range []string{"whsec_a", "whsec_b"} {
+		if err := signing.Verify(body, sig, []string{secret}, signing.Options{}); err != nil {
+			t.Errorf("signature does not verify with %s: %v", secret, err)
+		}
+	}
+}
+
+func TestRedirectIsNotFollowed(t *testing.T) {
+	followed := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			followed = true
+			return
+		}
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	}))
+	defer srv.Close()
+	res := local(time.Second).Send(context.Background(), req(srv.URL+"/hook"))
+	if res.StatusCode != 302 || followed {
+		t.Fatalf("status %d followed %v", res.StatusCode, followed)
+	}
+	if retry.Classify(res.Result) != retry.Reject {
+		t.Fatal("a 302 must fail the delivery")
+	}
+}
+
+func TestResponseBodyIsCappedAndValidUTF8(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		io.WriteString(w, strings.Repeat("a", 1023)+"é"+strings.Repeat("b", 5000))
+	}))
+	defer srv.Close()
+	res := local(time.Second).Send(context.Background(), req(srv.URL))
+	if !res.ResponseTruncated || len(res.ResponseBody) > 1024+3 || !strings.HasPrefix(res.ResponseBody, strings.Repeat("a", 1023)) {
+		t.Fatalf("stored %d bytes, truncated %v", len(res.ResponseBody), res.ResponseTruncated)
+	}
+	if strings.Contains(res.ResponseBody, "b") {
+		t.Fatal("kept bytes past the cap")
+	}
+}
+
+func TestTransportErrorClasses(t *testing.T) {
+	// Timeout: the receiver answers after the client's timeout.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(500 * time.Millisecond)
+	}))
+	defer slow.Close()
+	if res := local(100 * time.Millisecond).Send(context.Background(), req(slow.URL)); res.ErrorClass != retry.ErrTimeout {
+		t.Errorf("slow receiver: %+v", res)
+	}
+
+	// Connection refused: nothing listens.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	if res := local(time.Second).Send(context.Background(), req("http://"+addr)); res.ErrorClass != retry.ErrConnRefused {
+		t.Errorf("closed port: %+v", res)
+	}
+
+	// Reset: the receiver closes the connection without answering.
+	ln, _ = net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 512)
+			c.Read(buf)
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			c.Close()
+		}
+	}()
+	if res := local(time.Second).Send(context.Background(), req("http://"+ln.Addr().String())); res.ErrorClass != retry.ErrConnReset {
+		t.Errorf("reset: %+v", res)
+	}
+
+	// TLS: a plain HTTP client talking to a TLS server with an unknown CA.
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer tlsSrv.Close()
+	if res := local(time.Second).Send(context.Background(), req(tlsSrv.URL)); res.ErrorClass != retry.ErrTLS {
+		t.Errorf("untrusted certificate: %+v", res)
+	}
+
+	// DNS: a name that does not resolve.
+	if res := local(time.Second).Send(context.Background(), req("http://no-such-host.invalid/")); res.ErrorClass != retry.ErrDNS {
+		t.Errorf("unresolvable: %+v", res)
+	}
+
+	// Guard: loopback refused at dial time when private addresses are not allowed.
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("reached") }))
+	defer ok.Close()
+	guarded := New(Options{Policy: netguard.Policy{}, Timeout: time.Second})
+	res := guarded.Send(context.Background(), req(ok.URL))
+	if res.ErrorClass != retry.ErrBlockedAddress || strings.Contains(res.Error, "127.0.0.1") {
+		t.Errorf("guarded: %+v", res)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"": 0, "30": 30 * time.Second, "0": 0, "-5": 0, "soon": 0,
+		"Mon, 30 Nov 2026 12:01:00 GMT": time.Minute, "Mon, 30 Nov 2026 11:00:00 GMT": 0,
+	} {
+		if got := parseRetryAfter(v, now); got != want {
+			t.Errorf("Retry-After %q = %s, want %s", v, got, want)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,151 @@
+// Package store is where DynamoDB is spoken: accounts and API keys,
+// endpoints, events with their deliveries, the attempt log, and the
+// conditional writes that decide who owns an attempt. The item layout is in
+// package schema.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/shared/domain"
+)
+
+// DynamoDB is the part of the DynamoDB client the store uses.
+type DynamoDB interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Errors callers act on.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrConflict  = errors.New("condition not met") // someone else changed the item first
+	ErrLimit     = errors.New("limit reached")
+	ErrDuplicate = errors.New("already exists")
+)
+
+// Store reads and writes the table.
+type Store struct {
+	db        DynamoDB
+	table     *string
+	retention time.Duration
+	now       func() time.Time
+}
+
+// New returns a Store on table.
+func New(db DynamoDB, table string) *Store {
+	return &Store{db: db, table: aws.String(table), retention: domain.DefaultRetention, now: time.Now}
+}
+
+// WithClock returns a copy of the store that reads the time from now (tests).
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// Table is the table's name.
+func (s *Store) Table() string { return *s.table }
+
+type item = map[string]types.AttributeValue
+
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func num(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }
+func boolean(v bool) types.AttributeValue {
+	return &types.AttributeValueMemberBOOL{Value: v}
+}
+
+func key(pk, sk string) item { return item{"pk": str(pk), "sk": str(sk)} }
+
+// marshal encodes v and adds the key (and any index) attributes.
+func marshal(v any, extra item) (item, error) {
+	m, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return nil, err
+	}
+	for k, a := range extra {
+		m[k] = a
+	}
+	return m, nil
+}
+
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// cancelReasons returns the per-item codes of a cancelled transaction, or nil.
+func cancelReasons(err error) []types.CancellationReason {
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		return tce.CancellationReasons
+	}
+	return nil
+}
+
+func onlyConditionFailures(reasons []types.CancellationReason) bool {
+	if len(reasons) == 0 {
+		return false
+	}
+	for _, r := range reasons {
+		if c := aws.ToString(r.Code); c != "None" && c != "ConditionalCheckFailed" {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Store) expiresAt(from time.Time) int64 { return from.Add(s.retention).Unix() }
+
+// get reads one item (strongly consistent) into v; ErrNotFound when absent.
+func (s *Store) get(ctx context.Context, k item, v any) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return err
+	}
+	if out.Item == nil {
+		return ErrNotFound
+	}
+	return attributevalue.UnmarshalMap(out.Item, v)
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func backoff(attempt int) time.Duration {
+	return time.Duration(min(attempt*attempt*25, 1000)) * time.Millisecond
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// conditionItem is the item a failed conditional write returned (ALL_OLD).
+func conditionItem(err error) (domain.Delivery, error) {
+	var d domain.Delivery
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && ccf.Item != nil {
+		return d, attributevalue.UnmarshalMap(ccf.Item, &d)
+	}
+	return d, ErrNotFound
+}

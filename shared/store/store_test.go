@@ -1,0 +1,299 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+var ctx = context.Background()
+
+func newStore(t *testing.T) *store.Store {
+	env := testenv.New(t)
+	return store.New(env.DB, env.Table)
+}
+
+func account(t *testing.T, s *store.Store) domain.Account {
+	t.Helper()
+	a, err := s.CreateAccount(ctx, "acme", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func endpoint(t *testing.T, s *store.Store, acct string) domain.Endpoint {
+	t.Helper()
+	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: acct, URL: "https://hooks.example.com/x",
+		Secrets: []domain.Secret{{Value: "whsec_x", CreatedAt: 1}}, CreatedAt: 1, UpdatedAt: 1}
+	if err := s.CreateEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+func event(t *testing.T, s *store.Store, ep domain.Endpoint, idem string) (domain.Event, domain.Delivery, error) {
+	t.Helper()
+	now := time.Now()
+	ev := domain.Event{ID: domain.NewID("evt"), AccountID: ep.AccountID, Type: "payout.fulfilled",
+		Body: []byte(`{"event":"payout.fulfilled"}`), IdempotencyKey: idem, ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
+	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: ep.AccountID, EventType: ev.Type,
+		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: now.UnixMilli(), CreatedAt: now.UnixMilli(), ExpiresAt: ev.ExpiresAt}
+	ev.DeliveryIDs = []string{d.ID}
+	_, err := s.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{now.UnixMilli()}})
+	return ev, d, err
+}
+
+func TestAPIKeysAreHashedAndRevocable(t *testing.T) {
+	s := newStore(t)
+	a := account(t, s)
+	k, secret, err := s.CreateAPIKey(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Authenticate(ctx, secret)
+	if err != nil || got.AccountID != a.ID {
+		t.Fatalf("Authenticate = %+v, %v", got, err)
+	}
+	if _, err := s.Authenticate(ctx, secret+"x"); !errors.Is(err, store.ErrUnauthorized) {
+		t.Fatalf("wrong key: %v", err)
+	}
+	if _, _, err := s.CreateAPIKey(ctx, "acct_nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("key for a missing account: %v", err)
+	}
+	if err := s.RevokeAPIKey(ctx, a.ID, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, secret); !errors.Is(err, store.ErrUnauthorized) {
+		t.Fatalf("revoked key still works: %v", err)
+	}
+}
+
+func TestSeventeenthEndpointIsRefusedEvenConcurrently(t *testing.T) {
+	s := newStore(t)
+	a := account(t, s)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- s.CreateEndpoint(ctx, domain.Endpoint{ID: domain.NewID("ep"), AccountID: a.ID, URL: "https://x.example.com"})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	ok, limited := 0, 0
+	for err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, store.ErrLimit):
+			limited++
+		default:
+			// a transaction conflict between concurrent writers is also a refusal
+			t.Logf("refused: %v", err)
+		}
+	}
+	eps, err := s.ListEndpoints(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, _ := s.GetAccount(ctx, a.ID)
+	if len(eps) > domain.MaxEndpoints || len(eps) != ok || acct.EndpointCount != len(eps) {
+		t.Fatalf("%d endpoints stored, %d creations succeeded, count %d", len(eps), ok, acct.EndpointCount)
+	}
+	for len(eps) < domain.MaxEndpoints {
+		endpoint(t, s, a.ID)
+		eps, _ = s.ListEndpoints(ctx, a.ID)
+	}
+	err = s.CreateEndpoint(ctx, domain.Endpoint{ID: domain.NewID("ep"), AccountID: a.ID, URL: "https://x.example.com"})
+	if !errors.Is(err, store.ErrLimit) {
+		t.Fatalf("17th endpoint: %v", err)
+	}
+}
+
+func TestIdempotencyKeyReturnsFirstEvent(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	first, _, err := event(t, s, ep, "order-42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	repeat := domain.Event{ID: domain.NewID("evt"), AccountID: ep.AccountID, Type: "payout.fulfilled", Body: first.Body,
+		IdempotencyKey: "order-42", ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
+	id, err := s.CreateEvent(ctx, store.NewEvent{Event: repeat})
+	if !errors.Is(err, store.ErrDuplicate) || id != first.ID {
+		t.Fatalf("repeat = %s, %v; want %s, ErrDuplicate", id, err, first.ID)
+	}
+	if _, err := s.GetEvent(ctx, repeat.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the repeat was written: %v", err)
+	}
+	repeat.Body = []byte(`{"event":"other"}`)
+	if _, err := s.CreateEvent(ctx, store.NewEvent{Event: repeat}); !errors.Is(err, store.ErrIdempotencyMismatch) {
+		t.Fatalf("same key, other body: %v", err)
+	}
+}
+
+// Two workers race for the same attempt: exactly one wins.
+func TestClaimIsExclusive(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, err := event(t, s, ep, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 8
+	var wins, conflicts int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, err := s.ClaimAttempt(ctx, d, store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: fmt.Sprint(i % 2)})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, store.ErrConflict):
+				conflicts++
+			default:
+				t.Errorf("claim: %v", err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if wins != 1 || conflicts != workers-1 {
+		t.Fatalf("%d claims won, %d conflicts", wins, conflicts)
+	}
+	got, _ := s.GetDelivery(ctx, d.ID)
+	if got.Attempts != 1 || got.Claim == "" {
+		t.Fatalf("after the claim: %+v", got)
+	}
+}
+
+func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0"}
+	claimed, err := s.ClaimAttempt(ctx, d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	epNow, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
+	if epNow.Leases["0"].Claim != "c1" {
+		t.Fatalf("slot not held: %+v", epNow.Leases)
+	}
+	next := time.Now().Add(time.Second).UnixMilli()
+	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 500}
+	if err := s.RecordAttempt(ctx, claimed, &epNow, c, a, store.Outcome{Status: domain.StatusPending, NextAttemptAt: next}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.GetDelivery(ctx, d.ID)
+	if got.Status != domain.StatusPending || got.Attempts != 1 || got.Claim != "" || got.NextAttemptAt != next || got.LastStatus != 500 {
+		t.Fatalf("after a 500: %+v", got)
+	}
+	epNow, _ = s.GetEndpoint(ctx, ep.AccountID, ep.ID)
+	if len(epNow.Leases) != 0 || epNow.FailingSince == 0 {
+		t.Fatalf("endpoint after a failure: leases %+v failing since %d", epNow.Leases, epNow.FailingSince)
+	}
+	// Recording again with the old claim is refused, but the attempt is still logged.
+	a2 := a
+	a2.ID = domain.NewID("att")
+	if err := s.RecordAttempt(ctx, claimed, &epNow, c, a2, store.Outcome{Status: domain.StatusDelivered, Healthy: true}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("record without the claim: %v", err)
+	}
+	if got2, _ := s.GetDelivery(ctx, d.ID); got2.Status != domain.StatusPending {
+		t.Fatalf("a lost claim changed the delivery: %+v", got2)
+	}
+}
+
+func TestFailRestartAndDeadLetterMark(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	failed, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled)
+	if err != nil || failed.Status != domain.StatusFailed || !failed.DLQPending {
+		t.Fatalf("fail: %+v %v", failed, err)
+	}
+	if _, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("failing twice: %v", err)
+	}
+	// The sweeper index still holds it until the DLQ message is sent.
+	if ids := sweepAll(t, s, time.Now().Add(time.Second)); !contains(ids, d.ID) {
+		t.Fatal("failed delivery with a pending DLQ message is not in the sweep index")
+	}
+	if err := s.MarkDeadLettered(ctx, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ids := sweepAll(t, s, time.Now().Add(time.Second)); contains(ids, d.ID) {
+		t.Fatal("dead-lettered delivery still in the sweep index")
+	}
+	if _, err := s.Restart(ctx, d.ID, d.EndpointID, failed.Gen+1); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("restart of another generation: %v", err)
+	}
+	r, err := s.Restart(ctx, d.ID, d.EndpointID, failed.Gen)
+	if err != nil || r.Status != domain.StatusPending || r.Attempts != 0 || r.Series != 2 || r.Gen != failed.Gen+1 || r.DLQPending {
+		t.Fatalf("restart: %+v %v", r, err)
+	}
+	if _, err := s.Restart(ctx, d.ID, d.EndpointID, failed.Gen); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second restart from the same DLQ message: %v", err)
+	}
+}
+
+func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	later := time.Now().Add(time.Second).UnixMilli()
+	r, err := s.Requeue(ctx, d.ID, later, 8)
+	if err != nil || r.Gen != d.Gen+1 {
+		t.Fatalf("requeue: %+v %v", r, err)
+	}
+	// A live lease blocks a requeue.
+	if _, err := s.ClaimAttempt(ctx, r, store.Claim{ID: "c", LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Requeue(ctx, d.ID, time.Now().Add(time.Hour).UnixMilli(), 8); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("requeue under a live lease: %v", err)
+	}
+	// With the ceiling reached, Requeue refuses and says why.
+	got, err := s.Requeue(ctx, d.ID, time.Now().Add(time.Hour).UnixMilli(), 1)
+	if !errors.Is(err, store.ErrConflict) || got.Attempts != 1 {
+		t.Fatalf("requeue at the ceiling: %+v %v", got, err)
+	}
+}
+
+func sweepAll(t *testing.T, s *store.Store, before time.Time) []string {
+	var ids []string
+	for shard := 0; shard < 16; shard++ {
+		page, err := s.DueForSweep(ctx, shard, before.UnixMilli(), 100, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, page.IDs...)
+	}
+	return ids
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/schema"
+)
+
+// SweepPage is one page of the sweeper index.
+type SweepPage struct {
+	IDs  []string
+	Next item // nil on the last page
+}
+
+// DueForSweep queries one shard of the sparse sweeper index for deliveries
+// due before `before` (unix ms): pending ones nobody moved on, and failed
+// ones whose DLQ message was not sent. Only deliveries that still need work
+// are in the index, so the cost follows the backlog, not the table.
+func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit int32, start item) (SweepPage, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: s.table, IndexName: aws.String(schema.IndexSweep),
+		KeyConditionExpression:    aws.String("sweep_shard = :s AND due_at < :before"),
+		ExpressionAttributeValues: item{":s": str(strconv.Itoa(shard)), ":before": num(before)},
+		Limit:                     aws.Int32(limit), ExclusiveStartKey: start,
+	})
+	if err != nil {
+		return SweepPage{}, err
+	}
+	page := SweepPage{Next: out.LastEvaluatedKey}
+	for _, it := range out.Items {
+		pk := it["pk"].(*types.AttributeValueMemberS).Value
+		page.IDs = append(page.IDs, pk[len("DLV#"):])
+	}
+	return page, nil
+}
+
+// Requeue hands a stuck pending delivery to a new queue message: it bumps
+// gen (older messages for it are then dropped) and moves due_at to now. It
+// is conditioned on the delivery still being due before `before`, having
+// attempts left, and no live lease; otherwise ErrConflict with the delivery
+// as it is, so the caller can see why.
+func (s *Store) Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error) {
+	now := domain.Millis(s.now())
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
+		UpdateExpression: aws.String("SET gen = gen + :one, due_at = :now, updated_at = :now"),
+		ConditionExpression: aws.String("#st = :pending AND due_at < :before AND attempts < :max" +
+			" AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
+		ExpressionAttributeNames: map[string]string{"#st": "status"},
+		ExpressionAttributeValues: item{":one": num(1), ":now": num(now), ":before": num(before),
+			":max": num(int64(maxAttempts)), ":pending": str(domain.StatusPending)},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if isConditionFailed(err) {
+		d, uerr := conditionItem(err)
+		if uerr != nil {
+			return d, uerr
+		}
+		return d, ErrConflict
+	}
+	return unmarshalDelivery(out, err)
+}
