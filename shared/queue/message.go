@@ -32,6 +32,12 @@ type Message struct {
 	// SlotAt is the rate-limit slot (unix ms) already reserved for this
 	// message's attempt, so it does not reserve another.
 	SlotAt int64 `json:"slot_at,omitempty"`
+	// SlotFor is the delivery's attempt count the slot was reserved at: a
+	// slot is good for one attempt, not for the retries after it.
+	SlotFor int `json:"slot_for,omitempty"`
+	// Deferred counts how often the message was put back without an
+	// attempt, carried over when it is sent again as a new message.
+	Deferred int `json:"deferred,omitempty"`
 
 	// Dead letters only.
 	EventType  string `json:"event_type,omitempty"`

@@ -95,7 +95,7 @@ func TestTransportErrorClasses(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}))
 	defer slow.Close()
-	if res := local(100 * time.Millisecond).Send(context.Background(), req(slow.URL)); res.ErrorClass != retry.ErrTimeout {
+	if res := local(100*time.Millisecond).Send(context.Background(), req(slow.URL)); res.ErrorClass != retry.ErrTimeout {
 		t.Errorf("slow receiver: %+v", res)
 	}
 

@@ -149,3 +149,10 @@ func conditionItem(err error) (domain.Delivery, error) {
 	}
 	return d, ErrNotFound
 }
+
+func skOf(it item) string {
+	if s, ok := it["sk"].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}

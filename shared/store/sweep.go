@@ -15,14 +15,17 @@ import (
 // SweepPage is one page of the sweeper index.
 type SweepPage struct {
 	IDs  []string
-	Next item // nil on the last page
+	Next Cursor // nil on the last page
 }
+
+// Cursor is where a query continues (DynamoDB's LastEvaluatedKey).
+type Cursor = map[string]types.AttributeValue
 
 // DueForSweep queries one shard of the sparse sweeper index for deliveries
 // due before `before` (unix ms): pending ones nobody moved on, and failed
 // ones whose DLQ message was not sent. Only deliveries that still need work
 // are in the index, so the cost follows the backlog, not the table.
-func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit int32, start item) (SweepPage, error) {
+func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit int32, start Cursor) (SweepPage, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: s.table, IndexName: aws.String(schema.IndexSweep),
 		KeyConditionExpression:    aws.String("sweep_shard = :s AND due_at < :before"),

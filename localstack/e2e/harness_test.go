@@ -1,0 +1,393 @@
+// Package e2e drives the whole system through its HTTP API: a producer posts
+// events, receivers on loopback answer as each test scripts, and the tests
+// read the delivery log and the DLQ. By default it runs every function in
+// this process against the emulators (package runner); with E2E_API_URL set
+// it runs against a deployed stack instead (LocalStack: see docs/deploy.md).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/gifq/webhooks/localstack/runner"
+	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/config"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/signing"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+func TestMain(m *testing.M) {
+	if remote() {
+		m.Run()
+		return
+	}
+	testenv.Main(m)
+}
+
+func remote() bool { return os.Getenv("E2E_API_URL") != "" }
+
+var ctx = context.Background()
+
+// opts are a local run's settings; a remote stack has its own.
+type opts struct {
+	retry       string // RETRY_SCHEDULE
+	rate        float64
+	maxInFlight int
+	sweepEvery  time.Duration
+	sweepGrace  time.Duration
+	wrapSQS     func(app.SQS) app.SQS // fault injection
+}
+
+// harness is one test's system.
+type harness struct {
+	api      string
+	store    *store.Store
+	sqs      *sqs.Client
+	queueURL string
+	dlqURL   string
+	local    *runner.Local
+	app      *app.App
+	recvHost string
+}
+
+func start(t *testing.T, o opts) *harness {
+	t.Helper()
+	if remote() {
+		return remoteHarness(t)
+	}
+	env := testenv.New(t)
+	env2 := map[string]string{
+		"TABLE_NAME": env.Table, "QUEUE_URL": env.Queues.Delivery, "DLQ_URL": env.Queues.DLQ,
+		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off", "LOG_LEVEL": "warn",
+		"RETRY_SCHEDULE": "1s,1s,1s,1s,1s,1s,1s", "SWEEP_GRACE": "2s", "DELIVERY_TIMEOUT": "10s",
+	}
+	if o.retry != "" {
+		env2["RETRY_SCHEDULE"] = o.retry
+	}
+	if o.rate > 0 {
+		env2["RATE_LIMIT_PER_SECOND"] = fmt.Sprint(o.rate)
+	}
+	if o.maxInFlight != 0 {
+		env2["ENDPOINT_MAX_IN_FLIGHT"] = fmt.Sprint(max(o.maxInFlight, 0))
+	}
+	if o.sweepGrace > 0 {
+		env2["SWEEP_GRACE"] = o.sweepGrace.String()
+	}
+	cfg, err := config.Parse(func(k string) string { return env2[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q app.SQS = env.SQS
+	if o.wrapSQS != nil {
+		q = o.wrapSQS(q)
+	}
+	a := app.New(cfg, env.DB, q, testLog{t}, "local")
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Stop)
+	return &harness{api: l.URL, store: a.Store, sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
+		local: l, app: a, recvHost: "127.0.0.1"}
+}
+
+func remoteHarness(t *testing.T) *harness {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := os.Getenv("E2E_RECEIVER_HOST")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return &harness{
+		api:      strings.TrimSuffix(os.Getenv("E2E_API_URL"), "/"),
+		store:    store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
+		sqs:      sqs.NewFromConfig(cfg),
+		queueURL: os.Getenv("E2E_QUEUE_URL"), dlqURL: os.Getenv("E2E_DLQ_URL"), recvHost: host,
+	}
+}
+
+// needsLocal skips nothing silently: a test that drives the process itself
+// (kills, fault injection) fails loudly if pointed at a deployed stack.
+func (h *harness) needsLocal(t *testing.T) {
+	if h.local == nil {
+		t.Fatal("this test controls the local process and cannot run against E2E_API_URL")
+	}
+}
+
+// testLog sends the app's log lines to the test log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// account creates an account and returns its API key.
+func (h *harness) account(t *testing.T) (accountID, key string) {
+	t.Helper()
+	a, err := h.store.CreateAccount(ctx, "e2e", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, err = h.store.CreateAPIKey(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.ID, key
+}
+
+// call makes an API request and decodes the JSON answer into out (if not nil).
+func (h *harness) call(t *testing.T, key, method, path string, body any, out any, hdr ...string) int {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	case string:
+		r = strings.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		r = bytes.NewReader(j)
+	}
+	req, _ := http.NewRequest(method, h.api+path, r)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type endpointOut struct {
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Secret string `json:"secret"`
+}
+
+func (h *harness) endpoint(t *testing.T, key, url string, eventTypes ...string) endpointOut {
+	t.Helper()
+	var ep endpointOut
+	body := map[string]any{"url": url}
+	if len(eventTypes) > 0 {
+		body["event_types"] = eventTypes
+	}
+	if code := h.call(t, key, "POST", "/v1/endpoints", body, &ep); code != 201 {
+		t.Fatalf("create endpoint: %d", code)
+	}
+	return ep
+}
+
+type eventOut struct {
+	ID         string `json:"id"`
+	Event      string `json:"event"`
+	Deliveries []struct {
+		ID         string `json:"id"`
+		EndpointID string `json:"endpoint_id"`
+	} `json:"deliveries"`
+}
+
+func (h *harness) publish(t *testing.T, key, body string, hdr ...string) eventOut {
+	t.Helper()
+	var ev eventOut
+	if code := h.call(t, key, "POST", "/v1/events", body, &ev, hdr...); code != 202 {
+		t.Fatalf("publish: %d", code)
+	}
+	return ev
+}
+
+type attemptOut struct {
+	Kind       string `json:"kind"`
+	Number     int    `json:"number"`
+	Series     int    `json:"series"`
+	StatusCode int    `json:"status_code"`
+	ErrorClass string `json:"error_class"`
+	Outcome    string `json:"outcome"`
+	Response   string `json:"response_body"`
+}
+
+type deliveryOut struct {
+	ID           string       `json:"id"`
+	Status       string       `json:"status"`
+	AttemptCount int          `json:"attempt_count"`
+	Series       int          `json:"series"`
+	LastStatus   int          `json:"last_status"`
+	LastError    string       `json:"last_error"`
+	FailReason   string       `json:"fail_reason"`
+	Attempts     []attemptOut `json:"attempts"`
+}
+
+func (h *harness) delivery(t *testing.T, key, id string) deliveryOut {
+	t.Helper()
+	var d deliveryOut
+	if code := h.call(t, key, "GET", "/v1/deliveries/"+id, nil, &d); code != 200 {
+		t.Fatalf("get delivery %s: %d", id, code)
+	}
+	return d
+}
+
+// waitFor polls a delivery until done(d) or the timeout.
+func (h *harness) waitFor(t *testing.T, key, id string, timeout time.Duration, done func(deliveryOut) bool) deliveryOut {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		d := h.delivery(t, key, id)
+		if done(d) {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivery %s not done after %s: %+v", id, timeout, d)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func settled(d deliveryOut) bool { return d.Status != "pending" }
+
+// dlq reads every message in the DLQ (without deleting them) by delivery id.
+func (h *harness) dlq(t *testing.T) map[string][]queue.Message {
+	t.Helper()
+	out := map[string][]queue.Message{}
+	seen := map[string]bool{}
+	for empty := 0; empty < 2; {
+		res, err := h.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(h.dlqURL), MaxNumberOfMessages: 10, VisibilityTimeout: 30, WaitTimeSeconds: 0,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Messages) == 0 {
+			empty++
+			continue
+		}
+		for _, m := range res.Messages {
+			if seen[aws.ToString(m.MessageId)] {
+				continue
+			}
+			seen[aws.ToString(m.MessageId)] = true
+			msg, err := queue.Decode(aws.ToString(m.Body))
+			if err != nil {
+				out["malformed"] = append(out["malformed"], queue.Message{Reason: aws.ToString(m.Body)})
+				continue
+			}
+			out[msg.DeliveryID] = append(out[msg.DeliveryID], msg)
+		}
+	}
+	return out
+}
+
+// receiver is a customer's endpoint on loopback. Its answers are scripted by
+// respond(n), n counting requests from 1.
+type receiver struct {
+	t       *testing.T
+	srv     *http.Server
+	URL     string
+	mu      sync.Mutex
+	secret  string
+	got     []received
+	respond func(n int, w http.ResponseWriter, r *http.Request) (status int, body string)
+}
+
+type received struct {
+	body     []byte
+	header   http.Header
+	at       time.Time
+	verified error
+}
+
+func (h *harness) receiver(t *testing.T, respond respondFunc) *receiver {
+	t.Helper()
+	addr := "127.0.0.1:0"
+	if h.recvHost != "127.0.0.1" {
+		addr = ":0" // a deployed stack must reach it from elsewhere
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := &receiver{t: t, respond: respond}
+	rv.srv = &http.Server{Handler: rv}
+	go rv.srv.Serve(ln)
+	t.Cleanup(func() { rv.srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	rv.URL = "http://" + net.JoinHostPort(h.recvHost, port) + "/hook"
+	return rv
+}
+
+func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rv.mu.Lock()
+	secret := rv.secret
+	rv.got = append(rv.got, received{body: body, header: r.Header.Clone(), at: time.Now(),
+		verified: signing.Verify(body, r.Header.Get(signing.Header), []string{secret}, signing.Options{})})
+	n := len(rv.got)
+	rv.mu.Unlock()
+	status, resp := rv.respond(n, w, r)
+	if status == 0 {
+		return // the script already wrote the answer (or hijacked the connection)
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, resp)
+}
+
+func (rv *receiver) setSecret(s string) {
+	rv.mu.Lock()
+	rv.secret = s
+	rv.mu.Unlock()
+}
+
+func (rv *receiver) requests() []received {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return append([]received(nil), rv.got...)
+}
+
+// respondFunc scripts a receiver: n counts requests from 1; headers may be set on w.
+type respondFunc func(n int, w http.ResponseWriter, r *http.Request) (status int, body string)
+
+func always(status int) respondFunc {
+	return func(int, http.ResponseWriter, *http.Request) (int, string) { return status, "" }
+}
+
+// registerReceiver makes a receiver and registers it as an endpoint.
+func (h *harness) registerReceiver(t *testing.T, key string, respond respondFunc, eventTypes ...string) (*receiver, endpointOut) {
+	rv := h.receiver(t, respond)
+	ep := h.endpoint(t, key, rv.URL, eventTypes...)
+	rv.setSecret(ep.Secret)
+	return rv, ep
+}
+
+const payout = `{"event":"payout.fulfilled","payout_type":"gift_cards","subject_type":"order","recipient_uuid":"6f1c2f3a","updated_at":"2026-11-30T05:00:00Z"}`

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/schema"
+)
+
+// Options shape a local run.
+type Options struct {
+	APIAddr    string        // where the API listens; "127.0.0.1:0" picks a port
+	Pollers    int           // concurrent deliver invocations (default 8)
+	SweepEvery time.Duration // the sweeper's timer; 0 turns it off
+}
+
+// Local is every function running in this process.
+type Local struct {
+	URL    string // the API's base URL
+	app    *app.App
+	srv    *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start runs the API, the delivery poller and the sweeper timer for a.
+func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
+	if o.Pollers <= 0 {
+		o.Pollers = 8
+	}
+	ln, err := net.Listen("tcp", o.APIAddr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l := &Local{URL: "http://" + ln.Addr().String(), app: a, cancel: cancel}
+	l.srv = &http.Server{
+		Handler:           &APIGateway{Handler: lambda.NewHandler(a.API().Handle), Stage: a.Config.Stage, MaxBody: 10 << 20},
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Error("api server stopped", "error", err)
+		}
+	}()
+	poller := &Poller{
+		SQS: a.SQS, QueueURL: a.Config.QueueURL, QueueARN: arnOf(a.Config.QueueURL),
+		Handler: lambda.NewHandler(a.Worker().Handle), Concurrency: o.Pollers, BatchSize: 10,
+		Timeout: schema.FunctionTimeout, Log: a.Log,
+	}
+	l.wg.Add(1)
+	go func() { defer l.wg.Done(); poller.Run(ctx) }()
+	if o.SweepEvery > 0 {
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); l.sweepEvery(ctx, o.SweepEvery) }()
+	}
+	return l, nil
+}
+
+func (l *Local) sweepEvery(ctx context.Context, every time.Duration) {
+	sweeper := lambda.NewHandler(l.app.Sweeper().Handle)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			// The same scheduled event EventBridge sends (events/sweeper.json).
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			_, _ = sweeper.Invoke(sctx, scheduledEvent())
+			cancel()
+		}
+	}
+}
+
+func scheduledEvent() []byte {
+	return []byte(`{"version":"0","id":"local","detail-type":"Scheduled Event","source":"aws.events",` +
+		`"account":"000000000000","time":"` + time.Now().UTC().Format(time.RFC3339) + `","region":"us-east-1",` +
+		`"resources":["arn:aws:events:us-east-1:000000000000:rule/gifq-webhooks-sweeper"],"detail":{}}`)
+}
+
+// Stop shuts the API down and lets running invocations finish.
+func (l *Local) Stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = l.srv.Shutdown(ctx)
+	l.cancel()
+	l.wg.Wait()
+}
+
+// arnOf makes the queue ARN the event source mapping would report.
+func arnOf(url string) string {
+	return "arn:aws:sqs:us-east-1:000000000000:" + url[strings.LastIndex(url, "/")+1:]
+}

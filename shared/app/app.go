@@ -1,0 +1,107 @@
+// Package app wires the system's parts from a Config: the same wiring for
+// the Lambda functions (functions/*/main.go) and the local runner.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gifq/webhooks/shared/config"
+	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/httpapi"
+	"github.com/gifq/webhooks/shared/ingest"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
+	"github.com/gifq/webhooks/shared/sweep"
+)
+
+// SQS is every SQS call the functions make.
+type SQS interface {
+	queue.SQS
+	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessageBatch(context.Context, *sqs.DeleteMessageBatchInput, ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+}
+
+// App holds the shared parts.
+type App struct {
+	Config  config.Config
+	Store   *store.Store
+	Queue   *queue.Queue
+	SQS     SQS
+	Limiter *ratelimit.Limiter
+	Sender  *sender.Sender
+	Log     *slog.Logger
+	Metrics *obs.Metrics
+	Now     func() time.Time
+}
+
+// New wires an App. out receives logs and metrics (stdout in Lambda).
+func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function string) *App {
+	st := store.New(db, cfg.TableName)
+	return &App{
+		Config:  cfg,
+		Store:   st,
+		Queue:   queue.New(q, cfg.QueueURL, cfg.DLQURL),
+		SQS:     q,
+		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
+		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
+		Log:     obs.NewLogger(out, cfg.LogLevel, function),
+		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
+		Now:     time.Now,
+	}
+}
+
+// FromEnv wires an App for a Lambda function from its environment. AWS
+// endpoints can be overridden with the SDK's AWS_ENDPOINT_URL_* variables.
+func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	return New(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, function), nil
+}
+
+// API is the api function's handler.
+func (a *App) API() *httpapi.API {
+	return &httpapi.API{
+		Store: a.Store,
+		Ingest: &ingest.Service{Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, DefaultRate: a.Config.RatePerSecond,
+			Log: a.Log, Metrics: a.Metrics, Now: a.Now},
+		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Log: a.Log, Now: a.Now,
+	}
+}
+
+// Worker is the deliver function's handler.
+func (a *App) Worker() *delivery.Worker {
+	return &delivery.Worker{
+		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
+		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: a.Config.DeliveryTimeout + 20*time.Second,
+		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
+	}
+}
+
+// Sweeper is the sweeper function's handler.
+func (a *App) Sweeper() *sweep.Sweeper {
+	return &sweep.Sweeper{
+		Store: a.Store, Queue: a.Queue, MaxAttempts: a.Config.Retry.MaxAttempts(), Grace: a.Config.SweepGrace,
+		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
+	}
+}

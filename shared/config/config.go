@@ -1,0 +1,158 @@
+// Package config reads a function's settings from its environment. The same
+// variables configure the Lambda functions (set by the CDK stack) and the
+// local runner (set by make dev).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/retry"
+)
+
+// Config is every setting of the system.
+type Config struct {
+	Stage                 string         // STAGE: dev, prod...
+	TableName             string         // TABLE_NAME
+	QueueURL              string         // QUEUE_URL: the delivery queue
+	DLQURL                string         // DLQ_URL
+	Retry                 retry.Schedule // RETRY_SCHEDULE: "1s,16s,..." (default n^4 s, 8 attempts)
+	RatePerSecond         float64        // RATE_LIMIT_PER_SECOND: per account (default 5)
+	EndpointMaxInFlight   int            // ENDPOINT_MAX_IN_FLIGHT: concurrent attempts per endpoint (default 5; 0 = no cap)
+	DeliveryTimeout       time.Duration  // DELIVERY_TIMEOUT (default 10s)
+	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
+	AllowedSchemes        []string       // ALLOWED_SCHEMES (default https)
+	SweepGrace            time.Duration  // SWEEP_GRACE: how overdue a delivery must be before the sweeper re-queues it (default 5m)
+	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default 24h)
+	LogLevel              slog.Level     // LOG_LEVEL: debug, info, warn, error
+	Metrics               bool           // METRICS: "emf" (default) writes CloudWatch Embedded Metric Format lines; "off"
+	MetricsNamespace      string         // METRICS_NAMESPACE (default GifqWebhooks)
+}
+
+// Defaults are the contract's values.
+func Defaults() Config {
+	return Config{
+		Stage:               "dev",
+		Retry:               retry.Default(),
+		RatePerSecond:       5,
+		EndpointMaxInFlight: 5,
+		DeliveryTimeout:     10 * time.Second,
+		AllowedSchemes:      []string{"https"},
+		SweepGrace:          5 * time.Minute,
+		SecretRotationGrace: 24 * time.Hour,
+		LogLevel:            slog.LevelInfo,
+		Metrics:             true,
+		MetricsNamespace:    "GifqWebhooks",
+	}
+}
+
+// FromEnv reads the environment over the defaults.
+func FromEnv() (Config, error) { return Parse(os.Getenv) }
+
+// Parse reads settings through getenv over the defaults.
+func Parse(getenv func(string) string) (Config, error) {
+	c := Defaults()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	dur := func(name string, dst *time.Duration) {
+		if v := getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				errs = append(errs, fmt.Errorf("%s=%q: want a duration like 10s", name, v))
+				return
+			}
+			*dst = d
+		}
+	}
+	str("STAGE", &c.Stage)
+	str("TABLE_NAME", &c.TableName)
+	str("QUEUE_URL", &c.QueueURL)
+	str("DLQ_URL", &c.DLQURL)
+	str("METRICS_NAMESPACE", &c.MetricsNamespace)
+	dur("DELIVERY_TIMEOUT", &c.DeliveryTimeout)
+	dur("SWEEP_GRACE", &c.SweepGrace)
+	dur("SECRET_ROTATION_GRACE", &c.SecretRotationGrace)
+	if v := getenv("RETRY_SCHEDULE"); v != "" {
+		s, err := retry.Parse(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("RETRY_SCHEDULE: %w", err))
+		}
+		c.Retry = s
+	}
+	if v := getenv("RATE_LIMIT_PER_SECOND"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			errs = append(errs, fmt.Errorf("RATE_LIMIT_PER_SECOND=%q: want a positive number", v))
+		}
+		c.RatePerSecond = f
+	}
+	if v := getenv("ENDPOINT_MAX_IN_FLIGHT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			errs = append(errs, fmt.Errorf("ENDPOINT_MAX_IN_FLIGHT=%q: want 0..100", v))
+		}
+		c.EndpointMaxInFlight = n
+	}
+	if v := getenv("ALLOW_PRIVATE_ENDPOINTS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ALLOW_PRIVATE_ENDPOINTS=%q: want true or false", v))
+		}
+		c.AllowPrivateEndpoints = b
+	}
+	if v := getenv("ALLOWED_SCHEMES"); v != "" {
+		c.AllowedSchemes = nil
+		for _, s := range strings.Split(v, ",") {
+			s = strings.ToLower(strings.TrimSpace(s))
+			if s != "http" && s != "https" {
+				errs = append(errs, fmt.Errorf("ALLOWED_SCHEMES: %q is not http or https", s))
+			}
+			c.AllowedSchemes = append(c.AllowedSchemes, s)
+		}
+	}
+	if v := getenv("LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v))
+		}
+	}
+	if v := getenv("METRICS"); v != "" {
+		switch v {
+		case "emf":
+			c.Metrics = true
+		case "off":
+			c.Metrics = false
+		default:
+			errs = append(errs, fmt.Errorf("METRICS=%q: want emf or off", v))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// Policy is the endpoint URL policy these settings give.
+func (c Config) Policy() netguard.Policy {
+	return netguard.Policy{AllowPrivate: c.AllowPrivateEndpoints, Schemes: c.AllowedSchemes}
+}
+
+// Validate checks that the resources are named.
+func (c Config) Validate() error {
+	var missing []string
+	for name, v := range map[string]string{"TABLE_NAME": c.TableName, "QUEUE_URL": c.QueueURL, "DLQ_URL": c.DLQURL} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing settings: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	env := map[string]string{
+		"TABLE_NAME": "t", "QUEUE_URL": "q", "DLQ_URL": "d", "RETRY_SCHEDULE": "1s,2s",
+		"RATE_LIMIT_PER_SECOND": "20", "ENDPOINT_MAX_IN_FLIGHT": "0", "ALLOW_PRIVATE_ENDPOINTS": "true",
+		"ALLOWED_SCHEMES": "http, https", "SWEEP_GRACE": "2s", "LOG_LEVEL": "debug", "METRICS": "off",
+	}
+	c, err := Parse(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Retry.MaxAttempts() != 3 || c.RatePerSecond != 20 || c.EndpointMaxInFlight != 0 || !c.AllowPrivateEndpoints ||
+		len(c.AllowedSchemes) != 2 || c.SweepGrace != 2*time.Second || c.Metrics || c.Validate() != nil {
+		t.Fatalf("%+v", c)
+	}
+	d, err := Parse(func(string) string { return "" })
+	if err != nil || d.Retry.MaxAttempts() != 8 || d.RatePerSecond != 5 || d.AllowPrivateEndpoints || d.AllowedSchemes[0] != "https" {
+		t.Fatalf("defaults %+v %v", d, err)
+	}
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "TABLE_NAME") {
+		t.Fatalf("missing resources: %v", err)
+	}
+	bad := map[string]string{"RETRY_SCHEDULE": "x", "RATE_LIMIT_PER_SECOND": "-1", "ALLOWED_SCHEMES": "ftp", "LOG_LEVEL": "loud", "SWEEP_GRACE": "soon"}
+	_, err = Parse(func(k string) string { return bad[k] })
+	for k := range bad {
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("error does not name %s: %v", k, err)
+		}
+	}
+}

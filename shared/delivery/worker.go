@@ -1,0 +1,429 @@
+// Package delivery is where a delivery decision is made: the deliver
+// function's handler takes a batch of queue messages and, for each, decides
+// whether an attempt is due, claims it, sends it, records it, and then
+// finishes the delivery, puts the message back for the next retry, or
+// dead-letters it.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/schema"
+	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// Store is what the worker needs of the table.
+type Store interface {
+	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
+	ClaimAttempt(context.Context, domain.Delivery, store.Claim) (domain.Delivery, error)
+	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
+	FailWithoutAttempt(context.Context, domain.Delivery, string) (domain.Delivery, error)
+	MarkDeadLettered(context.Context, string) error
+	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
+}
+
+// Queue is what the worker needs of SQS.
+type Queue interface {
+	Send(context.Context, queue.Message, time.Duration) error
+	Hide(ctx context.Context, receipt string, d time.Duration) error
+	DeadLetter(context.Context, queue.Message) error
+	DeadLetterRaw(ctx context.Context, body, reason string) error
+}
+
+// Limiter reserves the account's rate-limit slots.
+type Limiter interface {
+	Reserve(ctx context.Context, account string, n int, perSecond float64) (ratelimit.Reservation, error)
+}
+
+// Sender makes one HTTP attempt.
+type Sender interface {
+	Send(context.Context, sender.Request) sender.Result
+}
+
+// Tunables with their reasons.
+const (
+	// A message whose rate-limit slot is this close waits in the worker
+	// instead of going back to the queue (a second receive costs more).
+	maxWaitInWorker = time.Second
+	// A slot older than this was missed (the worker was backlogged): sending
+	// now could exceed the rate, so a new slot is reserved.
+	slotTolerance = 2 * time.Second
+	// Back-off for a message that found the endpoint at its in-flight cap.
+	capBackoffMin, capBackoffMax = time.Second, 30 * time.Second
+	// A system error (DynamoDB or SQS unavailable) retries the message soon;
+	// if it keeps failing, SQS's maxReceiveCount moves it to the DLQ.
+	systemErrorBackoff = 10 * time.Second
+	// A 429 with Retry-After pauses the endpoint for at most this long, and
+	// throttles stop being free after a delivery is this old.
+	maxThrottlePause = time.Hour
+	throttleWindow   = 24 * time.Hour
+)
+
+// Worker handles the delivery queue's batches.
+type Worker struct {
+	Store       Store
+	Queue       Queue
+	Limiter     Limiter
+	Sender      Sender
+	Schedule    retry.Schedule
+	MaxInFlight int           // per endpoint; 0: no cap
+	LeaseFor    time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
+	Log         *slog.Logger
+	Metrics     *obs.Metrics
+	Now         func() time.Time
+}
+
+// Handle is the SQS event source handler: it processes the batch's messages
+// concurrently and reports the ones to put back as batch item failures.
+func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	m := w.Metrics.Batch()
+	defer m.Flush()
+	var mu sync.Mutex
+	var resp events.SQSEventResponse
+	var wg sync.WaitGroup
+	for _, rec := range ev.Records {
+		wg.Add(1)
+		go func(rec events.SQSMessage) {
+			defer wg.Done()
+			if !w.handleOne(ctx, rec, m) {
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+				mu.Unlock()
+			}
+		}(rec)
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+// step is what processing a message decided.
+type step struct {
+	later time.Duration // > 0: put the message back for this long
+	err   error         // a system error: let SQS redeliver it
+}
+
+var done = step{}
+
+func later(d time.Duration) step { return step{later: max(d, time.Second)} }
+
+// handleOne processes one message and reports whether it is finished (and
+// may be deleted).
+func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Batch) bool {
+	msg, err := queue.Decode(rec.Body)
+	if err != nil {
+		// Not ours or corrupted: keep it for a human, not in the retry loop.
+		w.Log.Error("malformed message moved to the DLQ", "message_id", rec.MessageId)
+		if err := w.Queue.DeadLetterRaw(ctx, rec.Body, "malformed_message"); err != nil {
+			w.Log.Error("dead-letter malformed message", "message_id", rec.MessageId, "error", err)
+			return false
+		}
+		return true
+	}
+	var s step
+	if msg.Kind == queue.KindDeadLetter {
+		s = w.restartFromDeadLetter(ctx, msg)
+	} else {
+		s = w.process(ctx, msg, receiveCount(rec), m)
+	}
+	log := w.Log.With("delivery_id", msg.DeliveryID, "message_id", rec.MessageId)
+	switch {
+	case s.err != nil:
+		log.Error("message failed; SQS will redeliver it", "error", s.err)
+		_ = w.Queue.Hide(ctx, rec.ReceiptHandle, systemErrorBackoff)
+		return false
+	case s.later > 0:
+		return w.putBack(ctx, rec, msg, s.later, log)
+	}
+	return true
+}
+
+// putBack makes the message come back after d: by hiding it (and reporting
+// it as a batch failure), or, for a message already received many times, by
+// sending a fresh copy so that ordinary waiting never reaches the queue's
+// maxReceiveCount, which is kept for real poison messages.
+func (w *Worker) putBack(ctx context.Context, rec events.SQSMessage, msg queue.Message, d time.Duration, log *slog.Logger) bool {
+	n := receiveCount(rec)
+	if n >= schema.Queues.ResendAfter {
+		msg.Deferred += n
+		if err := w.Queue.Send(ctx, msg, d); err == nil {
+			return true
+		}
+	}
+	if err := w.Queue.Hide(ctx, rec.ReceiptHandle, d); err != nil {
+		log.Warn("could not hide message; it returns after the queue's visibility timeout", "error", err)
+	}
+	return false
+}
+
+func receiveCount(rec events.SQSMessage) int {
+	n, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+	return max(n, 1)
+}
+
+// process runs one message of kind deliver.
+func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
+	now := w.Now()
+	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxWaitInWorker {
+		return later(time.UnixMilli(msg.SlotAt).Sub(now)) // came back early for its slot
+	}
+	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
+	if err != nil {
+		return step{err: err}
+	}
+	d := snap.Delivery
+	log := w.Log.With("delivery_id", msg.DeliveryID, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)
+	switch {
+	case d == nil:
+		log.Info("delivery gone (expired or deleted); message dropped")
+		return done
+	case d.Gen != msg.Gen:
+		log.Debug("message superseded by a newer one; dropped", "message_gen", msg.Gen, "gen", d.Gen)
+		return done
+	case d.Status == domain.StatusFailed && d.DLQPending:
+		return w.deadLetter(ctx, *d, m, log)
+	case d.Status != domain.StatusPending:
+		return done // delivered or failed: a duplicate message
+	case d.LeaseUntil > domain.Millis(now):
+		return later(time.UnixMilli(d.LeaseUntil).Sub(now)) // another worker holds this attempt
+	case d.NextAttemptAt > domain.Millis(now):
+		return later(time.UnixMilli(d.NextAttemptAt).Sub(now)) // not due yet
+	case d.Attempts >= w.Schedule.MaxAttempts():
+		// The last attempt was claimed by a worker that died: no attempts left.
+		return w.fail(ctx, *d, domain.ReasonExhausted, m, log)
+	case snap.Endpoint == nil:
+		return w.fail(ctx, *d, domain.ReasonEndpointDeleted, m, log)
+	case snap.Endpoint.Disabled:
+		return w.fail(ctx, *d, domain.ReasonEndpointDisabled, m, log)
+	case snap.Event == nil:
+		return w.fail(ctx, *d, domain.ReasonEventExpired, m, log)
+	case snap.Endpoint.PausedUntil > domain.Millis(now):
+		m.Count(obs.MetricEndpointDeferrals, 1)
+		return later(time.UnixMilli(snap.Endpoint.PausedUntil).Sub(now)) // the receiver asked us to wait
+	}
+	slot, ok := w.freeSlot(snap.Endpoint, now)
+	if !ok {
+		m.Count(obs.MetricEndpointDeferrals, 1)
+		return later(capBackoff(received + msg.Deferred))
+	}
+	if s, ok := w.waitForRateSlot(ctx, msg, *d, m); !ok {
+		return s
+	}
+	return w.attempt(ctx, snap, slot, m, log)
+}
+
+// waitForRateSlot holds the attempt to the account's rate: it uses the slot
+// the message carries if it was reserved for this attempt and is not missed,
+// or reserves one. A slot more than a second away sends the message back
+// carrying it (one more receive, no further reservation); a nearer one is
+// waited for here. ok is false when the message must not go on now.
+func (w *Worker) waitForRateSlot(ctx context.Context, msg queue.Message, d domain.Delivery, m *obs.Batch) (step, bool) {
+	now := w.Now()
+	slotAt := time.UnixMilli(msg.SlotAt)
+	if msg.SlotAt == 0 || msg.SlotFor != d.Attempts || now.Sub(slotAt) > slotTolerance {
+		res, err := w.Limiter.Reserve(ctx, d.AccountID, 1, 0)
+		if err != nil {
+			return step{err: err}, false
+		}
+		slotAt = res.First
+		if wait := slotAt.Sub(now); wait > maxWaitInWorker {
+			m.Count(obs.MetricRateLimitDeferrals, 1)
+			next := msg
+			next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
+			if err := w.Queue.Send(ctx, next, wait); err != nil {
+				return step{err: err}, false
+			}
+			return done, false
+		}
+	}
+	if wait := slotAt.Sub(now); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return step{err: ctx.Err()}, false
+		case <-t.C:
+		}
+	}
+	return done, true
+}
+
+// freeSlot picks an in-flight slot of the endpoint that nobody holds (as
+// read; the claim's conditional write decides). "" with ok when there is no cap.
+func (w *Worker) freeSlot(ep *domain.Endpoint, now time.Time) (string, bool) {
+	if w.MaxInFlight <= 0 {
+		return "", true
+	}
+	start := rand.IntN(w.MaxInFlight) // spread concurrent workers over the slots
+	for i := 0; i < w.MaxInFlight; i++ {
+		k := strconv.Itoa((start + i) % w.MaxInFlight)
+		if l, held := ep.Leases[k]; !held || l.Until < domain.Millis(now) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+func capBackoff(deferrals int) time.Duration {
+	d := capBackoffMin << min(max(deferrals-1, 0), 5)
+	d = min(d, capBackoffMax)
+	return d + time.Duration(rand.Int64N(int64(d/4)+1))
+}
+
+// attempt claims, sends, records and settles one automatic attempt.
+func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, m *obs.Batch, log *slog.Logger) step {
+	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
+	now := w.Now()
+	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot}
+	if d.Claim != "" {
+		// The previous attempt's worker died after claiming it: log it.
+		claim.Interrupted = &domain.Attempt{
+			ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
+			StartedAt: d.UpdatedAt, ErrorClass: "interrupted", Error: "the worker stopped before recording a result",
+			Outcome: "unknown", ExpiresAt: d.ExpiresAt,
+		}
+	}
+	claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
+	if errors.Is(err, store.ErrConflict) {
+		return later(time.Second) // changed under us: look again shortly
+	}
+	if err != nil {
+		return step{err: err}
+	}
+
+	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
+	res := w.Sender.Send(ctx, sender.Request{
+		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
+		EventType: ev.Type, EventID: ev.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
+	})
+	fillAttempt(&a, res)
+	verdict := retry.Classify(res.Result)
+	o := w.outcome(claimed, res, verdict)
+	a.Outcome = verdict.String()
+	if o.GiveBack {
+		a.Outcome = "throttled"
+	}
+
+	log = log.With("attempt", claimed.Attempts, "status", res.StatusCode, "error_class", res.ErrorClass,
+		"duration_ms", res.Duration.Milliseconds(), "outcome", o.Status, "verdict", verdict.String())
+	m.Count(obs.MetricAttempts, 1)
+	m.Observe(obs.MetricAttemptDuration, res.Duration)
+	if err := w.Store.RecordAttempt(ctx, claimed, ep, claim, a, o); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			log.Warn("attempt made but its claim was lost (lease expired); the new owner carries on")
+			return done
+		}
+		return step{err: err}
+	}
+	switch o.Status {
+	case domain.StatusDelivered:
+		log.Info("delivered")
+		m.Count(obs.MetricDelivered, 1)
+		m.Observe(obs.MetricTimeToDeliver, w.Now().Sub(time.UnixMilli(d.CreatedAt)))
+		return done
+	case domain.StatusPending:
+		log.Info("attempt failed; retry scheduled", "next_attempt_at", time.UnixMilli(o.NextAttemptAt).UTC())
+		m.Count(obs.MetricAttemptsFailed, 1)
+		return later(time.UnixMilli(o.NextAttemptAt).Sub(w.Now()))
+	}
+	log.Warn("delivery failed for good", "reason", o.FailReason)
+	failed := claimed
+	failed.Status, failed.FailReason, failed.FailedAt = domain.StatusFailed, o.FailReason, domain.Millis(w.Now())
+	failed.LastStatus, failed.LastError = a.StatusCode, a.ErrorClass
+	return w.deadLetter(ctx, failed, m, log)
+}
+
+func fillAttempt(a *domain.Attempt, res sender.Result) {
+	a.StartedAt = domain.Millis(res.StartedAt)
+	a.DurationMs = res.Duration.Milliseconds()
+	a.StatusCode, a.ErrorClass, a.Error = res.StatusCode, res.ErrorClass, res.Error
+	a.ResponseBody, a.ResponseTruncated = res.ResponseBody, res.ResponseTruncated
+}
+
+// outcome applies the contract to an attempt's verdict.
+func (w *Worker) outcome(d domain.Delivery, res sender.Result, v retry.Verdict) store.Outcome {
+	now := w.Now()
+	switch v {
+	case retry.Delivered:
+		return store.Outcome{Status: domain.StatusDelivered, Healthy: true}
+	case retry.Reject:
+		reason := domain.ReasonRejected
+		if res.ErrorClass == retry.ErrBlockedAddress {
+			reason = domain.ReasonBlockedAddress
+		}
+		return store.Outcome{Status: domain.StatusFailed, FailReason: reason}
+	case retry.Throttle:
+		if now.Sub(time.UnixMilli(d.CreatedAt)) < throttleWindow {
+			until := domain.Millis(now.Add(min(res.RetryAfter, maxThrottlePause)))
+			return store.Outcome{Status: domain.StatusPending, NextAttemptAt: until, GiveBack: true, PauseUntil: until}
+		}
+	}
+	wait, ok := w.Schedule.Wait(d.Attempts, nil)
+	if !ok {
+		return store.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}
+	}
+	if res.RetryAfter > wait {
+		// A 503 with Retry-After: wait as asked, up to twice the schedule.
+		wait = min(res.RetryAfter, 2*wait)
+	}
+	return store.Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
+}
+
+// fail ends a delivery that cannot be attempted, and dead-letters it.
+func (w *Worker) fail(ctx context.Context, d domain.Delivery, reason string, m *obs.Batch, log *slog.Logger) step {
+	failed, err := w.Store.FailWithoutAttempt(ctx, d, reason)
+	if errors.Is(err, store.ErrConflict) {
+		return later(time.Second)
+	}
+	if err != nil {
+		return step{err: err}
+	}
+	log.Warn("delivery failed for good", "reason", reason)
+	return w.deadLetter(ctx, failed, m, log)
+}
+
+// deadLetter sends a failed delivery's DLQ message and marks it sent. If the
+// process dies in between, the message (or the sweeper) comes back here.
+func (w *Worker) deadLetter(ctx context.Context, d domain.Delivery, m *obs.Batch, log *slog.Logger) step {
+	if err := w.Queue.DeadLetter(ctx, queue.DeadLetterFor(d)); err != nil {
+		return step{err: err}
+	}
+	m.Count(obs.MetricDeadLettered, 1)
+	if err := w.Store.MarkDeadLettered(ctx, d.ID); err != nil {
+		log.Error("DLQ message sent but not marked; it may be sent again", "error", err)
+	}
+	return done
+}
+
+// restartFromDeadLetter handles a DLQ message moved back to the delivery
+// queue by the SQS console's "Start DLQ redrive": the delivery it reports
+// gets a fresh series of attempts. A second copy finds it already restarted.
+func (w *Worker) restartFromDeadLetter(ctx context.Context, msg queue.Message) step {
+	d, err := w.Store.Restart(ctx, msg.DeliveryID, msg.EndpointID, msg.Gen)
+	if errors.Is(err, store.ErrConflict) {
+		w.Log.Info("redriven DLQ message for a delivery no longer failed in that generation; dropped", "delivery_id", msg.DeliveryID)
+		return done
+	}
+	if err != nil {
+		return step{err: err}
+	}
+	w.Log.Info("delivery restarted from a redriven DLQ message", "delivery_id", d.ID, "series", d.Series)
+	if err := w.Queue.Send(ctx, queue.For(d), 0); err != nil {
+		// The restart is durable; the sweeper sends it if this send is lost.
+		w.Log.Warn("restart queued by the sweeper instead", "delivery_id", d.ID, "error", err)
+	}
+	return done
+}

@@ -1,0 +1,275 @@
+// Package httpapi is the api function's handler: API Gateway (REST, proxy
+// integration) requests in, JSON out. It authenticates the bearer API key,
+// routes, validates, and answers errors as {"error":{"code","message"}}.
+package httpapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/ingest"
+	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// Store is what the API needs of the table.
+type Store interface {
+	Authenticate(ctx context.Context, secret string) (domain.APIKey, error)
+	CreateEndpoint(context.Context, domain.Endpoint) error
+	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
+	ListEndpoints(ctx context.Context, accountID string) ([]domain.Endpoint, error)
+	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
+}
+
+// Ingester accepts events.
+type Ingester interface {
+	Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (ingest.Result, error)
+}
+
+// API handles every route.
+type API struct {
+	Store    Store
+	Ingest   Ingester
+	Policy   netguard.Policy
+	Resolver netguard.Resolver // for the registration-time URL check; nil skips DNS
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+const maxManagementBody = 64 << 10
+
+// request is what a route handler gets.
+type request struct {
+	events.APIGatewayProxyRequest
+	body    []byte
+	account string   // the authenticated account
+	params  []string // path parameters, in order
+}
+
+type route struct {
+	method  string
+	pattern []string // literal segments, or "*" for a parameter
+	handle  func(*API, context.Context, *request) response
+}
+
+var routes = []route{
+	{http.MethodPost, split("/v1/events"), (*API).postEvent},
+	{http.MethodPost, split("/v1/endpoints"), (*API).createEndpoint},
+	{http.MethodGet, split("/v1/endpoints"), (*API).listEndpoints},
+	{http.MethodGet, split("/v1/endpoints/*"), (*API).getEndpoint},
+	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
+	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
+}
+
+func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }
+
+func match(pattern, path []string) ([]string, bool) {
+	if len(pattern) != len(path) {
+		return nil, false
+	}
+	var params []string
+	for i, p := range pattern {
+		switch {
+		case p == "*" && path[i] != "":
+			params = append(params, path[i])
+		case p != path[i]:
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// Handle serves one API Gateway request. It never returns an error: every
+// failure is an HTTP answer (an error would become API Gateway's 502).
+func (a *API) Handle(ctx context.Context, in events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	start := a.Now()
+	resp := a.serve(ctx, in)
+	out := resp.encode(in.RequestContext.RequestID)
+	lvl := slog.LevelInfo
+	if resp.status >= 500 {
+		lvl = slog.LevelError
+	}
+	// The path and status only: never headers (API keys) or bodies.
+	a.Log.Log(ctx, lvl, "request", "method", in.HTTPMethod, "path", in.Path, "status", resp.status,
+		"duration_ms", a.Now().Sub(start).Milliseconds(), "request_id", in.RequestContext.RequestID, "error_code", resp.code())
+	return out, nil
+}
+
+func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) response {
+	path := split(in.Path)
+	if in.HTTPMethod == http.MethodGet && in.Path == "/healthz" {
+		return ok(http.StatusOK, map[string]string{"status": "ok"})
+	}
+	var allowed []string
+	for _, rt := range routes {
+		params, found := match(rt.pattern, path)
+		if !found {
+			continue
+		}
+		if rt.method != in.HTTPMethod {
+			allowed = append(allowed, rt.method)
+			continue
+		}
+		req := &request{APIGatewayProxyRequest: in, params: params}
+		if r, failed := a.authenticate(ctx, req); failed {
+			return r
+		}
+		body, r, failed := readBody(in)
+		if failed {
+			return r
+		}
+		req.body = body
+		return rt.handle(a, ctx, req)
+	}
+	if len(allowed) > 0 {
+		r := fail(http.StatusMethodNotAllowed, "method_not_allowed", "this path takes "+strings.Join(allowed, ", "))
+		r.headers = map[string]string{"Allow": strings.Join(allowed, ", ")}
+		return r
+	}
+	return fail(http.StatusNotFound, "not_found", "no such route")
+}
+
+func (a *API) authenticate(ctx context.Context, req *request) (response, bool) {
+	auth := header(req.APIGatewayProxyRequest, "Authorization")
+	secret, isBearer := strings.CutPrefix(auth, "Bearer ")
+	if auth == "" || !isBearer || strings.TrimSpace(secret) == "" {
+		r := fail(http.StatusUnauthorized, "missing_api_key", "send your API key as Authorization: Bearer <key>")
+		r.headers = map[string]string{"WWW-Authenticate": "Bearer"}
+		return r, true
+	}
+	k, err := a.Store.Authenticate(ctx, strings.TrimSpace(secret))
+	if errors.Is(err, store.ErrUnauthorized) {
+		r := fail(http.StatusUnauthorized, "invalid_api_key", "the API key is unknown or revoked")
+		r.headers = map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}
+		return r, true
+	}
+	if err != nil {
+		return a.internal(ctx, err), true
+	}
+	req.account = k.AccountID
+	return response{}, false
+}
+
+func readBody(in events.APIGatewayProxyRequest) ([]byte, response, bool) {
+	body := []byte(in.Body)
+	if in.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(in.Body)
+		if err != nil {
+			return nil, fail(http.StatusBadRequest, "invalid_body", "the body is not valid base64"), true
+		}
+		body = b
+	}
+	return body, response{}, false
+}
+
+// header reads a request header whatever its case.
+func header(in events.APIGatewayProxyRequest, name string) string {
+	for k, v := range in.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	for k, v := range in.MultiValueHeaders {
+		if strings.EqualFold(k, name) && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// decodeJSON reads a management request body into v, strictly.
+func decodeJSON(body []byte, v any) (response, bool) {
+	if len(body) > maxManagementBody {
+		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than 64 KiB"), true
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fail(http.StatusBadRequest, "invalid_json", "the body is not the JSON object this route takes: "+jsonProblem(err)), true
+	}
+	if dec.More() {
+		return fail(http.StatusBadRequest, "invalid_json", "the body has data after the JSON object"), true
+	}
+	return response{}, false
+}
+
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return "syntax error"
+	case errors.As(err, &typ):
+		return "field " + typ.Field + " has the wrong type"
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	return "not JSON"
+}
+
+func (a *API) internal(ctx context.Context, err error) response {
+	a.Log.ErrorContext(ctx, "internal error", "error", err)
+	return fail(http.StatusInternalServerError, "internal_error", "something went wrong on our side; try again")
+}
+
+// response is an answer before encoding.
+type response struct {
+	status  int
+	body    any
+	headers map[string]string
+}
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func ok(status int, body any) response { return response{status: status, body: body} }
+
+func fail(status int, code, message string) response {
+	var e errorBody
+	e.Error.Code, e.Error.Message = code, message
+	return response{status: status, body: e}
+}
+
+func (r response) code() string {
+	if e, ok := r.body.(errorBody); ok {
+		return e.Error.Code
+	}
+	return ""
+}
+
+func (r response) encode(requestID string) events.APIGatewayProxyResponse {
+	b, err := json.Marshal(r.body)
+	if err != nil {
+		b, r.status = []byte(`{"error":{"code":"internal_error","message":"encoding failed"}}`), 500
+	}
+	h := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
+	if requestID != "" {
+		h["X-Request-Id"] = requestID
+	}
+	for k, v := range r.headers {
+		h[k] = v
+	}
+	return events.APIGatewayProxyResponse{StatusCode: r.status, Headers: h, Body: string(b)}
+}
+
+// rfc3339 formats a stored time (unix ms) for the API; zero stays empty.
+func rfc3339(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+}

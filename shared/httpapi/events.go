@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/gifq/webhooks/shared/ingest"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+type acceptedDelivery struct {
+	ID         string `json:"id"`
+	EndpointID string `json:"endpoint_id"`
+	Status     string `json:"status"`
+}
+
+type acceptedEvent struct {
+	ID         string             `json:"id"`
+	Event      string             `json:"event"`
+	ReceivedAt string             `json:"received_at"`
+	Deliveries []acceptedDelivery `json:"deliveries"`
+}
+
+func (a *API) postEvent(ctx context.Context, req *request) response {
+	res, err := a.Ingest.Ingest(ctx, req.account, req.body, header(req.APIGatewayProxyRequest, "Idempotency-Key"))
+	switch {
+	case errors.Is(err, ingest.ErrTooLarge):
+		return fail(http.StatusRequestEntityTooLarge, "body_too_large", err.Error())
+	case errors.Is(err, ingest.ErrInvalidJSON):
+		return fail(http.StatusBadRequest, "invalid_json", err.Error())
+	case errors.Is(err, ingest.ErrNoEventType), errors.Is(err, ingest.ErrBadEventType):
+		return fail(http.StatusUnprocessableEntity, "invalid_event", err.Error())
+	case errors.Is(err, ingest.ErrBadIdempotencyKey):
+		return fail(http.StatusBadRequest, "invalid_idempotency_key", err.Error())
+	case errors.Is(err, store.ErrIdempotencyMismatch):
+		return fail(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was used in the last 24 hours with a different body")
+	case err != nil:
+		return a.internal(ctx, err)
+	}
+	out := acceptedEvent{ID: res.Event.ID, Event: res.Event.Type, ReceivedAt: rfc3339(res.Event.ReceivedAt), Deliveries: []acceptedDelivery{}}
+	for _, d := range res.Deliveries {
+		out.Deliveries = append(out.Deliveries, acceptedDelivery{ID: d.ID, EndpointID: d.EndpointID, Status: d.Status})
+	}
+	r := ok(http.StatusAccepted, out)
+	if res.Replayed {
+		r.headers = map[string]string{"Idempotent-Replayed": "true"}
+	}
+	return r
+}

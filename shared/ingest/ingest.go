@@ -1,0 +1,223 @@
+// Package ingest is where an event is accepted: it validates the producer's
+// body, fans it out to the account's subscribed endpoints, writes the event
+// and its deliveries durably, and only then queues them, each at the time of
+// its rate-limit slot.
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"regexp"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// Store is what ingest needs of the table.
+type Store interface {
+	AccountWithEndpoints(ctx context.Context, accountID string) (domain.Account, []domain.Endpoint, error)
+	CreateEvent(context.Context, store.NewEvent) (string, error)
+	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error)
+}
+
+// Queue sends the new deliveries' messages.
+type Queue interface {
+	SendAll(context.Context, []queue.Outgoing) ([]int, error)
+}
+
+// Limiter reserves rate-limit slots for the deliveries.
+type Limiter interface {
+	Reserve(ctx context.Context, account string, n int, perSecond float64) (ratelimit.Reservation, error)
+}
+
+// Service accepts events.
+type Service struct {
+	Store       Store
+	Queue       Queue
+	Limiter     Limiter
+	DefaultRate float64 // deliveries per second per account unless the account says otherwise
+	Log         *slog.Logger
+	Metrics     *obs.Metrics
+	Now         func() time.Time
+}
+
+// Validation errors; the API turns them into 4xx answers.
+var (
+	ErrTooLarge          = errors.New("the body is larger than 256 KiB")
+	ErrInvalidJSON       = errors.New("the body is not a JSON object")
+	ErrNoEventType       = errors.New(`the body has no string field "event"`)
+	ErrBadEventType      = errors.New(`"event" must be 1-200 characters of letters, digits and . _ : / -`)
+	ErrBadIdempotencyKey = errors.New("Idempotency-Key must be 1-255 printable ASCII characters")
+)
+
+var eventTypeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$`)
+
+// Result is the accepted event and its deliveries.
+type Result struct {
+	Event      domain.Event
+	Deliveries []domain.Delivery
+	Replayed   bool // an earlier request with the same Idempotency-Key
+}
+
+// Validate checks a body and returns its event type. Nothing is stored.
+func Validate(body []byte) (string, error) {
+	if len(body) > domain.MaxBodyBytes {
+		return "", ErrTooLarge
+	}
+	if !utf8.Valid(body) {
+		return "", ErrInvalidJSON
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return "", ErrInvalidJSON
+	}
+	raw, ok := fields["event"]
+	if !ok {
+		return "", ErrNoEventType
+	}
+	var eventType string
+	if err := json.Unmarshal(raw, &eventType); err != nil {
+		return "", ErrNoEventType
+	}
+	if !eventTypeRE.MatchString(eventType) {
+		return "", ErrBadEventType
+	}
+	return eventType, nil
+}
+
+func validIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > domain.MaxIdempotencyKeySize {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// Ingest accepts body for account. The body is stored exactly as given.
+func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (Result, error) {
+	eventType, err := Validate(body)
+	if err != nil {
+		return Result{}, err
+	}
+	if idempotencyKey != "" && !validIdempotencyKey(idempotencyKey) {
+		return Result{}, ErrBadIdempotencyKey
+	}
+	acct, endpoints, err := s.Store.AccountWithEndpoints(ctx, accountID)
+	if err != nil {
+		return Result{}, err
+	}
+	now := s.Now()
+	ev := domain.Event{
+		ID: domain.NewID("evt"), AccountID: accountID, Type: eventType, Body: body, IdempotencyKey: idempotencyKey,
+		ReceivedAt: domain.Millis(now), ExpiresAt: now.Add(domain.DefaultRetention).Unix(), DeliveryIDs: []string{},
+	}
+	var deliveries []domain.Delivery
+	for _, ep := range endpoints {
+		if ep.Disabled || !ep.Subscribes(eventType) {
+			continue
+		}
+		d := domain.Delivery{
+			ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: accountID, EventType: eventType,
+			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: domain.Millis(now),
+			CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now), ExpiresAt: ev.ExpiresAt,
+		}
+		deliveries = append(deliveries, d)
+		ev.DeliveryIDs = append(ev.DeliveryIDs, d.ID)
+	}
+
+	slots := s.reserve(ctx, acct, len(deliveries), now)
+	dueAt := make([]int64, len(deliveries))
+	for i := range deliveries {
+		dueAt[i] = domain.Millis(slots[i])
+	}
+	firstID, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt})
+	if errors.Is(err, store.ErrDuplicate) {
+		return s.replay(ctx, firstID)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	s.enqueue(ctx, deliveries, slots, now)
+	m := s.Metrics.Batch()
+	m.Count(obs.MetricEventsIngested, 1)
+	m.Count(obs.MetricDeliveriesCreated, float64(len(deliveries)))
+	m.Flush()
+	s.Log.Info("event accepted", "event_id", ev.ID, "account_id", accountID, "event_type", eventType,
+		"deliveries", len(deliveries), "bytes", len(body))
+	return Result{Event: ev, Deliveries: deliveries}, nil
+}
+
+// reserve books one rate-limit slot per delivery. If the limiter cannot be
+// reached, the deliveries go out now and the worker reserves their slots.
+func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now time.Time) []time.Time {
+	slots := make([]time.Time, n)
+	for i := range slots {
+		slots[i] = now
+	}
+	if n == 0 {
+		return slots
+	}
+	rate := acct.RatePerSecond
+	if rate <= 0 {
+		rate = s.DefaultRate
+	}
+	res, err := s.Limiter.Reserve(ctx, acct.ID, n, rate)
+	if err != nil {
+		s.Log.Warn("rate limiter unavailable; the worker will pace these deliveries", "account_id", acct.ID, "error", err)
+		return slots
+	}
+	for i := range slots {
+		slots[i] = res.Slot(i)
+	}
+	return slots
+}
+
+// enqueue sends one message per delivery, delayed to (just before) its slot.
+// A failed send loses nothing: the delivery is in the table and the sweeper
+// finds it.
+func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slots []time.Time, now time.Time) {
+	if len(deliveries) == 0 {
+		return
+	}
+	out := make([]queue.Outgoing, len(deliveries))
+	for i, d := range deliveries {
+		m := queue.For(d)
+		m.SlotAt = domain.Millis(slots[i])
+		// Whole seconds, rounded down: the worker waits out the rest.
+		out[i] = queue.Outgoing{Message: m, Delay: slots[i].Sub(now).Truncate(time.Second)}
+	}
+	failed, err := s.Queue.SendAll(ctx, out)
+	if err != nil {
+		s.Log.Error("queueing deliveries failed; the sweeper will send them", "count", len(failed), "error", err)
+		b := s.Metrics.Batch()
+		b.Count(obs.MetricEnqueueFailures, float64(len(failed)))
+		b.Flush()
+	}
+}
+
+// replay answers a repeated Idempotency-Key with the first event.
+func (s *Service) replay(ctx context.Context, eventID string) (Result, error) {
+	ev, err := s.Store.GetEvent(ctx, eventID)
+	if err != nil {
+		return Result{}, err
+	}
+	ds, err := s.Store.GetDeliveries(ctx, ev.DeliveryIDs)
+	if err != nil {
+		return Result{}, err
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].ID < ds[j].ID })
+	return Result{Event: ev, Deliveries: ds, Replayed: true}, nil
+}
