@@ -126,14 +126,6 @@ func remoteHarness(t *testing.T) *harness {
 	}
 }
 
-// needsLocal skips nothing silently: a test that drives the process itself
-// (kills, fault injection) fails loudly if pointed at a deployed stack.
-func (h *harness) needsLocal(t *testing.T) {
-	if h.local == nil {
-		t.Fatal("this test controls the local process and cannot run against E2E_API_URL")
-	}
-}
-
 // testLog sends the app's log lines to the test log.
 type testLog struct{ t *testing.T }
 

@@ -68,7 +68,7 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 }
 
 func (l *Local) sweepEvery(ctx context.Context, every time.Duration) {
-	sweeper := lambda.NewHandler(l.app.Sweeper().Handle)
+	sweeper, _ := Handler(l.app, "sweeper")
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

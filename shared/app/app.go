@@ -21,6 +21,7 @@ import (
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/redrive"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 	"github.com/gifq/webhooks/shared/sweep"
@@ -31,6 +32,7 @@ type SQS interface {
 	queue.SQS
 	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessageBatch(context.Context, *sqs.DeleteMessageBatchInput, ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+	ChangeMessageVisibilityBatch(context.Context, *sqs.ChangeMessageVisibilityBatchInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
 }
 
 // App holds the shared parts.
@@ -104,4 +106,9 @@ func (a *App) Sweeper() *sweep.Sweeper {
 		Store: a.Store, Queue: a.Queue, MaxAttempts: a.Config.Retry.MaxAttempts(), Grace: a.Config.SweepGrace,
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
+}
+
+// Redriver is the redrive function's handler.
+func (a *App) Redriver() *redrive.Redriver {
+	return &redrive.Redriver{SQS: a.SQS, DLQURL: a.Config.DLQURL, Store: a.Store, Queue: a.Queue, Log: a.Log, Metrics: a.Metrics}
 }

@@ -412,18 +412,16 @@ func (w *Worker) deadLetter(ctx context.Context, d domain.Delivery, m *obs.Batch
 // queue by the SQS console's "Start DLQ redrive": the delivery it reports
 // gets a fresh series of attempts. A second copy finds it already restarted.
 func (w *Worker) restartFromDeadLetter(ctx context.Context, msg queue.Message) step {
-	d, err := w.Store.Restart(ctx, msg.DeliveryID, msg.EndpointID, msg.Gen)
-	if errors.Is(err, store.ErrConflict) {
+	d, err := Restart(ctx, w.Store, w.Queue, msg.DeliveryID, msg.EndpointID, msg.Gen)
+	switch {
+	case errors.Is(err, store.ErrConflict):
 		w.Log.Info("redriven DLQ message for a delivery no longer failed in that generation; dropped", "delivery_id", msg.DeliveryID)
-		return done
-	}
-	if err != nil {
+	case errors.Is(err, ErrNotQueued):
+		w.Log.Warn("restarted, but queueing failed; the sweeper will queue it", "delivery_id", d.ID, "error", err)
+	case err != nil:
 		return step{err: err}
-	}
-	w.Log.Info("delivery restarted from a redriven DLQ message", "delivery_id", d.ID, "series", d.Series)
-	if err := w.Queue.Send(ctx, queue.For(d), 0); err != nil {
-		// The restart is durable; the sweeper sends it if this send is lost.
-		w.Log.Warn("restart queued by the sweeper instead", "delivery_id", d.ID, "error", err)
+	default:
+		w.Log.Info("delivery restarted from a redriven DLQ message", "delivery_id", d.ID, "series", d.Series)
 	}
 	return done
 }

@@ -30,7 +30,7 @@ func TestNewIDShape(t *testing.T) {
 			t.Errorf("%q must not pass as an evt id", bad)
 		}
 	}
-	if NewID("evt") == NewID("evt") {
+	if a, b := NewID("evt"), NewID("evt"); a == b {
 		t.Fatal("two ids made in the same millisecond must differ")
 	}
 }

@@ -57,7 +57,6 @@ type Sender struct {
 	client  *http.Client
 	maxBody int
 	now     func() time.Time
-	policy  netguard.Policy
 }
 
 // Options configure a Sender.

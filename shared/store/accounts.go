@@ -63,15 +63,25 @@ func (s *Store) SetAccountRate(ctx context.Context, id string, perSecond float64
 // the only time it exists outside the caller: the table keeps its SHA-256.
 func (s *Store) CreateAPIKey(ctx context.Context, accountID string) (domain.APIKey, string, error) {
 	secret := NewAPIKeySecret()
+	k, err := s.AddAPIKey(ctx, accountID, secret)
+	return k, secret, err
+}
+
+// AddAPIKey stores a key chosen by the caller (local development's
+// DEV_API_KEY); it must look like one we would make.
+func (s *Store) AddAPIKey(ctx context.Context, accountID, secret string) (domain.APIKey, error) {
+	if !strings.HasPrefix(secret, APIKeyPrefix) || len(secret) < len(APIKeyPrefix)+16 || len(secret) > 128 {
+		return domain.APIKey{}, errors.New("an API key starts with " + APIKeyPrefix + " and has 16 to 123 more characters")
+	}
 	k := domain.APIKey{ID: domain.NewID("key"), AccountID: accountID, Prefix: secret[:len(APIKeyPrefix)+6], CreatedAt: domain.Millis(s.now())}
 	hash := hashHex(secret)
 	byHash, err := marshal(k, key(apiKeyPK(hash), skAPIKey))
 	if err != nil {
-		return k, "", err
+		return k, err
 	}
 	ref, err := marshal(k, key(accountPK(accountID), keyRefSK(k.ID)))
 	if err != nil {
-		return k, "", err
+		return k, err
 	}
 	ref["key_hash"] = str(hash)
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
@@ -79,10 +89,13 @@ func (s *Store) CreateAPIKey(ctx context.Context, accountID string) (domain.APIK
 		{Put: &types.Put{TableName: s.table, Item: byHash, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Put: &types.Put{TableName: s.table, Item: ref}},
 	}})
-	if onlyConditionFailures(cancelReasons(err)) {
-		return k, "", ErrNotFound
+	if reasons := cancelReasons(err); onlyConditionFailures(reasons) {
+		if aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+			return k, ErrNotFound
+		}
+		return k, ErrDuplicate
 	}
-	return k, secret, err
+	return k, err
 }
 
 // RevokeAPIKey revokes one of an account's keys; it stops working at once.

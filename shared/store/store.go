@@ -40,15 +40,14 @@ var (
 
 // Store reads and writes the table.
 type Store struct {
-	db        DynamoDB
-	table     *string
-	retention time.Duration
-	now       func() time.Time
+	db    DynamoDB
+	table *string
+	now   func() time.Time
 }
 
 // New returns a Store on table.
 func New(db DynamoDB, table string) *Store {
-	return &Store{db: db, table: aws.String(table), retention: domain.DefaultRetention, now: time.Now}
+	return &Store{db: db, table: aws.String(table), now: time.Now}
 }
 
 // WithClock returns a copy of the store that reads the time from now (tests).
@@ -108,8 +107,6 @@ func onlyConditionFailures(reasons []types.CancellationReason) bool {
 	}
 	return true
 }
-
-func (s *Store) expiresAt(from time.Time) int64 { return from.Add(s.retention).Unix() }
 
 // get reads one item (strongly consistent) into v; ErrNotFound when absent.
 func (s *Store) get(ctx context.Context, k item, v any) error {

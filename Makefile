@@ -1,0 +1,64 @@
+# gifq-webhooks. The two commands a new machine needs: `make dev` and `make test`.
+SHELL := bash
+GO    ?= go
+
+EMU_DIR   := localstack/_emulators
+EMU_STAMP := $(EMU_DIR)/node_modules/.installed
+
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.DEFAULT_GOAL := help
+.PHONY: help dev test unit lint fmt emulators invoke account bench clean
+
+help:
+	@echo "make dev        run the whole system locally (emulators, API on 127.0.0.1:8080, demo receiver)"
+	@echo "make test       every test: lint, unit, integration and end to end against the emulators, CDK stack"
+	@echo "make invoke FN=redrive EVENT=events/redrive.json   invoke one function with a sample event (needs make dev)"
+	@echo "make account NAME=acme [TABLE=<deployed table>]     create an account and print its API key"
+	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
+
+# The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
+emulators: $(EMU_STAMP)
+$(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
+	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+dev: emulators
+	$(GO) run ./localstack/dev
+
+invoke:
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<api|deliver|sweeper|redrive> EVENT=events/<file>.json"; exit 2; }
+	$(GO) run ./localstack/dev invoke $(FN) $(EVENT)
+
+# Local (make dev must be running) unless TABLE names a deployed stack's table.
+account:
+	@test -n "$(NAME)" || { echo "usage: make account NAME=acme [TABLE=<TableName output>]"; exit 2; }
+ifeq ($(TABLE),)
+	AWS_ENDPOINT_URL_DYNAMODB=http://$${DYNAMODB_ADDR:-127.0.0.1:8000} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 \
+	  $(GO) run ./infra/ops -table gifq-webhooks-dev account create -name "$(NAME)"
+else
+	$(GO) run ./infra/ops -table "$(TABLE)" account create -name "$(NAME)"
+endif
+
+# Every test. Integration packages start their own emulators (localstack/testenv).
+test: emulators lint
+	$(GO) test -count=1 -timeout 20m ./...
+
+unit:
+	$(GO) test -count=1 -short ./shared/signing/ ./shared/retry/ ./shared/netguard/ ./shared/sender/ ./shared/config/ ./shared/domain/ ./shared/obs/ ./events/
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./shared/...
+
+clean:
+	rm -rf bin cdk.out .cache
+
+include infra/cdk.mk

@@ -1,0 +1,118 @@
+// Command ops is the operators' tool for accounts and API keys, against the
+// local emulators (make account) or a deployed stack's table:
+//
+//	go run ./infra/ops -table <TableName> account create -name acme [-rate 10]
+//	go run ./infra/ops -table <TableName> account set-rate -account acct_... -rate 20
+//	go run ./infra/ops -table <TableName> key create -account acct_...
+//	go run ./infra/ops -table <TableName> key list -account acct_...
+//	go run ./infra/ops -table <TableName> key revoke -account acct_... -key key_...
+//
+// It uses the standard AWS credential chain; AWS_ENDPOINT_URL_DYNAMODB
+// points it at an emulator. A key is printed once and stored only as its
+// SHA-256.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gifq/webhooks/shared/store"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ops:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: ops [-table NAME] <command>
+  account create -name NAME [-rate PER_SECOND]
+  account set-rate -account ID -rate PER_SECOND   (0: the deployment default)
+  key create -account ID
+  key list -account ID
+  key revoke -account ID -key KEY_ID`
+
+func run(ctx context.Context, args []string) error {
+	global := flag.NewFlagSet("ops", flag.ContinueOnError)
+	table := global.String("table", os.Getenv("TABLE_NAME"), "the stack's table (TableName output); default $TABLE_NAME")
+	if err := global.Parse(args); err != nil {
+		return err
+	}
+	rest := global.Args()
+	if len(rest) < 2 || *table == "" {
+		return errors.New(usage)
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return err
+	}
+	st := store.New(dynamodb.NewFromConfig(cfg), *table)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+
+	fs := flag.NewFlagSet(rest[0]+" "+rest[1], flag.ContinueOnError)
+	name := fs.String("name", "", "account name")
+	rate := fs.Float64("rate", 0, "deliveries per second for this account (0: the deployment default)")
+	account := fs.String("account", "", "account id")
+	keyID := fs.String("key", "", "key id")
+	if err := fs.Parse(rest[2:]); err != nil {
+		return err
+	}
+	switch rest[0] + " " + rest[1] {
+	case "account create":
+		if *name == "" {
+			return errors.New("account create needs -name")
+		}
+		a, err := st.CreateAccount(ctx, *name, *rate)
+		if err != nil {
+			return err
+		}
+		_, secret, err := st.CreateAPIKey(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("account %s (%s)\nAPI key %s\nThe key is shown only now; store it in your secret manager.\n", a.ID, a.Name, secret)
+	case "account set-rate":
+		if *account == "" {
+			return errors.New("account set-rate needs -account")
+		}
+		return st.SetAccountRate(ctx, *account, *rate)
+	case "key create":
+		_, secret, err := st.CreateAPIKey(ctx, *account)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("API key %s\nThe key is shown only now.\n", secret)
+	case "key list":
+		keys, err := st.ListAPIKeys(ctx, *account)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			state := "active"
+			if k.RevokedAt != 0 {
+				state = "revoked " + time.UnixMilli(k.RevokedAt).UTC().Format(time.RFC3339)
+			}
+			fmt.Printf("%s  %s…  created %s  %s\n", k.ID, k.Prefix, time.UnixMilli(k.CreatedAt).UTC().Format(time.RFC3339), state)
+		}
+	case "key revoke":
+		if *account == "" || *keyID == "" {
+			return errors.New("key revoke needs -account and -key")
+		}
+		if err := st.RevokeAPIKey(ctx, *account, *keyID); err != nil {
+			return err
+		}
+		fmt.Println("revoked", *keyID)
+	default:
+		return errors.New(usage)
+	}
+	return nil
+}

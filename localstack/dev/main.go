@@ -1,0 +1,213 @@
+// Command dev runs the whole system on this machine (make dev): the DynamoDB
+// and SQS emulators on loopback, every function in this process behind the
+// same handlers as in Lambda, and a demo receiver that verifies and prints
+// what it gets. `dev invoke <fn> <event.json>` invokes one function with a
+// sample event against the running system (make invoke).
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gifq/webhooks/localstack/emulator"
+	"github.com/gifq/webhooks/localstack/runner"
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/config"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "invoke" {
+		if err := invoke(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "invoke:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		os.Exit(1)
+	}
+}
+
+// settings are make dev's own knobs, beside the functions' (shared/config).
+type settings struct {
+	apiAddr, receiverAddr, dynamoAddr, sqsAddr string
+	dataDir, prefix, devKey                    string
+	sweepEvery                                 time.Duration
+	pollers                                    int
+}
+
+func getenv(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func loadSettings() (settings, error) {
+	root, err := emulator.ModuleRoot()
+	if err != nil {
+		return settings{}, err
+	}
+	s := settings{
+		apiAddr: getenv("API_ADDR", "127.0.0.1:8080"), receiverAddr: getenv("RECEIVER_ADDR", "127.0.0.1:9000"),
+		dynamoAddr: getenv("DYNAMODB_ADDR", "127.0.0.1:8000"), sqsAddr: getenv("SQS_ADDR", "127.0.0.1:4566"),
+		dataDir: getenv("DATA_DIR", filepath.Join(root, "localstack", ".data")), prefix: getenv("RESOURCE_PREFIX", "gifq-webhooks-dev"),
+		devKey: os.Getenv("DEV_API_KEY"), pollers: 8,
+	}
+	s.sweepEvery, err = time.ParseDuration(getenv("SWEEP_INTERVAL", "15m"))
+	return s, err
+}
+
+// devConfig is the functions' config for local running: private endpoints
+// and plain http allowed, metrics off; everything else as deployed unless
+// the environment says otherwise.
+func devConfig(s settings, urls queue.URLs) (config.Config, error) {
+	defaults := map[string]string{
+		"STAGE": "local", "TABLE_NAME": s.prefix, "QUEUE_URL": urls.Delivery, "DLQ_URL": urls.DLQ,
+		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off",
+	}
+	return config.Parse(func(k string) string {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+		return defaults[k]
+	})
+}
+
+// connect starts the emulators unless AWS_ENDPOINT_URL_DYNAMODB and
+// AWS_ENDPOINT_URL_SQS point at running ones, and makes the table and queues.
+func connect(ctx context.Context, s settings, start bool) (*app.App, *emulator.Emulators, error) {
+	dynamoURL, sqsURL := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), os.Getenv("AWS_ENDPOINT_URL_SQS")
+	var emu *emulator.Emulators
+	if dynamoURL == "" || sqsURL == "" {
+		dynamoURL, sqsURL = "http://"+s.dynamoAddr, "http://"+s.sqsAddr
+		if start {
+			var err error
+			emu, err = emulator.Start(ctx, emulator.Options{DataDir: s.dataDir, DynamoDBAddr: s.dynamoAddr, SQSAddr: s.sqsAddr, Log: os.Stderr})
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	db, q := emulator.Clients(dynamoURL, sqsURL)
+	if err := store.CreateTable(ctx, db, s.prefix); err != nil {
+		return nil, emu, fmt.Errorf("table (is `make dev` running?): %w", err)
+	}
+	urls, err := queue.CreateQueues(ctx, q, s.prefix)
+	if err != nil {
+		return nil, emu, fmt.Errorf("queues: %w", err)
+	}
+	cfg, err := devConfig(s, urls)
+	if err != nil {
+		return nil, emu, err
+	}
+	return app.New(cfg, db, q, os.Stderr, "local"), emu, nil
+}
+
+func run() error {
+	s, err := loadSettings()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, emu, err := connect(ctx, s, true)
+	if emu != nil {
+		defer emu.Stop()
+	}
+	if err != nil {
+		return err
+	}
+	key, err := bootstrap(ctx, a, s)
+	if err != nil {
+		return err
+	}
+	recv, err := startReceiver(ctx, a, s.receiverAddr, key.accountID)
+	if err != nil {
+		return err
+	}
+	defer recv.Close()
+	epID, err := ensureDemoEndpoint(ctx, a, key.accountID, recv.URL)
+	if err != nil {
+		return err
+	}
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: s.apiAddr, Pollers: s.pollers, SweepEvery: s.sweepEvery})
+	if err != nil {
+		return err
+	}
+	banner(s, a, key.secret, recv.URL, epID, l.URL)
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "\nstopping (data kept in "+s.dataDir+")")
+	l.Stop()
+	return nil
+}
+
+func banner(s settings, a *app.App, key, receiverURL, epID, apiURL string) {
+	fmt.Printf(`
+gifq-webhooks is running (stage %s)
+  API            %s
+  demo receiver  %s  (endpoint %s: verifies signatures, prints each delivery)
+  DynamoDB       http://%s    SQS http://%s    data in %s
+  retry schedule %v, %d attempts; rate limit %g/s per account; sweeper every %s
+  API key        %s
+
+Send a first event:
+
+  curl -s -X POST %s/v1/events \
+    -H "Authorization: Bearer %s" \
+    -H "Content-Type: application/json" \
+    -d '{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_123"}}'
+
+Then look it up: curl -s %s/v1/events/<id> -H "Authorization: Bearer %s"
+Ctrl-C stops everything; data survives a restart.
+
+`, a.Config.Stage, apiURL, receiverURL, epID, s.dynamoAddr, s.sqsAddr, s.dataDir, a.Config.Retry.Waits,
+		a.Config.Retry.MaxAttempts(), a.Config.RatePerSecond, s.sweepEvery, key, apiURL, key, apiURL, key)
+}
+
+// invoke runs one function with a sample event against the running system.
+func invoke(args []string) error {
+	fs := flag.NewFlagSet("invoke", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return errors.New("usage: dev invoke <api|deliver|sweeper|redrive> <event.json>")
+	}
+	fn, path := fs.Arg(0), fs.Arg(1)
+	event, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s, err := loadSettings()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	a, _, err := connect(ctx, s, false)
+	if err != nil {
+		return err
+	}
+	// The API samples carry ${DEV_API_KEY}: use make dev's key.
+	if key, err := bootstrap(ctx, a, s); err == nil {
+		event = bytes.ReplaceAll(event, []byte("${DEV_API_KEY}"), []byte(key.secret))
+	}
+	out, err := runner.Invoke(ctx, a, fn, event)
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(out))
+	return nil
+}
