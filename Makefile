@@ -8,7 +8,7 @@ EMU_STAMP := $(EMU_DIR)/node_modules/.installed
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
-.PHONY: help dev test unit lint fmt emulators invoke account bench clean
+.PHONY: help dev test unit lint fmt emulators invoke account load bench clean
 
 help:
 	@echo "make dev        run the whole system locally (emulators, API on 127.0.0.1:8080, demo receiver)"
@@ -54,6 +54,10 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Against a running make dev: sustained rate, ingest-to-first-attempt latency, and the ceiling.
+load:
+	$(GO) run ./localstack/load $(ARGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shared/...

@@ -54,6 +54,7 @@ type opts struct {
 	sweepEvery  time.Duration
 	sweepGrace  time.Duration
 	wrapSQS     func(app.SQS) app.SQS // fault injection
+	calls       *testenv.Calls        // count the app's AWS calls
 }
 
 // harness is one test's system.
@@ -95,17 +96,21 @@ func start(t *testing.T, o opts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var db store.DynamoDB = env.DB
 	var q app.SQS = env.SQS
+	if o.calls != nil {
+		db, q = env.CountedClients(o.calls)
+	}
 	if o.wrapSQS != nil {
 		q = o.wrapSQS(q)
 	}
-	a := app.New(cfg, env.DB, q, testLog{t}, "local")
+	a := app.New(cfg, db, q, testLog{t}, "local")
 	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(l.Stop)
-	return &harness{api: l.URL, store: a.Store, sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
+	return &harness{api: l.URL, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
 		local: l, app: a, recvHost: "127.0.0.1"}
 }
 

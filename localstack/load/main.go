@@ -1,0 +1,229 @@
+// Command load measures the running system (make dev) from the outside:
+// it registers receivers, posts events at a steady rate, and reports
+// sustained deliveries per second and ingest-to-first-attempt latency. In
+// the same run it measures the ceiling: the same bodies POSTed by a plain Go
+// client straight to the same kind of receiver.
+//
+//	make load                       # 300 events over 10 accounts at 50/s
+//	go run ./localstack/load -events 2000 -accounts 20 -rate 200 -account-rate 20
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gifq/webhooks/localstack/emulator"
+	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+type options struct {
+	api, dynamo, table        string
+	events, accounts, workers int
+	rate, accountRate         float64
+	bodyBytes                 int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.api, "api", "http://127.0.0.1:8080", "the API of make dev")
+	flag.StringVar(&o.dynamo, "dynamodb", "http://127.0.0.1:8000", "make dev's DynamoDB (to create the test accounts)")
+	flag.StringVar(&o.table, "table", "gifq-webhooks-dev", "make dev's table")
+	flag.IntVar(&o.events, "events", 300, "events to post")
+	flag.IntVar(&o.accounts, "accounts", 10, "accounts (one endpoint each); events are spread over them")
+	flag.IntVar(&o.workers, "workers", 16, "concurrent producers")
+	flag.Float64Var(&o.rate, "rate", 50, "events posted per second, all accounts together")
+	flag.Float64Var(&o.accountRate, "account-rate", 0, "per-account delivery limit to set (0: leave the deployment's 5/s)")
+	flag.IntVar(&o.bodyBytes, "body-bytes", 512, "approximate size of each event body")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// sink is a receiver that notes when each event's first attempt arrived.
+type sink struct {
+	mu    sync.Mutex
+	first map[string]time.Time
+	total int
+	url   string
+}
+
+func newSink() (*sink, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{first: map[string]time.Time{}, url: "http://" + ln.Addr().String() + "/hook"}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		now := time.Now()
+		id := r.Header.Get(sender.HeaderEventID)
+		s.mu.Lock()
+		s.total++
+		if _, ok := s.first[id]; !ok {
+			s.first[id] = now
+		}
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	return s, nil
+}
+
+func (s *sink) count() (int, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.first), s.total
+}
+
+func body(i, size int) []byte {
+	b := fmt.Sprintf(`{"event":"payout.fulfilled","payout_type":"gift_cards","subject_type":"order","recipient_uuid":"r-%08d","updated_at":"2026-11-30T05:00:00Z","pad":"`, i)
+	for len(b) < size-2 {
+		b += "x"
+	}
+	return []byte(b + `"}`)
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	db, _ := emulator.Clients(o.dynamo, "http://127.0.0.1:1")
+	st := store.New(db, o.table)
+	rcv, err := newSink()
+	if err != nil {
+		return err
+	}
+	keys := make([]string, o.accounts)
+	for i := range keys {
+		a, err := st.CreateAccount(ctx, fmt.Sprintf("load-%d", i), o.accountRate)
+		if err != nil {
+			return fmt.Errorf("create account (is make dev running?): %w", err)
+		}
+		if _, keys[i], err = st.CreateAPIKey(ctx, a.ID); err != nil {
+			return err
+		}
+		if code := post(o.api+"/v1/endpoints", keys[i], []byte(`{"url":"`+rcv.url+`"}`), nil); code != 201 {
+			return fmt.Errorf("create endpoint: HTTP %d", code)
+		}
+	}
+
+	// The system under test.
+	posted := make([]time.Time, o.events)
+	ids := make([]string, o.events)
+	start := time.Now()
+	produce(o, func(i int) {
+		var out struct{ ID string }
+		posted[i] = time.Now()
+		if code := post(o.api+"/v1/events", keys[i%o.accounts], body(i, o.bodyBytes), &out); code != 202 {
+			fmt.Fprintf(os.Stderr, "event %d: HTTP %d\n", i, code)
+		}
+		ids[i] = out.ID
+	})
+	postDone := time.Since(start)
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if n, _ := rcv.count(); n >= o.events || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	delivered, requests := rcv.count()
+	var lat []time.Duration
+	rcv.mu.Lock()
+	var last time.Time
+	for i, id := range ids {
+		if t, ok := rcv.first[id]; ok {
+			lat = append(lat, t.Sub(posted[i]))
+			if t.After(last) {
+				last = t
+			}
+		}
+	}
+	rcv.mu.Unlock()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+
+	// The ceiling: the same bodies, the same producers, straight to a receiver.
+	direct, err := newSink()
+	if err != nil {
+		return err
+	}
+	cstart := time.Now()
+	o2 := o
+	o2.rate = 0 // as fast as it goes
+	produce(o2, func(i int) { post(direct.url, "", body(i, o.bodyBytes), nil) })
+	ceiling := float64(o.events) / time.Since(cstart).Seconds()
+
+	fmt.Printf("events posted      %d over %d accounts in %s (%.0f/s asked)\n", o.events, o.accounts, postDone.Round(time.Millisecond), o.rate)
+	fmt.Printf("delivered          %d (%d requests) in %s\n", delivered, requests, last.Sub(start).Round(time.Millisecond))
+	fmt.Printf("sustained          %.1f deliveries/s\n", float64(delivered)/last.Sub(start).Seconds())
+	fmt.Printf("ingest->1st attempt p50 %s  p90 %s  p99 %s  max %s\n", pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 100))
+	fmt.Printf("ceiling            %.0f POSTs/s from a plain Go client with %d workers\n", ceiling, o.workers)
+	fmt.Printf("system/ceiling     %.3f (at the asked rate; raise -rate to find the system's limit)\n", float64(delivered)/last.Sub(start).Seconds()/ceiling)
+	return nil
+}
+
+// produce calls f(i) for every event from o.workers goroutines, paced at o.rate (0: unpaced).
+func produce(o options, f func(int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < o.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	start := time.Now()
+	for i := 0; i < o.events; i++ {
+		if o.rate > 0 {
+			if d := time.Until(start.Add(time.Duration(float64(i) / o.rate * float64(time.Second)))); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+func post(url, key string, b []byte, out any) int {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		_ = json.NewDecoder(resp.Body).Decode(out)
+	} else {
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+	return resp.StatusCode
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	i := (len(d)*p + 99) / 100
+	return d[min(max(i-1, 0), len(d)-1)].Round(100 * time.Microsecond)
+}

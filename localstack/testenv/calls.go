@@ -1,0 +1,94 @@
+package testenv
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/gifq/webhooks/localstack/emulator"
+)
+
+// Calls counts AWS API calls by "Service.Operation", through SDK middleware.
+// Receives that returned no message are counted apart ("SQS.ReceiveMessage(empty)"):
+// they are the poller idling, not work.
+type Calls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// NewCalls returns an empty counter.
+func NewCalls() *Calls { return &Calls{n: map[string]int{}} }
+
+func (c *Calls) middleware(service string) func(*middleware.Stack) error {
+	return func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleInitialize(ctx, in)
+				op := service + "." + awsmiddleware.GetOperationName(ctx)
+				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil && len(r.Messages) == 0 {
+					op += "(empty)"
+				}
+				c.mu.Lock()
+				c.n[op]++
+				c.mu.Unlock()
+				return out, md, err
+			}), middleware.After)
+	}
+}
+
+// Snapshot returns the counts so far.
+func (c *Calls) Snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.n))
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+// Reset sets every count to zero.
+func (c *Calls) Reset() {
+	c.mu.Lock()
+	c.n = map[string]int{}
+	c.mu.Unlock()
+}
+
+// String lists the counts, sorted.
+func (c *Calls) String() string {
+	snap := c.Snapshot()
+	keys := make([]string, 0, len(snap))
+	for k := range snap {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(strconv.Itoa(snap[k]))
+		b.WriteString(" ")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// CountedClients returns clients on the env's emulators whose calls c counts.
+func (e *Env) CountedClients(c *Calls) (*dynamodb.Client, *sqs.Client) {
+	cfg := emulator.Config()
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = &e.DynamoURL
+		o.APIOptions = append(o.APIOptions, c.middleware("DynamoDB"))
+	})
+	q := sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		o.BaseEndpoint = &e.SQSURL
+		o.APIOptions = append(o.APIOptions, c.middleware("SQS"))
+	})
+	return db, q
+}
