@@ -1,0 +1,127 @@
+# infra/cdk.mk: build, synthesize and deploy the AWS CDK stack, and the same
+# stack on LocalStack. Included from the root Makefile (`include infra/cdk.mk`);
+# run every target from the repository root. docs/deploy.md explains them.
+#
+#   make build                 arm64 Lambda binaries in bin/<fn>/bootstrap
+#   make synth                 cdk synth, no AWS credentials, template in cdk.out/
+#   make deploy STAGE=prod     build + cdk deploy (run `make cdk-bootstrap` once per account/region)
+#   make infra-test            go test ./infra/...
+#   make localstack-up / localstack-deploy / localstack-e2e / localstack-down
+#
+# Variables (override on the command line):
+#   STAGE=dev                  context `stage`; the stack is GifqWebhooks-$(STAGE)
+#   LAMBDA_ARCH=arm64          arm64 or x86_64 (binaries and the stack's functions)
+#   CDK_CONTEXT='-c k=v ...'   more CDK context (alarmEmail, retrySchedule, ...)
+
+CDK_TOOLS_DIR := infra/_cdk
+CDK_BIN       := $(CDK_TOOLS_DIR)/node_modules/.bin
+CDK           := $(CDK_BIN)/cdk
+CDKLOCAL      := $(CDK_BIN)/cdklocal
+CDK_FUNCTIONS := api deliver sweeper redrive
+CDK_OUT       := cdk.out
+
+STAGE       ?= dev
+LAMBDA_ARCH ?= arm64
+CDK_CONTEXT ?=
+
+# The CDK CLI and the jsii runtime behind the Go app.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION ?= 20
+export CDK_DISABLE_CLI_TELEMETRY ?= true
+export CDK_HOME ?= $(CURDIR)/.cache/cdk
+
+# GOARCH for a Lambda architecture name.
+cdk_goarch = $(if $(filter x86_64,$(1)),amd64,$(if $(filter arm64,$(1)),arm64,$(error LAMBDA_ARCH must be arm64 or x86_64, not '$(1)')))
+
+# $(call cdk_build,ARCH): the four bootstrap binaries for one architecture.
+define cdk_build
+@set -e; for fn in $(CDK_FUNCTIONS); do \
+	  echo "go build ./functions/$$fn -> bin/$$fn/bootstrap (linux/$(call cdk_goarch,$(1)))"; \
+	  GOOS=linux GOARCH=$(call cdk_goarch,$(1)) CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/$$fn/bootstrap ./functions/$$fn; \
+	done; \
+	echo "binary sizes (linux/$(call cdk_goarch,$(1))):"; \
+	for fn in $(CDK_FUNCTIONS); do printf '  %-8s %9d bytes\n' $$fn $$(wc -c < bin/$$fn/bootstrap); done
+endef
+
+CDK_CONTEXT_ARGS = -c stage=$(STAGE) -c lambdaArchitecture=$(LAMBDA_ARCH) $(CDK_CONTEXT)
+# Synth must not need (or use) credentials: the stack is environment-agnostic.
+CDK_NO_CREDENTIALS = env -u AWS_PROFILE -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN AWS_EC2_METADATA_DISABLED=true
+
+.PHONY: cdk-tools build synth deploy cdk-diff cdk-bootstrap cdk-destroy infra-test \
+	localstack-up localstack-deploy localstack-e2e localstack-down
+
+# The pinned CDK CLI and cdklocal (infra/_cdk/package-lock.json). The folder
+# starts with "_" so that `go build ./...` never walks into node_modules.
+cdk-tools: $(CDK_TOOLS_DIR)/node_modules/.installed
+$(CDK_TOOLS_DIR)/node_modules/.installed: $(CDK_TOOLS_DIR)/package.json $(CDK_TOOLS_DIR)/package-lock.json
+	cd $(CDK_TOOLS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+build:
+	$(call cdk_build,$(LAMBDA_ARCH))
+
+synth: build cdk-tools
+	$(CDK_NO_CREDENTIALS) $(CDK) synth --quiet --no-notices --output $(CDK_OUT) $(CDK_CONTEXT_ARGS)
+	@echo "template: $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json"
+
+# Needs AWS credentials for the target account. Once per account and region,
+# first: `make cdk-bootstrap` (cdk bootstrap: the assets bucket and roles).
+deploy: build cdk-tools
+	@echo "deploying GifqWebhooks-$(STAGE) (first time in this account/region? run 'make cdk-bootstrap' first)"
+	@mkdir -p $(CDK_OUT)
+	$(CDK) deploy --no-notices --require-approval broadening $(CDK_CONTEXT_ARGS) \
+	  --outputs-file $(CDK_OUT)/outputs-$(STAGE).json
+	@echo "stack outputs: $(CDK_OUT)/outputs-$(STAGE).json"
+
+cdk-bootstrap: build cdk-tools
+	$(CDK) bootstrap --no-notices $(CDK_CONTEXT_ARGS)
+
+cdk-diff: build cdk-tools
+	$(CDK) diff --no-notices $(CDK_CONTEXT_ARGS)
+
+# Deletes the stage's stack. prod keeps its table and queues (RETAIN) and the
+# table has deletion protection; other stages delete their data.
+cdk-destroy: build cdk-tools
+	$(CDK) destroy --no-notices $(CDK_CONTEXT_ARGS)
+
+infra-test:
+	go test -count=1 ./infra/...
+
+# --- LocalStack (needs Docker and LOCALSTACK_AUTH_TOKEN) ---------------------
+
+LOCALSTACK_COMPOSE  = docker compose -f localstack/docker-compose.yml
+LOCALSTACK_ENDPOINT ?= http://127.0.0.1:4566
+LOCALSTACK_STACK    := GifqWebhooks-localstack
+# Lambda containers run natively: the host's architecture.
+LOCALSTACK_ARCH     ?= $(if $(filter arm64,$(shell go env GOARCH)),arm64,x86_64)
+# Retries in seconds so that the suite sees a delivery exhaust its attempts.
+LOCALSTACK_RETRY_SCHEDULE ?= 1s,1s,1s,1s,1s,1s,1s
+# The e2e receiver runs on the host (http, a private address), which only the
+# "localstack" stage may allow; a deployed stack never does.
+LOCALSTACK_CONTEXT = -c stage=localstack -c lambdaArchitecture=$(LOCALSTACK_ARCH) \
+	-c allowedSchemes=http,https -c allowPrivateEndpoints=true \
+	-c retrySchedule=$(LOCALSTACK_RETRY_SCHEDULE) -c apiGatewayCloudWatchRole=false \
+	$(LOCALSTACK_CDK_CONTEXT)
+LOCALSTACK_OUTPUTS  := $(CDK_OUT)/localstack-outputs.json
+E2E_GOTEST_FLAGS    ?= -count=1 -v -timeout 20m
+
+localstack-up:
+	@test -n "$$LOCALSTACK_AUTH_TOKEN" || { echo "LOCALSTACK_AUTH_TOKEN is not set: export your LocalStack auth token first (docs/deploy.md)" >&2; exit 1; }
+	$(LOCALSTACK_COMPOSE) up -d --wait
+	@echo "LocalStack is up on $(LOCALSTACK_ENDPOINT); next: make localstack-deploy"
+
+localstack-deploy: cdk-tools
+	$(call cdk_build,$(LOCALSTACK_ARCH))
+	@mkdir -p $(CDK_OUT)
+	$(CDKLOCAL) bootstrap --no-notices $(LOCALSTACK_CONTEXT)
+	$(CDKLOCAL) deploy --no-notices --require-approval never $(LOCALSTACK_CONTEXT) \
+	  --outputs-file $(LOCALSTACK_OUTPUTS)
+	@echo "stack outputs: $(LOCALSTACK_OUTPUTS)"
+
+localstack-e2e: localstack-deploy
+	@eval "$$(LOCALSTACK_ENDPOINT=$(LOCALSTACK_ENDPOINT) node $(CDK_TOOLS_DIR)/stack-env.mjs $(LOCALSTACK_OUTPUTS) $(LOCALSTACK_STACK))" && \
+	  echo "e2e against $$E2E_API_URL (receiver host $$E2E_RECEIVER_HOST)" && \
+	  go test $(E2E_GOTEST_FLAGS) ./localstack/e2e/...
+
+# compose reads the file (and its required token) even to stop it.
+localstack-down:
+	LOCALSTACK_AUTH_TOKEN="$${LOCALSTACK_AUTH_TOKEN:-unused}" $(LOCALSTACK_COMPOSE) down -v
