@@ -1,0 +1,295 @@
+package main
+
+import (
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/constructs-go/constructs/v10"
+
+	"github.com/gifq/webhooks/shared/retry"
+)
+
+// Config is everything a deployment can choose, read from CDK context
+// (`cdk deploy -c key=value`, or the "context" block of cdk.json). Every
+// field has a default, so `cdk synth` with no context at all works.
+type Config struct {
+	// Stage names the deployment (context `stage`): dev, prod, ... The stack
+	// is called GifqWebhooks-<stage>. "prod" keeps the table on stack
+	// deletion and turns on deletion protection.
+	Stage string
+	// RetrySchedule overrides the retry waits (context `retrySchedule`,
+	// e.g. "1s,2s,4s"); empty keeps the contract's default (n^4 seconds).
+	RetrySchedule string
+	// RateLimitPerSecond is the per-account delivery rate (context
+	// `rateLimitPerSecond`).
+	RateLimitPerSecond float64
+	// EndpointMaxInFlight caps concurrent attempts per endpoint (context
+	// `endpointMaxInFlight`; 0 = no cap).
+	EndpointMaxInFlight int
+	// AllowedSchemes for endpoint URLs (context `allowedSchemes`, comma
+	// separated: "https" or "http,https").
+	AllowedSchemes []string
+	// AllowPrivateEndpoints lets endpoints point at private addresses
+	// (context `allowPrivateEndpoints`). Only the "localstack" stage may set
+	// it: a deployed stack never delivers to private, loopback, link-local or
+	// metadata addresses.
+	AllowPrivateEndpoints bool
+	// SweepGrace: how overdue a delivery must be before the sweeper
+	// re-queues it (context `sweepGrace`, a Go duration).
+	SweepGrace time.Duration
+	// LogLevel of the functions (context `logLevel`).
+	LogLevel string
+	// DeliverMaxConcurrency is the SQS event source's maximum concurrency
+	// (context `deliverMaxConcurrency`, 2..1000).
+	DeliverMaxConcurrency int
+	// APIThrottleRate and APIThrottleBurst are the API stage's throttle
+	// (context `apiThrottleRate`, `apiThrottleBurst`).
+	APIThrottleRate  float64
+	APIThrottleBurst int
+	// AlarmEmail, when set, creates an SNS topic with this email
+	// subscription for every alarm (context `alarmEmail`).
+	AlarmEmail string
+	// DLQGrowthThreshold: the "DLQ growing" alarm fires when more than this
+	// many messages are sent to the DLQ in one hour (context
+	// `dlqGrowthThreshold`).
+	DLQGrowthThreshold int
+	// LambdaArchitecture is arm64 (default) or x86_64 (context
+	// `lambdaArchitecture`); x86_64 exists for LocalStack on x86 hosts, where
+	// arm64 Lambda containers would need emulation. `make build` must build
+	// the same architecture (LAMBDA_ARCH).
+	LambdaArchitecture string
+	// APIGatewayCloudWatchRole creates the account-level role that API
+	// Gateway needs to write execution logs (context
+	// `apiGatewayCloudWatchRole`). Set it to false when the account already
+	// has one (for example a second stage in the same account and region).
+	APIGatewayCloudWatchRole bool
+}
+
+// Context keys, as written in cdk.json and on the command line.
+const (
+	CtxStage                    = "stage"
+	CtxRetrySchedule            = "retrySchedule"
+	CtxRateLimitPerSecond       = "rateLimitPerSecond"
+	CtxEndpointMaxInFlight      = "endpointMaxInFlight"
+	CtxAllowedSchemes           = "allowedSchemes"
+	CtxAllowPrivateEndpoints    = "allowPrivateEndpoints"
+	CtxSweepGrace               = "sweepGrace"
+	CtxLogLevel                 = "logLevel"
+	CtxDeliverMaxConcurrency    = "deliverMaxConcurrency"
+	CtxAPIThrottleRate          = "apiThrottleRate"
+	CtxAPIThrottleBurst         = "apiThrottleBurst"
+	CtxAlarmEmail               = "alarmEmail"
+	CtxDLQGrowthThreshold       = "dlqGrowthThreshold"
+	CtxLambdaArchitecture       = "lambdaArchitecture"
+	CtxAPIGatewayCloudWatchRole = "apiGatewayCloudWatchRole"
+)
+
+// LocalStackStage is the only stage that may allow private endpoints: the
+// LocalStack end-to-end suite's receiver runs on the developer's machine.
+const LocalStackStage = "localstack"
+
+// MetricsNamespace is the CloudWatch namespace of the functions' EMF metrics.
+const MetricsNamespace = "GifqWebhooks"
+
+// DefaultConfig is the configuration with no context given.
+func DefaultConfig() Config {
+	return Config{
+		Stage:                    "dev",
+		RateLimitPerSecond:       5,
+		EndpointMaxInFlight:      5,
+		AllowedSchemes:           []string{"https"},
+		SweepGrace:               5 * time.Minute,
+		LogLevel:                 "info",
+		DeliverMaxConcurrency:    50,
+		APIThrottleRate:          50,
+		APIThrottleBurst:         100,
+		DLQGrowthThreshold:       10,
+		LambdaArchitecture:       "arm64",
+		APIGatewayCloudWatchRole: true,
+	}
+}
+
+// IsProd reports whether the stage is production.
+func (c Config) IsProd() bool { return c.Stage == "prod" }
+
+var stageRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+
+// Validate checks the configuration and returns every problem at once.
+func (c Config) Validate() error {
+	var errs []string
+	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if !stageRE.MatchString(c.Stage) {
+		add("%s=%q: want 1-20 of a-z, 0-9 and '-', starting with a letter", CtxStage, c.Stage)
+	}
+	if c.RetrySchedule != "" {
+		if _, err := retry.Parse(c.RetrySchedule); err != nil {
+			add("%s=%q: %v", CtxRetrySchedule, c.RetrySchedule, err)
+		}
+	}
+	if c.RateLimitPerSecond <= 0 {
+		add("%s=%v: want a positive number", CtxRateLimitPerSecond, c.RateLimitPerSecond)
+	}
+	if c.EndpointMaxInFlight < 0 || c.EndpointMaxInFlight > 100 {
+		add("%s=%d: want 0..100", CtxEndpointMaxInFlight, c.EndpointMaxInFlight)
+	}
+	if len(c.AllowedSchemes) == 0 {
+		add("%s: want https or http,https", CtxAllowedSchemes)
+	}
+	for _, s := range c.AllowedSchemes {
+		if s != "http" && s != "https" {
+			add("%s: %q is not http or https", CtxAllowedSchemes, s)
+		}
+	}
+	if c.AllowPrivateEndpoints && c.Stage != LocalStackStage {
+		add("%s=true is only for stage %q: a deployed stack never delivers to private addresses", CtxAllowPrivateEndpoints, LocalStackStage)
+	}
+	if c.SweepGrace <= 0 {
+		add("%s=%v: want a positive duration", CtxSweepGrace, c.SweepGrace)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		add("%s=%q: want debug, info, warn or error", CtxLogLevel, c.LogLevel)
+	}
+	if c.DeliverMaxConcurrency < 2 || c.DeliverMaxConcurrency > 1000 {
+		add("%s=%d: SQS event sources take 2..1000", CtxDeliverMaxConcurrency, c.DeliverMaxConcurrency)
+	}
+	if c.APIThrottleRate <= 0 {
+		add("%s=%v: want a positive number", CtxAPIThrottleRate, c.APIThrottleRate)
+	}
+	if c.APIThrottleBurst <= 0 {
+		add("%s=%d: want a positive number", CtxAPIThrottleBurst, c.APIThrottleBurst)
+	}
+	if c.AlarmEmail != "" {
+		if a, err := mail.ParseAddress(c.AlarmEmail); err != nil || a.Address != c.AlarmEmail {
+			add("%s=%q: want a plain email address", CtxAlarmEmail, c.AlarmEmail)
+		}
+	}
+	if c.DLQGrowthThreshold < 1 {
+		add("%s=%d: want at least 1", CtxDLQGrowthThreshold, c.DLQGrowthThreshold)
+	}
+	if c.LambdaArchitecture != "arm64" && c.LambdaArchitecture != "x86_64" {
+		add("%s=%q: want arm64 or x86_64", CtxLambdaArchitecture, c.LambdaArchitecture)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid CDK context:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+// ConfigFromContext reads the configuration from a construct's context
+// (the app's), over the defaults, and validates it.
+func ConfigFromContext(node constructs.Node) (Config, error) {
+	return ParseConfig(func(key string) (string, bool) {
+		v := node.TryGetContext(&key)
+		if v == nil {
+			return "", false
+		}
+		return fmt.Sprint(v), true
+	})
+}
+
+// ParseConfig reads the configuration through get (a context lookup that
+// gives values as strings) over the defaults, and validates it.
+func ParseConfig(get func(key string) (string, bool)) (Config, error) {
+	c := DefaultConfig()
+	var errs []string
+	bad := func(key, v, want string) { errs = append(errs, fmt.Sprintf("%s=%q: want %s", key, v, want)) }
+	str := func(key string, dst *string) {
+		if v, ok := get(key); ok {
+			*dst = strings.TrimSpace(v)
+		}
+	}
+	float := func(key string, dst *float64) {
+		if v, ok := get(key); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				bad(key, v, "a number")
+				return
+			}
+			*dst = f
+		}
+	}
+	integer := func(key string, dst *int) {
+		if v, ok := get(key); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				bad(key, v, "an integer")
+				return
+			}
+			*dst = n
+		}
+	}
+	boolean := func(key string, dst *bool) {
+		if v, ok := get(key); ok {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				bad(key, v, "true or false")
+				return
+			}
+			*dst = b
+		}
+	}
+	str(CtxStage, &c.Stage)
+	str(CtxRetrySchedule, &c.RetrySchedule)
+	float(CtxRateLimitPerSecond, &c.RateLimitPerSecond)
+	integer(CtxEndpointMaxInFlight, &c.EndpointMaxInFlight)
+	if v, ok := get(CtxAllowedSchemes); ok {
+		c.AllowedSchemes = nil
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+				c.AllowedSchemes = append(c.AllowedSchemes, s)
+			}
+		}
+	}
+	boolean(CtxAllowPrivateEndpoints, &c.AllowPrivateEndpoints)
+	if v, ok := get(CtxSweepGrace); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			bad(CtxSweepGrace, v, "a duration like 5m")
+		} else {
+			c.SweepGrace = d
+		}
+	}
+	str(CtxLogLevel, &c.LogLevel)
+	c.LogLevel = strings.ToLower(c.LogLevel)
+	integer(CtxDeliverMaxConcurrency, &c.DeliverMaxConcurrency)
+	float(CtxAPIThrottleRate, &c.APIThrottleRate)
+	integer(CtxAPIThrottleBurst, &c.APIThrottleBurst)
+	str(CtxAlarmEmail, &c.AlarmEmail)
+	integer(CtxDLQGrowthThreshold, &c.DLQGrowthThreshold)
+	str(CtxLambdaArchitecture, &c.LambdaArchitecture)
+	boolean(CtxAPIGatewayCloudWatchRole, &c.APIGatewayCloudWatchRole)
+	if err := c.Validate(); err != nil {
+		errs = append(errs, strings.TrimPrefix(err.Error(), "invalid CDK context:\n  "))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("invalid CDK context:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return c, nil
+}
+
+// Environment is the functions' environment apart from the resource names
+// (TABLE_NAME, QUEUE_URL, DLQ_URL), which the stack adds. The variables are
+// the ones shared/config reads.
+func (c Config) Environment() map[string]string {
+	env := map[string]string{
+		"STAGE":                   c.Stage,
+		"RATE_LIMIT_PER_SECOND":   strconv.FormatFloat(c.RateLimitPerSecond, 'f', -1, 64),
+		"ENDPOINT_MAX_IN_FLIGHT":  strconv.Itoa(c.EndpointMaxInFlight),
+		"ALLOWED_SCHEMES":         strings.Join(c.AllowedSchemes, ","),
+		"ALLOW_PRIVATE_ENDPOINTS": strconv.FormatBool(c.AllowPrivateEndpoints),
+		"SWEEP_GRACE":             c.SweepGrace.String(),
+		"METRICS":                 "emf",
+		"METRICS_NAMESPACE":       MetricsNamespace,
+		"LOG_LEVEL":               c.LogLevel,
+	}
+	if c.RetrySchedule != "" {
+		env["RETRY_SCHEDULE"] = c.RetrySchedule
+	}
+	return env
+}

@@ -1,0 +1,434 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/gifq/webhooks/shared/schema"
+)
+
+// The functions, as named under functions/ and bin/.
+const (
+	FnAPI     = "api"
+	FnDeliver = "deliver"
+	FnSweeper = "sweeper"
+	FnRedrive = "redrive"
+)
+
+// Functions lists every function in build order.
+var Functions = []string{FnAPI, FnDeliver, FnSweeper, FnRedrive}
+
+// Function settings. deliver's timeout is the one the queue's visibility
+// timeout is derived from (schema.FunctionTimeout).
+var functionSpecs = map[string]struct {
+	ID          string
+	Description string
+	MemoryMB    float64
+	Timeout     awscdk.Duration
+}{
+	FnAPI: {"ApiFunction", "Ingest and management API behind API Gateway", 256,
+		awscdk.Duration_Seconds(jsii.Number(15))},
+	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256,
+		awscdk.Duration_Seconds(jsii.Number(schema.FunctionTimeout.Seconds()))},
+	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes)", 256,
+		awscdk.Duration_Minutes(jsii.Number(5))},
+	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128,
+		awscdk.Duration_Minutes(jsii.Number(5))},
+}
+
+// SweepRate is the sweeper's schedule.
+const SweepRate = 15 // minutes
+
+// LogRetention is how long function and access logs are kept.
+const LogRetention = awslogs.RetentionDays_ONE_MONTH
+
+// StackProps configures the stack.
+type StackProps struct {
+	awscdk.StackProps
+	Config Config
+	// AssetDir holds <fn>/bootstrap for every function (`make build` writes
+	// bin/). Tests pass a temporary folder with dummy files.
+	AssetDir string
+}
+
+// Stack is the webhook delivery system, with handles for tests.
+type Stack struct {
+	awscdk.Stack
+	Config     Config
+	Table      awsdynamodb.Table
+	Queue      awssqs.Queue
+	DLQ        awssqs.Queue
+	Functions  map[string]awslambda.Function
+	Roles      map[string]awsiam.Role
+	Api        awsapigateway.LambdaRestApi
+	AlarmTopic awssns.Topic // nil without alarmEmail
+	Alarms     map[string]awscloudwatch.Alarm
+	Dashboard  awscloudwatch.Dashboard
+}
+
+// StackName is the CloudFormation stack's name for a stage.
+func StackName(stage string) string { return "GifqWebhooks-" + stage }
+
+// NewStack builds the stack. It panics on an invalid configuration (the app
+// validates first and prints the errors).
+func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
+	cfg := props.Config
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	if props.AssetDir == "" {
+		panic("StackProps.AssetDir is empty")
+	}
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	s := &Stack{
+		Stack: stack, Config: cfg,
+		Functions: map[string]awslambda.Function{}, Roles: map[string]awsiam.Role{},
+		Alarms: map[string]awscloudwatch.Alarm{},
+	}
+	awscdk.Tags_Of(stack).Add(jsii.String("app"), jsii.String("gifq-webhooks"), nil)
+	awscdk.Tags_Of(stack).Add(jsii.String("stage"), jsii.String(cfg.Stage), nil)
+
+	// Production keeps its data when the stack (or a resource) is deleted;
+	// other stages clean up after themselves.
+	removal := awscdk.RemovalPolicy_DESTROY
+	if cfg.IsProd() {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+	name := *stack.StackName()
+
+	s.Table = newTable(stack, cfg, removal)
+	s.Queue, s.DLQ = newQueues(stack, name, removal)
+
+	env := cfg.Environment()
+	env["TABLE_NAME"] = *s.Table.TableName()
+	env["QUEUE_URL"] = *s.Queue.QueueUrl()
+	env["DLQ_URL"] = *s.DLQ.QueueUrl()
+
+	arch := awslambda.Architecture_ARM_64()
+	if cfg.LambdaArchitecture == "x86_64" {
+		arch = awslambda.Architecture_X86_64()
+	}
+	for _, fn := range Functions {
+		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, env, removal)
+	}
+
+	// Least privilege, function by function.
+	api, deliver, sweeper, redrive := s.Functions[FnAPI], s.Functions[FnDeliver], s.Functions[FnSweeper], s.Functions[FnRedrive]
+	// api: ingest and management read and write the table; ingest sends the
+	// new deliveries to the delivery queue.
+	s.Table.GrantReadWriteData(api)
+	s.Queue.GrantSendMessages(api)
+	// deliver: consumes the delivery queue (the event source grants it),
+	// records attempts, re-sends deferred messages, dead-letters.
+	s.Table.GrantReadWriteData(deliver)
+	s.Queue.GrantSendMessages(deliver)
+	s.DLQ.GrantSendMessages(deliver)
+	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(10),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(float64(cfg.DeliverMaxConcurrency)),
+	}))
+	// sweeper: queries the sweep index, re-queues, dead-letters deliveries
+	// that are out of attempts.
+	s.Table.GrantReadWriteData(sweeper)
+	s.Queue.GrantSendMessages(sweeper)
+	s.DLQ.GrantSendMessages(sweeper)
+	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("Runs the %s sweeper every %d minutes", name, SweepRate)),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(SweepRate))),
+	})
+	rule.AddTarget(awseventstargets.NewLambdaFunction(sweeper, &awseventstargets.LambdaFunctionProps{
+		RetryAttempts: jsii.Number(2),
+		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(10)),
+	}))
+	// redrive: reads and deletes DLQ messages, sends them back to the
+	// delivery queue, resets the deliveries in the table. No trigger.
+	s.DLQ.GrantConsumeMessages(redrive)
+	s.Queue.GrantSendMessages(redrive)
+	s.Table.GrantReadWriteData(redrive)
+
+	s.Api = newAPI(stack, name, cfg, api, removal)
+
+	s.addAlarms(name)
+	s.addDashboard(name)
+	s.addOutputs()
+	addNagSuppressions(s)
+	return s
+}
+
+func attribute(k schema.Key) *awsdynamodb.Attribute {
+	t := awsdynamodb.AttributeType_STRING
+	switch k.Type {
+	case schema.String:
+	case schema.Number:
+		t = awsdynamodb.AttributeType_NUMBER
+	default:
+		panic(fmt.Sprintf("schema key %s: unknown type %q", k.Name, k.Type))
+	}
+	return &awsdynamodb.Attribute{Name: jsii.String(k.Name), Type: t}
+}
+
+// newTable builds the single table from schema.Table, as store.CreateTable
+// does for the local emulator.
+func newTable(stack awscdk.Stack, cfg Config, removal awscdk.RemovalPolicy) awsdynamodb.Table {
+	t := schema.Table
+	table := awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey: attribute(t.PK),
+		SortKey:      attribute(t.SK),
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		Encryption:   awsdynamodb.TableEncryption_AWS_MANAGED,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		TimeToLiveAttribute: jsii.String(t.TTLAttribute),
+		DeletionProtection:  jsii.Bool(cfg.IsProd()),
+		RemovalPolicy:       removal,
+	})
+	for _, ix := range t.Indexes {
+		p := &awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ix.Name),
+			PartitionKey:   attribute(ix.PK),
+			SortKey:        attribute(ix.SK),
+			ProjectionType: awsdynamodb.ProjectionType(ix.Projection),
+		}
+		if len(ix.NonKey) > 0 {
+			p.NonKeyAttributes = jsii.Strings(ix.NonKey...)
+		}
+		table.AddGlobalSecondaryIndex(p)
+	}
+	return table
+}
+
+// newQueues builds the delivery queue and its DLQ from schema.Queues, as
+// queue.CreateQueues does for the local emulator. The queues are named
+// <stack>-deliveries and <stack>-dlq, so that the DLQ's redrive allow
+// policy can name its one source queue by ARN without a reference cycle
+// (the delivery queue's redrive policy already refers to the DLQ).
+func newQueues(stack awscdk.Stack, name string, removal awscdk.RemovalPolicy) (queue, dlq awssqs.Queue) {
+	q := schema.Queues
+	queueName := name + "-" + q.DeliveryQueueTag
+	sourceARN := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("sqs"), Resource: jsii.String(queueName)})
+	dlq = awssqs.NewQueue(stack, jsii.String("DeadLetterQueue"), &awssqs.QueueProps{
+		QueueName:       jsii.String(name + "-" + q.DLQTag),
+		RetentionPeriod: awscdk.Duration_Seconds(jsii.Number(q.DLQRetention.Seconds())),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		// Only the delivery queue may use this DLQ, which is also what the
+		// console's "Start DLQ redrive" offers as the destination.
+		RedriveAllowPolicy: &awssqs.RedriveAllowPolicy{
+			RedrivePermission: awssqs.RedrivePermission_BY_QUEUE,
+			SourceQueues:      &[]awssqs.IQueue{awssqs.Queue_FromQueueArn(stack, jsii.String("DeliveryQueueByName"), sourceARN)},
+		},
+		RemovalPolicy: removal,
+	})
+	queue = awssqs.NewQueue(stack, jsii.String("DeliveryQueue"), &awssqs.QueueProps{
+		QueueName:         jsii.String(queueName),
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(q.VisibilityTimeout.Seconds())),
+		RetentionPeriod:   awscdk.Duration_Seconds(jsii.Number(q.Retention.Seconds())),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		// Only the poison-message net: retries and deferrals set the
+		// visibility themselves and never come near this count.
+		DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(q.MaxReceiveCount))},
+		RemovalPolicy:   removal,
+	})
+	return queue, dlq
+}
+
+// newFunction builds one Go function with its own role and log group. The
+// role starts empty: log writing is granted on the function's own log
+// group, and the stack adds each function's data grants.
+func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.Architecture, env map[string]string, removal awscdk.RemovalPolicy) (awslambda.Function, awsiam.Role) {
+	spec := functionSpecs[fn]
+	logs := awslogs.NewLogGroup(stack, jsii.String(spec.ID+"Logs"), &awslogs.LogGroupProps{
+		Retention:     LogRetention,
+		RemovalPolicy: removal,
+	})
+	role := awsiam.NewRole(stack, jsii.String(spec.ID+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String(fmt.Sprintf("%s %s function", name, fn)),
+	})
+	logs.GrantWrite(role)
+	environment := map[string]*string{}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		environment[k] = jsii.String(env[k])
+	}
+	f := awslambda.NewFunction(stack, jsii.String(spec.ID), &awslambda.FunctionProps{
+		FunctionName: jsii.String(name + "-" + fn),
+		Description:  jsii.String(spec.Description),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: arch,
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, fn)), nil),
+		MemorySize:   jsii.Number(spec.MemoryMB),
+		Timeout:      spec.Timeout,
+		Role:         role,
+		LogGroup:     logs,
+		Environment:  &environment,
+		Tracing:      awslambda.Tracing_ACTIVE,
+	})
+	// The function may only start once it can write its logs.
+	f.Node().AddDependency(role)
+	return f, role
+}
+
+// newAPI puts the api function behind a REST API (Lambda proxy on / and
+// /{proxy+}) with stage throttling, access logs and execution logging.
+func newAPI(stack awscdk.Stack, name string, cfg Config, fn awslambda.Function, removal awscdk.RemovalPolicy) awsapigateway.LambdaRestApi {
+	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     LogRetention,
+		RemovalPolicy: removal,
+	})
+	t := true
+	return awsapigateway.NewLambdaRestApi(stack, jsii.String("Api"), &awsapigateway.LambdaRestApiProps{
+		RestApiName:    jsii.String(name),
+		Description:    jsii.String("Webhook ingest and management API (" + cfg.Stage + ")"),
+		Handler:        fn,
+		Proxy:          jsii.Bool(true),
+		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		CloudWatchRole: jsii.Bool(cfg.APIGatewayCloudWatchRole),
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            jsii.String(cfg.Stage),
+			ThrottlingRateLimit:  jsii.Number(cfg.APIThrottleRate),
+			ThrottlingBurstLimit: jsii.Number(float64(cfg.APIThrottleBurst)),
+			LoggingLevel:         awsapigateway.MethodLoggingLevel_ERROR,
+			// Never log request or response bodies: they hold bearer API
+			// keys, endpoint secrets and customers' webhook payloads.
+			DataTraceEnabled:     jsii.Bool(false),
+			MetricsEnabled:       jsii.Bool(true),
+			TracingEnabled:       jsii.Bool(true),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
+			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
+				Caller: &t, HttpMethod: &t, Ip: &t, Protocol: &t, RequestTime: &t,
+				ResourcePath: &t, ResponseLength: &t, Status: &t, User: &t,
+			}),
+		},
+	})
+}
+
+// Alarm ids, also the suffix of each alarm's name.
+const (
+	AlarmDLQNotEmpty      = "DlqNotEmpty"
+	AlarmDLQGrowing       = "DlqGrowing"
+	AlarmDeliverErrors    = "DeliverErrors"
+	AlarmQueueAge         = "DeliveryQueueAge"
+	AlarmDeliverThrottles = "DeliverThrottles"
+	AlarmAPIThrottles     = "ApiThrottles"
+	AlarmAPI5xx           = "Api5xx"
+)
+
+// QueueAgeThreshold: the oldest message in the delivery queue older than
+// this means deliveries are not being picked up.
+const QueueAgeThreshold = 15 * 60 // seconds
+
+// API5xxThreshold is the 5XX count in five minutes that raises an alarm.
+const API5xxThreshold = 5
+
+func (s *Stack) addAlarms(name string) {
+	var action awscloudwatch.IAlarmAction
+	if s.Config.AlarmEmail != "" {
+		key := awskms.NewKey(s.Stack, jsii.String("AlarmTopicKey"), &awskms.KeyProps{
+			Description:       jsii.String(name + " alarm topic encryption"),
+			EnableKeyRotation: jsii.Bool(true),
+			RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
+		})
+		// CloudWatch publishes to the encrypted topic; the AWS-managed SNS key
+		// does not allow that, hence a customer-managed key.
+		key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("AllowCloudWatchAlarmsToPublish"),
+			Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)},
+			Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
+			Resources:  jsii.Strings("*"),
+			Conditions: &map[string]interface{}{
+				"StringEquals": map[string]interface{}{"aws:SourceAccount": s.Account()},
+			},
+		}), nil)
+		s.AlarmTopic = awssns.NewTopic(s.Stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
+			DisplayName: jsii.String(name + " alarms"),
+			MasterKey:   key,
+			EnforceSSL:  jsii.Bool(true),
+		})
+		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(s.Config.AlarmEmail), nil))
+		action = awscloudwatchactions.NewSnsAction(s.AlarmTopic)
+	}
+	five := awscdk.Duration_Minutes(jsii.Number(5))
+	add := func(id, description string, metric awscloudwatch.IMetric, op awscloudwatch.ComparisonOperator, threshold float64) {
+		a := awscloudwatch.NewAlarm(s.Stack, jsii.String(id+"Alarm"), &awscloudwatch.AlarmProps{
+			AlarmName:          jsii.String(name + "-" + id),
+			AlarmDescription:   jsii.String(description + " See docs/deploy.md#alarms."),
+			Metric:             metric,
+			ComparisonOperator: op,
+			Threshold:          jsii.Number(threshold),
+			EvaluationPeriods:  jsii.Number(1),
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		if action != nil {
+			a.AddAlarmAction(action)
+			a.AddOkAction(action)
+		}
+		s.Alarms[id] = a
+	}
+	gt := awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD
+	ge := awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+	add(AlarmDLQNotEmpty, "The dead-letter queue holds messages: deliveries failed for good or poison messages. Inspect them, fix the cause, redrive.",
+		s.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, 0)
+	add(AlarmDLQGrowing, fmt.Sprintf("More than %d messages were dead-lettered in one hour: a receiver is down or rejecting, or the system is failing.", s.Config.DLQGrowthThreshold),
+		s.DLQ.MetricNumberOfMessagesSent(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Hours(jsii.Number(1)), Statistic: jsii.String("Sum")}), gt, float64(s.Config.DLQGrowthThreshold))
+	add(AlarmDeliverErrors, "The deliver function failed whole invocations (crash, timeout, or an error outside one message): its batches are retried.",
+		s.Functions[FnDeliver].MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
+	add(AlarmQueueAge, "The oldest message in the delivery queue is older than 15 minutes: deliveries are not being picked up.",
+		s.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, QueueAgeThreshold)
+	add(AlarmDeliverThrottles, "Lambda throttled the deliver function: the account's concurrency is exhausted.",
+		s.Functions[FnDeliver].MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
+	add(AlarmAPIThrottles, "Lambda throttled the api function: producers got errors.",
+		s.Functions[FnAPI].MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
+	add(AlarmAPI5xx, fmt.Sprintf("The API answered at least %d 5XX errors in five minutes.", API5xxThreshold),
+		s.Api.MetricServerError(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, API5xxThreshold)
+}
+
+// AlarmOrder is the alarms in dashboard order.
+var AlarmOrder = []string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx}
+
+func (s *Stack) addOutputs() {
+	out := func(id, value, description string) {
+		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(description)})
+	}
+	// LambdaRestApi adds an "Endpoint" output of its own; ApiUrl replaces it.
+	s.Api.Node().TryRemoveChild(jsii.String("Endpoint"))
+	out("ApiUrl", *s.Api.Url(), "Base URL of the API (append v1/events, v1/endpoints, ...)")
+	out("ApiId", *s.Api.RestApiId(), "REST API id (LocalStack builds its URL from it)")
+	out("ApiStageName", *s.Api.DeploymentStage().StageName(), "REST API stage")
+	out("QueueUrl", *s.Queue.QueueUrl(), "Delivery queue URL")
+	out("DlqUrl", *s.DLQ.QueueUrl(), "Dead-letter queue URL")
+	out("TableName", *s.Table.TableName(), "DynamoDB table")
+	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
+	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")
+	out("Stage", s.Config.Stage, "Stage name (the Stage dimension of the app's metrics)")
+	if s.AlarmTopic != nil {
+		out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "SNS topic that receives every alarm")
+	}
+}
