@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func getter(m map[string]any) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		if !ok || v == nil {
+			return "", false
+		}
+		return fmt.Sprint(v), true
+	}
+}
+
+// TestCdkJSON: cdk.json runs the Go app, and its context block gives
+// exactly the defaults (so `cdk synth` and `go test` build the same stack),
+// with no unknown keys besides CDK feature flags.
+func TestCdkJSON(t *testing.T) {
+	c := cdkJSON(t)
+	if c["app"] != "go run ./infra" {
+		t.Errorf(`app = %v, want "go run ./infra"`, c["app"])
+	}
+	ctx, _ := c["context"].(map[string]any)
+	known := map[string]bool{}
+	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxEndpointMaxInFlight, CtxAllowedSchemes,
+		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
+		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole} {
+		known[k] = true
+		if _, ok := ctx[k]; !ok {
+			t.Errorf("cdk.json context lacks %s (document every option there)", k)
+		}
+	}
+	for k := range ctx {
+		if !known[k] && !strings.HasPrefix(k, "@aws-cdk") {
+			t.Errorf("cdk.json context has unknown key %q", k)
+		}
+	}
+	cfg, err := ParseConfig(getter(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, DefaultConfig()) {
+		t.Errorf("cdk.json context gives\n %+v\nwant the defaults\n %+v", cfg, DefaultConfig())
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	cfg, err := ParseConfig(getter(map[string]any{
+		CtxStage: "prod", CtxRetrySchedule: "1s, 2s", CtxRateLimitPerSecond: 2.5, CtxEndpointMaxInFlight: 0,
+		CtxAllowedSchemes: "HTTPS", CtxSweepGrace: "90s", CtxLogLevel: "DEBUG", CtxDeliverMaxConcurrency: "1000",
+		CtxAPIThrottleRate: "10", CtxAPIThrottleBurst: 20, CtxAlarmEmail: "ops@example.com", CtxDLQGrowthThreshold: 3,
+		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Stage: "prod", RetrySchedule: "1s, 2s", RateLimitPerSecond: 2.5, EndpointMaxInFlight: 0,
+		AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000,
+		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
+		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false,
+	}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("got  %+v\nwant %+v", cfg, want)
+	}
+	if !cfg.IsProd() {
+		t.Error("prod is not prod")
+	}
+	env := cfg.Environment()
+	if env["RETRY_SCHEDULE"] != "1s, 2s" || env["RATE_LIMIT_PER_SECOND"] != "2.5" || env["SWEEP_GRACE"] != "1m30s" ||
+		env["METRICS"] != "emf" || env["METRICS_NAMESPACE"] != "GifqWebhooks" || env["ALLOW_PRIVATE_ENDPOINTS"] != "false" {
+		t.Errorf("environment %v", env)
+	}
+}
+
+func TestParseConfigRejects(t *testing.T) {
+	for _, tc := range []struct {
+		ctx  map[string]any
+		want string
+	}{
+		{map[string]any{CtxStage: "Prod"}, CtxStage},
+		{map[string]any{CtxStage: "a-very-long-stage-name-indeed"}, CtxStage},
+		{map[string]any{CtxRetrySchedule: "1s,soon"}, CtxRetrySchedule},
+		{map[string]any{CtxRetrySchedule: "13h"}, CtxRetrySchedule},
+		{map[string]any{CtxRateLimitPerSecond: "0"}, CtxRateLimitPerSecond},
+		{map[string]any{CtxRateLimitPerSecond: "fast"}, CtxRateLimitPerSecond},
+		{map[string]any{CtxEndpointMaxInFlight: "101"}, CtxEndpointMaxInFlight},
+		{map[string]any{CtxAllowedSchemes: "ftp"}, CtxAllowedSchemes},
+		{map[string]any{CtxAllowedSchemes: " , "}, CtxAllowedSchemes},
+		// A deployed stack never reaches private addresses.
+		{map[string]any{CtxAllowPrivateEndpoints: "true"}, CtxAllowPrivateEndpoints},
+		{map[string]any{CtxStage: "prod", CtxAllowPrivateEndpoints: true}, CtxAllowPrivateEndpoints},
+		{map[string]any{CtxAllowPrivateEndpoints: "yes please"}, CtxAllowPrivateEndpoints},
+		{map[string]any{CtxSweepGrace: "0s"}, CtxSweepGrace},
+		{map[string]any{CtxLogLevel: "loud"}, CtxLogLevel},
+		{map[string]any{CtxDeliverMaxConcurrency: "1"}, CtxDeliverMaxConcurrency},
+		{map[string]any{CtxDeliverMaxConcurrency: "1001"}, CtxDeliverMaxConcurrency},
+		{map[string]any{CtxAPIThrottleRate: "-1"}, CtxAPIThrottleRate},
+		{map[string]any{CtxAPIThrottleBurst: "0"}, CtxAPIThrottleBurst},
+		{map[string]any{CtxAlarmEmail: "ops"}, CtxAlarmEmail},
+		{map[string]any{CtxAlarmEmail: "Ops <ops@example.com>"}, CtxAlarmEmail},
+		{map[string]any{CtxDLQGrowthThreshold: "0"}, CtxDLQGrowthThreshold},
+		{map[string]any{CtxLambdaArchitecture: "arm"}, CtxLambdaArchitecture},
+		{map[string]any{CtxAPIGatewayCloudWatchRole: "maybe"}, CtxAPIGatewayCloudWatchRole},
+	} {
+		_, err := ParseConfig(getter(tc.ctx))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one naming %s", tc.ctx, err, tc.want)
+		}
+	}
+	// The localstack stage may allow private endpoints.
+	if _, err := ParseConfig(getter(map[string]any{CtxStage: LocalStackStage, CtxAllowPrivateEndpoints: "true"})); err != nil {
+		t.Error(err)
+	}
+	// Several problems are reported together.
+	_, err := ParseConfig(getter(map[string]any{CtxLogLevel: "loud", CtxAPIThrottleBurst: "0"}))
+	if err == nil || !strings.Contains(err.Error(), CtxLogLevel) || !strings.Contains(err.Error(), CtxAPIThrottleBurst) {
+		t.Errorf("want both problems, got %v", err)
+	}
+}
+
+// TestNewStackRejectsInvalidConfig: the stack itself refuses a bad
+// configuration, e.g. private endpoints outside the localstack stage.
+func TestNewStackRejectsInvalidConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.AllowPrivateEndpoints = true
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), CtxAllowPrivateEndpoints) {
+			t.Errorf("NewStack accepted AllowPrivateEndpoints on stage dev (recovered %v)", r)
+		}
+	}()
+	NewStack(nil, "Never", &StackProps{Config: cfg, AssetDir: "unused"})
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/gifq/webhooks/shared/schema"
+)
+
+// wildcardResourceActions are the only actions allowed on Resource "*",
+// each with the reason AWS gives no narrower resource.
+var wildcardResourceActions = map[string]string{
+	"xray:PutTraceSegments":    "X-Ray has no resource-level permissions for sending trace segments",
+	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions for telemetry records",
+}
+
+// indexWildcard is the one wildcard allowed inside a resource: the table's
+// own indexes (<table ARN>/index/*), which queries on a GSI need.
+var indexWildcard = regexp.MustCompile(`^\$\{Table[A-Za-z0-9]+\.Arn\}/index/\*$`)
+
+// TestIAMNoWildcardResources walks every statement of every IAM policy
+// (managed-by-CDK policies and inline role policies) and fails on a "*"
+// resource outside the allow-list, a wildcard action, or a wildcard in a
+// resource other than the table's indexes.
+func TestIAMNoWildcardResources(t *testing.T) {
+	for _, v := range []string{"dev", "prod", "localstack"} {
+		s := synth(t, v)
+		sts := s.statements()
+		if len(sts) == 0 {
+			t.Fatalf("%s: no IAM statements found", v)
+		}
+		for _, st := range sts {
+			if st.Effect != "Allow" {
+				continue
+			}
+			for _, a := range st.Actions {
+				if strings.Contains(a, "*") {
+					t.Errorf("%s %s: wildcard action %s", v, st.Policy, a)
+				}
+			}
+			for _, r := range st.Resources {
+				switch {
+				case r == "*":
+					for _, a := range st.Actions {
+						if _, ok := wildcardResourceActions[a]; !ok {
+							t.Errorf("%s %s: %s on Resource \"*\" (not in the allow-list)", v, st.Policy, a)
+						}
+					}
+				case strings.Contains(r, "*") && !indexWildcard.MatchString(r):
+					t.Errorf("%s %s: wildcard resource %s for %v", v, st.Policy, r, st.Actions)
+				}
+			}
+		}
+		// Managed policies only on API Gateway's account-level logging role.
+		for id, r := range s.resources("AWS::IAM::Role") {
+			arns := list(props(r)["ManagedPolicyArns"])
+			if props(r)["ManagedPolicyArns"] == nil {
+				continue
+			}
+			if !strings.HasPrefix(id, "ApiCloudWatchRole") || len(arns) != 1 ||
+				!strings.HasSuffix(render(arns[0]), ":iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs") {
+				t.Errorf("%s: role %s has managed policies %v", v, id, arns)
+			}
+		}
+	}
+}
+
+// grant is one (resource kind, action) pair.
+type grant struct{ Resource, Action string }
+
+// TestIAMLeastPrivilege: each function's role holds exactly what it needs,
+// on the stack's own resources.
+func TestIAMLeastPrivilege(t *testing.T) {
+	s := synth(t, "dev")
+	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
+	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
+	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
+	kind := func(fnLogs, r string) string {
+		switch {
+		case r == "*":
+			return "*"
+		case r == "${"+tableID+".Arn}":
+			return "table"
+		case r == "${"+tableID+".Arn}/index/*":
+			return "table/index"
+		case r == "${"+queueID+".Arn}":
+			return "queue"
+		case r == "${"+dlqID+".Arn}":
+			return "dlq"
+		case r == "${"+fnLogs+".Arn}":
+			return "own-logs"
+		}
+		return "OTHER:" + r
+	}
+	send := []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+	consume := []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+	wantSQS := map[string]map[string][]string{
+		FnAPI:     {"queue": send},
+		FnDeliver: {"queue": append(append([]string{}, send...), consume...), "dlq": send},
+		FnSweeper: {"queue": send, "dlq": send},
+		FnRedrive: {"queue": send, "dlq": consume},
+	}
+	tableActions := map[string]bool{}
+	for _, a := range []string{"BatchGetItem", "Query", "GetItem", "Scan", "ConditionCheckItem", "BatchWriteItem",
+		"PutItem", "UpdateItem", "DeleteItem", "DescribeTable", "GetRecords", "GetShardIterator"} {
+		tableActions["dynamodb:"+a] = true
+	}
+	for _, fn := range Functions {
+		_, f := s.functionByName(t, fn)
+		role := strings.TrimSuffix(strings.Trim(render(props(f)["Role"]), "${}"), ".Arn")
+		logs := strings.Trim(render(props(f)["LoggingConfig"].(map[string]any)["LogGroup"]), "${}")
+		got := map[grant]bool{}
+		for _, st := range s.statements() {
+			if !contains(st.Roles, role) {
+				continue
+			}
+			if st.Effect != "Allow" {
+				continue
+			}
+			for _, r := range st.Resources {
+				for _, a := range st.Actions {
+					got[grant{kind(logs, r), a}] = true
+				}
+			}
+		}
+		want := map[grant]bool{
+			{"own-logs", "logs:CreateLogStream"}: true, {"own-logs", "logs:PutLogEvents"}: true,
+			{"*", "xray:PutTraceSegments"}: true, {"*", "xray:PutTelemetryRecords"}: true,
+		}
+		for q, actions := range wantSQS[fn] {
+			for _, a := range actions {
+				want[grant{q, a}] = true
+			}
+		}
+		// Table read/write (the sweeper's and the API's index queries included).
+		for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+			"dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:BatchWriteItem", "dynamodb:BatchGetItem"} {
+			for _, k := range []string{"table", "table/index"} {
+				if !got[grant{k, a}] {
+					t.Errorf("%s: missing %s on %s", fn, a, k)
+				}
+			}
+		}
+		for g := range got {
+			if (g.Resource == "table" || g.Resource == "table/index") && tableActions[g.Action] {
+				continue
+			}
+			if !want[g] {
+				t.Errorf("%s: unexpected grant %s on %s", fn, g.Action, g.Resource)
+			}
+		}
+		for g := range want {
+			if !got[g] {
+				t.Errorf("%s: missing grant %s on %s", fn, g.Action, g.Resource)
+			}
+		}
+	}
+	// No role is shared, no role is assumable by anything but Lambda (apart
+	// from API Gateway's logging role).
+	for id, r := range s.resources("AWS::IAM::Role") {
+		doc := props(r)["AssumeRolePolicyDocument"].(map[string]any)
+		for _, st := range list(doc["Statement"]) {
+			svc := render(st.(map[string]any)["Principal"].(map[string]any)["Service"])
+			if svc != "lambda.amazonaws.com" && !(strings.HasPrefix(id, "ApiCloudWatchRole") && svc == "apigateway.amazonaws.com") {
+				t.Errorf("role %s trusts %s", id, svc)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNagClean: with the AwsSolutions checks applied (as in the app), no
+// unsuppressed error or warning is left, in any variant.
+func TestNagClean(t *testing.T) {
+	for _, v := range []string{"dev", "prod", "localstack"} {
+		s := synth(t, v)
+		sort.Strings(s.errors)
+		sort.Strings(s.warnings)
+		for _, e := range s.errors {
+			t.Errorf("%s: error: %s", v, e)
+		}
+		for _, w := range s.warnings {
+			t.Errorf("%s: warning: %s", v, w)
+		}
+	}
+}
+
+// TestNagRuns proves the check above is not vacuous: the same aspect on a
+// deliberately bad stack in the same kind of app reports errors.
+func TestNagRuns(t *testing.T) {
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), BuiltinCloudFormationValidation: jsii.Bool(false)})
+	bad := awscdk.NewStack(app, jsii.String("Bad"), nil)
+	awssqs.NewQueue(bad, jsii.String("Plain"), &awssqs.QueueProps{Encryption: awssqs.QueueEncryption_UNENCRYPTED})
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Reports: jsii.Bool(false)}), nil)
+	errs := assertions.Annotations_FromStack(bad).FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-SQS.*")))
+	if len(*errs) == 0 {
+		t.Fatal("cdk-nag reported nothing on an unencrypted queue without a DLQ or TLS policy")
+	}
+}
+
+// TestNagSuppressionsHaveReasons: every suppression says why.
+func TestNagSuppressionsHaveReasons(t *testing.T) {
+	all := append(append(append([]NagSuppression{}, apiSuppressions...), apiCloudWatchRoleSuppressions...), functionRoleSuppressions...)
+	for _, n := range all {
+		if !strings.HasPrefix(n.Rule, "AwsSolutions-") || len(n.Reason) < 60 {
+			t.Errorf("suppression %s: reason %q is too thin", n.Rule, n.Reason)
+		}
+		for _, re := range n.AppliesTo {
+			if !strings.HasPrefix(re, "^") || !strings.HasSuffix(re, "$") {
+				t.Errorf("suppression %s: appliesTo %q is not anchored", n.Rule, re)
+			}
+		}
+	}
+}

@@ -1,0 +1,530 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/schema"
+)
+
+// m is a shorthand for assertion patterns.
+type m = map[string]any
+
+// like matches an object that has at least these keys (inside arrays the
+// assertions library otherwise compares objects exactly).
+func like(o m) assertions.Matcher { return assertions.Match_ObjectLike(&o) }
+
+func TestTable(t *testing.T) {
+	dev := synth(t, "dev")
+	dev.tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1))
+	check(t, "table properties", func() {
+		dev.tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), m{
+			"BillingMode":                      "PAY_PER_REQUEST",
+			"PointInTimeRecoverySpecification": m{"PointInTimeRecoveryEnabled": true},
+			"SSESpecification":                 m{"SSEEnabled": true},
+			"TimeToLiveSpecification":          m{"AttributeName": schema.Table.TTLAttribute, "Enabled": true},
+			"KeySchema": []any{
+				m{"AttributeName": schema.Table.PK.Name, "KeyType": "HASH"},
+				m{"AttributeName": schema.Table.SK.Name, "KeyType": "RANGE"},
+			},
+			"DeletionProtectionEnabled": false,
+		})
+	})
+	// AWS-managed encryption: no customer key.
+	_, table := dev.only(t, "AWS::DynamoDB::Table")
+	if sse := props(table)["SSESpecification"].(map[string]any); sse["KMSMasterKeyId"] != nil || sse["SSEType"] != nil && sse["SSEType"] != "KMS" {
+		t.Errorf("SSESpecification = %v, want AWS-managed", sse)
+	}
+	if props(table)["ProvisionedThroughput"] != nil {
+		t.Error("table has provisioned throughput; want on-demand")
+	}
+	for _, ix := range schema.Table.Indexes {
+		check(t, "index "+ix.Name, func() {
+			dev.tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), m{
+				"GlobalSecondaryIndexes": assertions.Match_ArrayWith(&[]any{m{
+					"IndexName": ix.Name,
+					"KeySchema": []any{
+						m{"AttributeName": ix.PK.Name, "KeyType": "HASH"},
+						m{"AttributeName": ix.SK.Name, "KeyType": "RANGE"},
+					},
+					"Projection": m{"ProjectionType": ix.Projection},
+				}}),
+			})
+		})
+	}
+	// dev may be destroyed with the stack.
+	check(t, "dev removal policy", func() {
+		dev.tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), m{"DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete"})
+	})
+	// prod keeps the table and protects it from deletion.
+	prod := synth(t, "prod")
+	check(t, "prod retention", func() {
+		prod.tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), m{
+			"DeletionPolicy":      "Retain",
+			"UpdateReplacePolicy": "Retain",
+			"Properties":          m{"DeletionProtectionEnabled": true},
+		})
+	})
+	for _, typ := range []string{"AWS::SQS::Queue", "AWS::Logs::LogGroup"} {
+		for id, r := range prod.resources(typ) {
+			if r["DeletionPolicy"] != "Retain" {
+				t.Errorf("prod %s %s: DeletionPolicy %v, want Retain", typ, id, r["DeletionPolicy"])
+			}
+		}
+	}
+}
+
+func TestQueues(t *testing.T) {
+	s := synth(t, "dev")
+	s.tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
+	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
+	if got, want := schema.Queues.VisibilityTimeout, 6*schema.FunctionTimeout; got < want {
+		t.Errorf("schema visibility timeout %v < 6 x function timeout %v", got, want)
+	}
+	check(t, "delivery queue", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), m{
+			"QueueName":              StackName("dev") + "-" + schema.Queues.DeliveryQueueTag,
+			"VisibilityTimeout":      schema.Queues.VisibilityTimeout.Seconds(),
+			"MessageRetentionPeriod": schema.Queues.Retention.Seconds(),
+			"SqsManagedSseEnabled":   true,
+			"RedrivePolicy": m{
+				"deadLetterTargetArn": m{"Fn::GetAtt": []any{dlqID, "Arn"}},
+				"maxReceiveCount":     schema.Queues.MaxReceiveCount,
+			},
+		})
+	})
+	check(t, "dead-letter queue", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), m{
+			"QueueName":              StackName("dev") + "-" + schema.Queues.DLQTag,
+			"MessageRetentionPeriod": 14 * 24 * 3600,
+			"SqsManagedSseEnabled":   true,
+			"RedrivePolicy":          assertions.Match_Absent(),
+			"RedriveAllowPolicy": m{
+				"redrivePermission": "byQueue",
+				"sourceQueueArns":   assertions.Match_AnyValue(),
+			},
+		})
+	})
+	// The DLQ accepts exactly the delivery queue (by ARN, built from its name).
+	_, dlq := s.queueByName(t, schema.Queues.DLQTag)
+	sources := list(props(dlq)["RedriveAllowPolicy"].(map[string]any)["sourceQueueArns"])
+	if len(sources) != 1 {
+		t.Fatalf("sourceQueueArns = %v, want the delivery queue", sources)
+	}
+	wantARN := "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:" + StackName("dev") + "-" + schema.Queues.DeliveryQueueTag
+	if got := render(sources[0]); got != wantARN {
+		t.Errorf("DLQ source queue = %s, want %s", got, wantARN)
+	}
+	// enforceSSL: each queue's policy denies requests without TLS.
+	for _, id := range []string{queueID, dlqID} {
+		check(t, "TLS-only policy on "+id, func() {
+			s.tmpl.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), m{
+				"Queues": []any{m{"Ref": id}},
+				"PolicyDocument": m{"Statement": assertions.Match_ArrayWith(&[]any{like(m{
+					"Effect":    "Deny",
+					"Action":    "sqs:*",
+					"Condition": m{"Bool": m{"aws:SecureTransport": "false"}},
+				})})},
+			})
+		})
+	}
+}
+
+func TestFunctions(t *testing.T) {
+	s := synth(t, "dev")
+	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions))))
+	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
+	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
+	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
+	wantTimeout := map[string]float64{FnAPI: 15, FnDeliver: schema.FunctionTimeout.Seconds(), FnSweeper: 300, FnRedrive: 300}
+	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: 256, FnSweeper: 256, FnRedrive: 128}
+	roles := map[string]string{}
+	for _, fn := range Functions {
+		id, r := s.functionByName(t, fn)
+		p := props(r)
+		if p["Runtime"] != "provided.al2023" || p["Handler"] != "bootstrap" {
+			t.Errorf("%s: runtime %v handler %v, want provided.al2023 / bootstrap", fn, p["Runtime"], p["Handler"])
+		}
+		if a := list(p["Architectures"]); len(a) != 1 || a[0] != "arm64" {
+			t.Errorf("%s: architectures %v, want [arm64]", fn, a)
+		}
+		if p["Timeout"] != wantTimeout[fn] || p["MemorySize"] != wantMemory[fn] {
+			t.Errorf("%s: timeout %v memory %v, want %v / %v", fn, p["Timeout"], p["MemorySize"], wantTimeout[fn], wantMemory[fn])
+		}
+		if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != "Active" {
+			t.Errorf("%s: tracing %v, want Active", fn, p["TracingConfig"])
+		}
+		// Code from the function's own asset (bin/<fn>).
+		if code, _ := p["Code"].(map[string]any); code["S3Key"] == nil {
+			t.Errorf("%s: code %v, want an S3 asset", fn, p["Code"])
+		}
+		// Its own log group, with retention.
+		lc, _ := p["LoggingConfig"].(map[string]any)
+		lg := strings.Trim(render(lc["LogGroup"]), "${}")
+		group, ok := s.resources("AWS::Logs::LogGroup")[lg]
+		if !ok {
+			t.Errorf("%s: LoggingConfig %v does not name a log group of the stack", fn, lc)
+		} else if props(group)["RetentionInDays"] != float64(30) {
+			t.Errorf("%s: log retention %v, want 30 days", fn, props(group)["RetentionInDays"])
+		}
+		// Its own role.
+		role := strings.TrimSuffix(strings.Trim(render(p["Role"]), "${}"), ".Arn")
+		for other, r := range roles {
+			if r == role {
+				t.Errorf("%s and %s share role %s", fn, other, role)
+			}
+		}
+		roles[fn] = role
+		// Environment wired from the resources and the context.
+		env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+		want := map[string]string{
+			"TABLE_NAME": "${" + tableID + "}", "QUEUE_URL": "${" + queueID + "}", "DLQ_URL": "${" + dlqID + "}",
+			"STAGE": "dev", "RATE_LIMIT_PER_SECOND": "5", "ENDPOINT_MAX_IN_FLIGHT": "5", "ALLOWED_SCHEMES": "https",
+			"ALLOW_PRIVATE_ENDPOINTS": "false", "SWEEP_GRACE": "5m0s", "METRICS": "emf",
+			"METRICS_NAMESPACE": "GifqWebhooks", "LOG_LEVEL": "info",
+		}
+		for k, v := range want {
+			if got := render(env[k]); got != v {
+				t.Errorf("%s (%s): %s = %q, want %q", fn, id, k, got, v)
+			}
+		}
+		if _, ok := env["RETRY_SCHEDULE"]; ok {
+			t.Errorf("%s: RETRY_SCHEDULE set without context retrySchedule", fn)
+		}
+		for k := range env {
+			if _, ok := want[k]; !ok {
+				t.Errorf("%s: unexpected variable %s", fn, k)
+			}
+		}
+	}
+}
+
+// TestContextReachesFunctions: every context option lands in the
+// functions' environment or the resources it configures.
+func TestContextReachesFunctions(t *testing.T) {
+	s := synth(t, "prod")
+	for _, fn := range Functions {
+		_, r := s.functionByName(t, fn)
+		env := props(r)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		want := map[string]string{
+			"STAGE": "prod", "RETRY_SCHEDULE": "1s,16s,81s", "RATE_LIMIT_PER_SECOND": "7.5",
+			"ENDPOINT_MAX_IN_FLIGHT": "3", "SWEEP_GRACE": "10m0s", "LOG_LEVEL": "warn",
+			"ALLOWED_SCHEMES": "https", "ALLOW_PRIVATE_ENDPOINTS": "false",
+		}
+		for k, v := range want {
+			if got := render(env[k]); got != v {
+				t.Errorf("prod %s: %s = %q, want %q", fn, k, got, v)
+			}
+		}
+	}
+	check(t, "prod event source concurrency", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), m{"ScalingConfig": m{"MaximumConcurrency": 20}})
+	})
+	check(t, "prod API throttle", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), m{
+			"StageName":      "prod",
+			"MethodSettings": []any{m{"ThrottlingRateLimit": 25, "ThrottlingBurstLimit": 40, "HttpMethod": "*", "ResourcePath": "/*", "LoggingLevel": "ERROR", "DataTraceEnabled": false, "MetricsEnabled": true}},
+		})
+	})
+	check(t, "prod DLQ growth threshold", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), m{"AlarmName": "GifqWebhooks-prod-" + AlarmDLQGrowing, "Threshold": 50})
+	})
+
+	// The LocalStack stage is the only one that reaches private endpoints.
+	ls := synth(t, "localstack")
+	for _, fn := range Functions {
+		_, r := ls.functionByName(t, fn)
+		p := props(r)
+		env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if env["ALLOW_PRIVATE_ENDPOINTS"] != "true" || env["ALLOWED_SCHEMES"] != "http,https" {
+			t.Errorf("localstack %s: %v", fn, env)
+		}
+		if a := list(p["Architectures"]); len(a) != 1 || a[0] != "x86_64" {
+			t.Errorf("localstack %s: architectures %v, want [x86_64]", fn, a)
+		}
+	}
+	ls.tmpl.ResourceCountIs(jsii.String("AWS::ApiGateway::Account"), jsii.Number(0))
+}
+
+func TestDeliverEventSource(t *testing.T) {
+	s := synth(t, "dev")
+	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))
+	deliverID, _ := s.functionByName(t, FnDeliver)
+	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
+	check(t, "deliver event source", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), m{
+			"FunctionName":                   m{"Ref": deliverID},
+			"EventSourceArn":                 m{"Fn::GetAtt": []any{queueID, "Arn"}},
+			"BatchSize":                      10,
+			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
+			"ScalingConfig":                  m{"MaximumConcurrency": 50},
+			"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
+		})
+	})
+	// The queue hides a message for at least 6x the function's timeout.
+	_, q := s.queueByName(t, schema.Queues.DeliveryQueueTag)
+	_, fn := s.functionByName(t, FnDeliver)
+	if vt, to := props(q)["VisibilityTimeout"].(float64), props(fn)["Timeout"].(float64); vt < 6*to {
+		t.Errorf("visibility timeout %v < 6 x deliver timeout %v", vt, to)
+	}
+}
+
+func TestSweeperScheduleAndRedriveHasNoTrigger(t *testing.T) {
+	s := synth(t, "dev")
+	sweeperID, _ := s.functionByName(t, FnSweeper)
+	redriveID, _ := s.functionByName(t, FnRedrive)
+	s.tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1))
+	check(t, "sweeper schedule", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), m{
+			"ScheduleExpression": "rate(15 minutes)",
+			"State":              "ENABLED",
+			"Targets":            []any{m{"Arn": m{"Fn::GetAtt": []any{sweeperID, "Arn"}}, "Id": assertions.Match_AnyValue(), "RetryPolicy": assertions.Match_AnyValue()}},
+		})
+	})
+	check(t, "EventBridge may invoke the sweeper", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), m{
+			"Action":       "lambda:InvokeFunction",
+			"FunctionName": m{"Fn::GetAtt": []any{sweeperID, "Arn"}},
+			"Principal":    "events.amazonaws.com",
+		})
+	})
+	// redrive: invoked from the console only.
+	for id, r := range s.resources("AWS::Lambda::Permission") {
+		if strings.Contains(render(props(r)["FunctionName"]), redriveID) {
+			t.Errorf("permission %s lets something invoke redrive", id)
+		}
+	}
+	for id, r := range s.resources("AWS::Lambda::EventSourceMapping") {
+		if strings.Contains(render(props(r)["FunctionName"]), redriveID) {
+			t.Errorf("event source %s triggers redrive", id)
+		}
+	}
+}
+
+func TestAPI(t *testing.T) {
+	s := synth(t, "dev")
+	apiFnID, _ := s.functionByName(t, FnAPI)
+	s.tmpl.ResourceCountIs(jsii.String("AWS::ApiGateway::RestApi"), jsii.Number(1))
+	check(t, "REST API", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), m{
+			"Name":                  StackName("dev"),
+			"EndpointConfiguration": m{"Types": []any{"REGIONAL"}},
+			"BinaryMediaTypes":      assertions.Match_Absent(),
+		})
+	})
+	check(t, "{proxy+} resource", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Resource"), m{"PathPart": "{proxy+}"})
+	})
+	// ANY on / and on /{proxy+}, both Lambda proxy integrations of api.
+	s.tmpl.ResourceCountIs(jsii.String("AWS::ApiGateway::Method"), jsii.Number(2))
+	for id, r := range s.resources("AWS::ApiGateway::Method") {
+		p := props(r)
+		integ := p["Integration"].(map[string]any)
+		if p["HttpMethod"] != "ANY" || integ["Type"] != "AWS_PROXY" || integ["IntegrationHttpMethod"] != "POST" ||
+			!strings.Contains(render(integ["Uri"]), "${"+apiFnID+".Arn}") {
+			t.Errorf("method %s: %v", id, p)
+		}
+	}
+	accessLogsID := ""
+	for id := range s.resources("AWS::Logs::LogGroup") {
+		if strings.HasPrefix(id, "ApiAccessLogs") {
+			accessLogsID = id
+		}
+	}
+	check(t, "stage", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), m{
+			"StageName":      "dev",
+			"TracingEnabled": true,
+			"MethodSettings": []any{m{
+				"HttpMethod": "*", "ResourcePath": "/*",
+				"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100,
+				"LoggingLevel": "ERROR", "DataTraceEnabled": false, "MetricsEnabled": true,
+			}},
+			"AccessLogSetting": m{
+				"DestinationArn": assertions.Match_AnyValue(),
+				"Format":         assertions.Match_StringLikeRegexp(jsii.String(`\$context\.requestId.*\$context\.status`)),
+			},
+		})
+	})
+	_, stage := s.only(t, "AWS::ApiGateway::Stage")
+	dest := render(props(stage)["AccessLogSetting"].(map[string]any)["DestinationArn"])
+	if accessLogsID == "" || !strings.Contains(dest, accessLogsID) {
+		t.Errorf("access logs go to %s, want the ApiAccessLogs group (%s)", dest, accessLogsID)
+	}
+	// The account-level role for execution logs (context apiGatewayCloudWatchRole).
+	s.tmpl.ResourceCountIs(jsii.String("AWS::ApiGateway::Account"), jsii.Number(1))
+	// Two permissions per method: the stage, and the console's test-invoke.
+	for id, r := range s.resources("AWS::Lambda::Permission") {
+		p := props(r)
+		if p["Principal"] == "apigateway.amazonaws.com" && !strings.Contains(render(p["FunctionName"]), apiFnID) {
+			t.Errorf("API Gateway may invoke something else than api: %s", id)
+		}
+	}
+}
+
+func TestAlarms(t *testing.T) {
+	dev := synth(t, "dev")
+	queueID, _ := dev.queueByName(t, schema.Queues.DeliveryQueueTag)
+	dlqID, _ := dev.queueByName(t, schema.Queues.DLQTag)
+	deliverID, _ := dev.functionByName(t, FnDeliver)
+	apiFnID, _ := dev.functionByName(t, FnAPI)
+	type alarm struct {
+		namespace, metric, statistic, op string
+		threshold, period                float64
+		dimension                        string // the logical id its dimension refers to
+	}
+	want := map[string]alarm{
+		AlarmDLQNotEmpty:      {"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "GreaterThanThreshold", 0, 300, "QueueName=${" + dlqID + ".QueueName}"},
+		AlarmDLQGrowing:       {"AWS/SQS", "NumberOfMessagesSent", "Sum", "GreaterThanThreshold", 10, 3600, "QueueName=${" + dlqID + ".QueueName}"},
+		AlarmDeliverErrors:    {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}"},
+		AlarmQueueAge:         {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + queueID + ".QueueName}"},
+		AlarmDeliverThrottles: {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}"},
+		AlarmAPIThrottles:     {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + apiFnID + "}"},
+		AlarmAPI5xx:           {"AWS/ApiGateway", "5XXError", "Sum", "GreaterThanOrEqualToThreshold", API5xxThreshold, 300, "ApiName=" + StackName("dev")},
+	}
+	dev.tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(len(want))))
+	for name, a := range want {
+		check(t, "alarm "+name, func() {
+			dev.tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), m{
+				"AlarmName":          "GifqWebhooks-dev-" + name,
+				"Namespace":          a.namespace,
+				"MetricName":         a.metric,
+				"Statistic":          a.statistic,
+				"ComparisonOperator": a.op,
+				"Threshold":          a.threshold,
+				"Period":             a.period,
+				"EvaluationPeriods":  1,
+				"TreatMissingData":   "notBreaching",
+				"AlarmActions":       assertions.Match_Absent(), // no alarmEmail: no topic
+			})
+		})
+	}
+	for _, r := range dev.resources("AWS::CloudWatch::Alarm") {
+		p := props(r)
+		name := strings.TrimPrefix(p["AlarmName"].(string), "GifqWebhooks-dev-")
+		dims := list(p["Dimensions"])
+		if len(dims) != 1 {
+			t.Errorf("alarm %s: dimensions %v", name, dims)
+			continue
+		}
+		d := dims[0].(map[string]any)
+		if got := render(d["Name"]) + "=" + render(d["Value"]); got != want[name].dimension {
+			t.Errorf("alarm %s watches %s, want %s", name, got, want[name].dimension)
+		}
+	}
+	dev.tmpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+
+	// With alarmEmail every alarm notifies an encrypted, TLS-only topic.
+	prod := synth(t, "prod")
+	topicID, _ := prod.only(t, "AWS::SNS::Topic")
+	keyID, _ := prod.only(t, "AWS::KMS::Key")
+	for id, r := range prod.resources("AWS::CloudWatch::Alarm") {
+		for _, key := range []string{"AlarmActions", "OKActions"} {
+			if acts := list(props(r)[key]); len(acts) != 1 || render(acts[0]) != "${"+topicID+"}" {
+				t.Errorf("prod alarm %s: %s %v, want the topic", id, key, props(r)[key])
+			}
+		}
+	}
+	check(t, "topic", func() {
+		prod.tmpl.HasResourceProperties(jsii.String("AWS::SNS::Topic"), m{"KmsMasterKeyId": m{"Fn::GetAtt": []any{keyID, "Arn"}}})
+	})
+	check(t, "key rotation", func() {
+		prod.tmpl.HasResourceProperties(jsii.String("AWS::KMS::Key"), m{"EnableKeyRotation": true})
+	})
+	check(t, "CloudWatch may use the key", func() {
+		prod.tmpl.HasResourceProperties(jsii.String("AWS::KMS::Key"), m{"KeyPolicy": m{"Statement": assertions.Match_ArrayWith(&[]any{like(m{
+			"Effect":    "Allow",
+			"Principal": m{"Service": "cloudwatch.amazonaws.com"},
+			"Action":    []any{"kms:Decrypt", "kms:GenerateDataKey*"},
+		})})}})
+	})
+	check(t, "email subscription", func() {
+		prod.tmpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), m{"Protocol": "email", "Endpoint": "ops@example.com", "TopicArn": m{"Ref": topicID}})
+	})
+	check(t, "topic enforces TLS", func() {
+		prod.tmpl.HasResourceProperties(jsii.String("AWS::SNS::TopicPolicy"), m{"PolicyDocument": m{"Statement": assertions.Match_ArrayWith(&[]any{like(m{
+			"Effect": "Deny", "Action": "sns:Publish", "Condition": m{"Bool": m{"aws:SecureTransport": "false"}},
+		})})}})
+	})
+}
+
+func TestDashboard(t *testing.T) {
+	s := synth(t, "dev")
+	_, d := s.only(t, "AWS::CloudWatch::Dashboard")
+	body := render(props(d)["DashboardBody"])
+	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
+	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
+	deliverID, _ := s.functionByName(t, FnDeliver)
+	for _, want := range []string{
+		// queue depth, DLQ depth, deliver errors and duration
+		`"AWS/SQS","ApproximateNumberOfMessagesVisible","QueueName","${` + queueID + `.QueueName}"`,
+		`"AWS/SQS","ApproximateNumberOfMessagesVisible","QueueName","${` + dlqID + `.QueueName}"`,
+		`"AWS/Lambda","Errors","FunctionName","${` + deliverID + `}"`,
+		`"AWS/Lambda","Duration","FunctionName","${` + deliverID + `}"`,
+		`"type":"alarm"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %s", want)
+		}
+	}
+	// Every EMF metric of shared/obs, namespace GifqWebhooks, dimension Stage=dev.
+	for _, name := range DashboardAppMetrics {
+		if !strings.Contains(body, fmt.Sprintf(`"%s","%s","%s","dev"`, MetricsNamespace, name, obs.DimensionStage)) {
+			t.Errorf("dashboard lacks the app metric %s", name)
+		}
+	}
+	if len(DashboardAppMetrics) < 14 {
+		t.Errorf("only %d app metrics on the dashboard", len(DashboardAppMetrics))
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	s := synth(t, "dev")
+	outputs := s.json["Outputs"].(map[string]any)
+	for _, name := range []string{"ApiUrl", "ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "DashboardName", "Stage"} {
+		if _, ok := outputs[name]; !ok {
+			t.Errorf("output %s is missing", name)
+		}
+	}
+	redriveID, _ := s.functionByName(t, FnRedrive)
+	if got := render(outputs["RedriveFunctionName"].(map[string]any)["Value"]); got != "${"+redriveID+"}" {
+		t.Errorf("RedriveFunctionName = %s", got)
+	}
+	if _, ok := outputs["ApiEndpoint4F160690"]; ok {
+		t.Error("the construct's duplicate Endpoint output is still there")
+	}
+	if _, ok := synth(t, "prod").json["Outputs"].(map[string]any)["AlarmTopicArn"]; !ok {
+		t.Error("prod: AlarmTopicArn output is missing")
+	}
+}
+
+// TestEnvironmentAgnostic: no account or region in the template, no
+// lookups, so `cdk synth` needs no credentials.
+func TestEnvironmentAgnostic(t *testing.T) {
+	for _, v := range []string{"dev", "prod", "localstack"} {
+		s := synth(t, v)
+		if !*awscdk.Token_IsUnresolved(s.stack.Account()) || !*awscdk.Token_IsUnresolved(s.stack.Region()) {
+			t.Errorf("%s: stack has a fixed environment %s/%s", v, *s.stack.Account(), *s.stack.Region())
+		}
+		raw, _ := json.Marshal(s.json)
+		if acct := regexp.MustCompile(`\b\d{12}\b`).FindString(string(raw)); acct != "" {
+			t.Errorf("%s: template holds an account number %s", v, acct)
+		}
+		if region := regexp.MustCompile(`\b(us|eu|ap|sa|ca|me|af|il|mx)-(east|west|north|south|central|northeast|southeast|southwest|northwest)-\d\b`).FindString(string(raw)); region != "" {
+			t.Errorf("%s: template names a region %s", v, region)
+		}
+	}
+	// main.go passes no env; a context lookup would need credentials.
+	if _, err := ParseConfig(func(string) (string, bool) { return "", false }); err != nil {
+		t.Fatal(err)
+	}
+}
