@@ -133,13 +133,29 @@ func synth(t testing.TB, variant string) *synthesized {
 	ann := assertions.Annotations_FromStack(stack.Stack)
 	all := assertions.Match_StringLikeRegexp(jsii.String(".*"))
 	for _, m := range *ann.FindError(jsii.String("*"), all) {
-		s.errors = append(s.errors, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+		s.errors = append(s.errors, message(m))
 	}
 	for _, m := range *ann.FindWarning(jsii.String("*"), all) {
-		s.warnings = append(s.warnings, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+		s.warnings = append(s.warnings, message(m))
 	}
 	synthCache[variant] = s
 	return s
+}
+
+// message renders an annotation as "path: text" (through JSON: the Go
+// struct's fields are marked deprecated in favour of another package).
+func message(m any) string {
+	var v struct {
+		ID    string `json:"id"`
+		Entry struct {
+			Data any `json:"data"`
+		} `json:"entry"`
+	}
+	raw, _ := json.Marshal(m)
+	if err := json.Unmarshal(raw, &v); err != nil || v.ID == "" {
+		return string(raw)
+	}
+	return fmt.Sprintf("%s: %v", v.ID, v.Entry.Data)
 }
 
 // check runs an assertions call, which panics (a JavaScript error) on a

@@ -212,6 +212,9 @@ func TestNagRuns(t *testing.T) {
 	if len(*errs) == 0 {
 		t.Fatal("cdk-nag reported nothing on an unencrypted queue without a DLQ or TLS policy")
 	}
+	if msg := message((*errs)[0]); !strings.HasPrefix(msg, "/Bad/Plain/Resource: AwsSolutions-SQS") {
+		t.Errorf("annotation rendered as %q", msg)
+	}
 }
 
 // TestNagSuppressionsHaveReasons: every suppression says why.
