@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -37,22 +38,19 @@ const (
 // Functions lists every function in build order.
 var Functions = []string{FnAPI, FnDeliver, FnSweeper, FnRedrive}
 
-// Function settings. deliver's timeout is the one the queue's visibility
+// Function settings (plain Go values: nothing here may call into jsii
+// before main or TestMain has set the environment). deliver's timeout is the one the queue's visibility
 // timeout is derived from (schema.FunctionTimeout).
 var functionSpecs = map[string]struct {
 	ID          string
 	Description string
 	MemoryMB    float64
-	Timeout     awscdk.Duration
+	Timeout     time.Duration
 }{
-	FnAPI: {"ApiFunction", "Ingest and management API behind API Gateway", 256,
-		awscdk.Duration_Seconds(jsii.Number(15))},
-	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256,
-		awscdk.Duration_Seconds(jsii.Number(schema.FunctionTimeout.Seconds()))},
-	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes)", 256,
-		awscdk.Duration_Minutes(jsii.Number(5))},
-	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128,
-		awscdk.Duration_Minutes(jsii.Number(5))},
+	FnAPI:     {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second},
+	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout},
+	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes)", 256, 5 * time.Minute},
+	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute},
 }
 
 // SweepRate is the sweeper's schedule.
@@ -285,7 +283,7 @@ func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.A
 		Handler:      jsii.String("bootstrap"),
 		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, fn)), nil),
 		MemorySize:   jsii.Number(spec.MemoryMB),
-		Timeout:      spec.Timeout,
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.Timeout.Seconds())),
 		Role:         role,
 		LogGroup:     logs,
 		Environment:  &environment,

@@ -92,7 +92,7 @@ func TestMakeTargets(t *testing.T) {
 	}
 	dry := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("make", append([]string{"-n", "--no-print-directory", "-f", "infra/cdk.mk"}, args...)...)
+		cmd := exec.Command("make", append([]string{"-n", "-B", "--no-print-directory", "-f", "infra/cdk.mk"}, args...)...)
 		cmd.Dir = ".."
 		out, err := cmd.CombinedOutput()
 		if err != nil {
