@@ -20,8 +20,9 @@ import (
 var testRoot string
 
 func TestMain(m *testing.M) {
-	// jsii starts node once; these must be set before that.
-	os.Setenv("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+	// The jsii kernel (node) starts when the CDK packages initialise, before
+	// this runs: its environment (JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION)
+	// comes from the caller; infra/cdk.mk exports it for make test/infra-test.
 	var err error
 	testRoot, err = os.MkdirTemp("", "infra-test-")
 	if err != nil {

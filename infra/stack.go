@@ -38,8 +38,7 @@ const (
 // Functions lists every function in build order.
 var Functions = []string{FnAPI, FnDeliver, FnSweeper, FnRedrive}
 
-// Function settings (plain Go values: nothing here may call into jsii
-// before main or TestMain has set the environment). deliver's timeout is the one the queue's visibility
+// Function settings, as plain Go values. deliver's timeout is the one the queue's visibility
 // timeout is derived from (schema.FunctionTimeout).
 var functionSpecs = map[string]struct {
 	ID          string
