@@ -13,6 +13,7 @@ import (
 // own clients (the test's setup and polling use other clients). The counts
 // are exact: a change that adds a round trip to the hot path fails here.
 func TestAWSCallsPerDelivery(t *testing.T) {
+	localOnly(t)
 	calls := testenv.NewCalls()
 	h := start(t, opts{calls: calls})
 	_, key := h.account(t)
@@ -60,7 +61,7 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 		}
 	}
 	for op := range got {
-		if _, ok := want[op]; !ok && op != "SQS.ReceiveMessage(empty)" {
+		if _, ok := want[op]; !ok && op != "SQS.ReceiveMessage(empty)" && op != testenv.MessagesReceived {
 			t.Errorf("unexpected call %s = %d", op, got[op])
 		}
 	}

@@ -55,6 +55,7 @@ type opts struct {
 	sweepGrace  time.Duration
 	wrapSQS     func(app.SQS) app.SQS // fault injection
 	calls       *testenv.Calls        // count the app's AWS calls
+	env         map[string]string     // any other setting
 }
 
 // harness is one test's system.
@@ -67,6 +68,7 @@ type harness struct {
 	local    *runner.Local
 	app      *app.App
 	recvHost string
+	env      *testenv.Env // local runs only
 }
 
 func start(t *testing.T, o opts) *harness {
@@ -92,6 +94,9 @@ func start(t *testing.T, o opts) *harness {
 	if o.sweepGrace > 0 {
 		env2["SWEEP_GRACE"] = o.sweepGrace.String()
 	}
+	for k, v := range o.env {
+		env2[k] = v
+	}
 	cfg, err := config.Parse(func(k string) string { return env2[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +116,7 @@ func start(t *testing.T, o opts) *harness {
 	}
 	t.Cleanup(l.Stop)
 	return &harness{api: l.URL, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
-		local: l, app: a, recvHost: "127.0.0.1"}
+		local: l, app: a, recvHost: "127.0.0.1", env: env}
 }
 
 func remoteHarness(t *testing.T) *harness {
@@ -128,6 +133,16 @@ func remoteHarness(t *testing.T) *harness {
 		store:    store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
 		sqs:      sqs.NewFromConfig(cfg),
 		queueURL: os.Getenv("E2E_QUEUE_URL"), dlqURL: os.Getenv("E2E_DLQ_URL"), recvHost: host,
+	}
+}
+
+// localOnly marks a test that drives the process itself (kills it, injects
+// faults, edits the table): it always runs in make test, and does not apply
+// to a deployed stack (E2E_API_URL), where it says so and stops.
+func localOnly(t *testing.T) {
+	t.Helper()
+	if remote() {
+		t.Skip("drives the local process; not applicable to a deployed stack")
 	}
 }
 

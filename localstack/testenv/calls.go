@@ -23,6 +23,10 @@ type Calls struct {
 	n  map[string]int
 }
 
+// MessagesReceived counts messages handed out by ReceiveMessage (one
+// message received twice counts twice).
+const MessagesReceived = "SQS.messages-received"
+
 // NewCalls returns an empty counter.
 func NewCalls() *Calls { return &Calls{n: map[string]int{}} }
 
@@ -32,11 +36,15 @@ func (c *Calls) middleware(service string) func(*middleware.Stack) error {
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				out, md, err := next.HandleInitialize(ctx, in)
 				op := service + "." + awsmiddleware.GetOperationName(ctx)
-				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil && len(r.Messages) == 0 {
-					op += "(empty)"
+				received := 0
+				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil {
+					if received = len(r.Messages); received == 0 {
+						op += "(empty)"
+					}
 				}
 				c.mu.Lock()
 				c.n[op]++
+				c.n[MessagesReceived] += received
 				c.mu.Unlock()
 				return out, md, err
 			}), middleware.After)

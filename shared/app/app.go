@@ -95,8 +95,9 @@ func (a *App) API() *httpapi.API {
 func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
-		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: a.Config.DeliveryTimeout + 20*time.Second,
-		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
+		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout),
+		DisableAfter: a.Config.EndpointDisableAfter,
+		Log:          a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
 
@@ -112,3 +113,8 @@ func (a *App) Sweeper() *sweep.Sweeper {
 func (a *App) Redriver() *redrive.Redriver {
 	return &redrive.Redriver{SQS: a.SQS, DLQURL: a.Config.DLQURL, Store: a.Store, Queue: a.Queue, Log: a.Log, Metrics: a.Metrics}
 }
+
+// LeaseFor is how long a claim holds an attempt: the HTTP exchange is
+// bounded by the delivery timeout, and the writes around it take far less
+// than the margin. After it, another worker (or the sweeper) may take over.
+func LeaseFor(deliveryTimeout time.Duration) time.Duration { return 2*deliveryTimeout + 5*time.Second }

@@ -30,6 +30,7 @@ type Config struct {
 	AllowedSchemes        []string       // ALLOWED_SCHEMES (default https)
 	SweepGrace            time.Duration  // SWEEP_GRACE: how overdue a delivery must be before the sweeper re-queues it (default 5m)
 	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default 24h)
+	EndpointDisableAfter  time.Duration  // ENDPOINT_DISABLE_AFTER: disable an endpoint failing without a success for this long (default 120h; 0 = never)
 	LogLevel              slog.Level     // LOG_LEVEL: debug, info, warn, error
 	Metrics               bool           // METRICS: "emf" (default) writes CloudWatch Embedded Metric Format lines; "off"
 	MetricsNamespace      string         // METRICS_NAMESPACE (default GifqWebhooks)
@@ -38,17 +39,18 @@ type Config struct {
 // Defaults are the contract's values.
 func Defaults() Config {
 	return Config{
-		Stage:               "dev",
-		Retry:               retry.Default(),
-		RatePerSecond:       5,
-		EndpointMaxInFlight: 5,
-		DeliveryTimeout:     10 * time.Second,
-		AllowedSchemes:      []string{"https"},
-		SweepGrace:          5 * time.Minute,
-		SecretRotationGrace: 24 * time.Hour,
-		LogLevel:            slog.LevelInfo,
-		Metrics:             true,
-		MetricsNamespace:    "GifqWebhooks",
+		Stage:                "dev",
+		Retry:                retry.Default(),
+		RatePerSecond:        5,
+		EndpointMaxInFlight:  5,
+		DeliveryTimeout:      10 * time.Second,
+		AllowedSchemes:       []string{"https"},
+		SweepGrace:           5 * time.Minute,
+		SecretRotationGrace:  24 * time.Hour,
+		EndpointDisableAfter: 5 * 24 * time.Hour,
+		LogLevel:             slog.LevelInfo,
+		Metrics:              true,
+		MetricsNamespace:     "GifqWebhooks",
 	}
 }
 
@@ -82,6 +84,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	dur("DELIVERY_TIMEOUT", &c.DeliveryTimeout)
 	dur("SWEEP_GRACE", &c.SweepGrace)
 	dur("SECRET_ROTATION_GRACE", &c.SecretRotationGrace)
+	dur("ENDPOINT_DISABLE_AFTER", &c.EndpointDisableAfter)
 	if v := getenv("RETRY_SCHEDULE"); v != "" {
 		s, err := retry.Parse(v)
 		if err != nil {

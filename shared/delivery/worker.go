@@ -59,9 +59,12 @@ const (
 	// A message whose rate-limit slot is this close waits in the worker
 	// instead of going back to the queue (a second receive costs more).
 	maxWaitInWorker = time.Second
-	// A slot older than this was missed (the worker was backlogged): sending
-	// now could exceed the rate, so a new slot is reserved.
-	slotTolerance = 2 * time.Second
+	// A slot missed by more than this (the workers were far behind) is
+	// given up and a new one reserved. A slot missed by less is still used:
+	// giving up every late slot would waste the limiter's capacity and turn
+	// a backlog into a storm of re-reservations. Trailing slots are what lets
+	// a receiver see a small burst over the limit in one second.
+	slotTolerance = time.Second
 	// Back-off for a message that found the endpoint at its in-flight cap.
 	capBackoffMin, capBackoffMax = time.Second, 30 * time.Second
 	// A system error (DynamoDB or SQS unavailable) retries the message soon;
@@ -75,16 +78,17 @@ const (
 
 // Worker handles the delivery queue's batches.
 type Worker struct {
-	Store       Store
-	Queue       Queue
-	Limiter     Limiter
-	Sender      Sender
-	Schedule    retry.Schedule
-	MaxInFlight int           // per endpoint; 0: no cap
-	LeaseFor    time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
-	Log         *slog.Logger
-	Metrics     *obs.Metrics
-	Now         func() time.Time
+	Store        Store
+	Queue        Queue
+	Limiter      Limiter
+	Sender       Sender
+	Schedule     retry.Schedule
+	MaxInFlight  int           // per endpoint; 0: no cap
+	DisableAfter time.Duration // disable an endpoint failing for this long; 0: never
+	LeaseFor     time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
+	Log          *slog.Logger
+	Metrics      *obs.Metrics
+	Now          func() time.Time
 }
 
 // Handle is the SQS event source handler: it processes the batch's messages
@@ -219,46 +223,60 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		m.Count(obs.MetricEndpointDeferrals, 1)
 		return later(capBackoff(received + msg.Deferred))
 	}
-	if s, ok := w.waitForRateSlot(ctx, msg, *d, m); !ok {
+	sendAt, s, ok := w.rateSlot(ctx, msg, *d, m)
+	if !ok {
 		return s
+	}
+	// Wait for the slot before the claim: a claim holds one of the
+	// endpoint's in-flight slots, which must not sit idle while we wait.
+	if err := sleepUntil(ctx, sendAt); err != nil {
+		return step{err: err}
 	}
 	return w.attempt(ctx, snap, slot, m, log)
 }
 
-// waitForRateSlot holds the attempt to the account's rate: it uses the slot
-// the message carries if it was reserved for this attempt and is not missed,
-// or reserves one. A slot more than a second away sends the message back
-// carrying it (one more receive, no further reservation); a nearer one is
-// waited for here. ok is false when the message must not go on now.
-func (w *Worker) waitForRateSlot(ctx context.Context, msg queue.Message, d domain.Delivery, m *obs.Batch) (step, bool) {
+// rateSlot finds when this attempt may go under the account's rate: the
+// slot the message carries, if it was reserved for this attempt and has not
+// been missed, or a new one. A slot more than a second away sends the
+// message back carrying it (one more receive, no further reservation); a
+// nearer one is returned for the worker to wait for. ok is false when the
+// message must not go on now.
+func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, d domain.Delivery, m *obs.Batch) (time.Time, step, bool) {
 	now := w.Now()
 	slotAt := time.UnixMilli(msg.SlotAt)
-	if msg.SlotAt == 0 || msg.SlotFor != d.Attempts || now.Sub(slotAt) > slotTolerance {
-		res, err := w.Limiter.Reserve(ctx, d.AccountID, 1, 0)
-		if err != nil {
-			return step{err: err}, false
-		}
-		slotAt = res.First
-		if wait := slotAt.Sub(now); wait > maxWaitInWorker {
-			m.Count(obs.MetricRateLimitDeferrals, 1)
-			next := msg
-			next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
-			if err := w.Queue.Send(ctx, next, wait); err != nil {
-				return step{err: err}, false
-			}
-			return done, false
-		}
+	if msg.SlotAt != 0 && msg.SlotFor == d.Attempts && now.Sub(slotAt) <= slotTolerance {
+		return slotAt, done, true
 	}
-	if wait := slotAt.Sub(now); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return step{err: ctx.Err()}, false
-		case <-t.C:
-		}
+	res, err := w.Limiter.Reserve(ctx, d.AccountID, 1, 0)
+	if err != nil {
+		return now, step{err: err}, false
 	}
-	return done, true
+	slotAt = res.First
+	if wait := slotAt.Sub(now); wait > maxWaitInWorker {
+		m.Count(obs.MetricRateLimitDeferrals, 1)
+		next := msg
+		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
+		if err := w.Queue.Send(ctx, next, wait); err != nil {
+			return now, step{err: err}, false
+		}
+		return now, done, false
+	}
+	return slotAt, done, true
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	wait := time.Until(t)
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // freeSlot picks an in-flight slot of the endpoint that nobody holds (as
@@ -312,6 +330,10 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)
 	o := w.outcome(claimed, res, verdict)
+	if !o.Healthy && !o.GiveBack && w.DisableAfter > 0 && ep.FailingSince != 0 && now.Sub(time.UnixMilli(ep.FailingSince)) >= w.DisableAfter {
+		o.DisableEndpoint = "failing without a success since " + time.UnixMilli(ep.FailingSince).UTC().Format(time.RFC3339)
+		log.Warn("endpoint disabled: failing for too long", "failing_since", time.UnixMilli(ep.FailingSince).UTC())
+	}
 	a.Outcome = verdict.String()
 	if o.GiveBack {
 		a.Outcome = "throttled"

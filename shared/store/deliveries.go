@@ -142,6 +142,8 @@ type Outcome struct {
 	// Endpoint health: Healthy true clears failing_since, false sets it if unset.
 	Healthy    bool
 	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
+	// DisableEndpoint: the endpoint has failed for too long; stop sending to it.
+	DisableEndpoint string // the reason shown on the endpoint
 }
 
 // RecordAttempt writes the attempt to the log and moves the delivery on, in
@@ -245,6 +247,10 @@ func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c C
 	if o.PauseUntil > 0 {
 		set = append(set, "paused_until = :pause")
 		vals[":pause"] = num(o.PauseUntil)
+	}
+	if o.DisableEndpoint != "" {
+		set = append(set, "disabled = :true", "disabled_reason = :why", "updated_at = :upd")
+		vals[":true"], vals[":why"], vals[":upd"] = boolean(true), str(o.DisableEndpoint), num(now)
 	}
 	cond := "attribute_exists(pk)"
 	if c.Slot != "" {

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// lossySQS loses the producer-side sends while lose is set, as if the api
+// function died between its DynamoDB write and its SQS send.
+type lossySQS struct {
+	app.SQS
+	lose atomic.Bool
+}
+
+func (l *lossySQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, o ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	if l.lose.Load() {
+		return nil, errors.New("injected fault: connection reset")
+	}
+	return l.SQS.SendMessageBatch(ctx, in, o...)
+}
+
+func TestLostSendIsRecoveredBySweeper(t *testing.T) {
+	t.Parallel()
+	localOnly(t)
+	lossy := &lossySQS{}
+	h := start(t, opts{sweepEvery: time.Second, sweepGrace: 2 * time.Second, wrapSQS: func(q app.SQS) app.SQS { lossy.SQS = q; return lossy }})
+	_, key := h.account(t)
+	rv, _ := h.registerReceiver(t, key, always(200))
+	lossy.lose.Store(true)
+	ev := h.publish(t, key, payout) // durable, but its message is lost
+	lossy.lose.Store(false)
+	if d := h.delivery(t, key, ev.Deliveries[0].ID); d.Status != "pending" {
+		t.Fatalf("delivery %+v", d)
+	}
+	d := h.waitFor(t, key, ev.Deliveries[0].ID, 20*time.Second, settled)
+	if d.Status != "delivered" || d.AttemptCount != 1 || len(rv.requests()) != 1 {
+		t.Fatalf("after the sweep: %+v, %d requests", d, len(rv.requests()))
+	}
+}
+
+// A delivery whose 8th attempt was claimed by a worker that died is failed
+// and dead-lettered by the sweep, never tried a 9th time.
+func TestSweeperDeadLettersADeliveryThatUsedItsAttempts(t *testing.T) {
+	t.Parallel()
+	localOnly(t)
+	h := start(t, opts{sweepGrace: time.Millisecond})
+	acct, key := h.account(t)
+	rv, ep := h.registerReceiver(t, key, always(200))
+	st := store.New(h.env.DB, h.env.Table)
+	now := time.Now()
+	ev := domain.Event{ID: domain.NewID("evt"), AccountID: acct, Type: "payout.fulfilled", Body: []byte(payout),
+		ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
+	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: acct, EventType: ev.Type,
+		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: now.UnixMilli(), CreatedAt: now.UnixMilli(), ExpiresAt: ev.ExpiresAt}
+	ev.DeliveryIDs = []string{d.ID}
+	// Written without a queue message, then claimed eight times by "workers"
+	// whose leases ran out at once: eight attempts used, none recorded.
+	if _, err := st.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{now.UnixMilli()}}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for i := 0; i < 8; i++ {
+		if d, err = st.ClaimAttempt(ctx, d, store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().UnixMilli() - 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	res, err := h.app.Sweeper().Run(ctx)
+	if err != nil || res.DeadLettered != 1 || res.Requeued != 0 {
+		t.Fatalf("sweep: %+v %v", res, err)
+	}
+	got := h.delivery(t, key, d.ID)
+	if got.Status != "failed" || got.FailReason != domain.ReasonExhausted || got.AttemptCount != 8 {
+		t.Fatalf("delivery %+v", got)
+	}
+	if dl := h.dlq(t)[d.ID]; len(dl) != 1 || dl[0].Reason != domain.ReasonExhausted {
+		t.Fatalf("DLQ %+v", dl)
+	}
+	// A second sweep finds nothing; the receiver never heard of it.
+	if res, err := h.app.Sweeper().Run(ctx); err != nil || res.Found != 0 {
+		t.Fatalf("second sweep: %+v %v", res, err)
+	}
+	time.Sleep(time.Second)
+	if n := len(rv.requests()); n != 0 {
+		t.Fatalf("receiver got %d requests", n)
+	}
+}
