@@ -66,3 +66,19 @@ clean:
 	rm -rf bin cdk.out .cache
 
 include infra/cdk.mk
+
+# Fuzzing, kept out of `make test`: each fuzz target in turn for FUZZTIME
+# (CI runs it after make test). A failing input is written to the package's
+# testdata/fuzz/<Target>/ and the full output is printed.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./shared/signing:FuzzParse ./shared/signing:FuzzVerify ./shared/signing:FuzzSignVerify \
+	./shared/ingest:FuzzValidate ./shared/netguard:FuzzCheckURL
+.PHONY: fuzz
+fuzz:
+	@set -e; out=$$(mktemp); trap 'rm -f $$out' EXIT; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; \
+	  if $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg >$$out 2>&1; then \
+	    grep 'fuzz: elapsed' $$out | tail -n 1 | tr -d ',()' | awk -v fn=$$fn -v pkg=$$pkg \
+	      '{ s = $$3 + 0; printf "%-16s %-18s %10d execs in %3ds: %7.0f execs/s, corpus %s\n", fn, pkg, $$5, s, $$5 / (s ? s : 1), $$NF }'; \
+	  else cat $$out; echo "fuzz: $$fn failed"; exit 1; fi; \
+	done
