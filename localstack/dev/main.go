@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,7 +65,12 @@ func loadSettings() (settings, error) {
 		apiAddr: getenv("API_ADDR", "127.0.0.1:8080"), receiverAddr: getenv("RECEIVER_ADDR", "127.0.0.1:9000"),
 		dynamoAddr: getenv("DYNAMODB_ADDR", "127.0.0.1:8000"), sqsAddr: getenv("SQS_ADDR", "127.0.0.1:4566"),
 		dataDir: getenv("DATA_DIR", filepath.Join(root, "localstack", ".data")), prefix: getenv("RESOURCE_PREFIX", "gifq-webhooks-dev"),
-		devKey: os.Getenv("DEV_API_KEY"), pollers: 8,
+		devKey: os.Getenv("DEV_API_KEY"),
+	}
+	if v := os.Getenv("POLLERS"); v != "" {
+		if s.pollers, err = strconv.Atoi(v); err != nil {
+			return s, fmt.Errorf("POLLERS=%q: %w", v, err)
+		}
 	}
 	s.sweepEvery, err = time.ParseDuration(getenv("SWEEP_INTERVAL", "15m"))
 	return s, err
@@ -87,10 +94,12 @@ func devConfig(s settings, urls queue.URLs) (config.Config, error) {
 
 // connect starts the emulators unless AWS_ENDPOINT_URL_DYNAMODB and
 // AWS_ENDPOINT_URL_SQS point at running ones, and makes the table and queues.
-func connect(ctx context.Context, s settings, start bool) (*app.App, *emulator.Emulators, error) {
+func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.Emulators, error) {
 	dynamoURL, sqsURL := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), os.Getenv("AWS_ENDPOINT_URL_SQS")
 	var emu *emulator.Emulators
-	if dynamoURL == "" || sqsURL == "" {
+	if dynamoURL != "" && sqsURL != "" {
+		s.dynamoAddr, s.sqsAddr = strings.TrimPrefix(dynamoURL, "http://"), strings.TrimPrefix(sqsURL, "http://")
+	} else {
 		dynamoURL, sqsURL = "http://"+s.dynamoAddr, "http://"+s.sqsAddr
 		if start {
 			var err error
@@ -108,7 +117,7 @@ func connect(ctx context.Context, s settings, start bool) (*app.App, *emulator.E
 	if err != nil {
 		return nil, emu, fmt.Errorf("queues: %w", err)
 	}
-	cfg, err := devConfig(s, urls)
+	cfg, err := devConfig(*s, urls)
 	if err != nil {
 		return nil, emu, err
 	}
@@ -122,7 +131,7 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a, emu, err := connect(ctx, s, true)
+	a, emu, err := connect(ctx, &s, true)
 	if emu != nil {
 		defer emu.Stop()
 	}
@@ -196,7 +205,7 @@ func invoke(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	a, _, err := connect(ctx, s, false)
+	a, _, err := connect(ctx, &s, false)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func startDevProc(t *testing.T, env *testenv.Env, settings ...string) *devProc {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	logs, err := os.Create(filepath.Join(t.TempDir(), "dev.log"))
+	logs, err := os.CreateTemp("", "gifq-dev-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func startDevProc(t *testing.T, env *testenv.Env, settings ...string) *devProc {
 		"LOG_LEVEL=warn")}
 	p.env = append(p.env, settings...)
 	p.start()
-	t.Cleanup(func() { p.kill(); logs.Close() })
+	t.Cleanup(func() { p.kill(); logs.Close(); os.Remove(logs.Name()) })
 	return p
 }
 
@@ -130,7 +130,7 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 		p.kill()
 		p.start()
 	}
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		pending := 0
 		for _, ev := range events {
@@ -151,7 +151,8 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending after the kills (log: %s)", pending, p.logs.Name())
+			logs, _ := os.ReadFile(p.logs.Name())
+			t.Fatalf("%d deliveries still pending after the kills; the process's log:\n%s", pending, logs[max(0, len(logs)-20000):])
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -251,14 +252,16 @@ type attemptOut struct {
 }
 
 type deliveryOut struct {
-	ID           string       `json:"id"`
-	Status       string       `json:"status"`
-	AttemptCount int          `json:"attempt_count"`
-	Series       int          `json:"series"`
-	LastStatus   int          `json:"last_status"`
-	LastError    string       `json:"last_error"`
-	FailReason   string       `json:"fail_reason"`
-	Attempts     []attemptOut `json:"attempts"`
+	ID            string       `json:"id"`
+	EndpointID    string       `json:"endpoint_id"`
+	Status        string       `json:"status"`
+	NextAttemptAt string       `json:"next_attempt_at"`
+	AttemptCount  int          `json:"attempt_count"`
+	Series        int          `json:"series"`
+	LastStatus    int          `json:"last_status"`
+	LastError     string       `json:"last_error"`
+	FailReason    string       `json:"fail_reason"`
+	Attempts      []attemptOut `json:"attempts"`
 }
 
 func (h *harness) delivery(t *testing.T, key, id string) deliveryOut {
@@ -288,15 +291,15 @@ func (h *harness) waitFor(t *testing.T, key, id string, timeout time.Duration, d
 
 func settled(d deliveryOut) bool { return d.Status != "pending" }
 
-// dlq reads every message in the DLQ (without deleting them) by delivery id.
+// dlq reads every message in the DLQ by delivery id, and leaves them there
+// (visible again) for whoever reads next.
 func (h *harness) dlq(t *testing.T) map[string][]queue.Message {
 	t.Helper()
 	out := map[string][]queue.Message{}
-	seen := map[string]bool{}
+	var held []types.ChangeMessageVisibilityBatchRequestEntry
 	for empty := 0; empty < 2; {
 		res, err := h.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(h.dlqURL), MaxNumberOfMessages: 10, VisibilityTimeout: 30, WaitTimeSeconds: 0,
-			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+			QueueUrl: aws.String(h.dlqURL), MaxNumberOfMessages: 10, VisibilityTimeout: 30,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -306,16 +309,22 @@ func (h *harness) dlq(t *testing.T) map[string][]queue.Message {
 			continue
 		}
 		for _, m := range res.Messages {
-			if seen[aws.ToString(m.MessageId)] {
-				continue
-			}
-			seen[aws.ToString(m.MessageId)] = true
+			held = append(held, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(len(held))), ReceiptHandle: m.ReceiptHandle})
 			msg, err := queue.Decode(aws.ToString(m.Body))
 			if err != nil {
 				out["malformed"] = append(out["malformed"], queue.Message{Reason: aws.ToString(m.Body)})
 				continue
 			}
 			out[msg.DeliveryID] = append(out[msg.DeliveryID], msg)
+		}
+	}
+	for start := 0; start < len(held); start += 10 {
+		batch := held[start:min(start+10, len(held))]
+		for i := range batch {
+			batch[i].Id = aws.String(strconv.Itoa(i))
+		}
+		if _, err := h.sqs.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.dlqURL), Entries: batch}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return out

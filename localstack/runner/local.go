@@ -18,7 +18,7 @@ import (
 // Options shape a local run.
 type Options struct {
 	APIAddr    string        // where the API listens; "127.0.0.1:0" picks a port
-	Pollers    int           // concurrent deliver invocations (default 8)
+	Pollers    int           // concurrent deliver invocations, like the mapping's maximum concurrency (default 32)
 	SweepEvery time.Duration // the sweeper's timer; 0 turns it off
 }
 
@@ -34,7 +34,7 @@ type Local struct {
 // Start runs the API, the delivery poller and the sweeper timer for a.
 func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	if o.Pollers <= 0 {
-		o.Pollers = 8
+		o.Pollers = 32
 	}
 	ln, err := net.Listen("tcp", o.APIAddr)
 	if err != nil {

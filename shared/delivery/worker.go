@@ -34,6 +34,8 @@ type Store interface {
 	FailWithoutAttempt(context.Context, domain.Delivery, string) (domain.Delivery, error)
 	MarkDeadLettered(context.Context, string) error
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
+	ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error
+	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 }
 
 // Queue is what the worker needs of SQS.
@@ -138,9 +140,12 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		return true
 	}
 	var s step
-	if msg.Kind == queue.KindDeadLetter {
+	switch msg.Kind {
+	case queue.KindDeadLetter:
 		s = w.restartFromDeadLetter(ctx, msg)
-	} else {
+	case queue.KindResend:
+		s = w.resend(ctx, msg, receiveCount(rec), m)
+	default:
 		s = w.process(ctx, msg, receiveCount(rec), m)
 	}
 	log := w.Log.With("delivery_id", msg.DeliveryID, "message_id", rec.MessageId)
@@ -223,7 +228,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		m.Count(obs.MetricEndpointDeferrals, 1)
 		return later(capBackoff(received + msg.Deferred))
 	}
-	sendAt, s, ok := w.rateSlot(ctx, msg, *d, m)
+	sendAt, s, ok := w.rateSlot(ctx, msg, msg.SlotFor == d.Attempts, *d, m)
 	if !ok {
 		return s
 	}
@@ -236,15 +241,15 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 }
 
 // rateSlot finds when this attempt may go under the account's rate: the
-// slot the message carries, if it was reserved for this attempt and has not
-// been missed, or a new one. A slot more than a second away sends the
+// slot the message carries, if it was reserved for this attempt (forThis)
+// and has not been missed, or a new one. A slot more than a second away sends the
 // message back carrying it (one more receive, no further reservation); a
 // nearer one is returned for the worker to wait for. ok is false when the
 // message must not go on now.
-func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, d domain.Delivery, m *obs.Batch) (time.Time, step, bool) {
+func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, d domain.Delivery, m *obs.Batch) (time.Time, step, bool) {
 	now := w.Now()
 	slotAt := time.UnixMilli(msg.SlotAt)
-	if msg.SlotAt != 0 && msg.SlotFor == d.Attempts && now.Sub(slotAt) <= slotTolerance {
+	if msg.SlotAt != 0 && forThis && now.Sub(slotAt) <= slotTolerance {
 		return slotAt, done, true
 	}
 	res, err := w.Limiter.Reserve(ctx, d.AccountID, 1, 0)

@@ -56,3 +56,13 @@ func HasPrefix(id, prefix string) bool {
 	}
 	return true
 }
+
+// IDBound is the smallest (or, with upper, the largest) id NewID(prefix)
+// can make in millisecond ms: ids sort by time, so a time window is an id range.
+func IDBound(prefix string, ms int64, upper bool) string {
+	id := ulid(time.UnixMilli(ms))[:10] // 48 bits of time: the first 10 digits
+	if upper {
+		return prefix + "_" + id + strings.Repeat("Z", 16)
+	}
+	return prefix + "_" + id + strings.Repeat("0", 16)
+}

@@ -34,3 +34,18 @@ func TestNewIDShape(t *testing.T) {
 		t.Fatal("two ids made in the same millisecond must differ")
 	}
 }
+
+func TestIDBound(t *testing.T) {
+	at := time.UnixMilli(1_764_460_800_000)
+	id := "dlv_" + ulid(at)
+	lo, hi := IDBound("dlv", at.UnixMilli(), false), IDBound("dlv", at.UnixMilli(), true)
+	if !(lo <= id && id <= hi) {
+		t.Fatalf("%s not within [%s, %s]", id, lo, hi)
+	}
+	if before := "dlv_" + ulid(at.Add(-time.Millisecond)); before >= lo {
+		t.Fatalf("an id a millisecond earlier (%s) is not below %s", before, lo)
+	}
+	if after := "dlv_" + ulid(at.Add(time.Millisecond)); after <= hi {
+		t.Fatalf("an id a millisecond later (%s) is not above %s", after, hi)
+	}
+}

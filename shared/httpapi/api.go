@@ -18,6 +18,8 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -29,6 +31,24 @@ type Store interface {
 	ListEndpoints(ctx context.Context, accountID string) ([]domain.Endpoint, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
+	GetAccount(ctx context.Context, id string) (domain.Account, error)
+	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, accountID, id string) error
+	RotateSecret(ctx context.Context, accountID, id, newSecret string, grace int64) (domain.Endpoint, error)
+	ListEndpointDeliveries(ctx context.Context, endpointID, status string, limit int32, after string) (store.DeliveryPage, error)
+	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
+	FailWithoutAttempt(context.Context, domain.Delivery, string) (domain.Delivery, error)
+	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
+}
+
+// Queue sends the API's messages (resends, recovered deliveries).
+type Queue interface {
+	Send(context.Context, queue.Message, time.Duration) error
+}
+
+// Limiter reserves a resend's rate-limit slot.
+type Limiter interface {
+	Reserve(ctx context.Context, account string, n int, perSecond float64) (ratelimit.Reservation, error)
 }
 
 // Ingester accepts events.
@@ -42,8 +62,14 @@ type API struct {
 	Ingest   Ingester
 	Policy   netguard.Policy
 	Resolver netguard.Resolver // for the registration-time URL check; nil skips DNS
-	Log      *slog.Logger
-	Now      func() time.Time
+	Queue    Queue
+	Limiter  Limiter
+	// DefaultRate is the deployment's rate limit; RotationGrace how long an
+	// old secret keeps signing after a rotation.
+	DefaultRate   float64
+	RotationGrace time.Duration
+	Log           *slog.Logger
+	Now           func() time.Time
 }
 
 const maxManagementBody = 64 << 10
@@ -67,8 +93,14 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints"), (*API).createEndpoint},
 	{http.MethodGet, split("/v1/endpoints"), (*API).listEndpoints},
 	{http.MethodGet, split("/v1/endpoints/*"), (*API).getEndpoint},
+	{http.MethodPatch, split("/v1/endpoints/*"), (*API).patchEndpoint},
+	{http.MethodDelete, split("/v1/endpoints/*"), (*API).deleteEndpoint},
+	{http.MethodPost, split("/v1/endpoints/*/rotate-secret"), (*API).rotateSecret},
+	{http.MethodGet, split("/v1/endpoints/*/deliveries"), (*API).listDeliveries},
+	{http.MethodPost, split("/v1/endpoints/*/recover"), (*API).recoverEndpoint},
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
+	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
 }
 
 func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }
@@ -252,9 +284,12 @@ func (r response) code() string {
 }
 
 func (r response) encode(requestID string) events.APIGatewayProxyResponse {
-	b, err := json.Marshal(r.body)
-	if err != nil {
-		b, r.status = []byte(`{"error":{"code":"internal_error","message":"encoding failed"}}`), 500
+	var b []byte
+	if r.body != nil {
+		var err error
+		if b, err = json.Marshal(r.body); err != nil {
+			b, r.status = []byte(`{"error":{"code":"internal_error","message":"encoding failed"}}`), 500
+		}
 	}
 	h := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
 	if requestID != "" {

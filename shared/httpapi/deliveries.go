@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -144,4 +145,11 @@ func (a *API) getEvent(ctx context.Context, req *request) response {
 		}
 	}
 	return ok(http.StatusOK, out)
+}
+
+// resendMessage is the queue message of a manual attempt of d.
+func resendMessage(d domain.Delivery) queue.Message {
+	m := queue.For(d)
+	m.Kind = queue.KindResend
+	return m
 }

@@ -15,6 +15,7 @@ import (
 const (
 	KindDeliver    = "deliver"     // work on a delivery
 	KindDeadLetter = "dead_letter" // a delivery that failed for good (the DLQ's messages)
+	KindResend     = "resend"      // one manual attempt, asked for through the API
 )
 
 // Message is the body of a queue message. It carries ids, never the event
@@ -35,6 +36,8 @@ type Message struct {
 	// SlotFor is the delivery's attempt count the slot was reserved at: a
 	// slot is good for one attempt, not for the retries after it.
 	SlotFor int `json:"slot_for,omitempty"`
+	// AttemptID is a resend's attempt id, given by the API.
+	AttemptID string `json:"attempt_id,omitempty"`
 	// Deferred counts how often the message was put back without an
 	// attempt, carried over when it is sent again as a new message.
 	Deferred int `json:"deferred,omitempty"`
@@ -77,7 +80,8 @@ func Decode(body string) (Message, error) {
 	if m.Kind == "" {
 		m.Kind = KindDeliver
 	}
-	if (m.Kind != KindDeliver && m.Kind != KindDeadLetter) || !domain.HasPrefix(m.DeliveryID, "dlv") ||
+	if (m.Kind != KindDeliver && m.Kind != KindDeadLetter && m.Kind != KindResend) ||
+		(m.Kind == KindResend) != domain.HasPrefix(m.AttemptID, "att") || !domain.HasPrefix(m.DeliveryID, "dlv") ||
 		m.EventID == "" || m.EndpointID == "" || m.AccountID == "" {
 		return m, ErrMalformed
 	}

@@ -27,7 +27,7 @@ func (s *Store) DeliveryWithAttempts(ctx context.Context, id string) (domain.Del
 			return d, nil, err
 		}
 		for _, it := range out.Items {
-			sk := skOf(it)
+			sk := stringAttr(it, "sk")
 			if sk == skDelivery {
 				if err := attributevalue.UnmarshalMap(it, &d); err != nil {
 					return d, nil, err

@@ -39,7 +39,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	var snap Snapshot
 	now := s.now()
 	for _, it := range items {
-		pk := it["pk"].(*types.AttributeValueMemberS).Value
+		pk := stringAttr(it, "pk")
 		switch {
 		case strings.HasPrefix(pk, "DLV#"):
 			var d domain.Delivery
@@ -96,14 +96,7 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen)), ":attempts": num(int64(seen.Attempts))},
 	}}}
 	if c.Slot != "" {
-		tx = append(tx, types.TransactWriteItem{Update: &types.Update{
-			TableName: s.table, Key: key(accountPK(seen.AccountID), endpointSK(seen.EndpointID)),
-			UpdateExpression:         aws.String("SET leases.#slot = :lease"),
-			ConditionExpression:      aws.String("attribute_exists(pk) AND (attribute_not_exists(leases.#slot) OR leases.#slot.u < :now)"),
-			ExpressionAttributeNames: map[string]string{"#slot": c.Slot},
-			ExpressionAttributeValues: item{":now": num(now), ":lease": &types.AttributeValueMemberM{Value: item{
-				"u": num(c.LeaseUntil), "c": str(c.ID)}}},
-		}})
+		tx = append(tx, types.TransactWriteItem{Update: s.leaseSlot(seen, c)})
 	}
 	if c.Interrupted != nil {
 		put, err := s.attemptPut(*c.Interrupted)
@@ -123,6 +116,19 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 	d.Attempts++
 	d.Claim, d.LeaseUntil, d.UpdatedAt = c.ID, c.LeaseUntil, now
 	return d, nil
+}
+
+// leaseSlot takes one of the endpoint's in-flight slots for a claim, if the
+// slot is free or its lease ran out.
+func (s *Store) leaseSlot(d domain.Delivery, c Claim) *types.Update {
+	return &types.Update{
+		TableName: s.table, Key: key(accountPK(d.AccountID), endpointSK(d.EndpointID)),
+		UpdateExpression:         aws.String("SET leases.#slot = :lease"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND (attribute_not_exists(leases.#slot) OR leases.#slot.u < :now)"),
+		ExpressionAttributeNames: map[string]string{"#slot": c.Slot},
+		ExpressionAttributeValues: item{":now": num(domain.Millis(s.now())), ":lease": &types.AttributeValueMemberM{Value: item{
+			"u": num(c.LeaseUntil), "c": str(c.ID)}}},
+	}
 }
 
 func (s *Store) attemptPut(a domain.Attempt) (*types.Put, error) {

@@ -68,7 +68,7 @@ func (s *Store) AccountWithEndpoints(ctx context.Context, accountID string) (dom
 			return acct, nil, err
 		}
 		for _, it := range out.Items {
-			sk := it["sk"].(*types.AttributeValueMemberS).Value
+			sk := stringAttr(it, "sk")
 			switch {
 			case sk == skAccount:
 				found = true

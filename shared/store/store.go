@@ -147,8 +147,9 @@ func conditionItem(err error) (domain.Delivery, error) {
 	return d, ErrNotFound
 }
 
-func skOf(it item) string {
-	if s, ok := it["sk"].(*types.AttributeValueMemberS); ok {
+// stringAttr is an item's string attribute, or "".
+func stringAttr(it item, name string) string {
+	if s, ok := it[name].(*types.AttributeValueMemberS); ok {
 		return s.Value
 	}
 	return ""

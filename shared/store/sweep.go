@@ -37,7 +37,7 @@ func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit 
 	}
 	page := SweepPage{Next: out.LastEvaluatedKey}
 	for _, it := range out.Items {
-		pk := it["pk"].(*types.AttributeValueMemberS).Value
+		pk := stringAttr(it, "pk")
 		page.IDs = append(page.IDs, pk[len("DLV#"):])
 	}
 	return page, nil

@@ -1,0 +1,82 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// resend makes one manual attempt of a delivery, whatever its status. It
+// goes through the same rate limit, in-flight cap and signing as automatic
+// attempts, is logged as kind "manual", and leaves the automatic series as
+// it is: a 2xx does not cancel pending retries.
+func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
+	now := w.Now()
+	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxWaitInWorker {
+		return later(time.UnixMilli(msg.SlotAt).Sub(now))
+	}
+	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
+	if err != nil {
+		return step{err: err}
+	}
+	log := w.Log.With("delivery_id", msg.DeliveryID, "attempt_id", msg.AttemptID, "endpoint_id", msg.EndpointID, "kind", domain.AttemptManual)
+	d, ep := snap.Delivery, snap.Endpoint
+	switch {
+	case d == nil || snap.Event == nil:
+		log.Info("resend dropped: the delivery or its event has expired")
+		return done
+	case ep == nil || ep.Disabled:
+		log.Info("resend dropped: the endpoint is disabled or deleted")
+		return done
+	case ep.PausedUntil > domain.Millis(now):
+		return later(time.UnixMilli(ep.PausedUntil).Sub(now))
+	}
+	slot, ok := w.freeSlot(ep, now)
+	if !ok {
+		m.Count(obs.MetricEndpointDeferrals, 1)
+		return later(capBackoff(received + msg.Deferred))
+	}
+	sendAt, s, ok := w.rateSlot(ctx, msg, true, *d, m)
+	if !ok {
+		return s
+	}
+	if err := sleepUntil(ctx, sendAt); err != nil {
+		return step{err: err}
+	}
+	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(w.Now().Add(w.LeaseFor)), Slot: slot}
+	a := domain.Attempt{ID: msg.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptManual, Series: d.Series,
+		StartedAt: domain.Millis(w.Now()), ExpiresAt: d.ExpiresAt}
+	switch err := w.Store.ClaimManual(ctx, *d, a, claim); {
+	case errors.Is(err, store.ErrDuplicate):
+		return done // this resend was already made
+	case errors.Is(err, store.ErrConflict):
+		return later(time.Second) // the slot was taken meanwhile
+	case err != nil:
+		return step{err: err}
+	}
+	res := w.Sender.Send(ctx, sender.Request{
+		URL: ep.URL, Body: snap.Event.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
+		EventType: snap.Event.Type, EventID: snap.Event.ID, AttemptID: a.ID, AttemptNum: 0,
+	})
+	fillAttempt(&a, res)
+	verdict := retry.Classify(res.Result)
+	a.Outcome = verdict.String()
+	o := store.Outcome{Healthy: verdict == retry.Delivered}
+	if verdict == retry.Throttle {
+		o.PauseUntil = domain.Millis(w.Now().Add(min(res.RetryAfter, maxThrottlePause)))
+	}
+	m.Count(obs.MetricAttempts, 1)
+	m.Observe(obs.MetricAttemptDuration, res.Duration)
+	if err := w.Store.FinishManual(ctx, *d, ep, claim, a, o); err != nil {
+		return step{err: err}
+	}
+	log.Info("manual attempt", "status", res.StatusCode, "error_class", res.ErrorClass, "duration_ms", res.Duration.Milliseconds(), "verdict", a.Outcome)
+	return done
+}

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/shared/domain"
+)
+
+// OutcomeInProgress marks a manual attempt that has been claimed and not yet recorded.
+const OutcomeInProgress = "in_progress"
+
+// ClaimManual starts a manual resend: it writes the attempt, in progress,
+// under the id the API gave it (so a duplicate queue message finds it taken
+// and does nothing: ErrDuplicate) and takes an endpoint slot (ErrConflict if
+// it was taken meanwhile), in one transaction. The
+// delivery itself is not touched: a resend does not change its automatic
+// series.
+func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Attempt, c Claim) error {
+	a.Outcome = OutcomeInProgress
+	put, err := s.attemptPut(a)
+	if err != nil {
+		return err
+	}
+	tx := []types.TransactWriteItem{{Put: put}}
+	if c.Slot != "" {
+		tx = append(tx, types.TransactWriteItem{Update: s.leaseSlot(d, c)})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+	if reasons := cancelReasons(err); onlyConditionFailures(reasons) {
+		if aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+			return ErrDuplicate // this resend was already made
+		}
+		return ErrConflict // the slot was taken meanwhile
+	}
+	return err
+}
+
+// FinishManual records a manual attempt's result and frees its slot.
+func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c Claim, a domain.Attempt, o Outcome) error {
+	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
+	if err != nil {
+		return err
+	}
+	put := &types.Put{TableName: s.table, Item: it, ConditionExpression: aws.String("outcome = :ip"),
+		ExpressionAttributeValues: item{":ip": str(OutcomeInProgress)}}
+	tx := []types.TransactWriteItem{{Put: put}}
+	if u := s.endpointAfterAttempt(d, ep, c, o); u != nil {
+		tx = append(tx, types.TransactWriteItem{Update: u})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+	if reasons := cancelReasons(err); onlyConditionFailures(reasons) && len(tx) == 2 &&
+		aws.ToString(reasons[0].Code) != "ConditionalCheckFailed" {
+		// Only the endpoint part failed (slot taken over, endpoint deleted).
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx[:1]})
+	}
+	return err
+}
