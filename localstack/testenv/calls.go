@@ -44,7 +44,9 @@ func (c *Calls) middleware(service string) func(*middleware.Stack) error {
 				}
 				c.mu.Lock()
 				c.n[op]++
-				c.n[MessagesReceived] += received
+				if received > 0 {
+					c.n[MessagesReceived] += received
+				}
 				c.mu.Unlock()
 				return out, md, err
 			}), middleware.After)

@@ -1,0 +1,113 @@
+package ratelimit_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+var ctx = context.Background()
+
+func limiter(t *testing.T, rate float64) *ratelimit.Limiter {
+	env := testenv.New(t)
+	return ratelimit.New(env.DB, env.Table, store.RateKey, rate)
+}
+
+// Many instances reserving at once get distinct slots exactly one interval
+// apart: the conditional writes hand out each slot once.
+func TestConcurrentReservationsGetDistinctEvenSlots(t *testing.T) {
+	var slots []time.Time
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	lims := []*ratelimit.Limiter{}
+	env := testenv.New(t)
+	for i := 0; i < 4; i++ { // four "Lambda instances" sharing the table
+		lims = append(lims, ratelimit.New(env.DB, env.Table, store.RateKey, 5))
+	}
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func(l *ratelimit.Limiter) {
+			defer wg.Done()
+			r, err := l.Reserve(ctx, "acct_1", 1, 5)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			slots = append(slots, r.First)
+			mu.Unlock()
+		}(lims[i%4])
+	}
+	wg.Wait()
+	sort.Slice(slots, func(i, j int) bool { return slots[i].Before(slots[j]) })
+	for i := 1; i < len(slots); i++ {
+		if gap := slots[i].Sub(slots[i-1]); gap != 200*time.Millisecond {
+			t.Fatalf("slots %d and %d are %s apart, want 200ms: %v", i-1, i, gap, slots)
+		}
+	}
+	if span := slots[len(slots)-1].Sub(slots[0]); span != 39*200*time.Millisecond {
+		t.Fatalf("40 slots span %s", span)
+	}
+}
+
+func TestReservingSeveralSlotsAtOnce(t *testing.T) {
+	l := limiter(t, 5)
+	a, err := l.Reserve(ctx, "acct_1", 3, 10) // ingest knows the account's rate
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Reserve(ctx, "acct_1", 1, 0) // a worker does not: the stored rate applies
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Interval != 100*time.Millisecond || b.Slot(0) != a.Slot(3) {
+		t.Fatalf("a %+v (slot 3 %s), b %+v", a, a.Slot(3), b)
+	}
+	if _, err := l.Reserve(ctx, "acct_2", 2, 0); err == nil {
+		t.Fatal("several slots without a rate must be refused")
+	}
+}
+
+func TestAccountsAreIndependentAndIdleStartsNow(t *testing.T) {
+	l := limiter(t, 5)
+	before := time.Now()
+	for i := 0; i < 10; i++ {
+		if _, err := l.Reserve(ctx, "busy", 1, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := l.Reserve(ctx, "quiet", 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.First.Before(before.Add(-time.Millisecond)) || r.First.After(time.Now()) {
+		t.Fatalf("an idle account's first slot is %s, want now", r.First)
+	}
+	// Once its slots are in the past, the busy account is idle again: no debt carried.
+	time.Sleep(2100 * time.Millisecond)
+	r, err = l.Reserve(ctx, "busy", 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(r.First); d < 0 || d > time.Second {
+		t.Fatalf("a limiter idle again starts at %s (now %s)", r.First, time.Now())
+	}
+}
+
+func BenchmarkReserve(b *testing.B) {
+	env := testenv.New(b)
+	l := ratelimit.New(env.DB, env.Table, store.RateKey, 1e6)
+	for i := 0; i < b.N; i++ {
+		if _, err := l.Reserve(ctx, "acct", 1, 1e6); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
