@@ -27,6 +27,12 @@ let persistence;
 if (values["data-dir"]) {
   const { PersistenceManager } = await load("persistence.js");
   persistence = new PersistenceManager(values["data-dir"]);
+  // fauxqs 2.4.1 bug: making an in-flight message visible again (visibility
+  // 0) writes NULL into a NOT NULL column, throws, and drops the message from
+  // memory. Clear only the in-flight columns instead.
+  const ready = persistence.db.prepare(
+    "UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL WHERE message_id = ?");
+  persistence.updateMessageReady = (messageId) => ready.run(messageId);
   persistence.load(stores.sqsStore, stores.snsStore, stores.s3Store);
   stores.sqsStore.persistence = persistence;
   stores.snsStore.persistence = persistence;

@@ -35,7 +35,8 @@ type Options struct {
 // Emulators are two running emulator processes.
 type Emulators struct {
 	DynamoDBURL, SQSURL string
-	cmds                []*exec.Cmd
+	cmds                []*exec.Cmd // dynoxide, fauxqs
+	log                 io.Writer
 }
 
 // Start launches both emulators and waits until they answer.
@@ -72,13 +73,10 @@ func Start(ctx context.Context, o Options) (*Emulators, error) {
 		dArgs = append(dArgs, "--db-path", filepath.Join(o.DataDir, "dynamodb.sqlite"))
 		sArgs = append(sArgs, "--data-dir", filepath.Join(o.DataDir, "sqs"))
 	}
-	e := &Emulators{DynamoDBURL: "http://" + o.DynamoDBAddr, SQSURL: "http://" + o.SQSAddr}
+	e := &Emulators{DynamoDBURL: "http://" + o.DynamoDBAddr, SQSURL: "http://" + o.SQSAddr, log: o.Log}
 	for _, c := range [][]string{append([]string{dynoxide}, dArgs...), append([]string{node}, sArgs...)} {
-		cmd := exec.Command(c[0], c[1:]...)
-		cmd.Stdout, cmd.Stderr = o.Log, o.Log
-		// Die with the process that started us, even on SIGKILL.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-		if err := cmd.Start(); err != nil {
+		cmd, err := e.launch(c)
+		if err != nil {
 			e.Stop()
 			return nil, err
 		}
@@ -89,6 +87,28 @@ func Start(ctx context.Context, o Options) (*Emulators, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+func (e *Emulators) launch(args []string) (*exec.Cmd, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = e.log, e.log
+	// Die with the process that started us, even on SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	return cmd, cmd.Start()
+}
+
+// RestartDynamoDB kills the DynamoDB emulator (SIGKILL: no clean shutdown)
+// and starts it again on the same address and data file.
+func (e *Emulators) RestartDynamoDB(ctx context.Context) error {
+	old := e.cmds[0]
+	_ = old.Process.Kill()
+	_ = old.Wait()
+	cmd, err := e.launch(old.Args)
+	if err != nil {
+		return err
+	}
+	e.cmds[0] = cmd
+	return e.wait(ctx)
 }
 
 func (e *Emulators) wait(ctx context.Context) error {

@@ -310,11 +310,16 @@ func capBackoff(deferrals int) time.Duration {
 func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, m *obs.Batch, log *slog.Logger) step {
 	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
 	now := w.Now()
-	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot}
+	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot, AttemptID: domain.NewID("att")}
 	if d.Claim != "" {
-		// The previous attempt's worker died after claiming it: log it.
+		// The previous attempt's worker died after claiming it: log it,
+		// under the id it would have sent (the receiver may have seen it).
+		id := d.ClaimAttempt
+		if id == "" {
+			id = domain.NewID("att")
+		}
 		claim.Interrupted = &domain.Attempt{
-			ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
+			ID: id, DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
 			StartedAt: d.UpdatedAt, ErrorClass: "interrupted", Error: "the worker stopped before recording a result",
 			Outcome: "unknown", ExpiresAt: d.ExpiresAt,
 		}
@@ -327,7 +332,7 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 		return step{err: err}
 	}
 
-	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
+	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
 		EventType: ev.Type, EventID: ev.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,

@@ -156,6 +156,7 @@ type Delivery struct {
 	NextAttemptAt int64  `dynamodbav:"next_attempt_at"`
 	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"`
 	Claim         string `dynamodbav:"claim,omitempty"`
+	ClaimAttempt  string `dynamodbav:"claim_attempt,omitempty"` // the attempt id the claim sends as X-Gifq-Delivery
 	LastAttemptAt int64  `dynamodbav:"last_attempt_at,omitempty"`
 	LastStatus    int    `dynamodbav:"last_status,omitempty"`
 	LastError     string `dynamodbav:"last_error,omitempty"`

@@ -73,6 +73,7 @@ type Claim struct {
 	ID         string // unique per claim
 	LeaseUntil int64  // unix ms; after it another worker may take over
 	Slot       string // the endpoint's in-flight slot it holds; "" when the cap is off
+	AttemptID  string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
 	// Interrupted, when set, is the log entry for an earlier attempt whose
 	// worker died after claiming it; it is written in the same transaction.
 	Interrupted *domain.Attempt
@@ -88,11 +89,11 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 	now := domain.Millis(s.now())
 	tx := []types.TransactWriteItem{{Update: &types.Update{
 		TableName: s.table, Key: key(deliveryPK(seen.ID), skDelivery),
-		UpdateExpression: aws.String("SET attempts = attempts + :one, claim = :c, lease_until = :lease, updated_at = :now"),
+		UpdateExpression: aws.String("SET attempts = attempts + :one, claim = :c, claim_attempt = :aid, lease_until = :lease, updated_at = :now"),
 		ConditionExpression: aws.String("#st = :pending AND gen = :gen AND attempts = :attempts AND next_attempt_at <= :now" +
 			" AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#st": "status"},
-		ExpressionAttributeValues: item{":one": num(1), ":c": str(c.ID), ":lease": num(c.LeaseUntil), ":now": num(now),
+		ExpressionAttributeValues: item{":one": num(1), ":c": str(c.ID), ":aid": str(c.AttemptID), ":lease": num(c.LeaseUntil), ":now": num(now),
 			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen)), ":attempts": num(int64(seen.Attempts))},
 	}}}
 	if c.Slot != "" {
@@ -114,7 +115,7 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 	}
 	d := seen
 	d.Attempts++
-	d.Claim, d.LeaseUntil, d.UpdatedAt = c.ID, c.LeaseUntil, now
+	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.UpdatedAt = c.ID, c.AttemptID, c.LeaseUntil, now
 	return d, nil
 }
 
@@ -192,7 +193,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome) *types.Update {
 	now := domain.Millis(s.now())
 	set := []string{"updated_at = :now", "last_attempt_at = :started", "gsi2pk = :g2"}
-	remove := []string{"claim", "lease_until"}
+	remove := []string{"claim", "claim_attempt", "lease_until"}
 	vals := item{":now": num(now), ":started": num(a.StartedAt), ":c": str(c.ID), ":g2": str(endpointStatusPK(d.EndpointID, o.Status))}
 	var names map[string]string
 	if a.StatusCode != 0 {
@@ -298,7 +299,7 @@ func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, re
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(seen.ID), skDelivery),
 		UpdateExpression: aws.String("SET #st = :failed, fail_reason = :reason, failed_at = :now, updated_at = :now," +
-			" dlq_pending = :true, due_at = :now, gsi2pk = :g2 REMOVE claim, lease_until"),
+			" dlq_pending = :true, due_at = :now, gsi2pk = :g2 REMOVE claim, claim_attempt, lease_until"),
 		ConditionExpression:      aws.String("#st = :pending AND gen = :gen AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#st": "status"},
 		ExpressionAttributeValues: item{":failed": str(domain.StatusFailed), ":reason": str(reason), ":now": num(now),
@@ -355,7 +356,7 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET #st = :pending, attempts = :zero, series = series + :one, gen = gen + :one," +
 			" next_attempt_at = :now, due_at = :now, sweep_shard = :shard, updated_at = :now," +
-			" gsi2pk = :g2 REMOVE fail_reason, failed_at, dlq_pending, claim, lease_until"),
+			" gsi2pk = :g2 REMOVE fail_reason, failed_at, dlq_pending, claim, claim_attempt, lease_until"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: vals,
