@@ -57,6 +57,7 @@ type opts struct {
 	wrapSQS     func(app.SQS) app.SQS // fault injection
 	calls       *testenv.Calls        // count the app's AWS calls
 	env         map[string]string     // any other setting
+	logs        io.Writer             // also receives the app's log lines
 }
 
 // harness is one test's system.
@@ -110,7 +111,11 @@ func start(t *testing.T, o opts) *harness {
 	if o.wrapSQS != nil {
 		q = o.wrapSQS(q)
 	}
-	a := app.New(cfg, db, q, testLog{t}, "local")
+	var logw io.Writer = testLog{t}
+	if o.logs != nil {
+		logw = io.MultiWriter(logw, o.logs)
+	}
+	a := app.New(cfg, db, q, logw, "local")
 	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery})
 	if err != nil {
 		t.Fatal(err)

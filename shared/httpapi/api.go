@@ -105,6 +105,16 @@ var routes = []route{
 
 func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }
 
+// Routes lists every authenticated route as "METHOD /path/*" (a * is an
+// id), for tests that must cover them all.
+func Routes() []string {
+	out := make([]string, len(routes))
+	for i, rt := range routes {
+		out[i] = rt.method + " /" + strings.Join(rt.pattern, "/")
+	}
+	return out
+}
+
 func match(pattern, path []string) ([]string, bool) {
 	if len(pattern) != len(path) {
 		return nil, false

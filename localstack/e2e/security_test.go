@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/httpapi"
+)
+
+// Every route, with no key, a revoked key, and another account's key.
+func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
+	h := start(t, opts{})
+	acctA, keyA := h.account(t)
+	_, keyB := h.account(t)
+	_, ep := h.registerReceiver(t, keyA, always(200))
+	ev := h.publish(t, keyA, payout)
+	h.waitFor(t, keyA, ev.Deliveries[0].ID, 15*time.Second, settled)
+	k, revoked, err := h.store.CreateAPIKey(ctx, acctA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.RevokeAPIKey(ctx, acctA, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // key lookups are eventually consistent reads: past the propagation a revoke takes
+	ids := map[string]string{"endpoints": ep.ID, "events": ev.ID, "deliveries": ev.Deliveries[0].ID}
+	bodies := map[string]string{
+		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
+		"PATCH /v1/endpoints/*": `{"description":"x"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
+	}
+	routes := httpapi.Routes()
+	if len(routes) < 12 {
+		t.Fatalf("routes %v", routes)
+	}
+	for _, rt := range routes {
+		method, pattern, _ := strings.Cut(rt, " ")
+		path := pattern
+		if parts := strings.Split(pattern, "/"); len(parts) > 3 && parts[3] == "*" {
+			path = strings.Replace(pattern, "*", ids[parts[2]], 1)
+		}
+		body := bodies[rt]
+		var e errOut
+		if code := h.call(t, "", method, path, body, &e); code != 401 || e.Error.Code != "missing_api_key" {
+			t.Errorf("%s without a key: %d %+v", rt, code, e)
+		}
+		if code := h.call(t, revoked, method, path, body, &e); code != 401 || e.Error.Code != "invalid_api_key" {
+			t.Errorf("%s with a revoked key: %d %+v", rt, code, e)
+		}
+		if code := h.call(t, "Basic "+keyA, method, path, body, &e); code != 401 {
+			t.Errorf("%s with a malformed Authorization: %d", rt, code)
+		}
+		if path == pattern {
+			continue // a collection: another account's key acts on its own account (checked below)
+		}
+		if code := h.call(t, keyB, method, path, body, &e); code != 404 || e.Error.Code != "not_found" {
+			t.Errorf("%s with another account's key: %d %+v", rt, code, e)
+		}
+	}
+	var eps struct{ Data []endpointOut }
+	if h.call(t, keyB, "GET", "/v1/endpoints", nil, &eps); len(eps.Data) != 0 {
+		t.Errorf("account B lists A's endpoints: %+v", eps.Data)
+	}
+	var evB eventOut
+	if code := h.call(t, keyB, "POST", "/v1/events", payout, &evB); code != 202 || len(evB.Deliveries) != 0 {
+		t.Errorf("B's event fanned out to A's endpoints: %+v", evB)
+	}
+	var health map[string]string
+	if code := h.call(t, "", "GET", "/healthz", nil, &health); code != 200 || health["status"] != "ok" {
+		t.Errorf("healthz: %d %v", code, health)
+	}
+}
+
+// lockedBuffer is a log sink the app writes to from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// API keys and endpoint secrets never appear in the logs, and secrets only
+// in the two answers that hand them out.
+func TestSecretsNeverLogged(t *testing.T) {
+	t.Parallel()
+	logs := &lockedBuffer{}
+	h := start(t, opts{env: map[string]string{"LOG_LEVEL": "debug"}, logs: logs})
+	_, key := h.account(t)
+	var s scripted
+	rv, ep := h.registerReceiver(t, key, s.respond(500))
+	var rot struct{ Secret string }
+	h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/rotate-secret", nil, &rot)
+	rv.setSecret(rot.Secret)
+	secrets := []string{key, ep.Secret, rot.Secret}
+	// Exercise the paths that log: ingest, failures, retries, success, errors, a wrong key that looks real.
+	ev := h.publish(t, key, payout)
+	time.Sleep(1500 * time.Millisecond)
+	s.ok.Store(true)
+	h.waitFor(t, key, ev.Deliveries[0].ID, 20*time.Second, settled)
+	wrong := "gifq_" + strings.Repeat("A", 43)
+	secrets = append(secrets, wrong)
+	var answers []string
+	for _, c := range []struct{ key, method, path, body string }{
+		{wrong, "POST", "/v1/events", payout}, {key, "POST", "/v1/events", `{"event":`},
+		{key, "GET", "/v1/endpoints/" + ep.ID, ""}, {key, "GET", "/v1/endpoints", ""},
+		{key, "GET", "/v1/events/" + ev.ID, ""}, {key, "GET", "/v1/deliveries/" + ev.Deliveries[0].ID, ""},
+		{key, "PATCH", "/v1/endpoints/" + ep.ID, `{"url":"ftp://` + rot.Secret + `"}`},
+	} {
+		req, _ := http.NewRequest(c.method, h.api+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answers = append(answers, fmt.Sprintf("%s %s -> %d %s", c.method, c.path, resp.StatusCode, b))
+	}
+	all := logs.String()
+	if !strings.Contains(all, ev.ID) || !strings.Contains(all, "delivered") {
+		t.Fatalf("the logs did not capture the run:\n%s", all)
+	}
+	for _, secret := range secrets {
+		if strings.Contains(all, secret) {
+			t.Errorf("a secret or key appears in the logs: %s...", secret[:8])
+		}
+		for _, a := range answers {
+			if strings.Contains(a, secret) {
+				t.Errorf("a secret or key appears in an API answer: %s", a[:40])
+			}
+		}
+	}
+	if strings.Contains(all, "whsec_") || strings.Contains(all, "gifq_") {
+		t.Errorf("something shaped like a secret or key is logged")
+	}
+}
