@@ -136,9 +136,6 @@ func FuzzCheckURL(f *testing.F) {
 		}
 		if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
 			if forbiddenForTest(ip) {
-				if ip.Zone() != "" {
-					knownZoneBug(t, raw)
-				}
 				t.Fatalf("accepted a forbidden literal address %s: %q", ip, raw)
 			}
 			return
@@ -151,16 +148,6 @@ func FuzzCheckURL(f *testing.F) {
 			}
 		}
 	})
-}
-
-// knownZoneBug marks the one known failure, reported with issue 6: an IPv6
-// literal with a zone (https://[::1%25lo]/, https://[fe80::1%25eth0]/) passes
-// CheckURL and the dial-time Control hook, because netip.Prefix.Contains is
-// false for any address that carries a zone. Remove this skip when netguard
-// strips or refuses zones; the same inputs then assert the fix.
-func knownZoneBug(t *testing.T, input string) {
-	t.Helper()
-	t.Skipf("KNOWN BUG (zoned IPv6 literal bypasses the SSRF guard): %q", input)
 }
 
 // Zoned literals, checked directly: the registration check and the dial-time
@@ -179,6 +166,6 @@ func TestZonedIPv6Literals(t *testing.T) {
 		}
 	}
 	if len(bug) > 0 {
-		knownZoneBug(t, strings.Join(bug, "; "))
+		t.Fatalf("zoned IPv6 literals get past the guard: %s", strings.Join(bug, "; "))
 	}
 }

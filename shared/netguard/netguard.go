@@ -78,7 +78,9 @@ func publicAddr(ip netip.Addr) bool {
 	if !ip.IsValid() {
 		return false
 	}
-	ip = ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
+	// ::ffff:127.0.0.1 is 127.0.0.1, and fe80::1%eth0 is fe80::1 (a zoned
+	// address is in no prefix, so it would otherwise pass every check).
+	ip = ip.Unmap().WithZone("")
 	if ip.Is6() {
 		switch {
 		case nat64.Contains(ip), nat64loc.Contains(ip):

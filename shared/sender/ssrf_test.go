@@ -251,14 +251,13 @@ func TestRedirectToForbiddenAddressIsNotFollowed(t *testing.T) {
 }
 
 // A zoned IPv6 literal must not get through the dial-time guard either.
-// Known bug (see netguard's knownZoneBug): it does today.
 func TestZonedLoopbackLiteralRefusedAtDialTime(t *testing.T) {
 	target := listenCounting(t, "::1")
 	guarded := New(Options{Policy: deployedAddrs, Timeout: 2 * time.Second})
 	lo := loopbackInterface(t)
 	res := guarded.Send(context.Background(), req("http://[::1%25"+lo+"]:"+target.port()+"/hook"))
 	if n := target.accepted.Load(); n != 0 || res.ErrorClass != retry.ErrBlockedAddress {
-		t.Skipf("KNOWN BUG (zoned IPv6 literal bypasses the SSRF guard): http://[::1%%25%s]/ reached loopback (%d connections, %+v)", lo, n, res)
+		t.Fatalf("a zoned IPv6 literal bypassed the SSRF guard: http://[::1%%25%s]/ reached loopback (%d connections, %+v)", lo, n, res)
 	}
 }
 
