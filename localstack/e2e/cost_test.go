@@ -2,8 +2,13 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/domain"
@@ -40,7 +45,7 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 	}
 
 	// One event, one endpoint, delivered on the first attempt.
-	h.publish(t, key, payout) // warms the limiter's state for the account
+	h.publish(t, key, payout) // warms the key cache and the limiter's state for the account
 	time.Sleep(time.Second)
 	calls.Reset()
 	ev := h.publish(t, key, payout)
@@ -48,8 +53,8 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 	got := calls.Snapshot()
 	t.Logf("first-attempt success: %s", calls)
 	want := map[string]int{
-		// ingest (api function)
-		"DynamoDB.GetItem": 1, "DynamoDB.Query": 1, "DynamoDB.UpdateItem": 1, "SQS.SendMessageBatch": 1,
+		// ingest (api function); the key's account is cached (no GetItem) after the first event
+		"DynamoDB.Query": 1, "DynamoDB.UpdateItem": 1, "SQS.SendMessageBatch": 1,
 		// ingest 1 + claim 1 + record 1
 		"DynamoDB.TransactWriteItems": 3,
 		// deliver function (and the event source mapping's receive and delete)
@@ -65,6 +70,19 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 			t.Errorf("unexpected call %s = %d", op, got[op])
 		}
 	}
+
+	// The items one event and its delivery leave behind, at their billed size.
+	out, err := h.env.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(h.env.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int{}
+	for _, it := range out.Items {
+		sk := it["sk"].(*types.AttributeValueMemberS).Value
+		kind, _, _ := strings.Cut(sk, "#")
+		sizes[kind] = max(sizes[kind], testenv.ItemSize(it))
+	}
+	t.Logf("largest item of each kind, bytes (event body %d): %v", len(payout), sizes)
 
 	// The same with one retry (500 then 200): what one retried attempt adds.
 	fail = true

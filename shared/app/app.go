@@ -88,7 +88,8 @@ func (a *App) API() *httpapi.API {
 		Ingest: &ingest.Service{Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, DefaultRate: a.Config.RatePerSecond,
 			Log: a.Log, Metrics: a.Metrics, Now: a.Now},
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
-		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, Log: a.Log, Now: a.Now,
+		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
+		Log: a.Log, Now: a.Now,
 	}
 }
 

@@ -31,6 +31,7 @@ type Config struct {
 	SweepGrace            time.Duration  // SWEEP_GRACE: how overdue a delivery must be before the sweeper re-queues it (default 5m)
 	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default 24h)
 	EndpointDisableAfter  time.Duration  // ENDPOINT_DISABLE_AFTER: disable an endpoint failing without a success for this long (default 120h; 0 = never)
+	APIKeyCacheTTL        time.Duration  // API_KEY_CACHE_TTL: how long the api function remembers a valid key (default 30s; 0 = off); a revoked key works at most this long
 	LogLevel              slog.Level     // LOG_LEVEL: debug, info, warn, error
 	Metrics               bool           // METRICS: "emf" (default) writes CloudWatch Embedded Metric Format lines; "off"
 	MetricsNamespace      string         // METRICS_NAMESPACE (default GifqWebhooks)
@@ -48,6 +49,7 @@ func Defaults() Config {
 		SweepGrace:           5 * time.Minute,
 		SecretRotationGrace:  24 * time.Hour,
 		EndpointDisableAfter: 5 * 24 * time.Hour,
+		APIKeyCacheTTL:       30 * time.Second,
 		LogLevel:             slog.LevelInfo,
 		Metrics:              true,
 		MetricsNamespace:     "GifqWebhooks",
@@ -85,6 +87,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	dur("SWEEP_GRACE", &c.SweepGrace)
 	dur("SECRET_ROTATION_GRACE", &c.SecretRotationGrace)
 	dur("ENDPOINT_DISABLE_AFTER", &c.EndpointDisableAfter)
+	dur("API_KEY_CACHE_TTL", &c.APIKeyCacheTTL)
 	if v := getenv("RETRY_SCHEDULE"); v != "" {
 		s, err := retry.Parse(v)
 		if err != nil {

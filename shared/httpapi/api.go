@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -68,8 +69,13 @@ type API struct {
 	// old secret keeps signing after a rotation.
 	DefaultRate   float64
 	RotationGrace time.Duration
-	Log           *slog.Logger
-	Now           func() time.Time
+	// KeyCacheTTL is how long a valid key's account is remembered (0: not at all).
+	KeyCacheTTL time.Duration
+	Log         *slog.Logger
+	Now         func() time.Time
+
+	keysOnce sync.Once
+	keys     *keyCache
 }
 
 const maxManagementBody = 64 << 10
@@ -189,7 +195,13 @@ func (a *API) authenticate(ctx context.Context, req *request) (response, bool) {
 		r.headers = map[string]string{"WWW-Authenticate": "Bearer"}
 		return r, true
 	}
-	k, err := a.Store.Authenticate(ctx, strings.TrimSpace(secret))
+	secret = strings.TrimSpace(secret)
+	a.keysOnce.Do(func() { a.keys = &keyCache{ttl: a.KeyCacheTTL} })
+	if account, ok := a.keys.get(secret, a.Now()); ok {
+		req.account = account
+		return response{}, false
+	}
+	k, err := a.Store.Authenticate(ctx, secret)
 	if errors.Is(err, store.ErrUnauthorized) {
 		r := fail(http.StatusUnauthorized, "invalid_api_key", "the API key is unknown or revoked")
 		r.headers = map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}
@@ -199,6 +211,7 @@ func (a *API) authenticate(ctx context.Context, req *request) (response, bool) {
 		return a.internal(ctx, err), true
 	}
 	req.account = k.AccountID
+	a.keys.put(secret, k.AccountID, a.Now())
 	return response{}, false
 }
 

@@ -106,9 +106,23 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 		}
 		tx = append(tx, types.TransactWriteItem{Put: put})
 	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-	if onlyConditionFailures(cancelReasons(err)) {
-		return seen, ErrConflict
+	var err error
+	if len(tx) == 1 {
+		// Just the delivery (no endpoint cap): a plain conditional write
+		// costs half a transaction.
+		u := tx[0].Update
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+			ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		})
+		if isConditionFailed(err) {
+			return seen, ErrConflict
+		}
+	} else {
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+		if onlyConditionFailures(cancelReasons(err)) {
+			return seen, ErrConflict
+		}
 	}
 	if err != nil {
 		return seen, err

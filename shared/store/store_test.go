@@ -145,8 +145,15 @@ func TestIdempotencyKeyReturnsFirstEvent(t *testing.T) {
 	}
 }
 
-// Two workers race for the same attempt: exactly one wins.
+// Workers race for the same attempt: exactly one wins, with the endpoint
+// cap (a transaction) and without it (a single conditional write).
 func TestClaimIsExclusive(t *testing.T) {
+	for _, capped := range []bool{true, false} {
+		t.Run(fmt.Sprint("capped=", capped), func(t *testing.T) { testClaimIsExclusive(t, capped) })
+	}
+}
+
+func testClaimIsExclusive(t *testing.T, capped bool) {
 	s := newStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, err := event(t, s, ep, "")
@@ -161,7 +168,11 @@ func TestClaimIsExclusive(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			_, err := s.ClaimAttempt(ctx, d, store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: fmt.Sprint(i % 2)})
+			c := store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
+			if capped {
+				c.Slot = fmt.Sprint(i % 2)
+			}
+			_, err := s.ClaimAttempt(ctx, d, c)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
