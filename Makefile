@@ -8,7 +8,7 @@ EMU_STAMP := $(EMU_DIR)/node_modules/.installed
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
-.PHONY: help dev test unit lint fmt emulators invoke account load bench clean
+.PHONY: help dev test unit lint fmt emulators invoke account load chaos bench clean
 
 help:
 	@echo "make dev        run the whole system locally (emulators, API on 127.0.0.1:8080, demo receiver)"
@@ -58,6 +58,12 @@ fmt:
 # Against a running make dev: sustained rate, ingest-to-first-attempt latency, and the ceiling.
 load:
 	$(GO) run ./localstack/load $(ARGS)
+
+# The chaos run at full size (make test runs it with 300 events and 3 kills).
+CHAOS_EVENTS ?= 3000
+CHAOS_KILLS  ?= 6
+chaos: emulators
+	CHAOS_EVENTS=$(CHAOS_EVENTS) CHAOS_KILLS=$(CHAOS_KILLS) $(GO) test -count=1 -v -timeout 30m -run '^TestChaos$$' ./localstack/e2e/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shared/...
