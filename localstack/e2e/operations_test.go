@@ -457,7 +457,7 @@ func TestRotateSecretSignsWithBothDuringGrace(t *testing.T) {
 		!strings.HasPrefix(rot.Secret, signing.SecretPrefix) || rot.Secret == ep.Secret || rot.ExpiresAt == "" {
 		t.Fatalf("rotate: %d %+v", code, rot)
 	}
-	if exp, _ := time.Parse(time.RFC3339Nano, rot.ExpiresAt); exp.Sub(time.Now()) < 23*time.Hour {
+	if exp, _ := time.Parse(time.RFC3339Nano, rot.ExpiresAt); time.Until(exp) < 23*time.Hour {
 		t.Fatalf("the old secret expires at %s, want in 24 h", rot.ExpiresAt)
 	}
 	ev := h.publish(t, key, payout)
