@@ -55,21 +55,12 @@ func TestSweeperDeadLettersADeliveryThatUsedItsAttempts(t *testing.T) {
 	h := start(t, opts{sweepGrace: time.Millisecond})
 	acct, key := h.account(t)
 	rv, ep := h.registerReceiver(t, key, always(200))
-	st := store.New(h.env.DB, h.env.Table)
-	now := time.Now()
-	ev := domain.Event{ID: domain.NewID("evt"), AccountID: acct, Type: "payout.fulfilled", Body: []byte(payout),
-		ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
-	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: acct, EventType: ev.Type,
-		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: now.UnixMilli(), CreatedAt: now.UnixMilli(), ExpiresAt: ev.ExpiresAt}
-	ev.DeliveryIDs = []string{d.ID}
 	// Written without a queue message, then claimed eight times by "workers"
 	// whose leases ran out at once: eight attempts used, none recorded.
-	if _, err := st.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{now.UnixMilli()}}); err != nil {
-		t.Fatal(err)
-	}
+	d := pendingWithoutMessage(t, h, acct, ep.ID)
 	var err error
 	for i := 0; i < 8; i++ {
-		if d, err = st.ClaimAttempt(ctx, d, store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().UnixMilli() - 1}); err != nil {
+		if d, err = h.store.ClaimAttempt(ctx, d, store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().UnixMilli() - 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
