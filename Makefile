@@ -114,3 +114,17 @@ endif
 # module proxy serves here, and the go command fetches it on first use
 # (~76 MB). go.mod still says go 1.26.8: the language version is unchanged.
 export GOTOOLCHAIN ?= go1.27.3
+
+# Benchmarks: the deliver handler's benchmark (shared/delivery) runs against
+# the emulators, so `make bench` needs them installed.
+bench: emulators
+
+# Binary sizes and each function's init time (process start to ready) and
+# cold first invocation, against the emulators and under the Lambda Runtime
+# Interface Emulator; slow-ish (~1 min), not part of make test.
+RIE := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
+INITTIME_RUNS ?= 10
+.PHONY: inittime
+inittime: emulators
+	GOBIN=$(abspath .cache/bin) $(GO) install $(RIE)
+	$(GO) run ./localstack/inittime -runs $(INITTIME_RUNS) -rie $(abspath .cache/bin)/aws-lambda-rie
