@@ -31,7 +31,8 @@ type Store interface {
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	ClaimAttempt(context.Context, domain.Delivery, store.Claim) (domain.Delivery, error)
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
-	FailWithoutAttempt(context.Context, domain.Delivery, string) (domain.Delivery, error)
+	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
+	ClaimDeadLetter(context.Context, string) error
 	MarkDeadLettered(context.Context, string) error
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 	ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error
@@ -203,6 +204,14 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		log.Debug("message superseded by a newer one; dropped", "message_gen", msg.Gen, "gen", d.Gen)
 		return done
 	case d.Status == domain.StatusFailed && d.DLQPending:
+		// Its DLQ message was never sent (the sender died): send it, unless
+		// someone else is doing so right now.
+		switch err := w.Store.ClaimDeadLetter(ctx, d.ID); {
+		case errors.Is(err, store.ErrConflict):
+			return done
+		case err != nil:
+			return step{err: err}
+		}
 		return w.deadLetter(ctx, *d, m, log)
 	case d.Status != domain.StatusPending:
 		return done // delivered or failed: a duplicate message
@@ -416,7 +425,7 @@ func (w *Worker) outcome(d domain.Delivery, res sender.Result, v retry.Verdict) 
 
 // fail ends a delivery that cannot be attempted, and dead-letters it.
 func (w *Worker) fail(ctx context.Context, d domain.Delivery, reason string, m *obs.Batch, log *slog.Logger) step {
-	failed, err := w.Store.FailWithoutAttempt(ctx, d, reason)
+	failed, err := w.Store.FailWithoutAttempt(ctx, d, reason, true)
 	if errors.Is(err, store.ErrConflict) {
 		return later(time.Second)
 	}
@@ -427,8 +436,10 @@ func (w *Worker) fail(ctx context.Context, d domain.Delivery, reason string, m *
 	return w.deadLetter(ctx, failed, m, log)
 }
 
-// deadLetter sends a failed delivery's DLQ message and marks it sent. If the
-// process dies in between, the message (or the sweeper) comes back here.
+// deadLetter sends a failed delivery's DLQ message and marks it sent; the
+// caller holds the DLQ claim. If the process dies in between, the message
+// (or the sweeper) comes back after the claim runs out: the one case where a
+// DLQ message can be sent twice.
 func (w *Worker) deadLetter(ctx context.Context, d domain.Delivery, m *obs.Batch, log *slog.Logger) step {
 	if err := w.Queue.DeadLetter(ctx, queue.DeadLetterFor(d)); err != nil {
 		return step{err: err}

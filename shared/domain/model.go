@@ -162,6 +162,7 @@ type Delivery struct {
 	LastError     string `dynamodbav:"last_error,omitempty"`
 	FailReason    string `dynamodbav:"fail_reason,omitempty"`
 	DLQPending    bool   `dynamodbav:"dlq_pending,omitempty"`
+	DLQClaimUntil int64  `dynamodbav:"dlq_claim_until,omitempty"` // who sends the DLQ message holds this until then
 	CreatedAt     int64  `dynamodbav:"created_at"`
 	UpdatedAt     int64  `dynamodbav:"updated_at"`
 	DeliveredAt   int64  `dynamodbav:"delivered_at,omitempty"`

@@ -38,7 +38,7 @@ type Store interface {
 	RotateSecret(ctx context.Context, accountID, id, newSecret string, grace int64) (domain.Endpoint, error)
 	ListEndpointDeliveries(ctx context.Context, endpointID, status string, limit int32, after string) (store.DeliveryPage, error)
 	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
-	FailWithoutAttempt(context.Context, domain.Delivery, string) (domain.Delivery, error)
+	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 }
 

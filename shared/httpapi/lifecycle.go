@@ -94,7 +94,7 @@ func (a *API) stopPending(ctx context.Context, endpointID, reason string) {
 			return
 		}
 		for _, d := range page.Deliveries {
-			if _, err := a.Store.FailWithoutAttempt(ctx, d, reason); err == nil {
+			if _, err := a.Store.FailWithoutAttempt(ctx, d, reason, false); err == nil {
 				stopped++
 			}
 		}

@@ -224,9 +224,10 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 		set = append(set, "#st = :st", "delivered_at = :now")
 		remove = append(remove, "due_at", "sweep_shard")
 	case domain.StatusFailed:
-		// Stays in the sweeper's index until the DLQ message is sent.
-		set = append(set, "#st = :st", "fail_reason = :reason", "failed_at = :now", "dlq_pending = :true", "due_at = :now")
-		vals[":reason"], vals[":true"] = str(o.FailReason), boolean(true)
+		// Stays in the sweeper's index until the DLQ message is sent; the
+		// worker recording the failure sends it, so it holds the DLQ claim.
+		set = append(set, "#st = :st", "fail_reason = :reason", "failed_at = :now", "dlq_pending = :true", "due_at = :now", "dlq_claim_until = :dlqc")
+		vals[":reason"], vals[":true"], vals[":dlqc"] = str(o.FailReason), boolean(true), num(now+dlqClaimFor)
 	default:
 		set = append(set, "next_attempt_at = :next", "due_at = :next")
 		vals[":next"] = num(o.NextAttemptAt)
@@ -307,17 +308,23 @@ func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c C
 // FailWithoutAttempt ends a pending delivery that can no longer be attempted
 // (endpoint disabled or deleted, event expired, attempts used up by a worker
 // that died). It is conditioned on the delivery being pending in gen with no
-// live lease, and marks it for the DLQ.
-func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, reason string) (domain.Delivery, error) {
+// live lease, and marks it for the DLQ. With sendDLQ the caller will send
+// the DLQ message itself and takes the DLQ claim; without, whoever comes
+// next (its queue message, or the sweeper) sends it.
+func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
+	claimUntil := int64(0)
+	if sendDLQ {
+		claimUntil = now + dlqClaimFor
+	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(seen.ID), skDelivery),
 		UpdateExpression: aws.String("SET #st = :failed, fail_reason = :reason, failed_at = :now, updated_at = :now," +
-			" dlq_pending = :true, due_at = :now, gsi2pk = :g2 REMOVE claim, claim_attempt, lease_until"),
+			" dlq_pending = :true, dlq_claim_until = :dlqc, due_at = :now, gsi2pk = :g2 REMOVE claim, claim_attempt, lease_until"),
 		ConditionExpression:      aws.String("#st = :pending AND gen = :gen AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#st": "status"},
 		ExpressionAttributeValues: item{":failed": str(domain.StatusFailed), ":reason": str(reason), ":now": num(now),
-			":true": boolean(true), ":g2": str(endpointStatusPK(seen.EndpointID, domain.StatusFailed)),
+			":true": boolean(true), ":dlqc": num(claimUntil), ":g2": str(endpointStatusPK(seen.EndpointID, domain.StatusFailed)),
 			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen))},
 		ReturnValues: types.ReturnValueAllNew,
 	})
@@ -336,12 +343,33 @@ func unmarshalDelivery(out *dynamodb.UpdateItemOutput, err error) (domain.Delive
 	return d, err
 }
 
+// dlqClaimFor is how long the sender of a DLQ message owns the sending;
+// if it dies, the sweeper (or the delivery's message) takes over after it.
+const dlqClaimFor = 30_000
+
+// ClaimDeadLetter takes the sending of a failed delivery's DLQ message, so
+// that two workers (or a worker and the sweeper) never both send it.
+// ErrConflict: someone holds it, or it was sent.
+func (s *Store) ClaimDeadLetter(ctx context.Context, id string) error {
+	now := domain.Millis(s.now())
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
+		UpdateExpression:          aws.String("SET dlq_claim_until = :until"),
+		ConditionExpression:       aws.String("dlq_pending = :true AND (attribute_not_exists(dlq_claim_until) OR dlq_claim_until < :now)"),
+		ExpressionAttributeValues: item{":true": boolean(true), ":now": num(now), ":until": num(now + dlqClaimFor)},
+	})
+	if isConditionFailed(err) {
+		return ErrConflict
+	}
+	return err
+}
+
 // MarkDeadLettered records that the DLQ message of a failed delivery was
 // sent, which takes it out of the sweeper's index.
 func (s *Store) MarkDeadLettered(ctx context.Context, id string) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
-		UpdateExpression:          aws.String("REMOVE dlq_pending, due_at, sweep_shard"),
+		UpdateExpression:          aws.String("REMOVE dlq_pending, dlq_claim_until, due_at, sweep_shard"),
 		ConditionExpression:       aws.String("#st = :failed AND dlq_pending = :true"),
 		ExpressionAttributeNames:  map[string]string{"#st": "status"},
 		ExpressionAttributeValues: item{":failed": str(domain.StatusFailed), ":true": boolean(true)},
@@ -370,7 +398,7 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET #st = :pending, attempts = :zero, series = series + :one, gen = gen + :one," +
 			" next_attempt_at = :now, due_at = :now, sweep_shard = :shard, updated_at = :now," +
-			" gsi2pk = :g2 REMOVE fail_reason, failed_at, dlq_pending, claim, claim_attempt, lease_until"),
+			" gsi2pk = :g2 REMOVE fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: vals,

@@ -236,19 +236,29 @@ func TestFailRestartAndDeadLetterMark(t *testing.T) {
 	s := newStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
-	failed, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled)
+	failed, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled, false)
 	if err != nil || failed.Status != domain.StatusFailed || !failed.DLQPending {
 		t.Fatalf("fail: %+v %v", failed, err)
 	}
-	if _, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled, false); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("failing twice: %v", err)
 	}
 	// The sweeper index still holds it until the DLQ message is sent.
 	if ids := sweepAll(t, s, time.Now().Add(time.Second)); !contains(ids, d.ID) {
 		t.Fatal("failed delivery with a pending DLQ message is not in the sweep index")
 	}
+	// One sender at a time: the first claim wins, a second waits it out.
+	if err := s.ClaimDeadLetter(ctx, d.ID); err != nil {
+		t.Fatalf("claim the DLQ send: %v", err)
+	}
+	if err := s.ClaimDeadLetter(ctx, d.ID); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second DLQ claim: %v", err)
+	}
 	if err := s.MarkDeadLettered(ctx, d.ID); err != nil {
 		t.Fatal(err)
+	}
+	if err := s.ClaimDeadLetter(ctx, d.ID); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("DLQ claim after it was sent: %v", err)
 	}
 	if ids := sweepAll(t, s, time.Now().Add(time.Second)); contains(ids, d.ID) {
 		t.Fatal("dead-lettered delivery still in the sweep index")

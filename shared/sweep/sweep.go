@@ -31,7 +31,8 @@ import (
 type Store interface {
 	DueForSweep(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
 	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
-	FailWithoutAttempt(context.Context, domain.Delivery, string) (domain.Delivery, error)
+	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
+	ClaimDeadLetter(context.Context, string) error
 	MarkDeadLettered(context.Context, string) error
 }
 
@@ -152,7 +153,7 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Resu
 	switch {
 	case d.Status == domain.StatusPending && d.Attempts >= s.MaxAttempts && d.LeaseUntil < now:
 		// The last attempt was claimed and never finished: fail it, do not retry.
-		failed, err := s.Store.FailWithoutAttempt(ctx, d, domain.ReasonExhausted)
+		failed, err := s.Store.FailWithoutAttempt(ctx, d, domain.ReasonExhausted, true)
 		if errors.Is(err, store.ErrConflict) {
 			r.Skipped++
 			return nil
@@ -162,6 +163,13 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Resu
 		}
 		return s.deadLetter(ctx, failed, r)
 	case d.Status == domain.StatusFailed && d.DLQPending:
+		switch err := s.Store.ClaimDeadLetter(ctx, d.ID); {
+		case errors.Is(err, store.ErrConflict):
+			r.Skipped++ // being sent right now
+			return nil
+		case err != nil:
+			return err
+		}
 		return s.deadLetter(ctx, d, r)
 	}
 	r.Skipped++
