@@ -85,3 +85,42 @@ func TestSweeperDeadLettersADeliveryThatUsedItsAttempts(t *testing.T) {
 		t.Fatalf("receiver got %d requests", n)
 	}
 }
+
+// A backlog that waits for the rate limit longer than the sweep grace is not
+// stuck: the sweeper must leave it alone rather than re-queue it (which
+// would supersede the waiting messages, waste their slots and, under a long
+// enough backlog, never let it drain).
+func TestLongRateLimitBacklogIsNotSwept(t *testing.T) {
+	t.Parallel()
+	localOnly(t)
+	const n = 40 // 8 s of slots at 5/s, four times the grace
+	h := start(t, opts{rate: 5, sweepEvery: 500 * time.Millisecond, sweepGrace: 2 * time.Second})
+	_, key := h.account(t)
+	var s scripted
+	rv, ep := h.registerReceiver(t, key, s.respond(404))
+	events := h.publishMany(t, key, n)
+	for _, ev := range events {
+		h.waitFor(t, key, ev.Deliveries[0].ID, 30*time.Second, settled)
+	}
+	s.ok.Store(true)
+	// Recovering re-queues all at once, without slots: the workers reserve
+	// them, up to 8 s ahead.
+	var res struct{ Recovered int }
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/recover", map[string]string{"since": time.Now().Add(-time.Hour).Format(time.RFC3339)}, &res); code != 202 || res.Recovered != n {
+		t.Fatalf("recover: %d %+v", code, res)
+	}
+	waitCount(t, "recovered deliveries", 2*n, time.Minute, func() int { return len(rv.requests()) })
+	time.Sleep(time.Second)
+	for _, ev := range events {
+		d, err := h.store.GetDelivery(ctx, ev.Deliveries[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "delivered" || d.Gen != 2 {
+			t.Errorf("delivery %s: %s, gen %d (the recover makes gen 2; more means the sweeper re-queued it)", d.ID, d.Status, d.Gen)
+		}
+	}
+	if got := len(rv.requests()); got != 2*n {
+		t.Fatalf("receiver got %d requests, want %d", got, 2*n)
+	}
+}

@@ -98,8 +98,8 @@ func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
 		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout),
-		DisableAfter: a.Config.EndpointDisableAfter,
-		Log:          a.Log, Metrics: a.Metrics, Now: a.Now,
+		DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace,
+		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
 

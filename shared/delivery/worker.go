@@ -33,6 +33,7 @@ type Store interface {
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
 	ClaimDeadLetter(context.Context, string) error
+	PushDue(ctx context.Context, id string, gen int, until int64) error
 	MarkDeadLettered(context.Context, string) error
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 	ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error
@@ -88,6 +89,7 @@ type Worker struct {
 	Schedule     retry.Schedule
 	MaxInFlight  int           // per endpoint; 0: no cap
 	DisableAfter time.Duration // disable an endpoint failing for this long; 0: never
+	SweepGrace   time.Duration // the sweeper's grace: deferrals longer than half of it move the due time
 	LeaseFor     time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
 	Log          *slog.Logger
 	Metrics      *obs.Metrics
@@ -230,12 +232,16 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		return w.fail(ctx, *d, domain.ReasonEventExpired, m, log)
 	case snap.Endpoint.PausedUntil > domain.Millis(now):
 		m.Count(obs.MetricEndpointDeferrals, 1)
-		return later(time.UnixMilli(snap.Endpoint.PausedUntil).Sub(now)) // the receiver asked us to wait
+		until := time.UnixMilli(snap.Endpoint.PausedUntil) // the receiver asked us to wait
+		w.keepDue(ctx, *d, until, log)
+		return later(until.Sub(now))
 	}
 	slot, ok := w.freeSlot(snap.Endpoint, now)
 	if !ok {
 		m.Count(obs.MetricEndpointDeferrals, 1)
-		return later(capBackoff(received + msg.Deferred))
+		wait := capBackoff(received + msg.Deferred)
+		w.keepDue(ctx, *d, now.Add(wait), log)
+		return later(wait)
 	}
 	sendAt, s, ok := w.rateSlot(ctx, msg, msg.SlotFor == d.Attempts, *d, m)
 	if !ok {
@@ -268,6 +274,7 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 	slotAt = res.First
 	if wait := slotAt.Sub(now); wait > maxWaitInWorker {
 		m.Count(obs.MetricRateLimitDeferrals, 1)
+		w.keepDue(ctx, d, slotAt, w.Log.With("delivery_id", d.ID))
 		next := msg
 		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
 		if err := w.Queue.Send(ctx, next, wait); err != nil {
@@ -276,6 +283,20 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 		return now, done, false
 	}
 	return slotAt, done, true
+}
+
+// keepDue tells the sweeper that a deferred delivery is not stuck: when it
+// is going to wait longer than half the sweep grace, its due time moves to
+// when it comes back (one conditional write). Otherwise the sweeper would
+// re-queue it and so supersede the very message that is waiting, and a
+// long rate-limit backlog would keep being re-queued.
+func (w *Worker) keepDue(ctx context.Context, d domain.Delivery, until time.Time, log *slog.Logger) {
+	if w.SweepGrace <= 0 || until.Sub(w.Now()) <= w.SweepGrace/2 {
+		return
+	}
+	if err := w.Store.PushDue(ctx, d.ID, d.Gen, domain.Millis(until)); err != nil && !errors.Is(err, store.ErrConflict) {
+		log.Warn("could not move the due time; the sweeper may re-queue this delivery", "error", err)
+	}
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {

@@ -70,3 +70,20 @@ func (s *Store) Requeue(ctx context.Context, id string, before int64, maxAttempt
 	}
 	return unmarshalDelivery(out, err)
 }
+
+// PushDue moves a pending delivery's due time later (a deferral the sweeper
+// must not mistake for a stuck delivery). ErrConflict when the delivery
+// moved on or is already due later.
+func (s *Store) PushDue(ctx context.Context, id string, gen int, until int64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
+		UpdateExpression:          aws.String("SET due_at = :until"),
+		ConditionExpression:       aws.String("#st = :pending AND gen = :gen AND due_at < :until"),
+		ExpressionAttributeNames:  map[string]string{"#st": "status"},
+		ExpressionAttributeValues: item{":until": num(until), ":gen": num(int64(gen)), ":pending": str(domain.StatusPending)},
+	})
+	if isConditionFailed(err) {
+		return ErrConflict
+	}
+	return err
+}
