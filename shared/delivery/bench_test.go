@@ -36,10 +36,12 @@ func TestMain(m *testing.M) {
 
 // BenchmarkHandle is the deliver function's handler per message, first
 // attempts that succeed, against the DynamoDB and SQS emulators and a local
-// receiver: read the delivery, endpoint and body (BatchGetItem), claim
-// (TransactWriteItems), sign and POST, record (TransactWriteItems). Each
+// receiver, with the deployed defaults (per-endpoint cap 5): read the
+// delivery, endpoint and body (BatchGetItem), claim (TransactWriteItems with
+// the endpoint's slot), sign and POST, record (TransactWriteItems). Each
 // message carries its rate-limit slot, as ingest sends it. One op is one
-// message; batch=10 hands Handle ten at a time, as the event source does.
+// message; batch=10 hands Handle ten at a time, as the event source does,
+// spread over as many endpoints so that none waits for the cap.
 func BenchmarkHandle(b *testing.B) {
 	for _, batch := range []int{1, 10} {
 		b.Run("batch="+strconv.Itoa(batch), func(b *testing.B) { benchHandle(b, batch) })
@@ -60,8 +62,7 @@ func benchHandle(b *testing.B, batch int) {
 	cfg := config.Defaults()
 	cfg.TableName, cfg.QueueURL, cfg.DLQURL = env.Table, env.Queues.Delivery, env.Queues.DLQ
 	cfg.AllowPrivateEndpoints, cfg.AllowedSchemes = true, []string{"http"}
-	cfg.RatePerSecond = 1e6     // measure the handler, not the account's rate limit
-	cfg.EndpointMaxInFlight = 0 // nor the per-endpoint cap (a batch goes to one endpoint)
+	cfg.RatePerSecond = 1e6 // measure the handler, not the account's rate limit
 	a := app.New(cfg, env.DB, env.SQS, io.Discard, "deliver")
 	w := a.Worker()
 
@@ -70,19 +71,23 @@ func benchHandle(b *testing.B, batch int) {
 		b.Fatal(err)
 	}
 	now := time.Now()
-	ep := domain.Endpoint{
-		ID: domain.NewID("ep"), AccountID: acct.ID, URL: receiver.URL + "/hook",
-		Secrets:   []domain.Secret{{Value: signing.NewSecret(), CreatedAt: domain.Millis(now)}},
-		CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now),
-	}
-	if err := a.Store.CreateEndpoint(ctx, ep); err != nil {
-		b.Fatal(err)
+	endpoints := make([]domain.Endpoint, batch)
+	for i := range endpoints {
+		endpoints[i] = domain.Endpoint{
+			ID: domain.NewID("ep"), AccountID: acct.ID, URL: receiver.URL + "/hook",
+			Secrets:   []domain.Secret{{Value: signing.NewSecret(), CreatedAt: domain.Millis(now)}},
+			CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now),
+		}
+		if err := a.Store.CreateEndpoint(ctx, endpoints[i]); err != nil {
+			b.Fatal(err)
+		}
 	}
 	body := []byte(`{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_123","amount":"12.50","currency":"USDC","updated_at":"2026-11-30T12:00:00Z"}}`)
 
 	// Seed b.N events with one delivery each, as ingest writes them.
 	msgs := make([]queue.Message, b.N)
 	for i := range msgs {
+		ep := endpoints[i%len(endpoints)]
 		ev := domain.Event{ID: domain.NewID("evt"), AccountID: acct.ID, Type: "payout.fulfilled", Body: body,
 			ReceivedAt: domain.Millis(now), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
 		d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: acct.ID, EventType: ev.Type,
