@@ -38,7 +38,7 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	case ep.PausedUntil > domain.Millis(now):
 		return later(time.UnixMilli(ep.PausedUntil).Sub(now))
 	}
-	slot, ok := w.freeSlot(ep, now)
+	slot, ok := w.freeSlot(ep, now, nil)
 	if !ok {
 		m.Count(obs.MetricEndpointDeferrals, 1)
 		return later(capBackoff(received + msg.Deferred))

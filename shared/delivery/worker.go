@@ -236,7 +236,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		w.keepDue(ctx, *d, until, log)
 		return later(until.Sub(now))
 	}
-	slot, ok := w.freeSlot(snap.Endpoint, now)
+	slot, ok := w.freeSlot(snap.Endpoint, now, nil)
 	if !ok {
 		m.Count(obs.MetricEndpointDeferrals, 1)
 		wait := capBackoff(received + msg.Deferred)
@@ -286,12 +286,12 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 }
 
 // keepDue tells the sweeper that a deferred delivery is not stuck: when it
-// is going to wait longer than half the sweep grace, its due time moves to
-// when it comes back (one conditional write). Otherwise the sweeper would
+// will come back more than half the sweep grace after its due time, the due
+// time moves to then (one conditional write). Otherwise the sweeper would
 // re-queue it and so supersede the very message that is waiting, and a
 // long rate-limit backlog would keep being re-queued.
 func (w *Worker) keepDue(ctx context.Context, d domain.Delivery, until time.Time, log *slog.Logger) {
-	if w.SweepGrace <= 0 || until.Sub(w.Now()) <= w.SweepGrace/2 {
+	if w.SweepGrace <= 0 || until.Sub(time.UnixMilli(d.DueAt)) <= w.SweepGrace/2 {
 		return
 	}
 	if err := w.Store.PushDue(ctx, d.ID, d.Gen, domain.Millis(until)); err != nil && !errors.Is(err, store.ErrConflict) {
@@ -316,13 +316,16 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 
 // freeSlot picks an in-flight slot of the endpoint that nobody holds (as
 // read; the claim's conditional write decides). "" with ok when there is no cap.
-func (w *Worker) freeSlot(ep *domain.Endpoint, now time.Time) (string, bool) {
+func (w *Worker) freeSlot(ep *domain.Endpoint, now time.Time, skip map[string]bool) (string, bool) {
 	if w.MaxInFlight <= 0 {
 		return "", true
 	}
 	start := rand.IntN(w.MaxInFlight) // spread concurrent workers over the slots
 	for i := 0; i < w.MaxInFlight; i++ {
 		k := strconv.Itoa((start + i) % w.MaxInFlight)
+		if skip[k] {
+			continue
+		}
 		if l, held := ep.Leases[k]; !held || l.Until < domain.Millis(now) {
 			return k, true
 		}
@@ -355,6 +358,17 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 		}
 	}
 	claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
+	for tried := map[string]bool{}; errors.Is(err, store.ErrSlotTaken); {
+		// Another worker took that slot a moment ago: try the others we saw free.
+		tried[claim.Slot] = true
+		next, ok := w.freeSlot(ep, now, tried)
+		if !ok {
+			m.Count(obs.MetricEndpointDeferrals, 1)
+			return later(capBackoff(1))
+		}
+		claim.Slot = next
+		claimed, err = w.Store.ClaimAttempt(ctx, d, claim)
+	}
 	if errors.Is(err, store.ErrConflict) {
 		return later(time.Second) // changed under us: look again shortly
 	}

@@ -152,8 +152,11 @@ type Delivery struct {
 	// Attempts counts automatic attempts started in the current series; an
 	// attempt counts from its claim, so one lost to a crash is not repeated
 	// past the ceiling.
-	Attempts      int    `dynamodbav:"attempts"`
-	NextAttemptAt int64  `dynamodbav:"next_attempt_at"`
+	Attempts      int   `dynamodbav:"attempts"`
+	NextAttemptAt int64 `dynamodbav:"next_attempt_at"`
+	// DueAt is when the sweeper expects the delivery to move (absent once it
+	// needs no more work): it re-queues deliveries overdue by its grace.
+	DueAt         int64  `dynamodbav:"due_at,omitempty"`
 	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"`
 	Claim         string `dynamodbav:"claim,omitempty"`
 	ClaimAttempt  string `dynamodbav:"claim_attempt,omitempty"` // the attempt id the claim sends as X-Gifq-Delivery

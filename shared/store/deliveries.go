@@ -83,7 +83,8 @@ type Claim struct {
 // (with the endpoint slot, one transaction) that succeeds for exactly one
 // worker. seen is the delivery as read; if anything changed since, or another
 // worker holds a live lease, or the attempt is not due, it fails with
-// ErrConflict and nothing is written. The attempt counts from here, so an
+// ErrConflict and nothing is written; ErrSlotTaken when only the endpoint
+// slot was taken meanwhile (another slot may be free). The attempt counts from here, so an
 // attempt lost to a crash still counts toward the ceiling.
 func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
@@ -120,7 +121,10 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 		}
 	} else {
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-		if onlyConditionFailures(cancelReasons(err)) {
+		if reasons := cancelReasons(err); onlyConditionFailures(reasons) {
+			if c.Slot != "" && aws.ToString(reasons[0].Code) == "None" && aws.ToString(reasons[1].Code) == "ConditionalCheckFailed" {
+				return seen, ErrSlotTaken // another worker took that slot a moment ago
+			}
 			return seen, ErrConflict
 		}
 	}

@@ -22,9 +22,10 @@ func deliveryItem(d domain.Delivery, dueAt int64) (item, error) {
 	extra["gsi1sk"] = str(d.ID)
 	extra["gsi2pk"] = str(endpointStatusPK(d.EndpointID, d.Status))
 	extra["gsi2sk"] = str(d.ID)
+	d.DueAt = 0
 	if d.Status == domain.StatusPending {
 		extra["sweep_shard"] = str(sweepShard(d.ID))
-		extra["due_at"] = num(dueAt)
+		d.DueAt = dueAt
 	}
 	return marshal(d, extra)
 }

@@ -36,6 +36,7 @@ var (
 	ErrConflict  = errors.New("condition not met") // someone else changed the item first
 	ErrLimit     = errors.New("limit reached")
 	ErrDuplicate = errors.New("already exists")
+	ErrSlotTaken = errors.New("endpoint slot taken") // a claim lost only the endpoint's in-flight slot
 )
 
 // Store reads and writes the table.
