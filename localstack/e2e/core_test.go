@@ -252,6 +252,7 @@ func TestIngestValidationChangesNothing(t *testing.T) {
 		{"no event field", key, `{"payout_type":"crypto"}`, 422, "invalid_event"},
 		{"event not a string", key, `{"event":42}`, 422, "invalid_event"},
 		{"event with spaces", key, `{"event":"payout fulfilled"}`, 422, "invalid_event"},
+		{"event twice", key, `{"event":"payout.fulfilled","event":"payout.failed"}`, 422, "invalid_event"},
 		{"too big", key, big, 413, "body_too_large"},
 		{"no key", "", payout, 401, "missing_api_key"},
 		{"wrong key", "gifq_not-a-real-key", payout, 401, "invalid_api_key"},

@@ -29,7 +29,7 @@ func (a *API) postEvent(ctx context.Context, req *request) response {
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", err.Error())
 	case errors.Is(err, ingest.ErrInvalidJSON):
 		return fail(http.StatusBadRequest, "invalid_json", err.Error())
-	case errors.Is(err, ingest.ErrNoEventType), errors.Is(err, ingest.ErrBadEventType):
+	case errors.Is(err, ingest.ErrNoEventType), errors.Is(err, ingest.ErrBadEventType), errors.Is(err, ingest.ErrDuplicateEvent):
 		return fail(http.StatusUnprocessableEntity, "invalid_event", err.Error())
 	case errors.Is(err, ingest.ErrBadIdempotencyKey):
 		return fail(http.StatusBadRequest, "invalid_idempotency_key", err.Error())

@@ -51,7 +51,7 @@ func FuzzValidate(f *testing.F) {
 			if eventType != "" {
 				t.Fatalf("rejected (%v) but returned type %q", err, eventType)
 			}
-			for _, known := range []error{ErrTooLarge, ErrInvalidJSON, ErrNoEventType, ErrBadEventType} {
+			for _, known := range []error{ErrTooLarge, ErrInvalidJSON, ErrNoEventType, ErrBadEventType, ErrDuplicateEvent} {
 				if errors.Is(err, known) {
 					if wantAccepted(body) {
 						t.Fatalf("rejected a valid body (%v): %q", err, trim(body))
@@ -70,6 +70,9 @@ func FuzzValidate(f *testing.F) {
 		obj, ok := decodeObject(body)
 		if !ok {
 			t.Fatalf("accepted a body that is not a JSON object: %q", trim(body))
+		}
+		if eventKeys(body) != 1 {
+			t.Fatalf("accepted a body with \"event\" %d times: %q", eventKeys(body), trim(body))
 		}
 		if got, ok := obj["event"].(string); !ok || got != eventType {
 			t.Fatalf("returned type %q, body's event is %#v", eventType, obj["event"])
@@ -117,7 +120,31 @@ func wantAccepted(body []byte) bool {
 		return false
 	}
 	s, ok := obj["event"].(string)
-	return ok && len(s) <= 200 && documentedEventType.MatchString(s)
+	return ok && len(s) <= 200 && documentedEventType.MatchString(s) && eventKeys(body) == 1
+}
+
+// eventKeys counts "event" among the top-level names, duplicates included.
+func eventKeys(body []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		name, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		if name == "event" {
+			n++
+		}
+		var v any
+		if dec.Decode(&v) != nil {
+			return n
+		}
+	}
+	return n
 }
 
 // decodeObject reads body as one JSON object. Numbers stay text: JSON allows

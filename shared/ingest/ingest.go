@@ -5,6 +5,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,7 @@ var (
 	ErrTooLarge          = errors.New("the body is larger than 256 KiB")
 	ErrInvalidJSON       = errors.New("the body is not a JSON object")
 	ErrNoEventType       = errors.New(`the body has no string field "event"`)
+	ErrDuplicateEvent    = errors.New(`the body has "event" more than once: receivers would disagree on which one counts`)
 	ErrBadEventType      = errors.New(`"event" must be 1-200 characters of letters, digits and . _ : / -`)
 	ErrBadIdempotencyKey = errors.New("Idempotency-Key must be 1-255 printable ASCII characters")
 )
@@ -91,7 +93,34 @@ func Validate(body []byte) (string, error) {
 	if !eventTypeRE.MatchString(eventType) {
 		return "", ErrBadEventType
 	}
+	if topLevelCount(body, "event") > 1 {
+		return "", ErrDuplicateEvent
+	}
 	return eventType, nil
+}
+
+// topLevelCount counts a name among a JSON object's top-level keys (a map
+// decode keeps only the last of duplicates). body is known to be an object.
+func topLevelCount(body []byte, name string) int {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		if k == name {
+			n++
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return n
+		}
+	}
+	return n
 }
 
 func validIdempotencyKey(k string) bool {
