@@ -145,10 +145,12 @@ func run(o options) error {
 
 	delivered, requests := rcv.count()
 	var lat []time.Duration
+	var arrivals []time.Time
 	rcv.mu.Lock()
 	var last time.Time
 	for i, id := range ids {
 		if t, ok := rcv.first[id]; ok {
+			arrivals = append(arrivals, t)
 			lat = append(lat, t.Sub(posted[i]))
 			if t.After(last) {
 				last = t
@@ -170,6 +172,7 @@ func run(o options) error {
 	fmt.Printf("delivered          %d (%d requests) in %s\n", delivered, requests, last.Sub(start).Round(time.Millisecond))
 	fmt.Printf("sustained          %.1f deliveries/s\n", float64(delivered)/last.Sub(start).Seconds())
 	fmt.Printf("ingest->1st attempt p50 %s  p90 %s  p99 %s  max %s\n", pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 100))
+	fmt.Printf("busiest second     %d deliveries (per-account limit x %d accounts)\n", busiestSecond(arrivals), o.accounts)
 	fmt.Printf("ceiling            %.0f POSTs/s from a plain Go client with %d workers\n", ceiling, o.workers)
 	fmt.Printf("system/ceiling     %.3f (at the asked rate; raise -rate to find the system's limit)\n", float64(delivered)/last.Sub(start).Seconds()/ceiling)
 	return nil
@@ -228,4 +231,17 @@ func pct(d []time.Duration, p int) time.Duration {
 	}
 	i := (len(d)*p + 99) / 100
 	return d[min(max(i-1, 0), len(d)-1)].Round(100 * time.Microsecond)
+}
+
+// busiestSecond is the most first attempts that arrived within any one second.
+func busiestSecond(at []time.Time) int {
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	best, j := 0, 0
+	for i := range at {
+		for at[i].Sub(at[j]) >= time.Second {
+			j++
+		}
+		best = max(best, i-j+1)
+	}
+	return best
 }
