@@ -1,20 +1,6 @@
 // Command api is the API Gateway function: event ingest and the management API.
 package main
 
-import (
-	"context"
-	"log"
-	"os"
+import "github.com/gifq/webhooks/shared/app"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/gifq/webhooks/shared/app"
-)
-
-func main() {
-	a, err := app.FromEnv(context.Background(), "api", os.Stdout)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(a.API().Handle)
-}
+func main() { app.Start("api", func(a *app.App) any { return a.API().Handle }) }

@@ -2,20 +2,6 @@
 // dead-lettered deliveries back for a fresh series (events/redrive.json).
 package main
 
-import (
-	"context"
-	"log"
-	"os"
+import "github.com/gifq/webhooks/shared/app"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/gifq/webhooks/shared/app"
-)
-
-func main() {
-	a, err := app.FromEnv(context.Background(), "redrive", os.Stdout)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(a.Redriver().Handle)
-}
+func main() { app.Start("redrive", func(a *app.App) any { return a.Redriver().Handle }) }

@@ -1,21 +1,7 @@
-// Command sweeper is the function EventBridge runs every 15 minutes to
-// re-queue deliveries that are due but stuck.
+// Command sweeper is the function EventBridge runs every 15 minutes to re-queue
+// deliveries that are due but stuck.
 package main
 
-import (
-	"context"
-	"log"
-	"os"
+import "github.com/gifq/webhooks/shared/app"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/gifq/webhooks/shared/app"
-)
-
-func main() {
-	a, err := app.FromEnv(context.Background(), "sweeper", os.Stdout)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(a.Sweeper().Handle)
-}
+func main() { app.Start("sweeper", func(a *app.App) any { return a.Sweeper().Handle }) }

@@ -155,34 +155,26 @@ func TestChaos(t *testing.T) {
 		body       string
 	}
 	out := make([]posted, events)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				body := fmt.Sprintf(`{"event":"payout.fulfilled","payout_type":"gift_cards","subject_type":"order","recipient_uuid":"chaos-%06d","updated_at":"2026-11-30T05:00:00Z"}`, i)
-				for tries := 0; ; tries++ {
-					var ev eventOut
-					if code := h.tryCall(keys[i%len(keys)], body, &ev, "Idempotency-Key", "chaos-"+strconv.Itoa(i)); code == 202 {
-						out[i] = posted{id: ev.ID, body: body}
-						for _, d := range ev.Deliveries {
-							out[i].deliveries = append(out[i].deliveries, d.ID)
-						}
-						rcv.mu.Lock()
-						rcv.bodies[ev.ID] = sha256.Sum256([]byte(body))
-						rcv.mu.Unlock()
-						break
-					}
-					if tries > 600 {
-						t.Errorf("event %d never accepted", i)
-						break
-					}
-					time.Sleep(100 * time.Millisecond)
+	produce := func(i int) {
+		body := fmt.Sprintf(`{"event":"payout.fulfilled","payout_type":"gift_cards","subject_type":"order","recipient_uuid":"chaos-%06d","updated_at":"2026-11-30T05:00:00Z"}`, i)
+		for tries := 0; ; tries++ {
+			var ev eventOut
+			if code := h.tryCall(keys[i%len(keys)], body, &ev, "Idempotency-Key", "chaos-"+strconv.Itoa(i)); code == 202 {
+				out[i] = posted{id: ev.ID, body: body}
+				for _, d := range ev.Deliveries {
+					out[i].deliveries = append(out[i].deliveries, d.ID)
 				}
+				rcv.mu.Lock()
+				rcv.bodies[ev.ID] = sha256.Sum256([]byte(body))
+				rcv.mu.Unlock()
+				return
 			}
-		}()
+			if tries > 600 {
+				t.Errorf("event %d never accepted", i)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	stop := make(chan struct{})
 	var killer sync.WaitGroup
@@ -205,11 +197,7 @@ func TestChaos(t *testing.T) {
 			p.start()
 		}
 	}()
-	for i := 0; i < events; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	inParallel(events, 8, produce)
 	postedIn := time.Since(start)
 
 	// Wait for every delivery to settle.

@@ -28,17 +28,16 @@ func maxInWindow(at []time.Time, w time.Duration) int {
 	return best
 }
 
-// publishMany posts n events for key from 8 producers at once.
-func (h *harness) publishMany(t *testing.T, key string, n int) []eventOut {
-	out := make([]eventOut, n)
-	var wg sync.WaitGroup
+// inParallel calls f(i) for i in [0, n) from workers goroutines.
+func inParallel(n, workers int, f func(i int)) {
 	next := make(chan int)
-	for w := 0; w < 8; w++ {
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = h.publish(t, key, fmt.Sprintf(`{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_%d"}}`, i))
+				f(i)
 			}
 		}()
 	}
@@ -47,6 +46,14 @@ func (h *harness) publishMany(t *testing.T, key string, n int) []eventOut {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// publishMany posts n events for key from 8 producers at once.
+func (h *harness) publishMany(t *testing.T, key string, n int) []eventOut {
+	out := make([]eventOut, n)
+	inParallel(n, 8, func(i int) {
+		out[i] = h.publish(t, key, fmt.Sprintf(`{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_%d"}}`, i))
+	})
 	return out
 }
 

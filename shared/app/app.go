@@ -6,9 +6,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
+	"os"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -120,3 +124,14 @@ func (a *App) Redriver() *redrive.Redriver {
 // bounded by the delivery timeout, and the writes around it take far less
 // than the margin. After it, another worker (or the sweeper) may take over.
 func LeaseFor(deliveryTimeout time.Duration) time.Duration { return 2*deliveryTimeout + 5*time.Second }
+
+// Start is a function's whole main: wire the App from the environment and
+// hand the Lambda runtime the handler handler picks. A bad environment stops
+// the function at init, where Lambda reports it.
+func Start(function string, handler func(*App) any) {
+	a, err := FromEnv(context.Background(), function, os.Stdout)
+	if err != nil {
+		log.Fatalf("%s: %v", function, err)
+	}
+	lambda.Start(handler(a))
+}
