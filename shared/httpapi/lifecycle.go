@@ -93,11 +93,22 @@ func (a *API) stopPending(ctx context.Context, endpointID, reason string) {
 			a.Log.Warn("stopping pending deliveries; the worker will stop the rest", "endpoint_id", endpointID, "error", err)
 			return
 		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
 		for _, d := range page.Deliveries {
-			if _, err := a.Store.FailWithoutAttempt(ctx, d, reason, false); err == nil {
-				stopped++
-			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if _, err := a.Store.FailWithoutAttempt(ctx, d, reason, false); err == nil {
+					mu.Lock()
+					stopped++
+					mu.Unlock()
+				}
+			}()
 		}
+		wg.Wait()
 		if after = page.After; after == "" {
 			break
 		}
