@@ -94,21 +94,13 @@ func (a *API) stopPending(ctx context.Context, endpointID, reason string) {
 			return
 		}
 		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 8)
-		for _, d := range page.Deliveries {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				if _, err := a.Store.FailWithoutAttempt(ctx, d, reason, false); err == nil {
-					mu.Lock()
-					stopped++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		eachConcurrently(len(page.Deliveries), func(i int) {
+			if _, err := a.Store.FailWithoutAttempt(ctx, page.Deliveries[i], reason, false); err == nil {
+				mu.Lock()
+				stopped++
+				mu.Unlock()
+			}
+		})
 		if after = page.After; after == "" {
 			break
 		}
@@ -238,27 +230,19 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	var recovered, skipped int
 	var firstErr error
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for _, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			_, err := delivery.Restart(ctx, a.Store, a.Queue, id, ep.ID, -1)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil, errors.Is(err, delivery.ErrNotQueued): // queued by the sweeper if the send was lost
-				recovered++
-			case errors.Is(err, store.ErrConflict): // restarted meanwhile
-				skipped++
-			default:
-				firstErr = err
-			}
-		}()
-	}
-	wg.Wait()
+	eachConcurrently(len(ids), func(i int) {
+		_, err := delivery.Restart(ctx, a.Store, a.Queue, ids[i], ep.ID, -1)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil, errors.Is(err, delivery.ErrNotQueued): // queued by the sweeper if the send was lost
+			recovered++
+		case errors.Is(err, store.ErrConflict): // restarted meanwhile
+			skipped++
+		default:
+			firstErr = err
+		}
+	})
 	if firstErr != nil && recovered == 0 {
 		return a.internal(ctx, firstErr)
 	}
@@ -304,4 +288,20 @@ func (a *API) resend(ctx context.Context, req *request) response {
 		return a.internal(ctx, err)
 	}
 	return ok(http.StatusAccepted, map[string]string{"delivery_id": d.ID, "attempt_id": msg.AttemptID, "status": "queued"})
+}
+
+// eachConcurrently calls f(i) for i in [0, n), eight at a time: bulk
+// operations stay well inside the api function's timeout.
+func eachConcurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }
