@@ -204,26 +204,26 @@ func props(r map[string]any) map[string]any {
 // functionByName finds a function by its short name (api, deliver...).
 func (s *synthesized) functionByName(t testing.TB, fn string) (string, map[string]any) {
 	t.Helper()
-	want := StackName(s.stack.Config.Stage) + "-" + fn
-	for id, r := range s.resources("AWS::Lambda::Function") {
-		if props(r)["FunctionName"] == want {
-			return id, r
-		}
-	}
-	t.Fatalf("no function named %s", want)
-	return "", nil
+	return s.byName(t, "AWS::Lambda::Function", "FunctionName", fn)
 }
 
 // queueByName finds a queue by its name suffix (deliveries, dlq).
 func (s *synthesized) queueByName(t testing.TB, tag string) (string, map[string]any) {
 	t.Helper()
-	want := StackName(s.stack.Config.Stage) + "-" + tag
-	for id, r := range s.resources("AWS::SQS::Queue") {
-		if props(r)["QueueName"] == want {
+	return s.byName(t, "AWS::SQS::Queue", "QueueName", tag)
+}
+
+// byName finds the resource of a type whose name property is the stack's
+// name followed by -suffix.
+func (s *synthesized) byName(t testing.TB, typ, nameProp, suffix string) (string, map[string]any) {
+	t.Helper()
+	want := StackName(s.stack.Config.Stage) + "-" + suffix
+	for id, r := range s.resources(typ) {
+		if props(r)[nameProp] == want {
 			return id, r
 		}
 	}
-	t.Fatalf("no queue named %s", want)
+	t.Fatalf("no %s named %s", typ, want)
 	return "", nil
 }
 

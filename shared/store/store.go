@@ -51,16 +51,6 @@ func New(db DynamoDB, table string) *Store {
 	return &Store{db: db, table: aws.String(table), now: time.Now}
 }
 
-// WithClock returns a copy of the store that reads the time from now (tests).
-func (s *Store) WithClock(now func() time.Time) *Store {
-	c := *s
-	c.now = now
-	return &c
-}
-
-// Table is the table's name.
-func (s *Store) Table() string { return *s.table }
-
 type item = map[string]types.AttributeValue
 
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
