@@ -129,6 +129,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if err := servePprof(os.Getenv("GIFQ_PPROF_ADDR")); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, emu, err := connect(ctx, &s, true)

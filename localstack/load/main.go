@@ -17,8 +17,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,7 +124,8 @@ func run(o options) error {
 		}
 	}
 
-	// The system under test.
+	// The system under test, and its CPU time from /proc around the run.
+	cpuBefore, cpuErr := sampleTree(apiPort(o.api))
 	posted := make([]time.Time, o.events)
 	ids := make([]string, o.events)
 	start := time.Now()
@@ -144,6 +147,10 @@ func run(o options) error {
 	}
 
 	delivered, requests := rcv.count()
+	cpuAfter, err := sampleTree(apiPort(o.api))
+	if cpuErr == nil {
+		cpuErr = err
+	}
 	var lat []time.Duration
 	var arrivals []time.Time
 	rcv.mu.Lock()
@@ -172,10 +179,30 @@ func run(o options) error {
 	fmt.Printf("delivered          %d (%d requests) in %s\n", delivered, requests, last.Sub(start).Round(time.Millisecond))
 	fmt.Printf("sustained          %.1f deliveries/s\n", float64(delivered)/last.Sub(start).Seconds())
 	fmt.Printf("ingest->1st attempt p50 %s  p90 %s  p99 %s  max %s\n", pct(lat, 50), pct(lat, 90), pct(lat, 99), pct(lat, 100))
+	if cpuErr != nil {
+		fmt.Printf("CPU per delivery   not measured: %v\n", cpuErr)
+	} else if delivered > 0 {
+		used := cpuAfter.sub(cpuBefore)
+		per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(delivered) }
+		fmt.Printf("CPU per delivery   %.2f ms: ours %.2f ms, emulators %.2f ms (%s; from /proc, the make dev tree)\n",
+			per(used.ours+used.emulators), per(used.ours), per(used.emulators), strings.Join(used.emulatorNames, ", "))
+	}
 	fmt.Printf("busiest second     %d deliveries (per-account limit x %d accounts)\n", busiestSecond(arrivals), o.accounts)
 	fmt.Printf("ceiling            %.0f POSTs/s from a plain Go client with %d workers\n", ceiling, o.workers)
 	fmt.Printf("system/ceiling     %.3f (at the asked rate; raise -rate to find the system's limit)\n", float64(delivered)/last.Sub(start).Seconds()/ceiling)
 	return nil
+}
+
+// apiPort is the TCP port of the API's URL (80 when it names none).
+func apiPort(api string) int {
+	u, err := url.Parse(api)
+	if err != nil {
+		return 0
+	}
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	return 80
 }
 
 // produce calls f(i) for every event from o.workers goroutines, paced at o.rate (0: unpaced).
