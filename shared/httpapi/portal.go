@@ -117,8 +117,18 @@ func (a *API) createPortalSession(ctx context.Context, req *request) response {
 	}
 	a.Log.InfoContext(ctx, "portal session created", "account_id", s.AccountID, "session_id", s.ID, "read_only", s.ReadOnly, "ttl_s", int(ttl.Seconds()))
 	return ok(http.StatusCreated, map[string]any{
-		"id": s.ID, "url": base + "#token=" + token, "read_only": s.ReadOnly, "expires_at": rfc3339(s.ExpiresAt),
+		"id": s.ID, "url": portalLink(base, token, s.ReadOnly), "read_only": s.ReadOnly, "expires_at": rfc3339(s.ExpiresAt),
 	})
+}
+
+// portalLink is the URL that opens a session. read_only=1 only tells the
+// page to hide what it may not do; the API enforces it.
+func portalLink(base, token string, readOnly bool) string {
+	link := base + "#token=" + token
+	if readOnly {
+		link += "&read_only=1"
+	}
+	return link
 }
 
 // portalURL is PORTAL_URL, or the portal's address worked out from an API
