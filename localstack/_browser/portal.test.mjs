@@ -176,6 +176,7 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   assert.match(await first.innerText(), /HTTP 500/);
   assert.match(await first.innerText(), /ledger database unavailable/);
   assert.match(await page.locator('#next-attempt').innerText(), /\d{2}:\d{2}:\d{2} \(/);
+  assert.match(await page.locator('#payload').innerText(), /"payout_type": "(crypto|gift_cards)"/, 'the payload as posted');
 
   // Resend: one manual attempt now, shown in the attempt list.
   await page.getByRole('button', { name: 'Resend now' }).click();
@@ -207,6 +208,35 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
 
   assert.deepEqual(page.problems, [], 'no script errors or CSP violations');
   assert.ok(!devLog.includes(token.split('.')[1]), 'the token never appears in a log line');
+  await page.context().close();
+});
+
+test('the deliveries tab pages newest first', async () => {
+  const s = await session();
+  const list = await call('GET', '/v1/endpoints');
+  const demo = list.body.data.find((e) => e.description === 'make dev demo receiver');
+  const have = (await call('GET', `/v1/endpoints/${demo.id}/deliveries?limit=100`)).body.data.length;
+  let newest;
+  for (let i = have; i < 21; i++) {
+    newest = (await call('POST', '/v1/events', { event: 'payout.fulfilled', payout_type: 'crypto', data: { id: 'po_page_' + i } })).body;
+  }
+  const all = (await call('GET', `/v1/endpoints/${demo.id}/deliveries?limit=100`)).body.data;
+  assert.equal(all.length, 21);
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('.card', { hasText: 'make dev demo receiver' }).locator('a.title').click();
+  const rows = page.locator('#deliveries tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 20, 'a page holds 20');
+  assert.equal(await rows.first().locator('a').getAttribute('href'), '#/deliveries/' + newest.deliveries[0].id, 'newest first');
+  await page.getByRole('link', { name: 'Older deliveries' }).click();
+  await page.getByRole('link', { name: 'Newest' }).waitFor();
+  assert.equal(await rows.count(), 1);
+  assert.equal(await rows.first().locator('a').getAttribute('href'), '#/deliveries/' + all[20].id, 'the oldest is last');
+  assert.equal(await page.getByRole('link', { name: 'Older deliveries' }).count(), 0, 'no page after the last');
+  await page.getByRole('link', { name: 'Newest' }).click();
+  await page.getByRole('link', { name: 'Older deliveries' }).waitFor();
+  assert.equal(await rows.count(), 20);
   await page.context().close();
 });
 

@@ -64,7 +64,8 @@
 
   function show(...nodes) {
     main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
-    main.focus();
+    main.focus({ preventScroll: true });
+    window.scrollTo(0, 0);
   }
 
   function notice(text) {
@@ -317,6 +318,7 @@
 
   async function deliveryView(id) {
     const d = await call('GET', 'deliveries/' + id);
+    const ev = await call('GET', 'events/' + d.event_id).catch(() => null);
     const attempts = (d.attempts || []).slice().reverse();
     const resend = readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: action(async () => {
       const res = await call('POST', 'deliveries/' + id + '/resend');
@@ -345,7 +347,9 @@
           h('td', {}, a.status_code ? 'HTTP ' + a.status_code : (a.error_class || a.outcome)),
           h('td', { class: 'hide-narrow' }, a.duration_ms + ' ms'),
           h('td', {}, a.response_body ? h('pre', {}, a.response_body + (a.response_truncated ? '…' : '')) : h('span', { class: 'muted' }, a.error || '—')))))))
-        : h('p', { class: 'muted' }, 'No attempt yet.'));
+        : h('p', { class: 'muted' }, 'No attempt yet.'),
+      ev ? h('h2', {}, 'Payload') : null,
+      ev ? h('pre', { class: 'panel soft payload', id: 'payload' }, JSON.stringify(ev.body, null, 2)) : null);
   }
 
   // ---- routing -----------------------------------------------------------
