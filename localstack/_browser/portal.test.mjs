@@ -270,7 +270,8 @@ test('keyboard only: add an endpoint through its labels, and see its secret once
 test('the portal fits a narrow iframe', async () => {
   const s = await session({ read_only: true, ttl_seconds: 600 });
   const page = await newPage({ width: 380, height: 760 });
-  await page.goto(s.url);
+  // Opened as /portal (no slash), as behind a gateway that drops it: the page, its files and the API still resolve.
+  await page.goto(s.url.replace('/portal/#', '/portal#'));
   await page.locator('.card').first().waitFor();
   await page.getByText('Read-only').waitFor();
   assert.equal(await page.getByRole('button', { name: 'Add endpoint' }).count(), 0, 'a read-only session offers no changes');

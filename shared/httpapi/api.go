@@ -123,7 +123,7 @@ func split(path string) []string { return strings.Split(strings.Trim(path, "/"),
 func Routes() []string {
 	out := make([]string, len(routes))
 	for i, rt := range routes {
-		out[i] = rt.method + " /" + strings.Join(rt.pattern, "/")
+		out[i] = rt.name()
 	}
 	return out
 }

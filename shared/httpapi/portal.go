@@ -27,24 +27,18 @@ type Portal struct {
 	Settings portal.Settings
 }
 
-// servePortal answers GET /portal/ and the page's files; anything else under
-// the prefix is 404. No credential is needed: the page holds no data, it asks
-// the API for it with the session token.
+// servePortal answers GET /portal/ and the page's files (portal.File); it
+// leaves every other path to the API. No credential is needed: the page holds
+// no data, it asks the API for it with the session token.
 func (a *API) servePortal(in events.APIGatewayProxyRequest) (response, bool) {
-	if in.Path == strings.TrimSuffix(portal.Prefix, "/") {
-		return response{status: http.StatusMovedPermanently, headers: map[string]string{"Location": "portal/"}}, true
-	}
-	if !strings.HasPrefix(in.Path, portal.Prefix) {
+	body, ct, ok := portal.File(in.Path)
+	if !ok {
 		return response{}, false
 	}
 	if in.HTTPMethod != http.MethodGet && in.HTTPMethod != http.MethodHead {
 		r := fail(http.StatusMethodNotAllowed, "method_not_allowed", "this path takes GET")
 		r.headers = map[string]string{"Allow": "GET, HEAD"}
 		return r, true
-	}
-	body, ct, ok := portal.File(in.Path)
-	if !ok {
-		return notFound("portal file"), true
 	}
 	return response{status: http.StatusOK, body: body, headers: a.Portal.Settings.Headers(ct)}, true
 }

@@ -125,15 +125,17 @@ func TestParseSettings(t *testing.T) {
 
 func TestFileServesOnlyThePortal(t *testing.T) {
 	for path, wantType := range map[string]string{
-		"/portal/": "text/html; charset=utf-8", "/portal/index.html": "text/html; charset=utf-8",
-		"/portal/app.js": "text/javascript; charset=utf-8", "/portal/style.css": "text/css; charset=utf-8",
+		"/portal/": "text/html; charset=utf-8", "/portal": "text/html; charset=utf-8", "/portal/index.html": "text/html; charset=utf-8",
+		"/portal/portal-app.js": "text/javascript; charset=utf-8", "/portal/portal-style.css": "text/css; charset=utf-8",
+		"/portal-app.js": "text/javascript; charset=utf-8", "/portal-style.css": "text/css; charset=utf-8",
 	} {
 		body, ct, ok := File(path)
 		if !ok || ct != wantType || len(body) == 0 {
 			t.Errorf("File(%q) = %d bytes, %q, %v", path, len(body), ct, ok)
 		}
 	}
-	for _, path := range []string{"/portal", "/portal/../go.mod", "/portal/assets/app.js", "/portal/.hidden.js", "/portal/nope.js", "/portal/session.go", "/v1/portal/", "/portal//app.js"} {
+	for _, path := range []string{"/portal/../go.mod", "/portal/assets/portal-app.js", "/portal/portal-nope.js", "/portal/session.go",
+		"/v1/portal/", "/portal//portal-app.js", "/portal-/../go.mod", "/portal-x/portal-app.js", "/index.html", "/portalx"} {
 		if _, _, ok := File(path); ok {
 			t.Errorf("File(%q) served", path)
 		}

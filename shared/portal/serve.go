@@ -94,25 +94,31 @@ var contentTypes = map[string]string{
 	".svg":  "image/svg+xml",
 }
 
-// File is one of the portal's files for a request path under Prefix
-// ("/portal/" is the page, "/portal/app.js" its script); ok is false for
-// anything else.
+// File is one of the portal's files for a request path: the page at
+// /portal/ (and /portal, since a gateway may drop the trailing slash), its
+// script and stylesheet beside it. Their names start "portal-" so that the
+// page's relative links work from either address: /portal/portal-app.js or
+// /portal-app.js. ok is false for anything else.
 func File(requestPath string) (body []byte, contentType string, ok bool) {
-	rest, found := strings.CutPrefix(requestPath, Prefix)
-	if !found {
+	name := ""
+	switch {
+	case requestPath == Prefix || requestPath == strings.TrimSuffix(Prefix, "/") || requestPath == Prefix+"index.html":
+		name = "index.html"
+	case strings.HasPrefix(requestPath, Prefix+"portal-"):
+		name = strings.TrimPrefix(requestPath, Prefix)
+	case strings.HasPrefix(requestPath, "/portal-"):
+		name = strings.TrimPrefix(requestPath, "/")
+	default:
 		return nil, "", false
 	}
-	if rest == "" {
-		rest = "index.html"
-	}
-	if strings.Contains(rest, "/") || strings.HasPrefix(rest, ".") {
+	if strings.Contains(name, "/") {
 		return nil, "", false
 	}
-	ct, known := contentTypes[path.Ext(rest)]
+	ct, known := contentTypes[path.Ext(name)]
 	if !known {
 		return nil, "", false
 	}
-	b, err := assets.ReadFile("assets/" + rest)
+	b, err := assets.ReadFile("assets/" + name)
 	if err != nil {
 		return nil, "", false
 	}

@@ -7,7 +7,8 @@
 'use strict';
 
 (function () {
-  const API = new URL('../v1/', location.href);
+  // The page is at <base>/portal/ (or <base>/portal, should a gateway drop the slash); the API at <base>/v1/.
+  const API = new URL(location.pathname.replace(/\/portal\/?$/, '/') + 'v1/', location.origin);
   const KEY = 'gifq-portal-token';
   const main = document.getElementById('main');
 
