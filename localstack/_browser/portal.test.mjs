@@ -204,7 +204,19 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await page.locator('h1 + .badge.disabled').waitFor();
   const after = await call('GET', '/v1/endpoints/' + failingEp.body.id);
   assert.equal(after.body.disabled, true);
-  await page.getByRole('button', { name: 'Enable' }).waitFor();
+
+  // Disabling stopped its pending deliveries (failed, endpoint disabled). Enable it and recover the last hour's failures.
+  await page.getByRole('button', { name: 'Enable' }).click();
+  await page.getByText('Endpoint enabled').waitFor();
+  assert.equal((await call('GET', '/v1/endpoints/' + failingEp.body.id)).body.disabled, false);
+  const failedBefore = (await call('GET', `/v1/endpoints/${failingEp.body.id}/deliveries?status=failed`)).body.data;
+  assert.ok(failedBefore.length >= 3, `the disabled endpoint's deliveries failed: ${failedBefore.length}`);
+  const hourAgo = new Date(Date.now() - 3600_000).toISOString().slice(0, 19); // datetime-local, in the page's zone (UTC)
+  await page.getByLabel('From').fill(hourAgo);
+  await page.getByRole('button', { name: 'Recover' }).click();
+  await page.getByText(`${failedBefore.length} failed deliveries recovered.`).waitFor();
+  const failedAfter = (await call('GET', `/v1/endpoints/${failingEp.body.id}/deliveries?status=failed`)).body.data;
+  assert.equal(failedAfter.length, 0, 'recovered deliveries are no longer failed');
 
   assert.deepEqual(page.problems, [], 'no script errors or CSP violations');
   assert.ok(!devLog.includes(token.split('.')[1]), 'the token never appears in a log line');
@@ -228,7 +240,7 @@ test('the deliveries tab pages newest first', async () => {
   const rows = page.locator('#deliveries tbody tr');
   await rows.first().waitFor();
   assert.equal(await rows.count(), 20, 'a page holds 20');
-  assert.equal(await rows.first().locator('a').getAttribute('href'), '#/deliveries/' + newest.deliveries[0].id, 'newest first');
+  assert.equal(await rows.first().locator('a').getAttribute('href'), '#/deliveries/' + newest.deliveries.find((d) => d.endpoint_id === demo.id).id, 'newest first');
   await page.getByRole('link', { name: 'Older deliveries' }).click();
   await page.getByRole('link', { name: 'Newest' }).waitFor();
   assert.equal(await rows.count(), 1);
@@ -264,6 +276,22 @@ test('keyboard only: add an endpoint through its labels, and see its secret once
   const ep = list.body.data.find((e) => e.description === 'Orders service');
   assert.deepEqual(ep.event_types, ['payout.fulfilled', 'payout.failed']);
   assert.equal(ep.secret, undefined, 'the secret is not shown again');
+
+  // Edit it, then delete it (confirming the dialog).
+  await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await page.getByLabel('Description').fill('Orders service (v2)');
+  await page.getByLabel('Event types').fill('payout.*');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByText('Endpoint saved.').waitFor();
+  await page.getByText('Orders service (v2)').waitFor();
+  const edited = (await call('GET', '/v1/endpoints/' + ep.id)).body;
+  assert.equal(edited.description, 'Orders service (v2)');
+  assert.deepEqual(edited.event_types, ['payout.*']);
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+  assert.equal((await call('GET', '/v1/endpoints/' + ep.id)).status, 404);
   await page.context().close();
 });
 

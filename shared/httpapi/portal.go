@@ -126,18 +126,19 @@ func portalLink(base, token string, readOnly bool) string {
 }
 
 // portalURL is PORTAL_URL, or the portal's address worked out from an API
-// Gateway request: https, its Host, and the stage (or custom domain base
-// path) that prefixes the resource path.
+// Gateway request: its scheme (X-Forwarded-Proto: https on AWS, http on
+// LocalStack), its Host, and the stage (or custom domain base path) that
+// prefixes the resource path.
 func (a *API) portalURL(req *request) string {
 	if a.Portal.Settings.URL != "" {
 		return a.Portal.Settings.URL
 	}
 	host, proto := header(req.APIGatewayProxyRequest, "Host"), header(req.APIGatewayProxyRequest, "X-Forwarded-Proto")
-	if host == "" || proto != "https" {
+	if host == "" || proto != "https" && proto != "http" {
 		return ""
 	}
 	prefix := strings.TrimSuffix(req.RequestContext.Path, req.Path)
-	return "https://" + host + prefix + portal.Prefix
+	return proto + "://" + host + prefix + portal.Prefix
 }
 
 // revokePortalSession: DELETE /v1/portal/sessions/{id} with the API key

@@ -231,9 +231,15 @@ func TestPortalURLFromAPIGateway(t *testing.T) {
 	if a.status != 201 || !strings.HasPrefix(a.body["url"].(string), "https://abc123.execute-api.eu-west-1.amazonaws.com/prod/portal/#token=gifqp_") {
 		t.Fatalf("%d %s", a.status, a.raw)
 	}
-	in.Headers["X-Forwarded-Proto"] = "http"
+	in.Headers["X-Forwarded-Proto"] = "http" // LocalStack
+	in.Headers["Host"] = "abc123.execute-api.localhost.localstack.cloud:4566"
+	in.RequestContext.Path = "/local/v1/portal/sessions"
+	if a := f.doRequest(t, in); a.status != 201 || !strings.HasPrefix(a.body["url"].(string), "http://abc123.execute-api.localhost.localstack.cloud:4566/local/portal/#token=") {
+		t.Errorf("LocalStack: %d %s", a.status, a.raw)
+	}
+	delete(in.Headers, "X-Forwarded-Proto") // not behind a gateway, and no PORTAL_URL: no way to tell
 	if a := f.doRequest(t, in); a.status != 500 || a.code() != "portal_url_unknown" {
-		t.Errorf("plain http without PORTAL_URL: %d %s", a.status, a.raw)
+		t.Errorf("without X-Forwarded-Proto or PORTAL_URL: %d %s", a.status, a.raw)
 	}
 }
 
