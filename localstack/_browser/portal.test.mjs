@@ -130,7 +130,7 @@ test('the portal page is served with its CSP, from the stack itself', async () =
   assert.doesNotMatch(html, /https?:\/\//, 'nothing fetched from elsewhere');
 });
 
-test('a customer works with endpoints, deliveries and attempts in the portal', async () => {
+test('a customer works with endpoints, deliveries and attempts in the portal', async (t) => {
   const s = await session();
   const token = new URLSearchParams(new URL(s.url).hash.slice(1)).get('token');
   const failingEp = await call('POST', '/v1/endpoints', {
@@ -140,9 +140,11 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   const page = await newPage();
 
   // Open the session URL: the demo endpoint is listed, and the token has left the address bar.
+  const opened = Date.now();
   await page.goto(s.url);
   const demo = page.locator('.card', { hasText: 'make dev demo receiver' });
   await demo.waitFor();
+  t.diagnostic(`measured: session URL to endpoints shown ${Date.now() - opened} ms (cold page, 2 endpoints)`);
   assert.doesNotMatch(page.url(), /token=/, 'the token is taken out of the URL');
   assert.ok(await page.locator('.card', { hasText: 'Ledger sync (staging)' }).count() === 1);
 
@@ -170,8 +172,10 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await page.getByLabel('Status').selectOption('pending');
   await page.locator('#deliveries tbody tr', { hasText: 'Pending' }).first().waitFor();
   await page.screenshot({ path: join(shots, 'portal-endpoint.png'), fullPage: true });
+  const clicked = Date.now();
   await page.locator('#deliveries tbody tr a').first().click();
   await page.locator('#attempts').waitFor();
+  t.diagnostic(`measured: click to a delivery's attempts shown ${Date.now() - clicked} ms`);
   const first = page.locator('#attempts tbody tr', { hasText: '#1' });
   assert.match(await first.innerText(), /HTTP 500/);
   assert.match(await first.innerText(), /ledger database unavailable/);

@@ -44,6 +44,7 @@ type fixture struct {
 	keyA  string
 	acctA string
 	keyB  string
+	calls *testenv.Calls
 }
 
 func newFixture(t *testing.T, env map[string]string) *fixture {
@@ -59,8 +60,9 @@ func newFixture(t *testing.T, env map[string]string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{logs: &syncBuffer{}, now: time.Now()}
-	f.app = app.New(cfg, e.DB, e.SQS, f.logs, "api")
+	f := &fixture{logs: &syncBuffer{}, now: time.Now(), calls: testenv.NewCalls()}
+	db, q := e.CountedClients(f.calls)
+	f.app = app.New(cfg, db, q, f.logs, "api")
 	f.api = f.app.API()
 	f.api.Now = func() time.Time { return f.now }
 	f.acctA, f.keyA = f.account(t)
@@ -362,5 +364,35 @@ func TestPortalFiles(t *testing.T) {
 	}
 	if r := get("GET", "/portal/../go.mod"); r.status != 404 {
 		t.Errorf("traversal: %d", r.status)
+	}
+}
+
+// What a portal request costs: the session's GetItem in place of the API
+// key's, nothing more; the page's files cost nothing.
+func TestPortalRequestCost(t *testing.T) {
+	f := newFixture(t, nil)
+	f.endpoint(t, f.keyA)
+	_, token, _ := f.session(t, f.keyA, "")
+	for _, c := range []struct {
+		name, bearer, path string
+		want               string
+	}{
+		{"list with the API key (no key cache)", f.keyA, "/v1/endpoints", "DynamoDB.GetItem=1 DynamoDB.Query=1"},
+		{"list with a portal token", token, "/v1/endpoints", "DynamoDB.GetItem=1 DynamoDB.Query=1"},
+		{"the page", "", "/portal/", ""},
+		{"its script", "", "/portal/portal-app.js", ""},
+	} {
+		f.calls.Reset()
+		if r := f.do(t, c.bearer, "GET", c.path, ""); r.status != 200 {
+			t.Fatalf("%s: %d", c.name, r.status)
+		}
+		if got := f.calls.String(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	f.calls.Reset()
+	f.session(t, f.keyA, "")
+	if got := f.calls.String(); got != "DynamoDB.GetItem=1 DynamoDB.PutItem=1" {
+		t.Errorf("creating a session: %q", got)
 	}
 }
