@@ -135,7 +135,8 @@ inittime: emulators
 # (apt-get when missing; CI runs as root) driven by playwright-core (npm,
 # pinned in localstack/_browser/package-lock.json; never `playwright
 # install`), against make dev's runner built here and started by the test on
-# free ports. It rewrites the screenshots in docs/portal-*.png.
+# free ports. Its screenshots go to .cache/portal-screenshots/;
+# `make portal-screenshots` writes them to docs/ (commit them when the UI changes).
 BROWSER_DIR   := localstack/_browser
 BROWSER_STAMP := $(BROWSER_DIR)/node_modules/.installed
 CHROMIUM      ?= /usr/bin/chromium
@@ -145,6 +146,11 @@ browser: $(BROWSER_STAMP)
 $(BROWSER_STAMP): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
 	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+SCREENSHOTS   ?= .cache/portal-screenshots
+.PHONY: portal-screenshots
 portal-test: emulators browser
 	$(GO) build -o .cache/bin/dev ./localstack/dev
-	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) DEV_BIN=$(abspath .cache/bin/dev) node --test --test-reporter=spec portal.test.mjs
+	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) DEV_BIN=$(abspath .cache/bin/dev) SCREENSHOTS=$(abspath $(SCREENSHOTS)) \
+	  node --test --test-reporter=spec portal.test.mjs
+portal-screenshots:
+	$(MAKE) portal-test SCREENSHOTS=docs

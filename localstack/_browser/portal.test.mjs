@@ -3,7 +3,7 @@
 // binary on free ports with a fresh data directory, a receiver that always
 // answers 500, and walks through the portal as a customer would. Run it with
 // `make portal-test` (which builds the binary and installs what is missing).
-// Screenshots of the main screens go to SCREENSHOTS (default docs/).
+// Screenshots of the main screens go to SCREENSHOTS (make portal-screenshots: docs/).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
