@@ -43,7 +43,7 @@ endif
 # Every test. Integration packages start their own emulators (localstack/testenv).
 # One package at a time (-p 1): the end-to-end burst test measures what a
 # receiver sees per second, which other packages' load on two cores would blur.
-test: emulators lint
+test: emulators lint portal-test
 	$(GO) test -p 1 -count=1 -timeout 20m ./...
 
 unit:
@@ -130,3 +130,27 @@ INITTIME_RUNS ?= 10
 inittime: emulators
 	GOBIN=$(abspath .cache/bin) $(GO) install $(RIE)
 	$(GO) run ./localstack/inittime -runs $(INITTIME_RUNS) -rie $(abspath .cache/bin)/aws-lambda-rie
+
+# The customer portal end to end in headless Chromium: Debian's chromium
+# (apt-get when missing; CI runs as root) driven by playwright-core (npm,
+# pinned in localstack/_browser/package-lock.json; never `playwright
+# install`), against make dev's runner built here and started by the test on
+# free ports. Its screenshots go to .cache/portal-screenshots/;
+# `make portal-screenshots` writes them to docs/ (commit them when the UI changes).
+BROWSER_DIR   := localstack/_browser
+BROWSER_STAMP := $(BROWSER_DIR)/node_modules/.installed
+CHROMIUM      ?= /usr/bin/chromium
+.PHONY: browser portal-test
+browser: $(BROWSER_STAMP)
+	@test -x $(CHROMIUM) || { echo "installing Debian's chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+$(BROWSER_STAMP): $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
+	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+SCREENSHOTS   ?= .cache/portal-screenshots
+.PHONY: portal-screenshots
+portal-test: emulators browser
+	$(GO) build -o .cache/bin/dev ./localstack/dev
+	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) DEV_BIN=$(abspath .cache/bin/dev) SCREENSHOTS=$(abspath $(SCREENSHOTS)) \
+	  node --test --test-reporter=spec portal.test.mjs
+portal-screenshots:
+	$(MAKE) portal-test SCREENSHOTS=docs

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/constructs-go/constructs/v10"
 
+	"github.com/gifq/webhooks/shared/portal"
 	"github.com/gifq/webhooks/shared/retry"
 )
 
@@ -67,6 +68,15 @@ type Config struct {
 	// `apiGatewayCloudWatchRole`). Set it to false when the account already
 	// has one (for example a second stage in the same account and region).
 	APIGatewayCloudWatchRole bool
+	// PortalFrameAncestors are the origins that may show the customer portal
+	// in an iframe (context `portalFrameAncestors`: the CSP frame-ancestors
+	// sources, space separated, e.g. "https://dashboard.gifq.com"); empty
+	// means 'none'.
+	PortalFrameAncestors string
+	// PortalURL is where the portal is reached (context `portalUrl`, ending
+	// in /portal/), for a custom domain; empty: the API Gateway URL the
+	// session request came to.
+	PortalURL string
 }
 
 // Context keys, as written in cdk.json and on the command line.
@@ -86,6 +96,8 @@ const (
 	CtxDLQGrowthThreshold       = "dlqGrowthThreshold"
 	CtxLambdaArchitecture       = "lambdaArchitecture"
 	CtxAPIGatewayCloudWatchRole = "apiGatewayCloudWatchRole"
+	CtxPortalFrameAncestors     = "portalFrameAncestors"
+	CtxPortalURL                = "portalUrl"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -174,6 +186,9 @@ func (c Config) Validate() error {
 	}
 	if c.LambdaArchitecture != "arm64" && c.LambdaArchitecture != "x86_64" {
 		add("%s=%q: want arm64 or x86_64", CtxLambdaArchitecture, c.LambdaArchitecture)
+	}
+	if _, err := portal.ParseSettings(c.portalEnv); err != nil {
+		add("%s / %s: %v", CtxPortalFrameAncestors, CtxPortalURL, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid CDK context:\n  %s", strings.Join(errs, "\n  "))
@@ -264,6 +279,8 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	integer(CtxDLQGrowthThreshold, &c.DLQGrowthThreshold)
 	str(CtxLambdaArchitecture, &c.LambdaArchitecture)
 	boolean(CtxAPIGatewayCloudWatchRole, &c.APIGatewayCloudWatchRole)
+	str(CtxPortalFrameAncestors, &c.PortalFrameAncestors)
+	str(CtxPortalURL, &c.PortalURL)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, strings.TrimPrefix(err.Error(), "invalid CDK context:\n  "))
 	}
@@ -292,4 +309,33 @@ func (c Config) Environment() map[string]string {
 		env["RETRY_SCHEDULE"] = c.RetrySchedule
 	}
 	return env
+}
+
+// WithPortal is env plus the portal's settings, for the api function (the
+// one that serves the portal).
+func (c Config) WithPortal(env map[string]string) map[string]string {
+	out := make(map[string]string, len(env)+2)
+	for k, v := range env {
+		out[k] = v
+	}
+	for _, k := range []string{"PORTAL_FRAME_ANCESTORS", "PORTAL_URL"} {
+		if v := c.portalEnv(k); v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// portalEnv is the api function's portal settings as shared/portal reads them.
+func (c Config) portalEnv(k string) string {
+	switch k {
+	case "PORTAL_FRAME_ANCESTORS":
+		if c.PortalFrameAncestors == "" {
+			return portal.DefaultFrameAncestors
+		}
+		return c.PortalFrameAncestors
+	case "PORTAL_URL":
+		return c.PortalURL
+	}
+	return ""
 }

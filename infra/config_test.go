@@ -30,7 +30,8 @@ func TestCdkJSON(t *testing.T) {
 	known := map[string]bool{}
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
-		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole} {
+		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
+		CtxPortalFrameAncestors, CtxPortalURL} {
 		known[k] = true
 		if _, ok := ctx[k]; !ok {
 			t.Errorf("cdk.json context lacks %s (document every option there)", k)

@@ -125,7 +125,11 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		arch = awslambda.Architecture_X86_64()
 	}
 	for _, fn := range Functions {
-		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, env, removal)
+		fnEnv := env
+		if fn == FnAPI {
+			fnEnv = cfg.WithPortal(env)
+		}
+		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}
 
 	// Least privilege, function by function.

@@ -192,6 +192,9 @@ func TestFunctions(t *testing.T) {
 			"ALLOW_PRIVATE_ENDPOINTS": "false", "SWEEP_GRACE": "5m0s", "METRICS": "emf",
 			"METRICS_NAMESPACE": "GifqWebhooks", "LOG_LEVEL": "info",
 		}
+		if fn == FnAPI { // it serves the portal
+			want["PORTAL_FRAME_ANCESTORS"] = "'none'"
+		}
 		for k, v := range want {
 			if got := render(env[k]); got != v {
 				t.Errorf("%s (%s): %s = %q, want %q", fn, id, k, got, v)

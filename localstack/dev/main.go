@@ -83,6 +83,7 @@ func devConfig(s settings, urls queue.URLs) (config.Config, error) {
 	defaults := map[string]string{
 		"STAGE": "local", "TABLE_NAME": s.prefix, "QUEUE_URL": urls.Delivery, "DLQ_URL": urls.DLQ,
 		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off",
+		"PORTAL_URL": "http://" + s.apiAddr + "/portal/",
 	}
 	return config.Parse(func(k string) string {
 		if v := os.Getenv(k); v != "" {
@@ -158,14 +159,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	banner(s, a, key.secret, recv.URL, epID, l.URL)
+	portalLink, err := devPortalLink(ctx, a, key.accountID)
+	if err != nil {
+		return err
+	}
+	banner(s, a, key.secret, recv.URL, epID, l.URL, portalLink)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "\nstopping (data kept in "+s.dataDir+")")
 	l.Stop()
 	return nil
 }
 
-func banner(s settings, a *app.App, key, receiverURL, epID, apiURL string) {
+func banner(s settings, a *app.App, key, receiverURL, epID, apiURL, portalLink string) {
 	fmt.Printf(`
 gifq-webhooks is running (stage %s)
   API            %s
@@ -181,11 +186,15 @@ Send a first event:
     -H "Content-Type: application/json" \
     -d '{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_123"}}'
 
+and watch it in the customer portal (a 24-hour session of the dev account):
+
+  %s
+
 Then look it up: curl -s %s/v1/events/<id> -H "Authorization: Bearer %s"
 Ctrl-C stops everything; data survives a restart.
 
 `, a.Config.Stage, apiURL, receiverURL, epID, s.dynamoAddr, s.sqsAddr, s.dataDir, a.Config.Retry.Waits,
-		a.Config.Retry.MaxAttempts(), a.Config.RatePerSecond, s.sweepEvery, key, apiURL, key, apiURL, key)
+		a.Config.Retry.MaxAttempts(), a.Config.RatePerSecond, s.sweepEvery, key, apiURL, key, portalLink, apiURL, key)
 }
 
 // invoke runs one function with a sample event against the running system.

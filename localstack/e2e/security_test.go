@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/httpapi"
+	"github.com/gifq/webhooks/shared/portal"
 )
 
 // Every route, with no key, a revoked key, and another account's key.
@@ -148,5 +149,112 @@ func TestSecretsNeverLogged(t *testing.T) {
 	}
 	if strings.Contains(all, "whsec_") || strings.Contains(all, "gifq_") {
 		t.Errorf("something shaped like a secret or key is logged")
+	}
+}
+
+// portalRoutes are the routes a portal session may call (a read-only one
+// only the reads); every other route refuses portal tokens.
+var portalRoutes = map[string]string{
+	"GET /v1/endpoints": "read", "GET /v1/endpoints/*": "read", "GET /v1/endpoints/*/deliveries": "read",
+	"GET /v1/deliveries/*": "read", "GET /v1/events/*": "read", "DELETE /v1/portal/sessions/*": "read",
+	"POST /v1/endpoints": "write", "PATCH /v1/endpoints/*": "write", "DELETE /v1/endpoints/*": "write",
+	"POST /v1/endpoints/*/rotate-secret": "write", "POST /v1/endpoints/*/recover": "write",
+	"POST /v1/endpoints/*/test-event": "write", "POST /v1/deliveries/*/resend": "write",
+}
+
+// Every route with portal tokens: expired, revoked, forged and another
+// account's are refused (401, or 404 for another account's objects) and
+// change nothing; a read-only session may only read; routes that are not the
+// portal's (ingest, minting sessions) refuse every portal token.
+func TestAuthorizationMatrixPortalTokens(t *testing.T) {
+	t.Parallel()
+	h := start(t, opts{env: map[string]string{"PORTAL_URL": "http://127.0.0.1:1/portal/"}})
+	acctA, keyA := h.account(t)
+	_, keyB := h.account(t)
+	_, ep := h.registerReceiver(t, keyA, always(200))
+	ev := h.publish(t, keyA, payout)
+	h.waitFor(t, keyA, ev.Deliveries[0].ID, 15*time.Second, settled)
+	session := func(key string, readOnly bool) (id, token string) {
+		var out struct{ ID, URL string }
+		if code := h.call(t, key, "POST", "/v1/portal/sessions", map[string]any{"read_only": readOnly}, &out); code != 201 {
+			t.Fatalf("session: %d", code)
+		}
+		_, token, _ = strings.Cut(out.URL, "#token=")
+		token, _, _ = strings.Cut(token, "&")
+		return out.ID, token
+	}
+	_, tokenA := session(keyA, false)
+	_, readOnlyA := session(keyA, true)
+	_, tokenB := session(keyB, false)
+	revokedID, revoked := session(keyA, false)
+	if code := h.call(t, keyA, "DELETE", "/v1/portal/sessions/"+revokedID, nil, nil); code != 204 {
+		t.Fatalf("revoke: %d", code)
+	}
+	old, expired := portal.NewSession(acctA, false, time.Hour, time.Now().Add(-61*time.Minute))
+	if err := h.store.CreatePortalSession(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	id, secret, _ := portal.ParseToken(tokenA)
+	forged := portal.TokenPrefix + id + "." + strings.Repeat("A", len(secret))
+
+	var before map[string]any
+	h.call(t, keyA, "GET", "/v1/endpoints/"+ep.ID, nil, &before)
+	ids := map[string]string{"endpoints": ep.ID, "events": ev.ID, "deliveries": ev.Deliveries[0].ID, "sessions": revokedID}
+	bodies := map[string]string{
+		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
+		"PATCH /v1/endpoints/*": `{"description":"changed"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
+	}
+	for _, rt := range httpapi.Routes() {
+		method, pattern, _ := strings.Cut(rt, " ")
+		path := pattern
+		if parts := strings.Split(pattern, "/"); parts[len(parts)-1] == "*" || len(parts) > 3 && parts[3] == "*" {
+			i := 3
+			if parts[3] != "*" {
+				i = len(parts) - 1
+			}
+			path = strings.Replace(pattern, "*", ids[parts[i-1]], 1)
+		}
+		body := bodies[rt]
+		var e errOut
+		for name, tok := range map[string]string{"expired": expired, "revoked": revoked, "forged": forged, "garbage": portal.TokenPrefix + "x"} {
+			if code := h.call(t, tok, method, path, body, &e); code != 401 || e.Error.Code != "invalid_portal_token" {
+				t.Errorf("%s with a %s portal token: %d %+v", rt, name, code, e)
+			}
+		}
+		access, allowed := portalRoutes[rt]
+		if !allowed {
+			for name, tok := range map[string]string{"A's": tokenA, "read-only": readOnlyA} {
+				if code := h.call(t, tok, method, path, body, &e); code != 403 || e.Error.Code != "not_for_portal" {
+					t.Errorf("%s is not the portal's, yet %s token got %d %+v", rt, name, code, e)
+				}
+			}
+			continue
+		}
+		if path != pattern {
+			if code := h.call(t, tokenB, method, path, body, &e); code != 404 || e.Error.Code != "not_found" {
+				t.Errorf("%s with another account's portal token: %d %+v", rt, code, e)
+			}
+		}
+		if access == "write" {
+			if code := h.call(t, readOnlyA, method, path, body, &e); code != 403 || e.Error.Code != "read_only" {
+				t.Errorf("%s with a read-only portal token: %d %+v", rt, code, e)
+			}
+		} else if method == "GET" {
+			if code := h.call(t, readOnlyA, method, path, body, nil); code != 200 {
+				t.Errorf("%s with a read-only portal token: %d, want 200", rt, code)
+			}
+		}
+	}
+	var after map[string]any
+	h.call(t, keyA, "GET", "/v1/endpoints/"+ep.ID, nil, &after)
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("refused portal tokens changed the endpoint:\n%v\n%v", before, after)
+	}
+	var eps struct{ Data []endpointOut }
+	if h.call(t, tokenB, "GET", "/v1/endpoints", nil, &eps); len(eps.Data) != 0 {
+		t.Errorf("B's portal lists A's endpoints: %+v", eps.Data)
+	}
+	if h.call(t, tokenA, "GET", "/v1/endpoints", nil, &eps); len(eps.Data) != 1 || eps.Data[0].ID != ep.ID {
+		t.Errorf("A's portal lists %+v", eps.Data)
 	}
 }

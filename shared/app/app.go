@@ -93,7 +93,8 @@ func (a *App) API() *httpapi.API {
 			Log: a.Log, Metrics: a.Metrics, Now: a.Now},
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
-		Log: a.Log, Now: a.Now,
+		Portal: httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
+		Log:    a.Log, Now: a.Now,
 	}
 }
 

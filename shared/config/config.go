@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/portal"
 	"github.com/gifq/webhooks/shared/retry"
 )
 
@@ -35,6 +36,8 @@ type Config struct {
 	LogLevel              slog.Level     // LOG_LEVEL: debug, info, warn, error
 	Metrics               bool           // METRICS: "emf" (default) writes CloudWatch Embedded Metric Format lines; "off"
 	MetricsNamespace      string         // METRICS_NAMESPACE (default GifqWebhooks)
+
+	Portal portal.Settings // PORTAL_URL, PORTAL_FRAME_ANCESTORS (shared/portal)
 }
 
 // Defaults are the contract's values.
@@ -140,6 +143,11 @@ func Parse(getenv func(string) string) (Config, error) {
 		default:
 			errs = append(errs, fmt.Errorf("METRICS=%q: want emf or off", v))
 		}
+	}
+	if p, err := portal.ParseSettings(getenv); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.Portal = p
 	}
 	return c, errors.Join(errs...)
 }

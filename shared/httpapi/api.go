@@ -19,6 +19,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/portal"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
@@ -55,6 +56,7 @@ type Limiter interface {
 // Ingester accepts events.
 type Ingester interface {
 	Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (ingest.Result, error)
+	IngestTo(ctx context.Context, accountID, endpointID string, body []byte) (ingest.Result, error) // a test event
 }
 
 // API handles every route.
@@ -71,6 +73,7 @@ type API struct {
 	RotationGrace time.Duration
 	// KeyCacheTTL is how long a valid key's account is remembered (0: not at all).
 	KeyCacheTTL time.Duration
+	Portal      Portal // the customer portal's sessions and settings (portal.go)
 	Log         *slog.Logger
 	Now         func() time.Time
 
@@ -86,6 +89,7 @@ type request struct {
 	body    []byte
 	account string   // the authenticated account
 	params  []string // path parameters, in order
+	session string   // the portal session, when a portal token authenticated
 }
 
 type route struct {
@@ -107,6 +111,9 @@ var routes = []route{
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
+	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
+	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
+	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
 }
 
 func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }
@@ -116,7 +123,7 @@ func split(path string) []string { return strings.Split(strings.Trim(path, "/"),
 func Routes() []string {
 	out := make([]string, len(routes))
 	for i, rt := range routes {
-		out[i] = rt.method + " /" + strings.Join(rt.pattern, "/")
+		out[i] = rt.name()
 	}
 	return out
 }
@@ -158,6 +165,9 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 	if in.HTTPMethod == http.MethodGet && in.Path == "/healthz" {
 		return ok(http.StatusOK, map[string]string{"status": "ok"})
 	}
+	if r, served := a.servePortal(in); served {
+		return r
+	}
 	var allowed []string
 	for _, rt := range routes {
 		params, found := match(rt.pattern, path)
@@ -169,7 +179,7 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 			continue
 		}
 		req := &request{APIGatewayProxyRequest: in, params: params}
-		if r, failed := a.authenticate(ctx, req); failed {
+		if r, failed := a.authenticate(ctx, req, rt); failed {
 			return r
 		}
 		body, r, failed := readBody(in)
@@ -187,7 +197,7 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 	return fail(http.StatusNotFound, "not_found", "no such route")
 }
 
-func (a *API) authenticate(ctx context.Context, req *request) (response, bool) {
+func (a *API) authenticate(ctx context.Context, req *request, rt route) (response, bool) {
 	auth := header(req.APIGatewayProxyRequest, "Authorization")
 	secret, isBearer := strings.CutPrefix(auth, "Bearer ")
 	if auth == "" || !isBearer || strings.TrimSpace(secret) == "" {
@@ -196,6 +206,9 @@ func (a *API) authenticate(ctx context.Context, req *request) (response, bool) {
 		return r, true
 	}
 	secret = strings.TrimSpace(secret)
+	if portal.IsToken(secret) {
+		return a.authenticatePortal(ctx, req, rt, secret)
+	}
 	a.keysOnce.Do(func() { a.keys = &keyCache{ttl: a.KeyCacheTTL} })
 	if account, ok := a.keys.get(secret, a.Now()); ok {
 		req.account = account
@@ -307,8 +320,8 @@ func (r response) code() string {
 }
 
 func (r response) encode(requestID string) events.APIGatewayProxyResponse {
-	var b []byte
-	if r.body != nil {
+	b, raw := r.body.([]byte) // a portal file, sent as it is
+	if r.body != nil && !raw {
 		var err error
 		if b, err = json.Marshal(r.body); err != nil {
 			b, r.status = []byte(`{"error":{"code":"internal_error","message":"encoding failed"}}`), 500

@@ -56,6 +56,7 @@ const (
 //	DLV#<delivery>  DLV             delivery state
 //	DLV#<delivery>  ATT#<attempt>   one attempt
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
+//	PORTAL#<session> PORTAL         customer portal session: account, SHA-256 of the token's secret, expiry
 var Table = TableDef{
 	PK:           Key{"pk", String},
 	SK:           Key{"sk", String},

@@ -1,0 +1,359 @@
+// The portal end to end in headless Chromium (Debian's, driven by
+// playwright-core), against make dev's runner: this file starts the dev
+// binary on free ports with a fresh data directory, a receiver that always
+// answers 500, and walks through the portal as a customer would. Run it with
+// `make portal-test` (which builds the binary and installs what is missing).
+// Screenshots of the main screens go to SCREENSHOTS (make portal-screenshots: docs/).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const root = resolve(import.meta.dirname, '../..');
+const devBin = process.env.DEV_BIN || join(root, '.cache/bin/dev');
+const shots = process.env.SCREENSHOTS || join(root, 'docs');
+const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const apiKey = 'gifq_portaltest_' + Math.random().toString(36).slice(2, 14);
+const WAIT = 60_000; // how long to wait for the system to do something; never asserted on
+
+let dev, devLog = '', api, browser, failing, dataDir;
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => ok(port)); });
+    s.on('error', fail);
+  });
+}
+
+async function call(method, path, body, bearer = apiKey) {
+  const res = await fetch(api + path, {
+    method, headers: { Authorization: 'Bearer ' + bearer, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function until(what, fn) {
+  const end = Date.now() + WAIT;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('gave up waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function session(opts = {}) {
+  const r = await call('POST', '/v1/portal/sessions', opts);
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body;
+}
+
+// Reloads the page until the locator shows (the page does not poll by itself).
+async function reloadUntil(page, locator, what) {
+  await until(what, async () => {
+    if (await locator.count() > 0 && await locator.first().isVisible()) return true;
+    await page.reload();
+    await page.waitForLoadState('networkidle');
+    return false;
+  });
+}
+
+async function newPage(viewport = { width: 1100, height: 820 }) {
+  const ctx = await browser.newContext({ viewport, colorScheme: 'light', locale: 'en-GB', timezoneId: 'UTC' });
+  const page = await ctx.newPage();
+  page.problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') page.problems.push(m.text()); });
+  page.on('pageerror', (e) => page.problems.push(String(e)));
+  return page;
+}
+
+before(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'gifq-portal-data-'));
+  mkdirSync(shots, { recursive: true });
+  failing = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { res.writeHead(500, { 'Content-Type': 'application/json' }); res.end('{"error":"ledger database unavailable"}'); });
+  });
+  await new Promise((r) => failing.listen(0, '127.0.0.1', r));
+
+  const [apiPort, recvPort, dynPort, sqsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  api = `http://127.0.0.1:${apiPort}`;
+  dev = spawn(devBin, [], {
+    detached: true,
+    env: {
+      ...process.env, API_ADDR: `127.0.0.1:${apiPort}`, RECEIVER_ADDR: `127.0.0.1:${recvPort}`,
+      DYNAMODB_ADDR: `127.0.0.1:${dynPort}`, SQS_ADDR: `127.0.0.1:${sqsPort}`, DATA_DIR: dataDir,
+      DEV_API_KEY: apiKey, RETRY_SCHEDULE: '45s,90s', API_KEY_CACHE_TTL: '0s',
+      PORTAL_FRAME_ANCESTORS: "'self' https://dashboard.gifq.example",
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  dev.stdout.on('data', (b) => { devLog += b; });
+  dev.stderr.on('data', (b) => { devLog += b; });
+  await until('make dev to answer /healthz', async () => {
+    try { return (await fetch(api + '/healthz')).ok; } catch { return false; }
+  });
+  browser = await chromium.launch({
+    executablePath: browserPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run'], // playwright gives each launch a fresh profile directory
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (dev) {
+    try { process.kill(-dev.pid, 'SIGTERM'); } catch { /* already gone */ }
+    await new Promise((r) => (dev.exitCode !== null ? r() : dev.on('exit', r)));
+  }
+  if (failing) failing.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('the portal page is served with its CSP, from the stack itself', async () => {
+  const res = await fetch(api + '/portal/');
+  assert.equal(res.status, 200);
+  const csp = res.headers.get('content-security-policy');
+  assert.match(csp, /script-src 'self';/);
+  assert.doesNotMatch(csp, /unsafe-inline/);
+  assert.match(csp, /frame-ancestors 'self' https:\/\/dashboard\.gifq\.example$/);
+  assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+  const html = await res.text();
+  assert.doesNotMatch(html, /<script>|<script [^>]*>[^<]/, 'no inline script');
+  assert.doesNotMatch(html, /https?:\/\//, 'nothing fetched from elsewhere');
+});
+
+test('a customer works with endpoints, deliveries and attempts in the portal', async (t) => {
+  const s = await session();
+  const token = new URLSearchParams(new URL(s.url).hash.slice(1)).get('token');
+  const failingEp = await call('POST', '/v1/endpoints', {
+    url: `http://127.0.0.1:${failing.address().port}/hooks`, description: 'Ledger sync (staging)', event_types: ['payout.*'],
+  });
+  assert.equal(failingEp.status, 201);
+  const page = await newPage();
+
+  // Open the session URL: the demo endpoint is listed, and the token has left the address bar.
+  const opened = Date.now();
+  await page.goto(s.url);
+  const demo = page.locator('.card', { hasText: 'make dev demo receiver' });
+  await demo.waitFor();
+  t.diagnostic(`measured: session URL to endpoints shown ${Date.now() - opened} ms (cold page, 2 endpoints)`);
+  assert.doesNotMatch(page.url(), /token=/, 'the token is taken out of the URL');
+  assert.ok(await page.locator('.card', { hasText: 'Ledger sync (staging)' }).count() === 1);
+
+  // Post an event (as the producer) and see it delivered to the demo endpoint.
+  const posted = await call('POST', '/v1/events', { event: 'payout.fulfilled', payout_type: 'crypto', data: { id: 'po_123' } });
+  assert.equal(posted.status, 202);
+  await call('POST', '/v1/events', { event: 'payout.fulfilled', payout_type: 'gift_cards', subject_type: 'order', recipient_uuid: '6a1f6c1e-2c1b-4c8e-9a4e-1e2d3c4b5a69', updated_at: '2026-12-01T08:00:00Z' });
+  await reloadUntil(page, demo.getByText('Healthy'), 'the demo endpoint to be listed healthy');
+  await demo.locator('a.title').click();
+  const delivered = page.locator('#deliveries tbody tr', { hasText: 'Delivered' });
+  await reloadUntil(page, delivered, 'the event to show as delivered');
+  await until('both events delivered', async () => {
+    if (await delivered.count() >= 2) return true;
+    await page.reload();
+    return false;
+  });
+  await page.goto(s.url.split('#')[0] + '#/endpoints');
+  await reloadUntil(page, page.locator('.card', { hasText: 'Ledger sync' }).getByText('Failing'), 'the failing endpoint to show as failing');
+  await page.screenshot({ path: join(shots, 'portal-endpoints.png'), fullPage: true });
+
+  // The failing endpoint: its delivery, every attempt with status 500, and when the next one is due.
+  await page.locator('.card', { hasText: 'Ledger sync' }).locator('a.title').click();
+  const row = page.locator('#deliveries tbody tr', { hasText: 'HTTP 500' });
+  await reloadUntil(page, row, 'the failed attempt in the deliveries tab');
+  await page.getByLabel('Status').selectOption('pending');
+  await page.locator('#deliveries tbody tr', { hasText: 'Pending' }).first().waitFor();
+  await page.screenshot({ path: join(shots, 'portal-endpoint.png'), fullPage: true });
+  const clicked = Date.now();
+  await page.locator('#deliveries tbody tr a').first().click();
+  await page.locator('#attempts').waitFor();
+  t.diagnostic(`measured: click to a delivery's attempts shown ${Date.now() - clicked} ms`);
+  const first = page.locator('#attempts tbody tr', { hasText: '#1' });
+  assert.match(await first.innerText(), /HTTP 500/);
+  assert.match(await first.innerText(), /ledger database unavailable/);
+  assert.match(await page.locator('#next-attempt').innerText(), /\d{2}:\d{2}:\d{2} \(/);
+  assert.match(await page.locator('#payload').innerText(), /"payout_type": "(crypto|gift_cards)"/, 'the payload as posted');
+
+  // Resend: one manual attempt now, shown in the attempt list.
+  await page.getByRole('button', { name: 'Resend now' }).click();
+  await page.getByText(/Resend queued/).waitFor();
+  await reloadUntil(page, page.locator('#attempts tbody tr', { hasText: 'Resend' }).filter({ hasText: 'HTTP 500' }), 'the resend in the attempts');
+  await page.screenshot({ path: join(shots, 'portal-delivery.png'), fullPage: true });
+
+  // Rotate the failing endpoint's secret: the new one is shown once, the old one keeps signing.
+  await page.getByRole('link', { name: 'Endpoint', exact: true }).click();
+  await page.getByLabel('Old secret keeps signing for').selectOption('3600');
+  await page.getByRole('button', { name: 'Rotate secret' }).click();
+  const secret = await page.locator('#secret-value').innerText();
+  assert.match(secret, /^whsec_[A-Za-z0-9+/=]{32,}$/);
+  assert.match(await page.locator('.secret').innerText(), /previous secret also signs until/);
+  await page.screenshot({ path: join(shots, 'portal-rotate.png'), fullPage: true });
+
+  // Send a test event to it: a new delivery of webhook.test.
+  await page.getByRole('button', { name: 'Send test event' }).click();
+  await page.getByText(/Test event sent/).waitFor();
+  await page.locator('#deliveries tbody tr', { hasText: 'webhook.test' }).first().waitFor();
+
+  // Disable it: the page says so, with the reason, and the API agrees.
+  await page.getByRole('button', { name: 'Disable' }).click();
+  await page.getByText('Endpoint disabled').waitFor();
+  await page.locator('h1 + .badge.disabled').waitFor();
+  const after = await call('GET', '/v1/endpoints/' + failingEp.body.id);
+  assert.equal(after.body.disabled, true);
+
+  // Disabling stopped its pending deliveries (failed, endpoint disabled). Enable it and recover the last hour's failures.
+  await page.getByRole('button', { name: 'Enable' }).click();
+  await page.getByText('Endpoint enabled').waitFor();
+  assert.equal((await call('GET', '/v1/endpoints/' + failingEp.body.id)).body.disabled, false);
+  const failedBefore = (await call('GET', `/v1/endpoints/${failingEp.body.id}/deliveries?status=failed`)).body.data;
+  assert.ok(failedBefore.length >= 3, `the disabled endpoint's deliveries failed: ${failedBefore.length}`);
+  const hourAgo = new Date(Date.now() - 3600_000).toISOString().slice(0, 19); // datetime-local, in the page's zone (UTC)
+  await page.getByLabel('From').fill(hourAgo);
+  await page.getByRole('button', { name: 'Recover' }).click();
+  await page.getByText(`${failedBefore.length} failed deliveries recovered.`).waitFor();
+  const failedAfter = (await call('GET', `/v1/endpoints/${failingEp.body.id}/deliveries?status=failed`)).body.data;
+  assert.equal(failedAfter.length, 0, 'recovered deliveries are no longer failed');
+
+  assert.deepEqual(page.problems, [], 'no script errors or CSP violations');
+  assert.ok(!devLog.includes(token.split('.')[1]), 'the token never appears in a log line');
+  await page.context().close();
+});
+
+test('the deliveries tab pages newest first', async () => {
+  const s = await session();
+  const list = await call('GET', '/v1/endpoints');
+  const demo = list.body.data.find((e) => e.description === 'make dev demo receiver');
+  const have = (await call('GET', `/v1/endpoints/${demo.id}/deliveries?limit=100`)).body.data.length;
+  let newest;
+  for (let i = have; i < 21; i++) {
+    newest = (await call('POST', '/v1/events', { event: 'payout.fulfilled', payout_type: 'crypto', data: { id: 'po_page_' + i } })).body;
+  }
+  const all = (await call('GET', `/v1/endpoints/${demo.id}/deliveries?limit=100`)).body.data;
+  assert.equal(all.length, 21);
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('.card', { hasText: 'make dev demo receiver' }).locator('a.title').click();
+  const rows = page.locator('#deliveries tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 20, 'a page holds 20');
+  assert.equal(await rows.first().locator('a').getAttribute('href'), '#/deliveries/' + newest.deliveries.find((d) => d.endpoint_id === demo.id).id, 'newest first');
+  await page.getByRole('link', { name: 'Older deliveries' }).click();
+  await page.getByRole('link', { name: 'Newest' }).waitFor();
+  assert.equal(await rows.count(), 1);
+  assert.equal(await rows.first().locator('a').getAttribute('href'), '#/deliveries/' + all[20].id, 'the oldest is last');
+  assert.equal(await page.getByRole('link', { name: 'Older deliveries' }).count(), 0, 'no page after the last');
+  await page.getByRole('link', { name: 'Newest' }).click();
+  await page.getByRole('link', { name: 'Older deliveries' }).waitFor();
+  assert.equal(await rows.count(), 20);
+  await page.context().close();
+});
+
+test('keyboard only: add an endpoint through its labels, and see its secret once', async () => {
+  const s = await session();
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('.card').first().waitFor();
+  await page.getByRole('button', { name: 'Add endpoint' }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByLabel('Endpoint URL').waitFor();
+  // The new view takes focus; Tab passes the breadcrumb and lands on the first field.
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'f-url');
+  await page.keyboard.type('http://127.0.0.1:9/orders');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('Orders service');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('payout.fulfilled, payout.failed');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Endpoint added' }).waitFor();
+  assert.match(await page.locator('#secret-value').innerText(), /^whsec_/);
+  const list = await call('GET', '/v1/endpoints');
+  const ep = list.body.data.find((e) => e.description === 'Orders service');
+  assert.deepEqual(ep.event_types, ['payout.fulfilled', 'payout.failed']);
+  assert.equal(ep.secret, undefined, 'the secret is not shown again');
+
+  // Edit it, then delete it (confirming the dialog).
+  await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await page.getByLabel('Description').fill('Orders service (v2)');
+  await page.getByLabel('Event types').fill('payout.*');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByText('Endpoint saved.').waitFor();
+  await page.getByText('Orders service (v2)').waitFor();
+  const edited = (await call('GET', '/v1/endpoints/' + ep.id)).body;
+  assert.equal(edited.description, 'Orders service (v2)');
+  assert.deepEqual(edited.event_types, ['payout.*']);
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+  assert.equal((await call('GET', '/v1/endpoints/' + ep.id)).status, 404);
+  await page.context().close();
+});
+
+test('the portal fits a narrow iframe', async () => {
+  const s = await session({ read_only: true, ttl_seconds: 600 });
+  const page = await newPage({ width: 380, height: 760 });
+  // Opened as /portal (no slash), as behind a gateway that drops it: the page, its files and the API still resolve.
+  await page.goto(s.url.replace('/portal/#', '/portal#'));
+  await page.locator('.card').first().waitFor();
+  await page.getByText('Read-only').waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Add endpoint' }).count(), 0, 'a read-only session offers no changes');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+  await page.locator('.card', { hasText: 'make dev demo receiver' }).locator('a.title').click();
+  await page.locator('#deliveries').waitFor();
+  const overflow2 = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow2 <= 0, `the endpoint page scrolls sideways by ${overflow2}px`);
+  await page.screenshot({ path: join(shots, 'portal-narrow.png'), fullPage: false });
+  await page.context().close();
+});
+
+test('a forged, revoked or signed-out token is refused and changes nothing', async () => {
+  const before = await call('GET', '/v1/endpoints');
+  const s = await session();
+  const token = new URLSearchParams(new URL(s.url).hash.slice(1)).get('token');
+  const [id, secret] = token.split('.');
+  const forged = id + '.' + (secret[0] === 'A' ? 'B' : 'A') + secret.slice(1);
+  const base = s.url.split('#')[0];
+
+  for (const [name, link] of [['forged', base + '#token=' + forged], ['made up', base + '#token=gifqp_nonsense']]) {
+    const page = await newPage();
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'This portal session has ended' }).waitFor();
+    assert.equal(await page.locator('.card').count(), 0, name + ' token shows no data');
+    await page.context().close();
+  }
+  assert.equal((await call('POST', '/v1/endpoints', { url: 'http://127.0.0.1:9/x' }, forged)).status, 401);
+
+  // A real session works until it is revoked with the API key, then the same page is refused.
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('.card').first().waitFor();
+  assert.equal((await call('DELETE', '/v1/portal/sessions/' + s.id)).status, 204);
+  await page.reload();
+  await page.getByRole('heading', { name: 'This portal session has ended' }).waitFor();
+  await page.context().close();
+
+  // Signing out ends the session for the API too.
+  const s2 = await session();
+  const t2 = new URLSearchParams(new URL(s2.url).hash.slice(1)).get('token');
+  const p2 = await newPage();
+  await p2.goto(s2.url);
+  await p2.locator('.card').first().waitFor();
+  await p2.getByRole('button', { name: 'Sign out' }).click();
+  await p2.getByRole('heading', { name: 'This portal session has ended' }).waitFor();
+  assert.equal((await call('GET', '/v1/endpoints', undefined, t2)).status, 401);
+  await p2.context().close();
+
+  const afterList = await call('GET', '/v1/endpoints');
+  assert.equal(afterList.body.data.length, before.body.data.length, 'refused tokens changed nothing');
+});

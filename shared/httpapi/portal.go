@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/portal"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// Sessions is what the portal's routes need of the table.
+type Sessions interface {
+	CreatePortalSession(context.Context, portal.Session) error
+	GetPortalSession(ctx context.Context, id string) (portal.Session, error)
+	RevokePortalSession(ctx context.Context, accountID, id string) error
+}
+
+// Portal is the api function's portal: session storage and the deployment's settings.
+type Portal struct {
+	Sessions Sessions
+	Settings portal.Settings
+}
+
+// servePortal answers GET /portal/ and the page's files (portal.File); it
+// leaves every other path to the API. No credential is needed: the page holds
+// no data, it asks the API for it with the session token.
+func (a *API) servePortal(in events.APIGatewayProxyRequest) (response, bool) {
+	body, ct, ok := portal.File(in.Path)
+	if !ok {
+		return response{}, false
+	}
+	if in.HTTPMethod != http.MethodGet && in.HTTPMethod != http.MethodHead {
+		r := fail(http.StatusMethodNotAllowed, "method_not_allowed", "this path takes GET")
+		r.headers = map[string]string{"Allow": "GET, HEAD"}
+		return r, true
+	}
+	return response{status: http.StatusOK, body: body, headers: a.Portal.Settings.Headers(ct)}, true
+}
+
+// authenticatePortal resolves a portal token: its session must exist, match,
+// be neither expired nor revoked, and be allowed the route. Every refusal of
+// the token itself is the same 401; the reason goes to the log, the token
+// never does.
+func (a *API) authenticatePortal(ctx context.Context, req *request, rt route, token string) (response, bool) {
+	refuse := func(reason error) (response, bool) {
+		a.Log.InfoContext(ctx, "portal token refused", "reason", reason.Error())
+		r := fail(http.StatusUnauthorized, "invalid_portal_token", "the portal session is unknown, expired or revoked; open the portal again from your dashboard")
+		r.headers = map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}
+		return r, true
+	}
+	id, secret, ok := portal.ParseToken(token)
+	if !ok || a.Portal.Sessions == nil {
+		return refuse(portal.ErrInvalid)
+	}
+	s, err := a.Portal.Sessions.GetPortalSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return refuse(portal.ErrInvalid)
+	}
+	if err != nil {
+		return a.internal(ctx, err), true
+	}
+	if err := s.Check(secret, a.Now()); err != nil {
+		return refuse(err)
+	}
+	if allowed, why := portal.Decide(rt.name(), s.ReadOnly); !allowed {
+		if why == "read_only" {
+			return fail(http.StatusForbidden, "read_only", "this portal session is read-only"), true
+		}
+		return fail(http.StatusForbidden, "not_for_portal", "a portal session cannot call this route; use an API key"), true
+	}
+	req.account, req.session = s.AccountID, s.ID
+	return response{}, false
+}
+
+func (rt route) name() string { return rt.method + " /" + strings.Join(rt.pattern, "/") }
+
+// createPortalSession: POST /v1/portal/sessions {ttl_seconds?, read_only?}
+// with the account's API key -> 201 with the URL that opens the portal. The
+// token rides in the URL's fragment, which browsers never send to a server
+// (so it is in no access log or Referer); the page swaps it for a bearer header.
+func (a *API) createPortalSession(ctx context.Context, req *request) response {
+	var in struct {
+		TTLSeconds *int64 `json:"ttl_seconds"`
+		ReadOnly   bool   `json:"read_only"`
+	}
+	if len(req.body) > 0 {
+		if r, failed := decodeJSON(req.body, &in); failed {
+			return r
+		}
+	}
+	ttl := portal.DefaultTTL
+	if in.TTLSeconds != nil {
+		ttl = time.Duration(*in.TTLSeconds) * time.Second
+		if ttl < portal.MinTTL || ttl > portal.MaxTTL {
+			return fail(http.StatusUnprocessableEntity, "invalid_ttl", "ttl_seconds must be 60 to 86400")
+		}
+	}
+	base := a.portalURL(req)
+	if base == "" {
+		return fail(http.StatusInternalServerError, "portal_url_unknown", "set PORTAL_URL: the request does not say where the API is served")
+	}
+	s, token := portal.NewSession(req.account, in.ReadOnly, ttl, a.Now())
+	if err := a.Portal.Sessions.CreatePortalSession(ctx, s); err != nil {
+		return a.internal(ctx, err)
+	}
+	a.Log.InfoContext(ctx, "portal session created", "account_id", s.AccountID, "session_id", s.ID, "read_only", s.ReadOnly, "ttl_s", int(ttl.Seconds()))
+	return ok(http.StatusCreated, map[string]any{
+		"id": s.ID, "url": portalLink(base, token, s.ReadOnly), "read_only": s.ReadOnly, "expires_at": rfc3339(s.ExpiresAt),
+	})
+}
+
+// portalLink is the URL that opens a session. read_only=1 only tells the
+// page to hide what it may not do; the API enforces it.
+func portalLink(base, token string, readOnly bool) string {
+	link := base + "#token=" + token
+	if readOnly {
+		link += "&read_only=1"
+	}
+	return link
+}
+
+// portalURL is PORTAL_URL, or the portal's address worked out from an API
+// Gateway request: its scheme (X-Forwarded-Proto: https on AWS, http on
+// LocalStack), its Host, and the stage (or custom domain base path) that
+// prefixes the resource path.
+func (a *API) portalURL(req *request) string {
+	if a.Portal.Settings.URL != "" {
+		return a.Portal.Settings.URL
+	}
+	host, proto := header(req.APIGatewayProxyRequest, "Host"), header(req.APIGatewayProxyRequest, "X-Forwarded-Proto")
+	if host == "" || proto != "https" && proto != "http" {
+		return ""
+	}
+	prefix := strings.TrimSuffix(req.RequestContext.Path, req.Path)
+	return proto + "://" + host + prefix + portal.Prefix
+}
+
+// revokePortalSession: DELETE /v1/portal/sessions/{id} with the API key
+// ends any of the account's sessions; with a portal token, only its own
+// ("current" or its id): the portal's sign-out.
+func (a *API) revokePortalSession(ctx context.Context, req *request) response {
+	id := req.params[0]
+	if req.session != "" {
+		if id != "current" && id != req.session {
+			return notFound("portal session")
+		}
+		id = req.session
+	}
+	if !domain.HasPrefix(id, "ps") {
+		return notFound("portal session")
+	}
+	switch err := a.Portal.Sessions.RevokePortalSession(ctx, req.account, id); {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("portal session")
+	case err != nil:
+		return a.internal(ctx, err)
+	}
+	a.Log.InfoContext(ctx, "portal session revoked", "account_id", req.account, "session_id", id)
+	return response{status: http.StatusNoContent}
+}

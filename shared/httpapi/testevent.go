@@ -1,0 +1,46 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/ingest"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// TestEventType names the events POST /v1/endpoints/{id}/test-event sends;
+// receivers can recognise and ignore them.
+const TestEventType = "webhook.test"
+
+// testEvent sends one signed test event to the endpoint (and only to it),
+// whatever its filter: 202 with the event and its delivery, as POST /v1/events.
+func (a *API) testEvent(ctx context.Context, req *request) response {
+	ep, r, failed := a.loadEndpoint(ctx, req)
+	if failed {
+		return r
+	}
+	if ep.Disabled {
+		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint before sending it a test event")
+	}
+	body, err := json.Marshal(map[string]string{"event": TestEventType, "endpoint_id": ep.ID, "sent_at": rfc3339(domain.Millis(a.Now()))})
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	res, err := a.Ingest.IngestTo(ctx, req.account, ep.ID, body)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("endpoint")
+	case errors.Is(err, ingest.ErrEndpointDisabled):
+		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint before sending it a test event")
+	case err != nil:
+		return a.internal(ctx, err)
+	}
+	out := acceptedEvent{ID: res.Event.ID, Event: res.Event.Type, ReceivedAt: rfc3339(res.Event.ReceivedAt), Deliveries: []acceptedDelivery{}}
+	for _, d := range res.Deliveries {
+		out.Deliveries = append(out.Deliveries, acceptedDelivery{ID: d.ID, EndpointID: d.EndpointID, Status: d.Status})
+	}
+	return ok(http.StatusAccepted, out)
+}

@@ -1,0 +1,46 @@
+package portal
+
+// Access is what a portal session may do on one API route.
+type Access int
+
+const (
+	// Denied: the route is not the portal's (ingest, minting sessions, and
+	// any route not listed here, so a route added later is closed to portal
+	// tokens until someone decides otherwise).
+	Denied Access = iota
+	// Read: allowed for every session.
+	Read
+	// Write: allowed unless the session is read-only.
+	Write
+)
+
+// routes are the API routes the portal calls, as httpapi.Routes() names them.
+var routes = map[string]Access{
+	"GET /v1/endpoints":                  Read,
+	"GET /v1/endpoints/*":                Read,
+	"GET /v1/endpoints/*/deliveries":     Read,
+	"GET /v1/deliveries/*":               Read,
+	"GET /v1/events/*":                   Read,
+	"POST /v1/endpoints":                 Write,
+	"PATCH /v1/endpoints/*":              Write,
+	"DELETE /v1/endpoints/*":             Write,
+	"POST /v1/endpoints/*/rotate-secret": Write,
+	"POST /v1/endpoints/*/recover":       Write,
+	"POST /v1/endpoints/*/test-event":    Write,
+	"POST /v1/deliveries/*/resend":       Write,
+	"DELETE /v1/portal/sessions/*":       Read, // signing out: a session may always end itself
+}
+
+// Decide says whether a session may call route ("METHOD /path/*").
+func Decide(route string, readOnly bool) (allowed bool, why string) {
+	switch routes[route] {
+	case Read:
+		return true, ""
+	case Write:
+		if readOnly {
+			return false, "read_only"
+		}
+		return true, ""
+	}
+	return false, "not_for_portal"
+}

@@ -1,0 +1,385 @@
+// The customer portal: endpoints, their deliveries and attempts, on the
+// account's JSON API. Plain JavaScript, no build step, nothing fetched but the
+// API this page is served by. The session token arrives in the URL fragment
+// (#token=...), which browsers never send to a server; it is moved to
+// sessionStorage at once, the fragment is cleared, and every API call sends
+// it as a bearer header. Text from the API is only ever set as textContent.
+'use strict';
+
+(function () {
+  // The page is at <base>/portal/ (or <base>/portal, should a gateway drop the slash); the API at <base>/v1/.
+  const API = new URL(location.pathname.replace(/\/portal\/?$/, '/') + 'v1/', location.origin);
+  const KEY = 'gifq-portal-token';
+  const main = document.getElementById('main');
+
+  // ---- session ---------------------------------------------------------
+
+  function takeToken() {
+    const frag = new URLSearchParams(location.hash.slice(1));
+    if (frag.get('token')) {
+      sessionStorage.setItem(KEY, frag.get('token'));
+      sessionStorage.setItem(KEY + '-ro', frag.get('read_only') === '1' ? '1' : '');
+      history.replaceState(null, '', location.pathname + location.search + '#/endpoints');
+    }
+    return sessionStorage.getItem(KEY);
+  }
+  const token = takeToken();
+  const readOnly = sessionStorage.getItem(KEY + '-ro') === '1';
+
+  class APIError extends Error {
+    constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+  }
+
+  async function call(method, path, body) {
+    const opts = { method, headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', referrerPolicy: 'no-referrer' };
+    if (body !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(body);
+    }
+    const res = await fetch(new URL(path, API), opts);
+    const text = await res.text();
+    const data = text ? JSON.parse(text) : null;
+    if (!res.ok) {
+      const e = (data && data.error) || {};
+      throw new APIError(res.status, e.code || 'http_' + res.status, e.message || res.statusText);
+    }
+    return data;
+  }
+
+  // ---- small DOM helpers -------------------------------------------------
+
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === false || v === null || v === undefined) continue;
+      if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else if (k === 'class') el.className = v;
+      else el.setAttribute(k, v === true ? '' : v);
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  function show(...nodes) {
+    main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+    main.focus({ preventScroll: true });
+    window.scrollTo(0, 0);
+  }
+
+  function notice(text) {
+    const n = document.getElementById('notice');
+    n.textContent = text;
+    n.hidden = !text;
+  }
+
+  function showError(err) {
+    const box = document.getElementById('error');
+    if (!err) { box.hidden = true; box.textContent = ''; return; }
+    if (err.status === 401) return ended();
+    box.textContent = err.message || String(err);
+    box.hidden = false;
+  }
+
+  function ended() {
+    sessionStorage.removeItem(KEY);
+    document.getElementById('signout').hidden = true;
+    show(h('h1', {}, 'This portal session has ended'),
+      h('p', { class: 'muted' }, 'It expired, was revoked, or the link was not valid. Open the portal again from your dashboard.'));
+  }
+
+  function when(iso) {
+    if (!iso) return '—';
+    const d = new Date(iso);
+    return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  }
+
+  function relative(iso) {
+    const s = Math.round((new Date(iso) - Date.now()) / 1000);
+    const abs = Math.abs(s);
+    const txt = abs < 90 ? abs + ' s' : abs < 5400 ? Math.round(abs / 60) + ' min' : Math.round(abs / 3600) + ' h';
+    return s >= 0 ? 'in ' + txt : txt + ' ago';
+  }
+
+  function fact(label, value) {
+    return h('div', {}, h('dt', {}, label), h('dd', {}, value));
+  }
+
+  function badge(kind, text) { return h('span', { class: 'badge ' + kind }, text); }
+
+  function health(ep) {
+    if (ep.disabled) return badge('disabled', 'Disabled');
+    if (ep.failing_since) return badge('failing', 'Failing');
+    return badge('ok', 'Healthy');
+  }
+
+  function statusBadge(st) { return badge(st, st[0].toUpperCase() + st.slice(1)); }
+
+  // Runs an action from a button: disables it meanwhile, reports errors.
+  function action(fn) {
+    return async (ev) => {
+      const btn = ev && ev.currentTarget;
+      if (ev && ev.preventDefault) ev.preventDefault();
+      showError(null);
+      notice('');
+      if (btn) btn.disabled = true;
+      try { await fn(ev); } catch (e) { showError(e); } finally { if (btn) btn.disabled = false; }
+    };
+  }
+
+  function secretPanel(title, secret, extra) {
+    const code = h('code', { id: 'secret-value' }, secret);
+    return h('section', { class: 'panel secret', 'aria-labelledby': 'secret-title' },
+      h('h2', { id: 'secret-title' }, title),
+      h('p', {}, 'Copy it now: it is shown only this once. Verify the X-Gifq-Signature header of each webhook with it.'),
+      code, extra ? h('p', { class: 'muted' }, extra) : null,
+      h('button', { type: 'button', onclick: () => navigator.clipboard && navigator.clipboard.writeText(secret) }, 'Copy secret'));
+  }
+
+  // ---- endpoints ---------------------------------------------------------
+
+  async function lastSuccess(ep) {
+    const page = await call('GET', 'endpoints/' + ep.id + '/deliveries?status=delivered&limit=1');
+    return page.data.length ? page.data[0].delivered_at : '';
+  }
+
+  async function endpointsView() {
+    const list = await call('GET', 'endpoints');
+    const successes = await Promise.all(list.data.map((ep) => lastSuccess(ep).catch(() => '')));
+    const head = h('div', { class: 'row spread' },
+      h('h1', {}, 'Endpoints'),
+      readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: () => { location.hash = '#/new'; } }, 'Add endpoint'));
+    if (!list.data.length) {
+      return show(head, h('p', { class: 'muted' }, 'No endpoints yet. Add one to start receiving webhooks.'));
+    }
+    const cards = list.data.map((ep, i) => h('li', { class: 'card' },
+      h('div', { class: 'row spread' },
+        h('a', { class: 'title mono', href: '#/endpoints/' + ep.id }, ep.url), health(ep)),
+      ep.description ? h('div', { class: 'muted' }, ep.description) : null,
+      h('dl', { class: 'facts' },
+        fact('Last success', when(successes[i])),
+        fact('Failing since', when(ep.failing_since)),
+        fact('Events', ep.event_types.length ? ep.event_types.join(', ') : 'All events'),
+        ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null)));
+    show(head, h('p', { class: 'muted' }, list.data.length + ' of 16 endpoints'), h('ul', { class: 'cards' }, cards));
+  }
+
+  function endpointForm(ep) {
+    const url = h('input', { type: 'url', id: 'f-url', name: 'url', required: true, value: ep ? ep.url : '', placeholder: 'https://example.com/webhooks', autocomplete: 'off' });
+    const desc = h('input', { type: 'text', id: 'f-desc', name: 'description', maxlength: '500', value: ep ? ep.description : '' });
+    const types = h('input', { type: 'text', id: 'f-types', name: 'event_types', value: ep ? ep.event_types.join(', ') : '', placeholder: 'payout.fulfilled, payout.*' });
+    const form = h('form', { novalidate: true },
+      h('label', { for: 'f-url' }, 'Endpoint URL'), url,
+      h('label', { for: 'f-desc' }, 'Description ', h('span', { class: 'hint' }, '(optional)')), desc,
+      h('label', { for: 'f-types' }, 'Event types ', h('span', { class: 'hint' }, '(comma separated; payout.* for a prefix; empty for every event)')), types,
+      h('div', { class: 'actions row' },
+        h('button', { type: 'submit', class: 'primary' }, ep ? 'Save changes' : 'Add endpoint'),
+        h('a', { class: 'button', href: ep ? '#/endpoints/' + ep.id : '#/endpoints' }, 'Cancel')));
+    form.addEventListener('submit', action(async () => {
+      const body = {
+        url: url.value.trim(), description: desc.value.trim(),
+        event_types: types.value.split(',').map((s) => s.trim()).filter(Boolean),
+      };
+      if (ep) {
+        await call('PATCH', 'endpoints/' + ep.id, body);
+        location.hash = '#/endpoints/' + ep.id;
+        notice('Endpoint saved.');
+        return;
+      }
+      const created = await call('POST', 'endpoints', body);
+      show(h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints')),
+        h('h1', {}, 'Endpoint added'), h('p', { class: 'mono' }, created.url),
+        secretPanel('Signing secret', created.secret),
+        h('a', { class: 'button primary', href: '#/endpoints/' + created.id }, 'Go to the endpoint'));
+    }));
+    return form;
+  }
+
+  async function newEndpointView() {
+    show(h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints')), h('h1', {}, 'Add an endpoint'), endpointForm(null));
+  }
+
+  async function editEndpointView(id) {
+    const ep = await call('GET', 'endpoints/' + id);
+    show(h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints'), ' / ', h('a', { href: '#/endpoints/' + id }, 'Endpoint')),
+      h('h1', {}, 'Edit endpoint'), endpointForm(ep));
+  }
+
+  function deliveriesTable(rows) {
+    if (!rows.length) return h('p', { class: 'muted', id: 'no-deliveries' }, 'No deliveries here yet.');
+    return h('div', { class: 'table-wrap' }, h('table', { id: 'deliveries' },
+      h('caption', { class: 'skip' }, 'Deliveries, newest first'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Event'), h('th', { scope: 'col' }, 'Status'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Attempts'), h('th', { scope: 'col' }, 'Last response'),
+        h('th', { scope: 'col', class: 'hide-narrow' }, 'Next attempt'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Created'))),
+      h('tbody', {}, rows.map((d) => h('tr', {},
+        h('td', {}, h('a', { href: '#/deliveries/' + d.id }, d.event)),
+        h('td', {}, statusBadge(d.status)),
+        h('td', { class: 'hide-narrow' }, String(d.attempt_count)),
+        h('td', {}, d.last_status ? 'HTTP ' + d.last_status : d.last_error || '—'),
+        h('td', { class: 'hide-narrow' }, d.next_attempt_at ? when(d.next_attempt_at) : '—'),
+        h('td', { class: 'hide-narrow' }, when(d.created_at)))))));
+  }
+
+  async function endpointView(id, query) {
+    const status = query.get('status') || '';
+    const cursor = query.get('cursor') || '';
+    const [ep, page] = await Promise.all([
+      call('GET', 'endpoints/' + id),
+      call('GET', 'endpoints/' + id + '/deliveries?limit=20' + (status ? '&status=' + status : '') + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '')),
+    ]);
+    const success = await lastSuccess(ep).catch(() => '');
+    const here = (q) => '#/endpoints/' + id + (q.toString() ? '?' + q : '');
+
+    const filter = h('select', { id: 'status-filter' },
+      ['', 'pending', 'delivered', 'failed'].map((s) => h('option', { value: s, selected: s === status }, s ? s[0].toUpperCase() + s.slice(1) : 'All')));
+    filter.addEventListener('change', () => { location.hash = here(new URLSearchParams(filter.value ? { status: filter.value } : {})); });
+
+    const actions = readOnly ? null : h('div', { class: 'row', role: 'group', 'aria-label': 'Endpoint actions' },
+      h('button', { type: 'button', onclick: action(async () => {
+        const res = await call('POST', 'endpoints/' + id + '/test-event');
+        notice('Test event sent: ' + res.id);
+        await endpointView(id, query);
+        notice('Test event sent: ' + res.id);
+      }), disabled: ep.disabled }, 'Send test event'),
+      h('a', { class: 'button', href: '#/endpoints/' + id + '/edit' }, 'Edit'),
+      h('button', { type: 'button', onclick: action(async () => {
+        await call('PATCH', 'endpoints/' + id, { disabled: !ep.disabled });
+        await endpointView(id, query);
+        notice(ep.disabled ? 'Endpoint enabled.' : 'Endpoint disabled: its pending deliveries were stopped.');
+      }) }, ep.disabled ? 'Enable' : 'Disable'),
+      h('button', { type: 'button', class: 'danger', onclick: action(async () => {
+        if (!confirm('Delete this endpoint? Its pending deliveries stop; the log stays readable.')) return;
+        await call('DELETE', 'endpoints/' + id);
+        location.hash = '#/endpoints';
+        notice('Endpoint deleted.');
+      }) }, 'Delete'));
+
+    const rotateGrace = h('select', { id: 'rotate-grace' },
+      h('option', { value: '0' }, 'Stop the old secret now'), h('option', { value: '3600' }, '1 hour'),
+      h('option', { value: '86400', selected: true }, '24 hours'), h('option', { value: '604800' }, '7 days'));
+    const rotated = h('div', {});
+    const rotate = readOnly ? null : h('section', { class: 'panel soft', 'aria-labelledby': 'rotate-title' },
+      h('h2', { id: 'rotate-title' }, 'Signing secret'),
+      h('div', { class: 'row' },
+        h('label', { for: 'rotate-grace' }, 'Old secret keeps signing for'), rotateGrace,
+        h('button', { type: 'button', onclick: action(async () => {
+          const res = await call('POST', 'endpoints/' + id + '/rotate-secret', { expire_previous_after_seconds: Number(rotateGrace.value) });
+          rotated.replaceChildren(secretPanel('New signing secret', res.secret,
+            res.previous_secret_expires_at ? 'The previous secret also signs until ' + when(res.previous_secret_expires_at) + '.' : 'The previous secret no longer signs.'));
+          rotated.querySelector('code').focus();
+        }) }, 'Rotate secret')),
+      rotated);
+
+    const since = h('input', { type: 'datetime-local', id: 'recover-since', required: true, step: '1' });
+    const until = h('input', { type: 'datetime-local', id: 'recover-until', step: '1' });
+    const recover = readOnly ? null : h('form', { class: 'panel soft', 'aria-labelledby': 'recover-title' },
+      h('h2', { id: 'recover-title' }, 'Recover failed deliveries'),
+      h('p', { class: 'muted' }, 'Give every failed delivery created in the window a fresh series of attempts.'),
+      h('div', { class: 'row' },
+        h('div', {}, h('label', { for: 'recover-since' }, 'From'), since),
+        h('div', {}, h('label', { for: 'recover-until' }, 'Until ', h('span', { class: 'hint' }, '(empty: now)')), until)),
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Recover')));
+    if (recover) {
+      recover.addEventListener('submit', action(async () => {
+        if (!since.value) throw new Error('Choose when the window starts.');
+        const body = { since: new Date(since.value).toISOString() };
+        if (until.value) body.until = new Date(until.value).toISOString();
+        const res = await call('POST', 'endpoints/' + id + '/recover', body);
+        notice(res.recovered + ' failed deliveries recovered' + (res.more ? '; recover again for the rest.' : '.'));
+      }));
+    }
+
+    const next = new URLSearchParams(status ? { status } : {});
+    if (page.next_cursor) next.set('cursor', page.next_cursor);
+    const pager = h('div', { class: 'row pager' },
+      cursor ? h('a', { class: 'button', href: here(new URLSearchParams(status ? { status } : {})) }, 'Newest') : null,
+      page.next_cursor ? h('a', { class: 'button', href: here(next), id: 'older' }, 'Older deliveries') : null);
+
+    show(
+      h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints')),
+      h('div', { class: 'row spread' }, h('h1', { class: 'mono' }, ep.url), health(ep)),
+      ep.description ? h('p', { class: 'muted' }, ep.description) : null,
+      h('dl', { class: 'facts' },
+        fact('Last success', when(success)),
+        fact('Failing since', when(ep.failing_since)),
+        fact('Events', ep.event_types.length ? ep.event_types.join(', ') : 'All events'),
+        fact('Created', when(ep.created_at)),
+        ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null),
+      actions ? h('div', { class: 'panel' }, actions) : null,
+      h('div', { class: 'row spread' }, h('h2', {}, 'Deliveries'),
+        h('div', { class: 'row' }, h('label', { for: 'status-filter' }, 'Status'), filter)),
+      deliveriesTable(page.data), pager, rotate, recover);
+  }
+
+  // ---- a delivery --------------------------------------------------------
+
+  async function deliveryView(id) {
+    const d = await call('GET', 'deliveries/' + id);
+    const ev = await call('GET', 'events/' + d.event_id).catch(() => null);
+    const attempts = (d.attempts || []).slice().reverse();
+    const resend = readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: action(async () => {
+      const res = await call('POST', 'deliveries/' + id + '/resend');
+      notice('Resend queued (attempt ' + res.attempt_id + ').');
+    }) }, 'Resend now');
+    show(
+      h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints'), ' / ', h('a', { href: '#/endpoints/' + d.endpoint_id }, 'Endpoint')),
+      h('div', { class: 'row spread' }, h('h1', {}, d.event), statusBadge(d.status)),
+      h('dl', { class: 'facts' },
+        fact('Delivery', h('span', { class: 'mono' }, d.id)),
+        fact('Event', h('span', { class: 'mono' }, d.event_id)),
+        fact('Attempts', String(d.attempt_count)),
+        d.next_attempt_at ? fact('Next attempt', h('span', { id: 'next-attempt' }, when(d.next_attempt_at) + ' (' + relative(d.next_attempt_at) + ')')) : null,
+        d.delivered_at ? fact('Delivered', when(d.delivered_at)) : null,
+        d.failed_at ? fact('Failed', when(d.failed_at) + (d.fail_reason ? ' (' + d.fail_reason.replace(/_/g, ' ') + ')' : '')) : null,
+        fact('Created', when(d.created_at))),
+      resend ? h('div', { class: 'row panel soft' }, resend, h('span', { class: 'muted' }, 'One extra attempt now; automatic retries carry on.')) : null,
+      h('h2', {}, 'Attempts'),
+      attempts.length ? h('div', { class: 'table-wrap' }, h('table', { id: 'attempts' },
+        h('thead', {}, h('tr', {},
+          h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Attempt'), h('th', { scope: 'col' }, 'Result'),
+          h('th', { scope: 'col', class: 'hide-narrow' }, 'Duration'), h('th', { scope: 'col' }, 'Response'))),
+        h('tbody', {}, attempts.map((a) => h('tr', {},
+          h('td', {}, when(a.started_at)),
+          h('td', {}, a.kind === 'manual' ? 'Resend' : a.kind === 'interrupted' ? '#' + a.number + ' (interrupted)' : '#' + a.number),
+          h('td', {}, a.status_code ? 'HTTP ' + a.status_code : (a.error_class || a.outcome)),
+          h('td', { class: 'hide-narrow' }, a.duration_ms + ' ms'),
+          h('td', {}, a.response_body ? h('pre', {}, a.response_body + (a.response_truncated ? '…' : '')) : h('span', { class: 'muted' }, a.error || '—')))))))
+        : h('p', { class: 'muted' }, 'No attempt yet.'),
+      ev ? h('h2', {}, 'Payload') : null,
+      ev ? h('pre', { class: 'panel soft payload', id: 'payload' }, JSON.stringify(ev.body, null, 2)) : null);
+  }
+
+  // ---- routing -----------------------------------------------------------
+
+  async function route() {
+    showError(null);
+    const [path, qs] = location.hash.replace(/^#/, '').split('?');
+    const query = new URLSearchParams(qs || '');
+    const parts = path.split('/').filter(Boolean);
+    try {
+      if (parts[0] === 'endpoints' && parts[1] && parts[2] === 'edit') return await editEndpointView(parts[1]);
+      if (parts[0] === 'endpoints' && parts[1]) return await endpointView(parts[1], query);
+      if (parts[0] === 'deliveries' && parts[1]) return await deliveryView(parts[1]);
+      if (parts[0] === 'new' && !readOnly) return await newEndpointView();
+      return await endpointsView();
+    } catch (e) {
+      if (e.status === 404) return show(h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/endpoints' }, 'Back to endpoints')));
+      showError(e);
+    }
+  }
+
+  if (!token) return ended();
+  document.getElementById('mode').hidden = !readOnly;
+  const signout = document.getElementById('signout');
+  signout.hidden = false;
+  signout.addEventListener('click', action(async () => {
+    await call('DELETE', 'portal/sessions/current').catch(() => {});
+    ended();
+  }));
+  window.addEventListener('hashchange', route);
+  route();
+})();
