@@ -1,0 +1,54 @@
+// Package keylimit paces each API key's ingest: a rate (events per second)
+// and a burst, so one producer's flood is answered 429 while the others'
+// events go on. It is GCRA (the generic cell rate algorithm, a token bucket
+// kept as one number): a key's state is tat, the theoretical arrival time
+// of its next event. The decision is the pure function Decide; Limiter keeps
+// tat in DynamoDB, one item per key, so every Lambda instance shares it.
+package keylimit
+
+import (
+	"math"
+	"time"
+)
+
+// Limit is a key's allowance: Burst events at once, refilled at Rate per second.
+type Limit struct {
+	Rate  float64 // events per second, > 0
+	Burst int     // events, >= 1
+}
+
+// Valid reports whether l can be enforced.
+func (l Limit) Valid() bool { return l.Rate > 0 && !math.IsInf(l.Rate, 0) && l.Burst >= 1 }
+
+// interval is the time one event's token takes to refill, in ms (at least 1).
+func (l Limit) interval() int64 { return int64(math.Max(1, math.Round(1000/l.Rate))) }
+
+// Decision is what Decide says of n events.
+type Decision struct {
+	Allowed    bool
+	TAT        int64         // the new tat (unix ms) when allowed; unchanged otherwise
+	RetryAfter time.Duration // when refused: how long until these n events would be allowed
+}
+
+// Decide applies GCRA to n events at now (unix ms), given the key's tat
+// (0: never used). The bucket is full when tat <= now; each event moves tat
+// one interval on; events are allowed while tat stays within burst
+// intervals of now. n larger than the burst is never allowed (Exceeds).
+func Decide(tat, now int64, n int, l Limit) Decision {
+	ivl := l.interval()
+	next := max(tat, now) + int64(n)*ivl
+	limit := now + int64(l.Burst)*ivl
+	if next <= limit {
+		return Decision{Allowed: true, TAT: next}
+	}
+	return Decision{TAT: tat, RetryAfter: time.Duration(next-limit) * time.Millisecond}
+}
+
+// Exceeds reports whether n events can never be allowed at once under l.
+func Exceeds(n int, l Limit) bool { return n > l.Burst }
+
+// RetryAfterSeconds is the Retry-After header's value for d: whole seconds,
+// rounded up, at least 1 (0 would invite an immediate retry that fails).
+func RetryAfterSeconds(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}

@@ -1,0 +1,93 @@
+package keylimit
+
+import (
+	"testing"
+	"time"
+)
+
+// A full bucket takes the burst at once, then one event per interval.
+func TestDecideBurstThenSteadyRate(t *testing.T) {
+	l := Limit{Rate: 10, Burst: 5} // 100 ms an event
+	now := int64(1_000_000)
+	tat := int64(0)
+	for i := 0; i < 5; i++ {
+		d := Decide(tat, now, 1, l)
+		if !d.Allowed {
+			t.Fatalf("event %d of the burst refused", i+1)
+		}
+		tat = d.TAT
+	}
+	d := Decide(tat, now, 1, l)
+	if d.Allowed || d.RetryAfter != 100*time.Millisecond {
+		t.Fatalf("the sixth event at once: %+v, want refused for 100ms", d)
+	}
+	if d.TAT != tat {
+		t.Fatalf("a refusal moved tat from %d to %d", tat, d.TAT)
+	}
+	// Steady: one interval later exactly one more fits.
+	now += 100
+	if d = Decide(tat, now, 1, l); !d.Allowed {
+		t.Fatal("one interval later one event must fit")
+	}
+	tat = d.TAT
+	if d = Decide(tat, now, 1, l); d.Allowed {
+		t.Fatal("two events in one interval at the steady rate")
+	}
+}
+
+func TestDecideRetryAfterIsWhenTheEventsFit(t *testing.T) {
+	l := Limit{Rate: 2, Burst: 4} // 500 ms an event
+	now := int64(50_000)
+	tat := now + 4*500 // the bucket is empty
+	cases := []struct {
+		n    int
+		want time.Duration
+	}{{1, 500 * time.Millisecond}, {2, time.Second}, {4, 2 * time.Second}}
+	for _, c := range cases {
+		d := Decide(tat, now, c.n, l)
+		if d.Allowed || d.RetryAfter != c.want {
+			t.Fatalf("%d events: %+v, want refused for %s", c.n, d, c.want)
+		}
+		if !Decide(tat, now+c.want.Milliseconds(), c.n, l).Allowed {
+			t.Fatalf("%d events not allowed after the Retry-After they were given", c.n)
+		}
+		if Decide(tat, now+c.want.Milliseconds()-1, c.n, l).Allowed {
+			t.Fatalf("%d events allowed before their Retry-After", c.n)
+		}
+	}
+}
+
+// An idle key's bucket refills to the burst and no further: no credit piles up.
+func TestDecideRefillStopsAtBurst(t *testing.T) {
+	l := Limit{Rate: 1, Burst: 3}
+	tat := int64(10_000) // drained at 7 s
+	now := int64(1_000_000)
+	if d := Decide(tat, now, 3, l); !d.Allowed || d.TAT != now+3000 {
+		t.Fatalf("a refilled bucket: %+v, want the burst allowed and tat %d", d, now+3000)
+	}
+	if d := Decide(tat, now, 4, l); d.Allowed {
+		t.Fatal("idle time gave credit beyond the burst")
+	}
+	// Half refilled: 2 s after draining, two events fit, not three.
+	drained := int64(20_000)
+	if !Decide(drained, drained-1000, 2, l).Allowed || Decide(drained, drained-1000, 3, l).Allowed {
+		t.Fatal("a bucket two seconds into its refill must hold exactly two events")
+	}
+}
+
+func TestExceedsAndRetryAfterSeconds(t *testing.T) {
+	l := Limit{Rate: 5, Burst: 10}
+	if Exceeds(10, l) || !Exceeds(11, l) {
+		t.Fatal("a batch fits iff it is at most the burst")
+	}
+	for d, want := range map[time.Duration]int{0: 1, time.Millisecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, 90 * time.Second: 90} {
+		if got := RetryAfterSeconds(d); got != want {
+			t.Errorf("RetryAfterSeconds(%s) = %d, want %d", d, got, want)
+		}
+	}
+	for _, bad := range []Limit{{0, 1}, {-1, 1}, {1, 0}} {
+		if bad.Valid() {
+			t.Errorf("%+v is valid", bad)
+		}
+	}
+}
