@@ -53,8 +53,10 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 	got := calls.Snapshot()
 	t.Logf("first-attempt success: %s", calls)
 	want := map[string]int{
-		// ingest (api function); the key's account is cached (no GetItem) after the first event
-		"DynamoDB.Query": 1, "DynamoDB.UpdateItem": 1, "SQS.SendMessageBatch": 1,
+		// ingest (api function); the key's account and ingest limit are cached (no GetItem,
+		// no BatchGetItem) after the first event; UpdateItem: the account's delivery rate
+		// limiter and the key's ingest limiter (concurrent with the Query)
+		"DynamoDB.Query": 1, "DynamoDB.UpdateItem": 2, "SQS.SendMessageBatch": 1,
 		// ingest 1 + claim 1 + record 1
 		"DynamoDB.TransactWriteItems": 3,
 		// deliver function (and the event source mapping's receive and delete)

@@ -22,10 +22,12 @@ import (
 	"github.com/gifq/webhooks/shared/delivery"
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
+	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
+	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 	"github.com/gifq/webhooks/shared/sweep"
@@ -46,6 +48,7 @@ type App struct {
 	Queue   *queue.Queue
 	SQS     SQS
 	Limiter *ratelimit.Limiter
+	Keys    *keylimit.Limiter // per-API-key ingest limits (keylimits.go)
 	Sender  *sender.Sender
 	Log     *slog.Logger
 	Metrics *obs.Metrics
@@ -61,6 +64,7 @@ func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function st
 		Queue:   queue.New(q, cfg.QueueURL, cfg.DLQURL),
 		SQS:     q,
 		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
+		Keys:    keylimit.New(db, cfg.TableName, schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
 		Log:     obs.NewLogger(out, cfg.LogLevel, function),
 		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
@@ -93,8 +97,9 @@ func (a *App) API() *httpapi.API {
 			Log: a.Log, Metrics: a.Metrics, Now: a.Now},
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
-		Portal: httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
-		Log:    a.Log, Now: a.Now,
+		Portal:    httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
+		KeyLimits: a.KeyLimits(),
+		Log:       a.Log, Now: a.Now,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -25,6 +26,8 @@ type Config struct {
 	DLQURL                string         // DLQ_URL
 	Retry                 retry.Schedule // RETRY_SCHEDULE: "1s,16s,..." (default n^4 s, 8 attempts)
 	RatePerSecond         float64        // RATE_LIMIT_PER_SECOND: per account (default 5)
+	IngestRatePerSecond   float64        // INGEST_RATE_PER_SECOND: events a second per API key at the API (default 10; ops can override per account or key)
+	IngestBurst           int            // INGEST_BURST: events at once per API key (default 50)
 	EndpointMaxInFlight   int            // ENDPOINT_MAX_IN_FLIGHT: concurrent attempts per endpoint (default 5; 0 = no cap)
 	DeliveryTimeout       time.Duration  // DELIVERY_TIMEOUT (default 10s)
 	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
@@ -46,6 +49,8 @@ func Defaults() Config {
 		Stage:                "dev",
 		Retry:                retry.Default(),
 		RatePerSecond:        5,
+		IngestRatePerSecond:  10,
+		IngestBurst:          50,
 		EndpointMaxInFlight:  5,
 		DeliveryTimeout:      10 * time.Second,
 		AllowedSchemes:       []string{"https"},
@@ -104,6 +109,20 @@ func Parse(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("RATE_LIMIT_PER_SECOND=%q: want a positive number", v))
 		}
 		c.RatePerSecond = f
+	}
+	if v := getenv("INGEST_RATE_PER_SECOND"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || math.IsInf(f, 0) {
+			errs = append(errs, fmt.Errorf("INGEST_RATE_PER_SECOND=%q: want a positive number", v))
+		}
+		c.IngestRatePerSecond = f
+	}
+	if v := getenv("INGEST_BURST"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("INGEST_BURST=%q: want a whole number of at least 1", v))
+		}
+		c.IngestBurst = n
 	}
 	if v := getenv("ENDPOINT_MAX_IN_FLIGHT"); v != "" {
 		n, err := strconv.Atoi(v)

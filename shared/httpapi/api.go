@@ -73,7 +73,8 @@ type API struct {
 	RotationGrace time.Duration
 	// KeyCacheTTL is how long a valid key's account is remembered (0: not at all).
 	KeyCacheTTL time.Duration
-	Portal      Portal // the customer portal's sessions and settings (portal.go)
+	Portal      Portal     // the customer portal's sessions and settings (portal.go)
+	KeyLimits   *KeyLimits // per-API-key ingest limits (ingestlimit.go); nil: none
 	Log         *slog.Logger
 	Now         func() time.Time
 
@@ -88,6 +89,7 @@ type request struct {
 	events.APIGatewayProxyRequest
 	body    []byte
 	account string   // the authenticated account
+	keyID   string   // the API key's id, when an API key authenticated
 	params  []string // path parameters, in order
 	session string   // the portal session, when a portal token authenticated
 }
@@ -210,8 +212,8 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 		return a.authenticatePortal(ctx, req, rt, secret)
 	}
 	a.keysOnce.Do(func() { a.keys = &keyCache{ttl: a.KeyCacheTTL} })
-	if account, ok := a.keys.get(secret, a.Now()); ok {
-		req.account = account
+	if account, keyID, ok := a.keys.get(secret, a.Now()); ok {
+		req.account, req.keyID = account, keyID
 		return response{}, false
 	}
 	k, err := a.Store.Authenticate(ctx, secret)
@@ -223,8 +225,8 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 	if err != nil {
 		return a.internal(ctx, err), true
 	}
-	req.account = k.AccountID
-	a.keys.put(secret, k.AccountID, a.Now())
+	req.account, req.keyID = k.AccountID, k.ID
+	a.keys.put(secret, k.AccountID, k.ID, a.Now())
 	return response{}, false
 }
 

@@ -23,7 +23,11 @@ type acceptedEvent struct {
 }
 
 func (a *API) postEvent(ctx context.Context, req *request) response {
+	ctx = ingest.WithGate(ctx, a.KeyLimits.gate(req, 1)) // the key's ingest limit (ingestlimit.go)
 	res, err := a.Ingest.Ingest(ctx, req.account, req.body, header(req.APIGatewayProxyRequest, "Idempotency-Key"))
+	if r, limited := limitAnswer(err); limited {
+		return r
+	}
 	switch {
 	case errors.Is(err, ingest.ErrTooLarge):
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", err.Error())

@@ -17,26 +17,26 @@ type keyCache struct {
 }
 
 type cachedKey struct {
-	account string
-	until   time.Time
+	account, keyID string
+	until          time.Time
 }
 
 const keyCacheMax = 10000
 
-func (c *keyCache) get(secret string, now time.Time) (string, bool) {
+func (c *keyCache) get(secret string, now time.Time) (account, keyID string, ok bool) {
 	if c == nil || c.ttl <= 0 {
-		return "", false
+		return "", "", false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[sha256.Sum256([]byte(secret))]
 	if !ok || now.After(e.until) {
-		return "", false
+		return "", "", false
 	}
-	return e.account, true
+	return e.account, e.keyID, true
 }
 
-func (c *keyCache) put(secret, account string, now time.Time) {
+func (c *keyCache) put(secret, account, keyID string, now time.Time) {
 	if c == nil || c.ttl <= 0 {
 		return
 	}
@@ -45,5 +45,5 @@ func (c *keyCache) put(secret, account string, now time.Time) {
 	if c.m == nil || len(c.m) >= keyCacheMax {
 		c.m = map[[32]byte]cachedKey{}
 	}
-	c.m[sha256.Sum256([]byte(secret))] = cachedKey{account: account, until: now.Add(c.ttl)}
+	c.m[sha256.Sum256([]byte(secret))] = cachedKey{account: account, keyID: keyID, until: now.Add(c.ttl)}
 }

@@ -144,7 +144,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	if idempotencyKey != "" && !validIdempotencyKey(idempotencyKey) {
 		return Result{}, ErrBadIdempotencyKey
 	}
-	acct, endpoints, err := s.Store.AccountWithEndpoints(ctx, accountID)
+	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gifq/webhooks/shared/keylimit"
+)
+
+// An answer to one POST /v1/events, as a producer sees it.
+type postResult struct {
+	status     int
+	retryAfter string
+	code       string
+}
+
+func (h *harness) post(t *testing.T, key string, i int) postResult {
+	req, _ := http.NewRequest("POST", h.api+"/v1/events",
+		strings.NewReader(fmt.Sprintf(`{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_%d"}}`, i)))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return postResult{}
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	return postResult{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), code: e.Error.Code}
+}
+
+// tally counts answers by status and checks every 429 is well formed.
+type tally struct {
+	mu       sync.Mutex
+	byStatus map[int]int
+	maxRetry int
+}
+
+func (c *tally) add(t *testing.T, r postResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byStatus == nil {
+		c.byStatus = map[int]int{}
+	}
+	c.byStatus[r.status]++
+	if r.status == http.StatusTooManyRequests {
+		secs, err := strconv.Atoi(r.retryAfter)
+		if err != nil || secs < 1 || r.code != "rate_limited" {
+			t.Errorf("a 429 with Retry-After %q and code %q, want whole seconds >= 1 and rate_limited", r.retryAfter, r.code)
+		}
+		c.maxRetry = max(c.maxRetry, secs)
+	}
+}
+
+// (c) of issue 11: a flood from one API key is answered 429 with
+// Retry-After, while another account's key and another key of the same
+// account have every event accepted. The flooding key's rate is so slow
+// that no token refills during the test: the counts are exact whatever the
+// machine's speed.
+func TestIngestFloodFromOneKeyLeavesOtherKeysAlone(t *testing.T) {
+	h := start(t, opts{})
+	acctA, flooder := h.account(t)
+	_, otherAccount := h.account(t)
+	_, sameAccount, err := h.store.CreateAPIKey(ctx, acctA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := h.store.ListAPIKeys(ctx, acctA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floodKeyID := ""
+	for _, k := range keys {
+		if strings.HasPrefix(flooder, k.Prefix) {
+			floodKeyID = k.ID
+		}
+	}
+	const burst, flood, others = 5, 60, 15
+	if err := h.store.SetKeyIngestLimit(ctx, acctA, floodKeyID, keylimit.Limit{Rate: 0.001, Burst: burst}); err != nil {
+		t.Fatal(err)
+	}
+
+	var f, o, s tally
+	inParallel(flood+2*others, 8, func(i int) {
+		switch {
+		case i%5 == 1 && i/5 < others:
+			o.add(t, h.post(t, otherAccount, i))
+		case i%5 == 2 && i/5 < others:
+			s.add(t, h.post(t, sameAccount, i))
+		default:
+			f.add(t, h.post(t, flooder, i))
+		}
+	})
+	t.Logf("flooding key: %v (largest Retry-After %d s); other account's key: %v; same account's other key: %v",
+		f.byStatus, f.maxRetry, o.byStatus, s.byStatus)
+	if f.byStatus[202] != burst || f.byStatus[429] != flood-burst || len(f.byStatus) != 2 {
+		t.Errorf("the flooding key got %v, want %d accepted (its burst) and %d answered 429", f.byStatus, burst, flood-burst)
+	}
+	if o.byStatus[202] != others || len(o.byStatus) != 1 {
+		t.Errorf("another account's key got %v, want all %d accepted", o.byStatus, others)
+	}
+	if s.byStatus[202] != others || len(s.byStatus) != 1 {
+		t.Errorf("the same account's other key got %v, want all %d accepted", s.byStatus, others)
+	}
+}
+
+// An account's limit applies to each of its keys that has none of its own;
+// a key's own limit wins over its account's.
+func TestIngestLimitPerAccountAndPerKey(t *testing.T) {
+	h := start(t, opts{})
+	acct, inherits := h.account(t)
+	own, ownSecret, err := h.store.CreateAPIKey(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.SetAccountIngestLimit(ctx, acct, keylimit.Limit{Rate: 0.001, Burst: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.SetKeyIngestLimit(ctx, acct, own.ID, keylimit.Limit{Burst: 6}); err != nil {
+		t.Fatal(err)
+	}
+	var a, b tally
+	for i := 0; i < 10; i++ {
+		a.add(t, h.post(t, inherits, i))
+		b.add(t, h.post(t, ownSecret, i))
+	}
+	if a.byStatus[202] != 3 || a.byStatus[429] != 7 {
+		t.Errorf("a key under its account's burst of 3 got %v", a.byStatus)
+	}
+	if b.byStatus[202] != 6 || b.byStatus[429] != 4 {
+		t.Errorf("a key with its own burst of 6 (its account's rate) got %v", b.byStatus)
+	}
+}

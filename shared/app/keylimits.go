@@ -1,0 +1,19 @@
+package app
+
+import (
+	"github.com/gifq/webhooks/shared/httpapi"
+	"github.com/gifq/webhooks/shared/keylimit"
+)
+
+// KeyLimits is the api function's per-API-key ingest limit: the deployment's
+// default, overridden per account or key in the table, remembered as long
+// as a key is (API_KEY_CACHE_TTL).
+func (a *App) KeyLimits() *httpapi.KeyLimits {
+	return &httpapi.KeyLimits{
+		Limiter:  a.Keys,
+		Store:    a.Store,
+		Default:  keylimit.Limit{Rate: a.Config.IngestRatePerSecond, Burst: a.Config.IngestBurst},
+		CacheTTL: a.Config.APIKeyCacheTTL,
+		Log:      a.Log, Now: a.Now,
+	}
+}
