@@ -6,6 +6,8 @@
 //	go run ./infra/ops -table <TableName> key create -account acct_...
 //	go run ./infra/ops -table <TableName> key list -account acct_...
 //	go run ./infra/ops -table <TableName> key revoke -account acct_... -key key_...
+//	go run ./infra/ops -table <TableName> account set-ingest-limit -account acct_... -per-second 20 -burst 100
+//	go run ./infra/ops -table <TableName> key set-limit -account acct_... -key key_... -per-second 2 -burst 10
 //
 // It uses the standard AWS credential chain; AWS_ENDPOINT_URL_DYNAMODB
 // points it at an emulator. A key is printed once and stored only as its
@@ -38,7 +40,8 @@ const usage = `usage: ops [-table NAME] <command>
   account set-rate -account ID -rate PER_SECOND   (0: the deployment default)
   key create -account ID
   key list -account ID
-  key revoke -account ID -key KEY_ID`
+  key revoke -account ID -key KEY_ID
+` + limitUsage
 
 func run(ctx context.Context, args []string) error {
 	global := flag.NewFlagSet("ops", flag.ContinueOnError)
@@ -58,6 +61,9 @@ func run(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 
+	if isLimitCommand(rest[0] + " " + rest[1]) {
+		return setIngestLimit(ctx, st, rest[0]+" "+rest[1], rest[2:])
+	}
 	fs := flag.NewFlagSet(rest[0]+" "+rest[1], flag.ContinueOnError)
 	name := fs.String("name", "", "account name")
 	rate := fs.Float64("rate", 0, "deliveries per second for this account (0: the deployment default)")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -73,5 +74,47 @@ func TestAccountAndKeyCommands(t *testing.T) {
 	}
 	if _, err := capture(t, "-table", env.Table, "key", "create", "-account", "acct_nope"); err == nil {
 		t.Fatal("a key for a missing account must be an error")
+	}
+}
+
+func TestIngestLimitCommands(t *testing.T) {
+	env := testenv.New(t)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoURL)
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_REGION", "us-east-1")
+	st := store.New(env.DB, env.Table)
+	ctx := context.Background()
+	a, err := st.CreateAccount(ctx, "acme", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, err := st.CreateAPIKey(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capture(t, "-table", env.Table, "account", "set-ingest-limit", "-account", a.ID, "-per-second", "20", "-burst", "100"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capture(t, "-table", env.Table, "key", "set-limit", "-account", a.ID, "-key", k.ID, "-burst", "7"); err != nil {
+		t.Fatal(err)
+	}
+	acct, own, err := st.IngestLimits(ctx, a.ID, k.ID)
+	if err != nil || acct != (keylimit.Limit{Rate: 20, Burst: 100}) || own != (keylimit.Limit{Burst: 7}) {
+		t.Fatalf("limits stored: account %+v, key %+v (%v)", acct, own, err)
+	}
+	for _, bad := range [][]string{
+		{"account", "set-ingest-limit", "-per-second", "1"},                          // no account
+		{"account", "set-ingest-limit", "-account", a.ID, "-per-second", "-1"},       // negative
+		{"key", "set-limit", "-account", a.ID, "-burst", "2"},                        // no key
+		{"key", "set-limit", "-account", a.ID, "-key", "key_nope", "-burst", "2"},    // unknown key
+		{"account", "set-ingest-limit", "-account", "acct_nope", "-per-second", "1"}, // unknown account
+	} {
+		if _, err := capture(t, append([]string{"-table", env.Table}, bad...)...); err == nil {
+			t.Errorf("%v: want an error", bad)
+		}
+	}
+	if acct2, own2, _ := st.IngestLimits(ctx, a.ID, k.ID); acct2 != acct || own2 != own {
+		t.Fatalf("a refused command changed the limits: %+v %+v", acct2, own2)
 	}
 }

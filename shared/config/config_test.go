@@ -35,3 +35,24 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestParseIngestLimit(t *testing.T) {
+	d, _ := Parse(func(string) string { return "" })
+	if d.IngestRatePerSecond != 10 || d.IngestBurst != 50 {
+		t.Fatalf("default ingest limit %v/s burst %d", d.IngestRatePerSecond, d.IngestBurst)
+	}
+	c, err := Parse(func(k string) string {
+		return map[string]string{"INGEST_RATE_PER_SECOND": "0.5", "INGEST_BURST": "3"}[k]
+	})
+	if err != nil || c.IngestRatePerSecond != 0.5 || c.IngestBurst != 3 {
+		t.Fatalf("%v/s burst %d (%v)", c.IngestRatePerSecond, c.IngestBurst, err)
+	}
+	for _, bad := range []map[string]string{
+		{"INGEST_RATE_PER_SECOND": "0"}, {"INGEST_RATE_PER_SECOND": "-2"}, {"INGEST_RATE_PER_SECOND": "+Inf"},
+		{"INGEST_RATE_PER_SECOND": "fast"}, {"INGEST_BURST": "0"}, {"INGEST_BURST": "1.5"},
+	} {
+		if _, err := Parse(func(k string) string { return bad[k] }); err == nil {
+			t.Errorf("%v: want an error", bad)
+		}
+	}
+}
