@@ -28,6 +28,12 @@ type Config struct {
 	// RateLimitPerSecond is the per-account delivery rate (context
 	// `rateLimitPerSecond`).
 	RateLimitPerSecond float64
+	// IngestRatePerSecond and IngestBurst are each API key's ingest limit
+	// unless its account or the key has its own (`ops account
+	// set-ingest-limit`, `ops key set-limit`); context `ingestRatePerSecond`,
+	// `ingestBurst`. The API stage's throttle stays the ceiling over all keys.
+	IngestRatePerSecond float64
+	IngestBurst         int
 	// EndpointMaxInFlight caps concurrent attempts per endpoint (context
 	// `endpointMaxInFlight`; 0 = no cap).
 	EndpointMaxInFlight int
@@ -84,6 +90,8 @@ const (
 	CtxStage                    = "stage"
 	CtxRetrySchedule            = "retrySchedule"
 	CtxRateLimitPerSecond       = "rateLimitPerSecond"
+	CtxIngestRatePerSecond      = "ingestRatePerSecond"
+	CtxIngestBurst              = "ingestBurst"
 	CtxEndpointMaxInFlight      = "endpointMaxInFlight"
 	CtxAllowedSchemes           = "allowedSchemes"
 	CtxAllowPrivateEndpoints    = "allowPrivateEndpoints"
@@ -112,6 +120,8 @@ func DefaultConfig() Config {
 	return Config{
 		Stage:                    "dev",
 		RateLimitPerSecond:       5,
+		IngestRatePerSecond:      10,
+		IngestBurst:              50,
 		EndpointMaxInFlight:      5,
 		AllowedSchemes:           []string{"https"},
 		SweepGrace:               5 * time.Minute,
@@ -144,6 +154,12 @@ func (c Config) Validate() error {
 	}
 	if c.RateLimitPerSecond <= 0 {
 		add("%s=%v: want a positive number", CtxRateLimitPerSecond, c.RateLimitPerSecond)
+	}
+	if c.IngestRatePerSecond <= 0 {
+		add("%s=%v: want a positive number", CtxIngestRatePerSecond, c.IngestRatePerSecond)
+	}
+	if c.IngestBurst < 1 {
+		add("%s=%d: want at least 1", CtxIngestBurst, c.IngestBurst)
 	}
 	if c.EndpointMaxInFlight < 0 || c.EndpointMaxInFlight > 100 {
 		add("%s=%d: want 0..100", CtxEndpointMaxInFlight, c.EndpointMaxInFlight)
@@ -252,6 +268,8 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	str(CtxStage, &c.Stage)
 	str(CtxRetrySchedule, &c.RetrySchedule)
 	float(CtxRateLimitPerSecond, &c.RateLimitPerSecond)
+	float(CtxIngestRatePerSecond, &c.IngestRatePerSecond)
+	integer(CtxIngestBurst, &c.IngestBurst)
 	integer(CtxEndpointMaxInFlight, &c.EndpointMaxInFlight)
 	if v, ok := get(CtxAllowedSchemes); ok {
 		c.AllowedSchemes = nil
@@ -297,6 +315,8 @@ func (c Config) Environment() map[string]string {
 	env := map[string]string{
 		"STAGE":                   c.Stage,
 		"RATE_LIMIT_PER_SECOND":   strconv.FormatFloat(c.RateLimitPerSecond, 'f', -1, 64),
+		"INGEST_RATE_PER_SECOND":  strconv.FormatFloat(c.IngestRatePerSecond, 'f', -1, 64),
+		"INGEST_BURST":            strconv.Itoa(c.IngestBurst),
 		"ENDPOINT_MAX_IN_FLIGHT":  strconv.Itoa(c.EndpointMaxInFlight),
 		"ALLOWED_SCHEMES":         strings.Join(c.AllowedSchemes, ","),
 		"ALLOW_PRIVATE_ENDPOINTS": strconv.FormatBool(c.AllowPrivateEndpoints),

@@ -28,7 +28,7 @@ func TestCdkJSON(t *testing.T) {
 	}
 	ctx, _ := c["context"].(map[string]any)
 	known := map[string]bool{}
-	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxEndpointMaxInFlight, CtxAllowedSchemes,
+	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
 		CtxPortalFrameAncestors, CtxPortalURL} {
@@ -54,7 +54,7 @@ func TestCdkJSON(t *testing.T) {
 func TestParseConfig(t *testing.T) {
 	cfg, err := ParseConfig(getter(map[string]any{
 		CtxStage: "prod", CtxRetrySchedule: "1s, 2s", CtxRateLimitPerSecond: 2.5, CtxEndpointMaxInFlight: 0,
-		CtxAllowedSchemes: "HTTPS", CtxSweepGrace: "90s", CtxLogLevel: "DEBUG", CtxDeliverMaxConcurrency: "1000",
+		CtxIngestRatePerSecond: "0.5", CtxIngestBurst: 4, CtxAllowedSchemes: "HTTPS", CtxSweepGrace: "90s", CtxLogLevel: "DEBUG", CtxDeliverMaxConcurrency: "1000",
 		CtxAPIThrottleRate: "10", CtxAPIThrottleBurst: 20, CtxAlarmEmail: "ops@example.com", CtxDLQGrowthThreshold: 3,
 		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false",
 	}))
@@ -63,7 +63,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	want := Config{
 		Stage: "prod", RetrySchedule: "1s, 2s", RateLimitPerSecond: 2.5, EndpointMaxInFlight: 0,
-		AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000,
+		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
 		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false,
 	}
@@ -74,7 +74,7 @@ func TestParseConfig(t *testing.T) {
 		t.Error("prod is not prod")
 	}
 	env := cfg.Environment()
-	if env["RETRY_SCHEDULE"] != "1s, 2s" || env["RATE_LIMIT_PER_SECOND"] != "2.5" || env["SWEEP_GRACE"] != "1m30s" ||
+	if env["RETRY_SCHEDULE"] != "1s, 2s" || env["RATE_LIMIT_PER_SECOND"] != "2.5" || env["INGEST_RATE_PER_SECOND"] != "0.5" || env["INGEST_BURST"] != "4" || env["SWEEP_GRACE"] != "1m30s" ||
 		env["METRICS"] != "emf" || env["METRICS_NAMESPACE"] != "GifqWebhooks" || env["ALLOW_PRIVATE_ENDPOINTS"] != "false" {
 		t.Errorf("environment %v", env)
 	}
@@ -91,6 +91,8 @@ func TestParseConfigRejects(t *testing.T) {
 		{map[string]any{CtxRetrySchedule: "13h"}, CtxRetrySchedule},
 		{map[string]any{CtxRateLimitPerSecond: "0"}, CtxRateLimitPerSecond},
 		{map[string]any{CtxRateLimitPerSecond: "fast"}, CtxRateLimitPerSecond},
+		{map[string]any{CtxIngestRatePerSecond: "0"}, CtxIngestRatePerSecond},
+		{map[string]any{CtxIngestBurst: "0"}, CtxIngestBurst},
 		{map[string]any{CtxEndpointMaxInFlight: "101"}, CtxEndpointMaxInFlight},
 		{map[string]any{CtxAllowedSchemes: "ftp"}, CtxAllowedSchemes},
 		{map[string]any{CtxAllowedSchemes: " , "}, CtxAllowedSchemes},

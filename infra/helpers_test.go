@@ -66,6 +66,7 @@ var variants = map[string]map[string]any{
 	"prod": {
 		CtxStage: "prod", CtxAlarmEmail: "ops@example.com", CtxRetrySchedule: "1s,16s,81s",
 		CtxRateLimitPerSecond: "7.5", CtxEndpointMaxInFlight: "3", CtxDeliverMaxConcurrency: "20",
+		CtxIngestRatePerSecond: "2", CtxIngestBurst: "8",
 		CtxAPIThrottleRate: "25", CtxAPIThrottleBurst: "40", CtxSweepGrace: "10m", CtxLogLevel: "warn",
 		CtxDLQGrowthThreshold: "50",
 	},

@@ -189,6 +189,7 @@ func TestFunctions(t *testing.T) {
 		want := map[string]string{
 			"TABLE_NAME": "${" + tableID + "}", "QUEUE_URL": "${" + queueID + "}", "DLQ_URL": "${" + dlqID + "}",
 			"STAGE": "dev", "RATE_LIMIT_PER_SECOND": "5", "ENDPOINT_MAX_IN_FLIGHT": "5", "ALLOWED_SCHEMES": "https",
+			"INGEST_RATE_PER_SECOND": "10", "INGEST_BURST": "50",
 			"ALLOW_PRIVATE_ENDPOINTS": "false", "SWEEP_GRACE": "5m0s", "METRICS": "emf",
 			"METRICS_NAMESPACE": "GifqWebhooks", "LOG_LEVEL": "info",
 		}
@@ -221,6 +222,7 @@ func TestContextReachesFunctions(t *testing.T) {
 		want := map[string]string{
 			"STAGE": "prod", "RETRY_SCHEDULE": "1s,16s,81s", "RATE_LIMIT_PER_SECOND": "7.5",
 			"ENDPOINT_MAX_IN_FLIGHT": "3", "SWEEP_GRACE": "10m0s", "LOG_LEVEL": "warn",
+			"INGEST_RATE_PER_SECOND": "2", "INGEST_BURST": "8",
 			"ALLOWED_SCHEMES": "https", "ALLOW_PRIVATE_ENDPOINTS": "false",
 		}
 		for k, v := range want {
