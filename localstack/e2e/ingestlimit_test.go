@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/keylimit"
 )
 
@@ -139,4 +143,78 @@ func TestIngestLimitPerAccountAndPerKey(t *testing.T) {
 	if b.byStatus[202] != 6 || b.byStatus[429] != 4 {
 		t.Errorf("a key with its own burst of 6 (its account's rate) got %v", b.byStatus)
 	}
+}
+
+// TestIngestFloodFigures is the scripted run behind the figures in
+// docs/deploy.md, at the deployment's default limit (10 events/s, burst 50):
+// one key floods from 16 producers for 10 s while two other keys (another
+// account's, and the same account's) post about 5 events a second each. It
+// asserts nothing about timing and runs only on request:
+// GIFQ_FIGURES=1 go test -run TestIngestFloodFigures -v ./localstack/e2e/
+func TestIngestFloodFigures(t *testing.T) {
+	if os.Getenv("GIFQ_FIGURES") == "" {
+		t.Skip("a scripted run for docs/deploy.md; set GIFQ_FIGURES=1")
+	}
+	localOnly(t)
+	calls := testenv.NewCalls()
+	h := start(t, opts{calls: calls, env: map[string]string{"INGEST_RATE_PER_SECOND": "10", "INGEST_BURST": "50"}})
+	acctA, flooder := h.account(t)
+	_, otherAccount := h.account(t)
+	_, sameAccount, err := h.store.CreateAPIKey(ctx, acctA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The two quiet keys, paced at about 5/s each, for d; their latencies.
+	quiet := func(d time.Duration, o, s *tally) []time.Duration {
+		var lat []time.Duration
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, k := range []struct {
+			key string
+			t   *tally
+		}{{otherAccount, o}, {sameAccount, s}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i, end := 0, time.Now().Add(d); time.Now().Before(end); i++ {
+					time.Sleep(200 * time.Millisecond)
+					began := time.Now()
+					k.t.add(t, h.post(t, k.key, i))
+					mu.Lock()
+					lat = append(lat, time.Since(began))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		return lat
+	}
+	pct := func(lat []time.Duration, p int) time.Duration { return lat[(len(lat)-1)*p/100].Round(time.Millisecond) }
+	var o0, s0 tally
+	alone := quiet(5*time.Second, &o0, &s0)
+
+	const floodFor = 10 * time.Second
+	var f, o, s tally
+	var flooded []time.Duration
+	calls.Reset()
+	began := time.Now()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); flooded = quiet(floodFor, &o, &s) }()
+	inParallel(16, 16, func(w int) {
+		for i := 0; time.Since(began) < floodFor; i++ {
+			f.add(t, h.post(t, flooder, w*1e6+i))
+		}
+	})
+	elapsed := time.Since(began)
+	wg.Wait()
+	total := f.byStatus[202] + f.byStatus[429]
+	t.Logf("flood from one key, 16 producers, %.1f s: %d requests, %d accepted, %d answered 429 (burst 50 + 10/s x %.1f s = %.0f)",
+		elapsed.Seconds(), total, f.byStatus[202], f.byStatus[429], elapsed.Seconds(), 50+10*elapsed.Seconds())
+	t.Logf("other account's key: alone %v, during the flood %v; same account's other key: alone %v, during the flood %v",
+		o0.byStatus, o.byStatus, s0.byStatus, s.byStatus)
+	t.Logf("the quiet keys' ingest latency alone p50 %s p99 %s; during the flood p50 %s p99 %s",
+		pct(alone, 50), pct(alone, 99), pct(flooded, 50), pct(flooded, 99))
+	t.Logf("DynamoDB calls during the flood: %s", calls)
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/emulator"
+	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -115,6 +116,10 @@ func run(o options) error {
 		a, err := st.CreateAccount(ctx, fmt.Sprintf("load-%d", i), o.accountRate)
 		if err != nil {
 			return fmt.Errorf("create account (is make dev running?): %w", err)
+		}
+		// The run measures the system's ceiling, not a producer's limit.
+		if err := st.SetAccountIngestLimit(ctx, a.ID, keylimit.Limit{Rate: 1e6, Burst: 1e6}); err != nil {
+			return err
 		}
 		if _, keys[i], err = st.CreateAPIKey(ctx, a.ID); err != nil {
 			return err

@@ -23,8 +23,11 @@ type acceptedEvent struct {
 }
 
 func (a *API) postEvent(ctx context.Context, req *request) response {
-	ctx = ingest.WithGate(ctx, a.KeyLimits.gate(req, 1)) // the key's ingest limit (ingestlimit.go)
-	res, err := a.Ingest.Ingest(ctx, req.account, req.body, header(req.APIGatewayProxyRequest, "Idempotency-Key"))
+	gate, err := a.KeyLimits.admit(ctx, req, 1) // the key's ingest limit (ingestlimit.go)
+	if r, limited := limitAnswer(err); limited {
+		return r
+	}
+	res, err := a.Ingest.Ingest(ingest.WithGate(ctx, gate), req.account, req.body, header(req.APIGatewayProxyRequest, "Idempotency-Key"))
 	if r, limited := limitAnswer(err); limited {
 		return r
 	}

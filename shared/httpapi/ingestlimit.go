@@ -14,9 +14,11 @@ import (
 	"github.com/gifq/webhooks/shared/keylimit"
 )
 
-// KeyLimiter takes ingest tokens from an API key's bucket (keylimit.Limiter).
+// KeyLimiter takes ingest tokens from an API key's bucket (keylimit.Limiter);
+// Refused answers from memory alone, with no call.
 type KeyLimiter interface {
 	Take(ctx context.Context, keyID string, n int, l keylimit.Limit) error
+	Refused(keyID string, n int, l keylimit.Limit) error
 }
 
 // LimitStore reads the ingest limit overrides of an account and of one key.
@@ -54,14 +56,20 @@ type overLimit struct {
 func (e *overLimit) Error() string { return e.err.Error() }
 func (e *overLimit) Unwrap() error { return e.err }
 
-// gate is the check for n events from req's key, for ingest.WithGate; nil
-// when there is nothing to limit (no limiter, or no API key: a portal token).
-func (k *KeyLimits) gate(req *request, n int) ingest.Gate {
+// admit checks n events from req's key. A key known to be over its limit
+// is refused at once (an *overLimit), before ingest reads anything;
+// otherwise it returns the gate that takes the tokens in the table, for
+// ingest.WithGate to run alongside the account read. Both are nil when
+// there is nothing to limit (no limiter, or no API key: a portal token).
+func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate, error) {
 	if k == nil || k.Limiter == nil || req.keyID == "" {
-		return nil
+		return nil, nil
+	}
+	l := k.limitFor(ctx, req.account, req.keyID)
+	if err := k.Limiter.Refused(req.keyID, n, l); err != nil {
+		return nil, &overLimit{limit: l, err: err}
 	}
 	return func(ctx context.Context) error {
-		l := k.limitFor(ctx, req.account, req.keyID)
 		err := k.Limiter.Take(ctx, req.keyID, n, l)
 		var over *keylimit.Limited
 		switch {
@@ -73,7 +81,7 @@ func (k *KeyLimits) gate(req *request, n int) ingest.Gate {
 			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", req.keyID, "error", err)
 		}
 		return nil
-	}
+	}, nil
 }
 
 // limitFor resolves a key's limit, from memory when it can.

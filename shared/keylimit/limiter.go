@@ -74,8 +74,8 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 	}
 	now := lim.now().UnixMilli()
 	tat := lim.seenTAT(keyID)
-	if d := Decide(tat, now, n, l); !d.Allowed {
-		return &Limited{RetryAfter: d.RetryAfter} // the table can only say the same
+	if err := lim.refusal(tat, now, n, l); err != nil {
+		return err
 	}
 	pk, sk := lim.key(keyID)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
@@ -98,6 +98,24 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 		}
 	}
 	return fmt.Errorf("keylimit: no decision for key %s after repeated races", keyID)
+}
+
+// Refused is Take's answer from this instance's memory alone, with no
+// DynamoDB call: a *Limited when the key is known to be over its limit,
+// nil when only the table can tell. A caller checks it before starting
+// other work, so a flood past the limit costs no call of any kind.
+func (lim *Limiter) Refused(keyID string, n int, l Limit) error {
+	if !l.Valid() || n <= 0 || Exceeds(n, l) {
+		return nil // Take answers these
+	}
+	return lim.refusal(lim.seenTAT(keyID), lim.now().UnixMilli(), n, l)
+}
+
+func (lim *Limiter) refusal(seen, now int64, n int, l Limit) error {
+	if d := Decide(seen, now, n, l); !d.Allowed {
+		return &Limited{RetryAfter: d.RetryAfter} // the table can only say the same
+	}
+	return nil
 }
 
 // write is Decide as a conditional write, for the state guessed: an idle
