@@ -127,6 +127,12 @@ func TestAnEmptyBucketSeenIsRefusedWithoutACall(t *testing.T) {
 	if n := db.calls.Load() - before; n != 0 {
 		t.Fatalf("100 refusals made %d DynamoDB calls, want 0", n)
 	}
+	if err := l.Refused("key_f", 1, slow); !errors.As(err, &over) {
+		t.Fatalf("Refused for a key seen empty: %v, want Limited", err)
+	}
+	if err := l.Refused("key_g", 1, slow); err != nil {
+		t.Fatalf("Refused for a key never seen: %v, want nil (only the table can tell)", err)
+	}
 	if err := l.Take(ctx, "key_g", 1, slow); err != nil || db.calls.Load() != before+1 {
 		t.Fatalf("another key: %v after %d calls, want allowed with one", err, db.calls.Load()-before)
 	}
