@@ -28,7 +28,10 @@ func capture(t *testing.T, args ...string) (string, error) {
 	return string(out), err
 }
 
-func TestAccountAndKeyCommands(t *testing.T) {
+// opsEnv is a table on the emulators that the command reaches through the
+// standard AWS settings, as it would a deployed one.
+func opsEnv(t *testing.T) (*testenv.Env, *store.Store, context.Context) {
+	t.Helper()
 	env := testenv.New(t)
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoURL)
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
@@ -36,6 +39,11 @@ func TestAccountAndKeyCommands(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	st := store.New(env.DB, env.Table)
 	ctx := context.Background()
+	return env, st, ctx
+}
+
+func TestAccountAndKeyCommands(t *testing.T) {
+	env, st, ctx := opsEnv(t)
 
 	out, err := capture(t, "-table", env.Table, "account", "create", "-name", "acme", "-rate", "12")
 	if err != nil {
@@ -78,13 +86,7 @@ func TestAccountAndKeyCommands(t *testing.T) {
 }
 
 func TestIngestLimitCommands(t *testing.T) {
-	env := testenv.New(t)
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoURL)
-	t.Setenv("AWS_ACCESS_KEY_ID", "local")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	t.Setenv("AWS_REGION", "us-east-1")
-	st := store.New(env.DB, env.Table)
-	ctx := context.Background()
+	env, st, ctx := opsEnv(t)
 	a, err := st.CreateAccount(ctx, "acme", 0)
 	if err != nil {
 		t.Fatal(err)
