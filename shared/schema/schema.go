@@ -47,15 +47,16 @@ const (
 
 // Table is the single table. Items (pk / sk):
 //
-//	ACCT#<account>  ACCT            account settings, endpoint count
+//	ACCT#<account>  ACCT            account settings, endpoint count, ingest limit override
 //	ACCT#<account>  EP#<endpoint>   endpoint: url, filter, secrets, in-flight leases
-//	ACCT#<account>  KEY#<key id>    API key reference (for listing and revoking)
+//	ACCT#<account>  KEY#<key id>    API key reference (for listing and revoking; its ingest limit override)
 //	KEY#<sha256>    KEY             API key: hash -> account
 //	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
 //	EVT#<event>     EVT             event: raw body, delivery ids
 //	DLV#<delivery>  DLV             delivery state
 //	DLV#<delivery>  ATT#<attempt>   one attempt
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
+//	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL)
 //	PORTAL#<session> PORTAL         customer portal session: account, SHA-256 of the token's secret, expiry
 var Table = TableDef{
 	PK:           Key{"pk", String},
