@@ -15,10 +15,11 @@ import (
 // INGEST_BURST); 0 inherits. The api function picks a change up within
 // API_KEY_CACHE_TTL (30 s).
 const limitUsage = `  account set-ingest-limit -account ID [-per-second N] [-burst N]   (0: the deployment default)
-  key set-limit -account ID -key KEY_ID [-per-second N] [-burst N]  (0: the account's limit)`
+  key set-limit -account ID -key KEY_ID [-per-second N] [-burst N]  (0: the account's limit)
+  key show-limit -account ID -key KEY_ID`
 
 func isLimitCommand(cmd string) bool {
-	return cmd == "account set-ingest-limit" || cmd == "key set-limit"
+	return cmd == "account set-ingest-limit" || cmd == "key set-limit" || cmd == "key show-limit"
 }
 
 func setIngestLimit(ctx context.Context, st *store.Store, cmd string, args []string) error {
@@ -37,8 +38,10 @@ func setIngestLimit(ctx context.Context, st *store.Store, cmd string, args []str
 		return errors.New(cmd + " needs -account")
 	case *rate < 0 || *burst < 0:
 		return errors.New("-per-second and -burst are 0 (inherit) or positive")
-	case cmd == "key set-limit" && *keyID == "":
-		return errors.New("key set-limit needs -key")
+	case cmd != "account set-ingest-limit" && *keyID == "":
+		return errors.New(cmd + " needs -key")
+	case cmd == "key show-limit":
+		return showIngestLimit(ctx, st, *account, *keyID)
 	case cmd == "key set-limit":
 		err = st.SetKeyIngestLimit(ctx, *account, *keyID, l)
 	default:
@@ -50,13 +53,25 @@ func setIngestLimit(ctx context.Context, st *store.Store, cmd string, args []str
 	if err != nil {
 		return err
 	}
-	fmt.Printf("ingest limit set: %s/s, burst %s (0 inherits); in effect within 30 s\n", orInherit(*rate), orInherit(float64(*burst)))
+	fmt.Printf("ingest limit set: rate %s, burst %s; in effect within 30 s\n", orInherit(*rate, "/s"), orInherit(float64(*burst), ""))
 	return nil
 }
 
-func orInherit(v float64) string {
+func orInherit(v float64, unit string) string {
 	if v == 0 {
 		return "inherited"
 	}
-	return fmt.Sprint(v)
+	return fmt.Sprint(v) + unit
+}
+
+// showIngestLimit prints what a key's limit is made of: the 3 a.m. answer
+// to "why does this producer get 429s?".
+func showIngestLimit(ctx context.Context, st *store.Store, account, keyID string) error {
+	acct, own, err := st.IngestLimits(ctx, account, keyID)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("key %s: rate %s, burst %s\naccount %s: rate %s, burst %s\n(the account inherits the stack's ingestRatePerSecond and ingestBurst, 10/s and 50 by default)\n",
+		keyID, orInherit(own.Rate, "/s"), orInherit(float64(own.Burst), ""), account, orInherit(acct.Rate, "/s"), orInherit(float64(acct.Burst), ""))
+	return nil
 }

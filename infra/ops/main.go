@@ -8,6 +8,7 @@
 //	go run ./infra/ops -table <TableName> key revoke -account acct_... -key key_...
 //	go run ./infra/ops -table <TableName> account set-ingest-limit -account acct_... -per-second 20 -burst 100
 //	go run ./infra/ops -table <TableName> key set-limit -account acct_... -key key_... -per-second 2 -burst 10
+//	go run ./infra/ops -table <TableName> key show-limit -account acct_... -key key_...
 //
 // It uses the standard AWS credential chain; AWS_ENDPOINT_URL_DYNAMODB
 // points it at an emulator. A key is printed once and stored only as its

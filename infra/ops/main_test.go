@@ -105,6 +105,10 @@ func TestIngestLimitCommands(t *testing.T) {
 	if err != nil || acct != (keylimit.Limit{Rate: 20, Burst: 100}) || own != (keylimit.Limit{Burst: 7}) {
 		t.Fatalf("limits stored: account %+v, key %+v (%v)", acct, own, err)
 	}
+	shown, err := capture(t, "-table", env.Table, "key", "show-limit", "-account", a.ID, "-key", k.ID)
+	if err != nil || !strings.Contains(shown, "key "+k.ID+": rate inherited, burst 7") || !strings.Contains(shown, "rate 20/s, burst 100") {
+		t.Fatalf("show-limit: %q (%v)", shown, err)
+	}
 	for _, bad := range [][]string{
 		{"account", "set-ingest-limit", "-per-second", "1"},                          // no account
 		{"account", "set-ingest-limit", "-account", a.ID, "-per-second", "-1"},       // negative
