@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -45,5 +48,79 @@ func TestLimitAnswer(t *testing.T) {
 	}
 	if _, ok := limitAnswer(nil); ok {
 		t.Fatal("no error answered as a limit")
+	}
+}
+
+type fakeLimiter struct {
+	take, refused error
+	got           keylimit.Limit
+}
+
+func (f *fakeLimiter) Take(_ context.Context, _ string, _ int, l keylimit.Limit) error {
+	f.got = l
+	return f.take
+}
+func (f *fakeLimiter) Refused(string, int, keylimit.Limit) error { return f.refused }
+
+type fakeLimitStore struct {
+	reads         int
+	err           error
+	account, keyL keylimit.Limit
+}
+
+func (f *fakeLimitStore) IngestLimits(context.Context, string, string) (keylimit.Limit, keylimit.Limit, error) {
+	f.reads++
+	return f.account, f.keyL, f.err
+}
+
+func TestAdmit(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	req := &request{account: "acct_1", keyID: "key_1"}
+	newLimits := func(l *fakeLimiter, st *fakeLimitStore) *KeyLimits {
+		return &KeyLimits{Limiter: l, Store: st, Default: keylimit.Limit{Rate: 10, Burst: 50}, CacheTTL: 30 * time.Second,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
+	}
+
+	// Refused from memory: answered before ingest, no gate.
+	k := newLimits(&fakeLimiter{refused: &keylimit.Limited{RetryAfter: time.Second}}, &fakeLimitStore{})
+	if gate, err := k.admit(ctx, req, 1); gate != nil || !errors.As(err, new(*overLimit)) {
+		t.Fatalf("a key known over its limit: gate %v, err %v", gate != nil, err)
+	}
+	// The table refuses: the gate says so.
+	k = newLimits(&fakeLimiter{take: &keylimit.Limited{RetryAfter: time.Second}}, &fakeLimitStore{})
+	gate, err := k.admit(ctx, req, 1)
+	if err != nil || gate == nil || !errors.As(gate(ctx), new(*overLimit)) {
+		t.Fatalf("the table refuses: %v", err)
+	}
+	// The limiter is down: fail open.
+	k = newLimits(&fakeLimiter{take: errors.New("throttled")}, &fakeLimitStore{})
+	if gate, _ := k.admit(ctx, req, 1); gate(ctx) != nil {
+		t.Fatal("an unreachable limiter must let the event through")
+	}
+	// Overrides are read once per key within the TTL, and layered.
+	st := &fakeLimitStore{account: keylimit.Limit{Rate: 2}, keyL: keylimit.Limit{Burst: 4}}
+	fl := &fakeLimiter{}
+	k = newLimits(fl, st)
+	for i := 0; i < 3; i++ {
+		gate, _ := k.admit(ctx, req, 1)
+		_ = gate(ctx)
+	}
+	if st.reads != 1 || fl.got != (keylimit.Limit{Rate: 2, Burst: 4}) {
+		t.Fatalf("%d reads, limit %+v", st.reads, fl.got)
+	}
+	// Overrides unreadable: the default applies.
+	k = newLimits(fl, &fakeLimitStore{err: errors.New("down")})
+	gate, _ = k.admit(ctx, req, 1)
+	if err := gate(ctx); err != nil || fl.got != k.Default {
+		t.Fatalf("limit %+v, want the default", fl.got)
+	}
+	// No API key (a portal token), or no limiter: nothing to limit.
+	if gate, err := k.admit(ctx, &request{account: "acct_1"}, 1); gate != nil || err != nil {
+		t.Fatal("a request without an API key was limited")
+	}
+	var none *KeyLimits
+	if gate, err := none.admit(ctx, req, 1); gate != nil || err != nil {
+		t.Fatal("no KeyLimits must limit nothing")
 	}
 }
