@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -57,6 +58,7 @@ type Limiter interface {
 type Ingester interface {
 	Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (ingest.Result, error)
 	IngestTo(ctx context.Context, accountID, endpointID string, body []byte) (ingest.Result, error) // a test event
+	IngestBatch(ctx context.Context, accountID string, items []ingest.Item) ([]ingest.ItemResult, error)
 }
 
 // API handles every route.
@@ -100,6 +102,7 @@ type route struct {
 
 var routes = []route{
 	{http.MethodPost, split("/v1/events"), (*API).postEvent},
+	{http.MethodPost, split("/v1/events/batch"), (*API).postEventBatch},
 	{http.MethodPost, split("/v1/endpoints"), (*API).createEndpoint},
 	{http.MethodGet, split("/v1/endpoints"), (*API).listEndpoints},
 	{http.MethodGet, split("/v1/endpoints/*"), (*API).getEndpoint},
@@ -260,10 +263,15 @@ func decodeJSON(body []byte, v any) (response, bool) {
 	if len(body) > maxManagementBody {
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than 64 KiB"), true
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	return decodeStrict(body, v, "the body is not the JSON object this route takes: ")
+}
+
+// decodeStrict reads exactly one JSON value into v: no unknown fields, nothing after it.
+func decodeStrict(body []byte, v any, problem string) (response, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fail(http.StatusBadRequest, "invalid_json", "the body is not the JSON object this route takes: "+jsonProblem(err)), true
+		return fail(http.StatusBadRequest, "invalid_json", problem+jsonProblem(err)), true
 	}
 	if dec.More() {
 		return fail(http.StatusBadRequest, "invalid_json", "the body has data after the JSON object"), true
