@@ -201,6 +201,7 @@ func (h *harness) call(t *testing.T, key, method, path string, body any, out any
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	h.conforms(t, req, resp.StatusCode, resp.Header, raw)
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, raw, err)

@@ -168,6 +168,9 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 	if in.HTTPMethod == http.MethodGet && in.Path == "/healthz" {
 		return ok(http.StatusOK, map[string]string{"status": "ok"})
 	}
+	if in.HTTPMethod == http.MethodGet && in.Path == openAPIPath {
+		return a.getOpenAPI()
+	}
 	if r, served := a.servePortal(in); served {
 		return r
 	}

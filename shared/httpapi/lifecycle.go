@@ -48,7 +48,7 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 			return r
 		}
 	}
-	if in.Description != nil && len(*in.Description) > domain.MaxDescriptionLength {
+	if in.Description != nil && descriptionTooLong(*in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
 	}
 	ep, err := a.Store.UpdateEndpoint(ctx, req.account, req.params[0], store.EndpointPatch{
