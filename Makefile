@@ -154,3 +154,25 @@ portal-test: emulators browser
 	  node --test --test-reporter=spec portal.test.mjs
 portal-screenshots:
 	$(MAKE) portal-test SCREENSHOTS=docs
+
+# Schemathesis against the api function (docs/apifuzz.md): every operation of
+# docs/openapi.yaml, examples, coverage, fuzzing and the stateful links, with
+# every check but positive_data_acceptance. Installs the pinned Schemathesis
+# from PyPI into .cache/schemathesis on first use; localstack/apifuzz starts
+# the emulators and the api on free loopback ports and stops them after.
+# APIFUZZ_EXAMPLES bounds the cases per operation (CI: the default, ~1 min).
+SCHEMATHESIS_VENV := .cache/schemathesis
+SCHEMATHESIS      := $(SCHEMATHESIS_VENV)/bin/schemathesis
+APIFUZZ_EXAMPLES  ?= 50
+APIFUZZ_SEED      ?= 1
+APIFUZZ_ARGS      ?=
+.PHONY: apifuzz
+apifuzz: emulators $(SCHEMATHESIS_VENV)/.installed
+	$(GO) run ./localstack/apifuzz -- $(SCHEMATHESIS) run '{url}/v1/openapi.json' -H 'Authorization: Bearer {key}' \
+	  --checks all --exclude-checks positive_data_acceptance --max-examples $(APIFUZZ_EXAMPLES) --seed $(APIFUZZ_SEED) \
+	  --workers 2 --report junit --report-dir .cache/apifuzz-report $(APIFUZZ_ARGS)
+$(SCHEMATHESIS_VENV)/.installed: localstack/apifuzz/requirements.txt
+	python3 -m venv $(SCHEMATHESIS_VENV)
+	$(SCHEMATHESIS_VENV)/bin/pip install --quiet --disable-pip-version-check -r localstack/apifuzz/requirements.txt
+	@touch $@
+

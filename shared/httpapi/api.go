@@ -165,21 +165,21 @@ func (a *API) Handle(ctx context.Context, in events.APIGatewayProxyRequest) (eve
 
 func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) response {
 	path := split(in.Path)
-	if in.HTTPMethod == http.MethodGet && in.Path == "/healthz" {
+	if in.Path == "/healthz" || in.Path == openAPIPath {
+		switch {
+		case in.HTTPMethod != http.MethodGet:
+			return methodNotAllowed([]string{http.MethodGet})
+		case in.Path == openAPIPath:
+			return a.getOpenAPI()
+		}
 		return ok(http.StatusOK, map[string]string{"status": "ok"})
-	}
-	if in.HTTPMethod == http.MethodGet && in.Path == openAPIPath {
-		return a.getOpenAPI()
 	}
 	if r, served := a.servePortal(in); served {
 		return r
 	}
 	var allowed []string
-	for _, rt := range routes {
-		params, found := match(rt.pattern, path)
-		if !found {
-			continue
-		}
+	for _, rt := range candidates(path) {
+		params, _ := match(rt.pattern, path)
 		if rt.method != in.HTTPMethod {
 			allowed = append(allowed, rt.method)
 			continue
@@ -196,11 +196,36 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 		return rt.handle(a, ctx, req)
 	}
 	if len(allowed) > 0 {
-		r := fail(http.StatusMethodNotAllowed, "method_not_allowed", "this path takes "+strings.Join(allowed, ", "))
-		r.headers = map[string]string{"Allow": strings.Join(allowed, ", ")}
-		return r
+		return methodNotAllowed(allowed)
 	}
 	return fail(http.StatusNotFound, "not_found", "no such route")
+}
+
+func methodNotAllowed(allowed []string) response {
+	r := fail(http.StatusMethodNotAllowed, "method_not_allowed", "this path takes "+strings.Join(allowed, ", "))
+	r.headers = map[string]string{"Allow": strings.Join(allowed, ", ")}
+	return r
+}
+
+// candidates are the routes of a path: those that match it with the most
+// literal segments, so /v1/events/batch is the batch route's path, not an
+// event id (its Allow says POST, and GET on it is 405, not "no such event").
+func candidates(path []string) []route {
+	var out []route
+	best := -1
+	for _, rt := range routes {
+		params, found := match(rt.pattern, path)
+		if !found {
+			continue
+		}
+		switch literal := len(rt.pattern) - len(params); {
+		case literal > best:
+			out, best = []route{rt}, literal
+		case literal == best:
+			out = append(out, rt)
+		}
+	}
+	return out
 }
 
 func (a *API) authenticate(ctx context.Context, req *request, rt route) (response, bool) {
@@ -248,17 +273,23 @@ func readBody(in events.APIGatewayProxyRequest) ([]byte, response, bool) {
 
 // header reads a request header whatever its case.
 func header(in events.APIGatewayProxyRequest, name string) string {
+	v, _ := lookupHeader(in, name)
+	return v
+}
+
+// lookupHeader reads a request header and whether it was sent (maybe empty).
+func lookupHeader(in events.APIGatewayProxyRequest, name string) (string, bool) {
 	for k, v := range in.Headers {
 		if strings.EqualFold(k, name) {
-			return v
+			return v, true
 		}
 	}
 	for k, v := range in.MultiValueHeaders {
 		if strings.EqualFold(k, name) && len(v) > 0 {
-			return v[0]
+			return v[0], true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // decodeJSON reads a management request body into v, strictly.
@@ -269,8 +300,19 @@ func decodeJSON(body []byte, v any) (response, bool) {
 	return decodeStrict(body, v, "the body is not the JSON object this route takes: ")
 }
 
-// decodeStrict reads exactly one JSON value into v: no unknown fields, nothing after it.
+// decodeStrict reads one JSON object into v: no unknown fields, no field
+// set to null (Go would read it as absent: say "leave it out" instead of
+// guessing), nothing after it.
 func decodeStrict(body []byte, v any, problem string) (response, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return fail(http.StatusBadRequest, "invalid_json", problem+"not a JSON object"), true
+	}
+	for k, raw := range fields {
+		if string(raw) == "null" {
+			return fail(http.StatusBadRequest, "invalid_json", problem+"field "+k+" is null; leave it out instead"), true
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

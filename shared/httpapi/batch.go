@@ -41,10 +41,7 @@ func (a *API) postEventBatch(ctx context.Context, req *request) response {
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "a batch is at most 5 MiB; send fewer events per batch")
 	}
 	var in struct {
-		Events []struct {
-			Body           json.RawMessage `json:"body"` // stored byte for byte, as the single route stores its body
-			IdempotencyKey string          `json:"idempotency_key"`
-		} `json:"events"`
+		Events []json.RawMessage `json:"events"`
 	}
 	if r, failed := decodeStrict(req.body, &in, `the body is not {"events":[{"body":{...},"idempotency_key":"..."}]}: `); failed {
 		return r
@@ -53,8 +50,12 @@ func (a *API) postEventBatch(ctx context.Context, req *request) response {
 		return fail(http.StatusUnprocessableEntity, "invalid_batch", fmt.Sprintf("events must hold 1 to %d events", ingest.MaxBatch))
 	}
 	items := make([]ingest.Item, len(in.Events))
-	for i, e := range in.Events {
-		items[i] = ingest.Item{Body: e.Body, IdempotencyKey: e.IdempotencyKey}
+	for i, raw := range in.Events {
+		var ok bool
+		if items[i], ok = batchItem(raw); !ok {
+			return fail(http.StatusBadRequest, "invalid_json", fmt.Sprintf(
+				`events[%d] must be {"body": <the event>, "idempotency_key"?: "<string>"} and nothing else`, i))
+		}
 	}
 	results, err := a.Ingest.IngestBatch(ctx, req.account, items)
 	if err != nil {
@@ -76,4 +77,29 @@ func (a *API) postEventBatch(ctx context.Context, req *request) response {
 		out.Results[i] = r
 	}
 	return ok(http.StatusOK, out)
+}
+
+// batchItem reads one entry of a batch. Its body is kept as sent (any value:
+// one that is not an event is refused in its own result); the envelope
+// around it must be exact.
+func batchItem(raw json.RawMessage) (ingest.Item, bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return ingest.Item{}, false
+	}
+	var it ingest.Item
+	for k, v := range fields {
+		switch k {
+		case "body":
+			it.Body = v // the bytes as sent, byte for byte
+		case "idempotency_key":
+			if string(v) == "null" || json.Unmarshal(v, &it.IdempotencyKey) != nil {
+				return ingest.Item{}, false
+			}
+		default:
+			return ingest.Item{}, false
+		}
+	}
+	_, hasBody := fields["body"]
+	return it, hasBody
 }

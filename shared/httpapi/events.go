@@ -23,7 +23,11 @@ type acceptedEvent struct {
 }
 
 func (a *API) postEvent(ctx context.Context, req *request) response {
-	res, err := a.Ingest.Ingest(ctx, req.account, req.body, header(req.APIGatewayProxyRequest, "Idempotency-Key"))
+	key, sent := lookupHeader(req.APIGatewayProxyRequest, "Idempotency-Key")
+	if sent && key == "" {
+		return a.ingestError(ctx, ingest.ErrBadIdempotencyKey) // an empty key is a bug, not "no key"
+	}
+	res, err := a.Ingest.Ingest(ctx, req.account, req.body, key)
 	if err != nil {
 		return a.ingestError(ctx, err)
 	}

@@ -221,7 +221,15 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	if in.Since == nil || !in.Since.Before(until) {
 		return fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until")
 	}
-	ids, err := a.Store.FailedDeliveryIDs(ctx, ep.ID, in.Since.UnixMilli(), until.UnixMilli(), maxRecoverPerCall+1)
+	// Nothing older than the retention or newer than now exists: clamp, so
+	// the year 0347 is the start of the retention (ids do not encode times
+	// before 1970) and the query's bounds stay in order.
+	lo := max(in.Since.UnixMilli(), now.Add(-domain.DefaultRetention).UnixMilli())
+	hi := min(until.UnixMilli(), now.UnixMilli())
+	if lo > hi {
+		return ok(http.StatusAccepted, map[string]any{"recovered": 0, "more": false})
+	}
+	ids, err := a.Store.FailedDeliveryIDs(ctx, ep.ID, lo, hi, maxRecoverPerCall+1)
 	if err != nil {
 		return a.internal(ctx, err)
 	}
