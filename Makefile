@@ -176,3 +176,17 @@ $(SCHEMATHESIS_VENV)/.installed: localstack/apifuzz/requirements.txt
 	$(SCHEMATHESIS_VENV)/bin/pip install --quiet --disable-pip-version-check -r localstack/apifuzz/requirements.txt
 	@touch $@
 
+# The Go client generated from docs/openapi.yaml (shared/apiclient, oapi-codegen
+# v2.8.2 from the module proxy). apiclient-check (CI) fails when the committed
+# client is not what the document generates.
+OAPI_CODEGEN := github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+.PHONY: apiclient apiclient-check
+apiclient:
+	cd shared/apiclient && $(GO) run $(OAPI_CODEGEN) -config oapi-codegen.yaml ../../docs/openapi.yaml
+apiclient-check:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	sed "s|^output:.*|output: $$tmp/apiclient.gen.go|" shared/apiclient/oapi-codegen.yaml > $$tmp/config.yaml && \
+	cd shared/apiclient && $(GO) run $(OAPI_CODEGEN) -config $$tmp/config.yaml ../../docs/openapi.yaml && \
+	if ! diff -u apiclient.gen.go $$tmp/apiclient.gen.go > $$tmp/diff; then head -n 40 $$tmp/diff; \
+	  echo "shared/apiclient/apiclient.gen.go is not what docs/openapi.yaml generates: run make apiclient"; exit 1; fi; \
+	echo "shared/apiclient matches docs/openapi.yaml"
