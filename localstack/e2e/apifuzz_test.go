@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"testing"
+	"time"
 )
 
 // Regressions for what Schemathesis found (docs/apifuzz.md), through the HTTP API.
@@ -23,8 +24,20 @@ func TestSchemathesisFindings(t *testing.T) {
 		}
 	}
 
-	// An empty Idempotency-Key was taken as no key.
+	// 3600.0 is an integer to JSON Schema, and was a 400; 1.5 is not.
+	var rot struct {
+		ExpiresAt time.Time `json:"previous_secret_expires_at"`
+	}
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/rotate-secret", `{"expire_previous_after_seconds":3600.0}`, &rot); code != 200 ||
+		time.Until(rot.ExpiresAt) > time.Hour || time.Until(rot.ExpiresAt) < 59*time.Minute {
+		t.Errorf("rotate with 3600.0: %d %+v", code, rot)
+	}
 	var e errOut
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/rotate-secret", `{"expire_previous_after_seconds":1.5}`, &e); code != 422 || e.Error.Code != "invalid_grace" {
+		t.Errorf("rotate with 1.5: %d %+v", code, e)
+	}
+
+	// An empty Idempotency-Key was taken as no key.
 	if code := h.call(t, key, "POST", "/v1/events", payout, &e, "Idempotency-Key", ""); code != 400 || e.Error.Code != "invalid_idempotency_key" {
 		t.Errorf("empty Idempotency-Key: %d %+v", code, e)
 	}

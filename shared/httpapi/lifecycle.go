@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -113,8 +114,9 @@ func (a *API) rotateSecret(ctx context.Context, req *request) response {
 		return r
 	}
 	var in struct {
-		// How long the previous secret keeps signing (default 24 h, at most 7 days).
-		ExpireAfterSeconds *int64 `json:"expire_previous_after_seconds"`
+		// How long the previous secret keeps signing (default 24 h, at most
+		// 7 days). A float: JSON Schema's integer includes 100.0.
+		ExpireAfterSeconds *float64 `json:"expire_previous_after_seconds"`
 	}
 	if len(req.body) > 0 {
 		if r, failed := decodeJSON(req.body, &in); failed {
@@ -122,11 +124,11 @@ func (a *API) rotateSecret(ctx context.Context, req *request) response {
 		}
 	}
 	grace := a.RotationGrace
-	if in.ExpireAfterSeconds != nil {
-		grace = time.Duration(*in.ExpireAfterSeconds) * time.Second
-		if grace < 0 || grace > maxRotationGrace {
-			return fail(http.StatusUnprocessableEntity, "invalid_grace", "expire_previous_after_seconds must be 0 to 604800")
+	if n := in.ExpireAfterSeconds; n != nil {
+		if *n != math.Trunc(*n) || *n < 0 || *n > maxRotationGrace.Seconds() {
+			return fail(http.StatusUnprocessableEntity, "invalid_grace", "expire_previous_after_seconds must be a whole number from 0 to 604800")
 		}
+		grace = time.Duration(*n) * time.Second
 	}
 	secret := signing.NewSecret()
 	ep, err := a.Store.RotateSecret(ctx, req.account, req.params[0], secret, grace.Milliseconds())
