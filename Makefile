@@ -165,11 +165,12 @@ SCHEMATHESIS_VENV := .cache/schemathesis
 SCHEMATHESIS      := $(SCHEMATHESIS_VENV)/bin/schemathesis
 APIFUZZ_EXAMPLES  ?= 50
 APIFUZZ_SEED      ?= 1
+APIFUZZ_CHECKS    ?= --checks all --exclude-checks positive_data_acceptance
 APIFUZZ_ARGS      ?=
 .PHONY: apifuzz
 apifuzz: emulators $(SCHEMATHESIS_VENV)/.installed
 	$(GO) run ./localstack/apifuzz -- $(SCHEMATHESIS) run '{url}/v1/openapi.json' -H 'Authorization: Bearer {key}' \
-	  --checks all --exclude-checks positive_data_acceptance --max-examples $(APIFUZZ_EXAMPLES) --seed $(APIFUZZ_SEED) \
+	  $(APIFUZZ_CHECKS) --max-examples $(APIFUZZ_EXAMPLES) --seed $(APIFUZZ_SEED) \
 	  --workers 2 --report junit --report-dir .cache/apifuzz-report $(APIFUZZ_ARGS)
 $(SCHEMATHESIS_VENV)/.installed: localstack/apifuzz/requirements.txt
 	python3 -m venv $(SCHEMATHESIS_VENV)
