@@ -80,7 +80,7 @@ include infra/cdk.mk
 # testdata/fuzz/<Target>/ and the full output is printed.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := ./shared/signing:FuzzParse ./shared/signing:FuzzVerify ./shared/signing:FuzzSignVerify \
-	./shared/ingest:FuzzValidate ./shared/netguard:FuzzCheckURL
+	./shared/signing:FuzzStandardSignVerify ./shared/ingest:FuzzValidate ./shared/netguard:FuzzCheckURL
 .PHONY: fuzz
 fuzz:
 	@set -e; out=$$(mktemp); trap 'rm -f $$out' EXIT; for t in $(FUZZ_TARGETS); do \
