@@ -37,6 +37,13 @@ func TestSchemathesisFindings(t *testing.T) {
 		t.Errorf("rotate with 1.5: %d %+v", code, e)
 	}
 
+	// ?limit=x&limit= was read as the last value (empty: the default) and answered 200.
+	for q, want := range map[string]string{"limit=x&limit=": "invalid_query", "limit=": "invalid_limit", "status=": "invalid_status"} {
+		if code := h.call(t, key, "GET", "/v1/endpoints/"+ep.ID+"/deliveries?"+q, nil, &e); code != 400 || e.Error.Code != want {
+			t.Errorf("?%s: %d %+v, want 400 %s", q, code, e, want)
+		}
+	}
+
 	// An empty Idempotency-Key was taken as no key.
 	if code := h.call(t, key, "POST", "/v1/events", payout, &e, "Idempotency-Key", ""); code != 400 || e.Error.Code != "invalid_idempotency_key" {
 		t.Errorf("empty Idempotency-Key: %d %+v", code, e)

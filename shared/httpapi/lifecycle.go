@@ -165,13 +165,18 @@ func (a *API) listDeliveries(ctx context.Context, req *request) response {
 	if failed {
 		return r
 	}
+	for name, vs := range req.MultiValueQueryStringParameters {
+		if len(vs) > 1 {
+			return fail(http.StatusBadRequest, "invalid_query", name+" is given more than once")
+		}
+	}
 	q := req.QueryStringParameters
-	status := q["status"]
-	if status != "" && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
+	status, sent := q["status"]
+	if sent && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
 		return fail(http.StatusBadRequest, "invalid_status", "status must be pending, delivered or failed")
 	}
 	limit := 20
-	if v := q["limit"]; v != "" {
+	if v, sent := q["limit"]; sent {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
 			return fail(http.StatusBadRequest, "invalid_limit", "limit must be 1 to 100")
