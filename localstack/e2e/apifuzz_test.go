@@ -8,7 +8,7 @@ import (
 // Regressions for what Schemathesis found (docs/apifuzz.md), through the HTTP API.
 func TestSchemathesisFindings(t *testing.T) {
 	t.Parallel()
-	h := start(t, opts{})
+	h := start(t, opts{env: map[string]string{"PORTAL_URL": "http://127.0.0.1:1/portal/"}})
 	_, key := h.account(t)
 	ep := h.endpoint(t, key, "http://127.0.0.1:1/hook")
 
@@ -35,6 +35,17 @@ func TestSchemathesisFindings(t *testing.T) {
 	var e errOut
 	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/rotate-secret", `{"expire_previous_after_seconds":1.5}`, &e); code != 422 || e.Error.Code != "invalid_grace" {
 		t.Errorf("rotate with 1.5: %d %+v", code, e)
+	}
+
+	// The same for a portal session's ttl_seconds: 900.0 was a 400.
+	var ps struct {
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	if code := h.call(t, key, "POST", "/v1/portal/sessions", `{"ttl_seconds":900.0}`, &ps); code != 201 || time.Until(ps.ExpiresAt) > 15*time.Minute {
+		t.Errorf("portal session with 900.0: %d %+v", code, ps)
+	}
+	if code := h.call(t, key, "POST", "/v1/portal/sessions", `{"ttl_seconds":900.5}`, &e); code != 422 || e.Error.Code != "invalid_ttl" {
+		t.Errorf("portal session with 900.5: %d %+v", code, e)
 	}
 
 	// ?limit=x&limit= was read as the last value (empty: the default) and answered 200.

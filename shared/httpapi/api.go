@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -323,6 +324,10 @@ func decodeStrict(body []byte, v any, problem string) (response, bool) {
 	}
 	return response{}, false
 }
+
+// wholeNumber is JSON Schema's integer: 3600 and 3600.0 both. Integer
+// fields are read as float64 for this (Go's int64 refuses 3600.0).
+func wholeNumber(f float64) bool { return f == math.Trunc(f) && !math.IsInf(f, 0) }
 
 func jsonProblem(err error) string {
 	var syn *json.SyntaxError

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -125,7 +124,7 @@ func (a *API) rotateSecret(ctx context.Context, req *request) response {
 	}
 	grace := a.RotationGrace
 	if n := in.ExpireAfterSeconds; n != nil {
-		if *n != math.Trunc(*n) || *n < 0 || *n > maxRotationGrace.Seconds() {
+		if !wholeNumber(*n) || *n < 0 || *n > maxRotationGrace.Seconds() {
 			return fail(http.StatusUnprocessableEntity, "invalid_grace", "expire_previous_after_seconds must be a whole number from 0 to 604800")
 		}
 		grace = time.Duration(*n) * time.Second
