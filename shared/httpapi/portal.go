@@ -87,7 +87,7 @@ func (rt route) name() string { return rt.method + " /" + strings.Join(rt.patter
 func (a *API) createPortalSession(ctx context.Context, req *request) response {
 	var in struct {
 		TTLSeconds *float64 `json:"ttl_seconds"` // JSON Schema's integer: 900.0 too
-		ReadOnly   bool   `json:"read_only"`
+		ReadOnly   bool     `json:"read_only"`
 	}
 	if len(req.body) > 0 {
 		if r, failed := decodeJSON(req.body, &in); failed {
