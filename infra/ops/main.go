@@ -9,10 +9,15 @@
 //	go run ./infra/ops -table <TableName> account set-ingest-limit -account acct_... -per-second 20 -burst 100
 //	go run ./infra/ops -table <TableName> key set-limit -account acct_... -key key_... -per-second 2 -burst 10
 //	go run ./infra/ops -table <TableName> key show-limit -account acct_... -key key_...
+//	GIFQ_API_KEY=... go run ./infra/ops -api <ApiUrl> delivery show -id dlv_...
+//	GIFQ_API_KEY=... go run ./infra/ops -api <ApiUrl> delivery resend -id dlv_...
+//	GIFQ_API_KEY=... go run ./infra/ops -api <ApiUrl> event show -id evt_...
+//	GIFQ_API_KEY=... go run ./infra/ops -api <ApiUrl> endpoint recover -id ep_... -since 2026-11-30T00:00:00Z
 //
-// It uses the standard AWS credential chain; AWS_ENDPOINT_URL_DYNAMODB
-// points it at an emulator. A key is printed once and stored only as its
-// SHA-256.
+// The account and key commands use the standard AWS credential chain;
+// AWS_ENDPOINT_URL_DYNAMODB points them at an emulator. A key is printed
+// once and stored only as its SHA-256. The delivery, event and endpoint
+// commands go through the API with the generated client (api.go).
 package main
 
 import (
@@ -47,12 +52,18 @@ const usage = `usage: ops [-table NAME] <command>
 func run(ctx context.Context, args []string) error {
 	global := flag.NewFlagSet("ops", flag.ContinueOnError)
 	table := global.String("table", os.Getenv("TABLE_NAME"), "the stack's table (TableName output); default $TABLE_NAME")
+	apiURL := global.String("api", os.Getenv("GIFQ_API_URL"), "the API's URL (ApiUrl output), for the API commands; default $GIFQ_API_URL")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
 	rest := global.Args()
+	if len(rest) >= 2 && isAPICommand(rest[0]) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return runAPI(ctx, *apiURL, rest, os.Stdout)
+	}
 	if len(rest) < 2 || *table == "" {
-		return errors.New(usage)
+		return errors.New(usage + "\n" + apiUsage)
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {

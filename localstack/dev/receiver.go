@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,8 +43,10 @@ func startReceiver(ctx context.Context, a *app.App, addr, accountID string) (*re
 				}
 			}
 		}
-		verr := signing.Verify(body, req.Header.Get(signing.Header), secrets, signing.Options{})
-		verdict := "signature verified"
+		verr := errors.Join(signing.Verify(body, req.Header.Get(signing.Header), secrets, signing.Options{}),
+			signing.VerifyStandard(body, req.Header.Get(signing.HeaderWebhookID), req.Header.Get(signing.HeaderWebhookTimestamp),
+				req.Header.Get(signing.HeaderWebhookSignature), secrets, signing.Options{}))
+		verdict := "signatures verified (X-Gifq-Signature, webhook-signature)"
 		if verr != nil {
 			verdict = "SIGNATURE REJECTED: " + verr.Error()
 		}

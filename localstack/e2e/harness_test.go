@@ -28,6 +28,7 @@ import (
 
 	"github.com/gifq/webhooks/localstack/runner"
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/apiclient"
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/queue"
@@ -204,6 +205,7 @@ func (h *harness) call(t *testing.T, key, method, path string, body any, out any
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	h.conforms(t, req, resp.StatusCode, resp.Header, raw)
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, raw, err)
@@ -215,20 +217,16 @@ func (h *harness) call(t *testing.T, key, method, path string, body any, out any
 // tryCall posts an event and returns the status, or 0 when the API is not
 // reachable (the process is restarting); it does not fail the test.
 func (h *harness) tryCall(key, body string, out any, hdr ...string) int {
-	req, _ := http.NewRequest("POST", h.api+"/v1/events", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := postEvent(h.client(nil, key), body, hdr...)
 	if err != nil {
 		return 0
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode == 202 {
-		_ = json.NewDecoder(resp.Body).Decode(out)
+	if resp.JSON202 != nil {
+		if ev, ok := out.(*eventOut); ok {
+			*ev = fromAccepted(resp.JSON202)
+		}
 	}
-	return resp.StatusCode
+	return resp.StatusCode()
 }
 
 type endpointOut struct {
@@ -239,15 +237,18 @@ type endpointOut struct {
 
 func (h *harness) endpoint(t *testing.T, key, url string, eventTypes ...string) endpointOut {
 	t.Helper()
-	var ep endpointOut
-	body := map[string]any{"url": url}
+	body := apiclient.NewEndpoint{Url: url}
 	if len(eventTypes) > 0 {
-		body["event_types"] = eventTypes
+		body.EventTypes = &eventTypes
 	}
-	if code := h.call(t, key, "POST", "/v1/endpoints", body, &ep); code != 201 {
-		t.Fatalf("create endpoint: %d", code)
+	resp, err := h.client(t, key).CreateEndpointWithResponse(ctx, body)
+	if err != nil {
+		t.Fatalf("create endpoint: %v", err)
 	}
-	return ep
+	if resp.JSON201 == nil {
+		t.Fatalf("create endpoint: %d %s", resp.StatusCode(), resp.Body)
+	}
+	return endpointOut{ID: resp.JSON201.Id, URL: resp.JSON201.Url, Secret: resp.JSON201.Secret}
 }
 
 type eventOut struct {
@@ -261,11 +262,14 @@ type eventOut struct {
 
 func (h *harness) publish(t *testing.T, key, body string, hdr ...string) eventOut {
 	t.Helper()
-	var ev eventOut
-	if code := h.call(t, key, "POST", "/v1/events", body, &ev, hdr...); code != 202 {
-		t.Fatalf("publish: %d", code)
+	resp, err := postEvent(h.client(t, key), body, hdr...)
+	if err != nil {
+		t.Fatalf("publish: %v", err)
 	}
-	return ev
+	if resp.JSON202 == nil {
+		t.Fatalf("publish: %d %s", resp.StatusCode(), resp.Body)
+	}
+	return fromAccepted(resp.JSON202)
 }
 
 type attemptOut struct {
@@ -293,11 +297,14 @@ type deliveryOut struct {
 
 func (h *harness) delivery(t *testing.T, key, id string) deliveryOut {
 	t.Helper()
-	var d deliveryOut
-	if code := h.call(t, key, "GET", "/v1/deliveries/"+id, nil, &d); code != 200 {
-		t.Fatalf("get delivery %s: %d", id, code)
+	resp, err := h.client(t, key).GetDeliveryWithResponse(ctx, id)
+	if err != nil {
+		t.Fatalf("get delivery %s: %v", id, err)
 	}
-	return d
+	if resp.JSON200 == nil {
+		t.Fatalf("get delivery %s: %d %s", id, resp.StatusCode(), resp.Body)
+	}
+	return fromDelivery(resp.JSON200)
 }
 
 // waitFor polls a delivery until done(d) or the timeout.

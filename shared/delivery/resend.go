@@ -63,7 +63,7 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: snap.Event.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
-		EventType: snap.Event.Type, EventID: snap.Event.ID, AttemptID: a.ID, AttemptNum: 0,
+		EventType: snap.Event.Type, EventID: snap.Event.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: 0,
 	})
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)

@@ -379,7 +379,7 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
-		EventType: ev.Type, EventID: ev.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
+		EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
 	})
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)

@@ -4,11 +4,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -57,6 +59,7 @@ type Limiter interface {
 type Ingester interface {
 	Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (ingest.Result, error)
 	IngestTo(ctx context.Context, accountID, endpointID string, body []byte) (ingest.Result, error) // a test event
+	IngestBatch(ctx context.Context, accountID string, items []ingest.Item) ([]ingest.ItemResult, error)
 }
 
 // API handles every route.
@@ -102,6 +105,7 @@ type route struct {
 
 var routes = []route{
 	{http.MethodPost, split("/v1/events"), (*API).postEvent},
+	{http.MethodPost, split("/v1/events/batch"), (*API).postEventBatch},
 	{http.MethodPost, split("/v1/endpoints"), (*API).createEndpoint},
 	{http.MethodGet, split("/v1/endpoints"), (*API).listEndpoints},
 	{http.MethodGet, split("/v1/endpoints/*"), (*API).getEndpoint},
@@ -164,18 +168,21 @@ func (a *API) Handle(ctx context.Context, in events.APIGatewayProxyRequest) (eve
 
 func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) response {
 	path := split(in.Path)
-	if in.HTTPMethod == http.MethodGet && in.Path == "/healthz" {
+	if in.Path == "/healthz" || in.Path == openAPIPath {
+		switch {
+		case in.HTTPMethod != http.MethodGet:
+			return methodNotAllowed([]string{http.MethodGet})
+		case in.Path == openAPIPath:
+			return a.getOpenAPI()
+		}
 		return ok(http.StatusOK, map[string]string{"status": "ok"})
 	}
 	if r, served := a.servePortal(in); served {
 		return r
 	}
 	var allowed []string
-	for _, rt := range routes {
-		params, found := match(rt.pattern, path)
-		if !found {
-			continue
-		}
+	for _, rt := range candidates(path) {
+		params, _ := match(rt.pattern, path)
 		if rt.method != in.HTTPMethod {
 			allowed = append(allowed, rt.method)
 			continue
@@ -192,11 +199,36 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 		return rt.handle(a, ctx, req)
 	}
 	if len(allowed) > 0 {
-		r := fail(http.StatusMethodNotAllowed, "method_not_allowed", "this path takes "+strings.Join(allowed, ", "))
-		r.headers = map[string]string{"Allow": strings.Join(allowed, ", ")}
-		return r
+		return methodNotAllowed(allowed)
 	}
 	return fail(http.StatusNotFound, "not_found", "no such route")
+}
+
+func methodNotAllowed(allowed []string) response {
+	r := fail(http.StatusMethodNotAllowed, "method_not_allowed", "this path takes "+strings.Join(allowed, ", "))
+	r.headers = map[string]string{"Allow": strings.Join(allowed, ", ")}
+	return r
+}
+
+// candidates are the routes of a path: those that match it with the most
+// literal segments, so /v1/events/batch is the batch route's path, not an
+// event id (its Allow says POST, and GET on it is 405, not "no such event").
+func candidates(path []string) []route {
+	var out []route
+	best := -1
+	for _, rt := range routes {
+		params, found := match(rt.pattern, path)
+		if !found {
+			continue
+		}
+		switch literal := len(rt.pattern) - len(params); {
+		case literal > best:
+			out, best = []route{rt}, literal
+		case literal == best:
+			out = append(out, rt)
+		}
+	}
+	return out
 }
 
 func (a *API) authenticate(ctx context.Context, req *request, rt route) (response, bool) {
@@ -244,17 +276,23 @@ func readBody(in events.APIGatewayProxyRequest) ([]byte, response, bool) {
 
 // header reads a request header whatever its case.
 func header(in events.APIGatewayProxyRequest, name string) string {
+	v, _ := lookupHeader(in, name)
+	return v
+}
+
+// lookupHeader reads a request header and whether it was sent (maybe empty).
+func lookupHeader(in events.APIGatewayProxyRequest, name string) (string, bool) {
 	for k, v := range in.Headers {
 		if strings.EqualFold(k, name) {
-			return v
+			return v, true
 		}
 	}
 	for k, v := range in.MultiValueHeaders {
 		if strings.EqualFold(k, name) && len(v) > 0 {
-			return v[0]
+			return v[0], true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // decodeJSON reads a management request body into v, strictly.
@@ -262,16 +300,36 @@ func decodeJSON(body []byte, v any) (response, bool) {
 	if len(body) > maxManagementBody {
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than 64 KiB"), true
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	return decodeStrict(body, v, "the body is not the JSON object this route takes: ")
+}
+
+// decodeStrict reads one JSON object into v: no unknown fields, no field
+// set to null (Go would read it as absent: say "leave it out" instead of
+// guessing), nothing after it.
+func decodeStrict(body []byte, v any, problem string) (response, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return fail(http.StatusBadRequest, "invalid_json", problem+"not a JSON object"), true
+	}
+	for k, raw := range fields {
+		if string(raw) == "null" {
+			return fail(http.StatusBadRequest, "invalid_json", problem+"field "+k+" is null; leave it out instead"), true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fail(http.StatusBadRequest, "invalid_json", "the body is not the JSON object this route takes: "+jsonProblem(err)), true
+		return fail(http.StatusBadRequest, "invalid_json", problem+jsonProblem(err)), true
 	}
 	if dec.More() {
 		return fail(http.StatusBadRequest, "invalid_json", "the body has data after the JSON object"), true
 	}
 	return response{}, false
 }
+
+// wholeNumber is JSON Schema's integer: 3600 and 3600.0 both. Integer
+// fields are read as float64 for this (Go's int64 refuses 3600.0).
+func wholeNumber(f float64) bool { return f == math.Trunc(f) && !math.IsInf(f, 0) }
 
 func jsonProblem(err error) string {
 	var syn *json.SyntaxError

@@ -28,23 +28,24 @@ type attemptView struct {
 }
 
 type deliveryView struct {
-	ID            string        `json:"id"`
-	EventID       string        `json:"event_id"`
-	EndpointID    string        `json:"endpoint_id"`
-	Event         string        `json:"event"`
-	Status        string        `json:"status"`
-	AttemptCount  int           `json:"attempt_count"`
-	Series        int           `json:"series"`
-	NextAttemptAt string        `json:"next_attempt_at,omitempty"`
-	LastAttemptAt string        `json:"last_attempt_at,omitempty"`
-	LastStatus    int           `json:"last_status,omitempty"`
-	LastError     string        `json:"last_error,omitempty"`
-	FailReason    string        `json:"fail_reason,omitempty"`
-	CreatedAt     string        `json:"created_at"`
-	UpdatedAt     string        `json:"updated_at,omitempty"`
-	DeliveredAt   string        `json:"delivered_at,omitempty"`
-	FailedAt      string        `json:"failed_at,omitempty"`
-	Attempts      []attemptView `json:"attempts,omitempty"`
+	ID            string `json:"id"`
+	EventID       string `json:"event_id"`
+	EndpointID    string `json:"endpoint_id"`
+	Event         string `json:"event"`
+	Status        string `json:"status"`
+	AttemptCount  int    `json:"attempt_count"`
+	Series        int    `json:"series"`
+	NextAttemptAt string `json:"next_attempt_at,omitempty"`
+	LastAttemptAt string `json:"last_attempt_at,omitempty"`
+	LastStatus    int    `json:"last_status,omitempty"`
+	LastError     string `json:"last_error,omitempty"`
+	FailReason    string `json:"fail_reason,omitempty"`
+	CreatedAt     string `json:"created_at"`
+	UpdatedAt     string `json:"updated_at,omitempty"`
+	DeliveredAt   string `json:"delivered_at,omitempty"`
+	FailedAt      string `json:"failed_at,omitempty"`
+	// Attempts is set (maybe empty) for one delivery and left out of lists.
+	Attempts *[]attemptView `json:"attempts,omitempty"`
 }
 
 func viewDelivery(d domain.Delivery, attempts []domain.Attempt) deliveryView {
@@ -58,16 +59,18 @@ func viewDelivery(d domain.Delivery, attempts []domain.Attempt) deliveryView {
 	if d.Status == domain.StatusPending {
 		v.NextAttemptAt = rfc3339(d.NextAttemptAt)
 	}
+	if attempts == nil {
+		return v
+	}
+	views := make([]attemptView, 0, len(attempts))
 	for _, a := range attempts {
-		v.Attempts = append(v.Attempts, attemptView{
+		views = append(views, attemptView{
 			ID: a.ID, Kind: a.Kind, Series: a.Series, Number: a.Number, StartedAt: rfc3339(a.StartedAt),
 			DurationMs: a.DurationMs, StatusCode: a.StatusCode, ErrorClass: a.ErrorClass, Error: a.Error,
 			Outcome: a.Outcome, ResponseBody: a.ResponseBody, ResponseTruncated: a.ResponseTruncated,
 		})
 	}
-	if attempts != nil && v.Attempts == nil {
-		v.Attempts = []attemptView{}
-	}
+	v.Attempts = &views
 	return v
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/netguard"
@@ -56,6 +57,12 @@ func checkEventTypes(types []string) (response, bool) {
 	return response{}, false
 }
 
+// descriptionTooLong counts characters, as the message and the OpenAPI
+// document's maxLength do (bytes refused 200 Chinese characters).
+func descriptionTooLong(d string) bool {
+	return utf8.RuneCountInString(d) > domain.MaxDescriptionLength
+}
+
 func (a *API) checkURL(ctx context.Context, raw string) (string, response, bool) {
 	u, err := a.Policy.CheckURL(ctx, strings.TrimSpace(raw), a.Resolver)
 	var ue *netguard.URLError
@@ -87,7 +94,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	if r, failed := checkEventTypes(in.EventTypes); failed {
 		return r
 	}
-	if len(in.Description) > domain.MaxDescriptionLength {
+	if descriptionTooLong(in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
 	}
 	now := domain.Millis(a.Now())

@@ -48,7 +48,7 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 			return r
 		}
 	}
-	if in.Description != nil && len(*in.Description) > domain.MaxDescriptionLength {
+	if in.Description != nil && descriptionTooLong(*in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
 	}
 	ep, err := a.Store.UpdateEndpoint(ctx, req.account, req.params[0], store.EndpointPatch{
@@ -113,8 +113,9 @@ func (a *API) rotateSecret(ctx context.Context, req *request) response {
 		return r
 	}
 	var in struct {
-		// How long the previous secret keeps signing (default 24 h, at most 7 days).
-		ExpireAfterSeconds *int64 `json:"expire_previous_after_seconds"`
+		// How long the previous secret keeps signing (default 24 h, at most
+		// 7 days). A float: JSON Schema's integer includes 100.0.
+		ExpireAfterSeconds *float64 `json:"expire_previous_after_seconds"`
 	}
 	if len(req.body) > 0 {
 		if r, failed := decodeJSON(req.body, &in); failed {
@@ -122,11 +123,11 @@ func (a *API) rotateSecret(ctx context.Context, req *request) response {
 		}
 	}
 	grace := a.RotationGrace
-	if in.ExpireAfterSeconds != nil {
-		grace = time.Duration(*in.ExpireAfterSeconds) * time.Second
-		if grace < 0 || grace > maxRotationGrace {
-			return fail(http.StatusUnprocessableEntity, "invalid_grace", "expire_previous_after_seconds must be 0 to 604800")
+	if n := in.ExpireAfterSeconds; n != nil {
+		if !wholeNumber(*n) || *n < 0 || *n > maxRotationGrace.Seconds() {
+			return fail(http.StatusUnprocessableEntity, "invalid_grace", "expire_previous_after_seconds must be a whole number from 0 to 604800")
 		}
+		grace = time.Duration(*n) * time.Second
 	}
 	secret := signing.NewSecret()
 	ep, err := a.Store.RotateSecret(ctx, req.account, req.params[0], secret, grace.Milliseconds())
@@ -163,13 +164,18 @@ func (a *API) listDeliveries(ctx context.Context, req *request) response {
 	if failed {
 		return r
 	}
+	for name, vs := range req.MultiValueQueryStringParameters {
+		if len(vs) > 1 {
+			return fail(http.StatusBadRequest, "invalid_query", name+" is given more than once")
+		}
+	}
 	q := req.QueryStringParameters
-	status := q["status"]
-	if status != "" && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
+	status, sent := q["status"]
+	if sent && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
 		return fail(http.StatusBadRequest, "invalid_status", "status must be pending, delivered or failed")
 	}
 	limit := 20
-	if v := q["limit"]; v != "" {
+	if v, sent := q["limit"]; sent {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
 			return fail(http.StatusBadRequest, "invalid_limit", "limit must be 1 to 100")
@@ -221,7 +227,15 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	if in.Since == nil || !in.Since.Before(until) {
 		return fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until")
 	}
-	ids, err := a.Store.FailedDeliveryIDs(ctx, ep.ID, in.Since.UnixMilli(), until.UnixMilli(), maxRecoverPerCall+1)
+	// Nothing older than the retention or newer than now exists: clamp, so
+	// the year 0347 is the start of the retention (ids do not encode times
+	// before 1970) and the query's bounds stay in order.
+	lo := max(in.Since.UnixMilli(), now.Add(-domain.DefaultRetention).UnixMilli())
+	hi := min(until.UnixMilli(), now.UnixMilli())
+	if lo > hi {
+		return ok(http.StatusAccepted, map[string]any{"recovered": 0, "more": false})
+	}
+	ids, err := a.Store.FailedDeliveryIDs(ctx, ep.ID, lo, hi, maxRecoverPerCall+1)
 	if err != nil {
 		return a.internal(ctx, err)
 	}

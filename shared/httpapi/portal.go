@@ -86,8 +86,8 @@ func (rt route) name() string { return rt.method + " /" + strings.Join(rt.patter
 // (so it is in no access log or Referer); the page swaps it for a bearer header.
 func (a *API) createPortalSession(ctx context.Context, req *request) response {
 	var in struct {
-		TTLSeconds *int64 `json:"ttl_seconds"`
-		ReadOnly   bool   `json:"read_only"`
+		TTLSeconds *float64 `json:"ttl_seconds"` // JSON Schema's integer: 900.0 too
+		ReadOnly   bool     `json:"read_only"`
 	}
 	if len(req.body) > 0 {
 		if r, failed := decodeJSON(req.body, &in); failed {
@@ -95,11 +95,11 @@ func (a *API) createPortalSession(ctx context.Context, req *request) response {
 		}
 	}
 	ttl := portal.DefaultTTL
-	if in.TTLSeconds != nil {
-		ttl = time.Duration(*in.TTLSeconds) * time.Second
-		if ttl < portal.MinTTL || ttl > portal.MaxTTL {
-			return fail(http.StatusUnprocessableEntity, "invalid_ttl", "ttl_seconds must be 60 to 86400")
+	if n := in.TTLSeconds; n != nil {
+		if !wholeNumber(*n) || *n < portal.MinTTL.Seconds() || *n > portal.MaxTTL.Seconds() {
+			return fail(http.StatusUnprocessableEntity, "invalid_ttl", "ttl_seconds must be a whole number from 60 to 86400")
 		}
+		ttl = time.Duration(*n) * time.Second
 	}
 	base := a.portalURL(req)
 	if base == "" {

@@ -137,56 +137,87 @@ func validIdempotencyKey(k string) bool {
 
 // Ingest accepts body for account. The body is stored exactly as given.
 func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (Result, error) {
-	eventType, err := Validate(body)
+	p, err := check(body, idempotencyKey)
 	if err != nil {
 		return Result{}, err
-	}
-	if idempotencyKey != "" && !validIdempotencyKey(idempotencyKey) {
-		return Result{}, ErrBadIdempotencyKey
 	}
 	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
 	if err != nil {
 		return Result{}, err
 	}
 	now := s.Now()
-	ev := domain.Event{
-		ID: domain.NewID("evt"), AccountID: accountID, Type: eventType, Body: body, IdempotencyKey: idempotencyKey,
-		ReceivedAt: domain.Millis(now), ExpiresAt: now.Add(domain.DefaultRetention).Unix(), DeliveryIDs: []string{},
-	}
-	var deliveries []domain.Delivery
-	for _, ep := range endpoints {
-		if ep.Disabled || !ep.Subscribes(eventType) {
-			continue
-		}
-		d := domain.Delivery{
-			ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: accountID, EventType: eventType,
-			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: domain.Millis(now),
-			CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now), ExpiresAt: ev.ExpiresAt,
-		}
-		deliveries = append(deliveries, d)
-		ev.DeliveryIDs = append(ev.DeliveryIDs, d.ID)
-	}
-
-	slots := s.reserve(ctx, acct, len(deliveries), now)
-	dueAt := make([]int64, len(deliveries))
-	for i := range deliveries {
-		dueAt[i] = domain.Millis(slots[i])
-	}
-	firstID, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt})
+	ne := fanOut(accountID, endpoints, p, now)
+	slots := s.reserve(ctx, acct, len(ne.Deliveries), now)
+	ne.DueAt = dueAt(slots)
+	firstID, err := s.Store.CreateEvent(ctx, ne)
 	if errors.Is(err, store.ErrDuplicate) {
 		return s.replay(ctx, firstID)
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	s.enqueue(ctx, deliveries, slots, now)
+	s.enqueue(ctx, ne.Deliveries, slots, now)
+	s.accepted(ne)
+	return Result{Event: ne.Event, Deliveries: ne.Deliveries}, nil
+}
+
+// checked is a body that passed validation, with its event type.
+type checked struct {
+	body           []byte
+	eventType      string
+	idempotencyKey string
+}
+
+func check(body []byte, idempotencyKey string) (checked, error) {
+	eventType, err := Validate(body)
+	if err != nil {
+		return checked{}, err
+	}
+	if idempotencyKey != "" && !validIdempotencyKey(idempotencyKey) {
+		return checked{}, ErrBadIdempotencyKey
+	}
+	return checked{body: body, eventType: eventType, idempotencyKey: idempotencyKey}, nil
+}
+
+// fanOut makes the event and one delivery per enabled endpoint that
+// subscribes to its type.
+func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.Time) store.NewEvent {
+	ev := domain.Event{
+		ID: domain.NewID("evt"), AccountID: accountID, Type: p.eventType, Body: p.body, IdempotencyKey: p.idempotencyKey,
+		ReceivedAt: domain.Millis(now), ExpiresAt: now.Add(domain.DefaultRetention).Unix(), DeliveryIDs: []string{},
+	}
+	var deliveries []domain.Delivery
+	for _, ep := range endpoints {
+		if ep.Disabled || !ep.Subscribes(p.eventType) {
+			continue
+		}
+		d := domain.Delivery{
+			ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: accountID, EventType: p.eventType,
+			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: domain.Millis(now),
+			CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now), ExpiresAt: ev.ExpiresAt,
+		}
+		deliveries = append(deliveries, d)
+		ev.DeliveryIDs = append(ev.DeliveryIDs, d.ID)
+	}
+	return store.NewEvent{Event: ev, Deliveries: deliveries}
+}
+
+func dueAt(slots []time.Time) []int64 {
+	out := make([]int64, len(slots))
+	for i, t := range slots {
+		out[i] = domain.Millis(t)
+	}
+	return out
+}
+
+// accepted counts and logs a stored event.
+func (s *Service) accepted(ne store.NewEvent) {
 	m := s.Metrics.Batch()
 	m.Count(obs.MetricEventsIngested, 1)
-	m.Count(obs.MetricDeliveriesCreated, float64(len(deliveries)))
+	m.Count(obs.MetricDeliveriesCreated, float64(len(ne.Deliveries)))
 	m.Flush()
-	s.Log.Info("event accepted", "event_id", ev.ID, "account_id", accountID, "event_type", eventType,
-		"deliveries", len(deliveries), "bytes", len(body))
-	return Result{Event: ev, Deliveries: deliveries}, nil
+	s.Log.Info("event accepted", "event_id", ne.Event.ID, "account_id", ne.Event.AccountID, "event_type", ne.Event.Type,
+		"deliveries", len(ne.Deliveries), "bytes", len(ne.Event.Body))
 }
 
 // reserve books one rate-limit slot per delivery. If the limiter cannot be

@@ -22,7 +22,8 @@ import (
 	"github.com/gifq/webhooks/shared/signing"
 )
 
-// Headers every attempt carries besides X-Gifq-Signature.
+// Headers every attempt carries besides X-Gifq-Signature and the Standard
+// Webhooks three (signing.HeaderWebhookID and the rest).
 const (
 	HeaderEvent    = "X-Gifq-Event"
 	HeaderEventID  = "X-Gifq-Event-Id"
@@ -38,6 +39,7 @@ type Request struct {
 	Secrets    []string // current secret first; two during a rotation
 	EventType  string
 	EventID    string
+	DeliveryID string // webhook-id: the same on every attempt of the delivery
 	AttemptID  string
 	AttemptNum int
 }
@@ -119,6 +121,13 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	h.Set(HeaderAttempt, strconv.Itoa(r.AttemptNum))
 	// A fresh timestamp and signature on every attempt.
 	h.Set(signing.Header, signing.Sign(r.Secrets, start, r.Body))
+	// Standard Webhooks: the receiver's idempotency key is the delivery, and
+	// the timestamp and signature are the attempt's, like X-Gifq-Signature.
+	h.Set(signing.HeaderWebhookID, r.DeliveryID)
+	h.Set(signing.HeaderWebhookTimestamp, strconv.FormatInt(start.Unix(), 10))
+	if sig := signing.SignStandard(r.Secrets, r.DeliveryID, start, r.Body); sig != "" {
+		h.Set(signing.HeaderWebhookSignature, sig)
+	}
 
 	resp, err := s.client.Do(req)
 	if err != nil {

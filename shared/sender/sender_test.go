@@ -6,9 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/gifq/webhooks/shared/netguard"
 	"github.com/gifq/webhooks/shared/retry"
@@ -19,9 +22,12 @@ func local(timeout time.Duration) *Sender {
 	return New(Options{Policy: netguard.Policy{AllowPrivate: true}, Timeout: timeout})
 }
 
+// Two secrets as NewSecret makes them, as during a rotation.
+var secretA, secretB = signing.NewSecret(), signing.NewSecret()
+
 func req(url string) Request {
-	return Request{URL: url, Body: []byte(`{"event":"payout.fulfilled"}`), Secrets: []string{"whsec_a", "whsec_b"},
-		EventType: "payout.fulfilled", EventID: "evt_1", AttemptID: "att_1", AttemptNum: 3}
+	return Request{URL: url, Body: []byte(`{"event":"payout.fulfilled"}`), Secrets: []string{secretA, secretB},
+		EventType: "payout.fulfilled", EventID: "evt_1", DeliveryID: "dlv_1", AttemptID: "att_1", AttemptNum: 3}
 }
 
 func TestSendSignsAndSetsHeaders(t *testing.T) {
@@ -48,10 +54,51 @@ func TestSendSignsAndSetsHeaders(t *testing.T) {
 		}
 	}
 	sig := got.Header.Get(signing.Header)
-	for _, secret := range []string{"whsec_a", "whsec_b"} {
+	for _, secret := range []string{secretA, secretB} {
 		if err := signing.Verify(body, sig, []string{secret}, signing.Options{}); err != nil {
-			t.Errorf("signature does not verify with %s: %v", secret, err)
+			t.Errorf("signature does not verify: %v", err)
 		}
+		// Standard Webhooks, checked by its reference library.
+		wh, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wh.Verify(body, got.Header); err != nil {
+			t.Errorf("Standard Webhooks signature does not verify: %v", err)
+		}
+	}
+	if id := got.Header.Get(signing.HeaderWebhookID); id != "dlv_1" {
+		t.Errorf("webhook-id = %q, want the delivery id", id)
+	}
+}
+
+// webhook-id stays with the delivery; the timestamp and signatures are the attempt's.
+func TestEveryAttemptOfADeliveryHasItsWebhookID(t *testing.T) {
+	var headers []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		headers = append(headers, r.Header.Clone())
+		w.WriteHeader(500)
+	}))
+	defer srv.Close()
+	s := local(time.Second)
+	clock := time.Unix(1_764_460_800, 0)
+	s.now = func() time.Time { return clock }
+	for i := 1; i <= 2; i++ {
+		r := req(srv.URL)
+		r.AttemptID, r.AttemptNum = "att_"+strconv.Itoa(i), i
+		s.Send(context.Background(), r)
+		clock = clock.Add(16 * time.Second)
+	}
+	if len(headers) != 2 {
+		t.Fatalf("%d requests", len(headers))
+	}
+	first, second := headers[0], headers[1]
+	if first.Get(signing.HeaderWebhookID) != "dlv_1" || second.Get(signing.HeaderWebhookID) != "dlv_1" {
+		t.Errorf("webhook-id %q, %q: want dlv_1 on both", first.Get(signing.HeaderWebhookID), second.Get(signing.HeaderWebhookID))
+	}
+	if first.Get(signing.HeaderWebhookTimestamp) == second.Get(signing.HeaderWebhookTimestamp) ||
+		first.Get(signing.HeaderWebhookSignature) == second.Get(signing.HeaderWebhookSignature) {
+		t.Error("a retry must carry its own timestamp and signature")
 	}
 }
 

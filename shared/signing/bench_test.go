@@ -56,3 +56,21 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// SignStandard also runs once per attempt, beside Sign.
+func BenchmarkSignStandard(b *testing.B) {
+	at := time.Unix(1_764_460_800, 0)
+	secrets := []string{NewSecret(), NewSecret()}
+	for _, n := range []int{1, 2} {
+		for _, size := range sizes {
+			body := benchBody(size.n)
+			b.Run(strconv.Itoa(n)+"secret/"+size.name, func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = SignStandard(secrets[:n], "dlv_01M8NHFFVSXRY4XPHP9AET0VWJ", at, body)
+				}
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,4 +42,25 @@ func ExampleVerify() {
 	// Output:
 	// 204
 	// 401
+}
+
+// The same receiver on the Standard Webhooks headers: webhook-id is the
+// delivery (deduplicate on it), and the secret is the same whsec_ string.
+func ExampleVerifyStandard() {
+	secret := "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // 24 bytes after whsec_, base64
+	verify := func(r *http.Request, body []byte) error {
+		return signing.VerifyStandard(body, r.Header.Get(signing.HeaderWebhookID), r.Header.Get(signing.HeaderWebhookTimestamp),
+			r.Header.Get(signing.HeaderWebhookSignature), []string{secret}, signing.Options{})
+	}
+	body := []byte(`{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_123"}}`)
+	now := time.Now()
+	req := httptest.NewRequest(http.MethodPost, "/webhooks", nil)
+	req.Header.Set(signing.HeaderWebhookID, "dlv_01M8NHFFVCQ2K0R6WZ5QH3J1XA")
+	req.Header.Set(signing.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set(signing.HeaderWebhookSignature, signing.SignStandard([]string{secret}, "dlv_01M8NHFFVCQ2K0R6WZ5QH3J1XA", now, body))
+	fmt.Println(verify(req, body))
+	fmt.Println(verify(req, append(body, ' ')))
+	// Output:
+	// <nil>
+	// signing: no signature matches
 }

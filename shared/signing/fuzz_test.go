@@ -2,6 +2,7 @@ package signing
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"strconv"
@@ -108,6 +109,33 @@ func FuzzSignVerify(f *testing.F) {
 		changed := append(append([]byte{}, body...), ' ')
 		if err := Verify(changed, h, []string{s1, s2}, opts); !errors.Is(err, ErrNoMatch) {
 			t.Fatalf("Verify of a changed body: %v", err)
+		}
+	})
+}
+
+// VerifyStandard never panics on any header, accepts what SignStandard made
+// for the same id, time and body, and refuses any other id or body.
+func FuzzStandardSignVerify(f *testing.F) {
+	f.Add([]byte("0123456789abcdef0123456789abcdef"), "dlv_1", int64(1_764_460_800), []byte(`{"event":"a"}`), "v1,abc v1a,xyz")
+	f.Add([]byte{}, "", int64(1), []byte{}, "")
+	f.Fuzz(func(t *testing.T, key []byte, id string, unix int64, body []byte, header string) {
+		secret := SecretPrefix + base64.StdEncoding.EncodeToString(key)
+		at := time.Unix(unix, 0)
+		opts := Options{Now: func() time.Time { return at }}
+		_ = VerifyStandard(body, id, strconv.FormatInt(unix, 10), header, []string{secret}, opts) // must not panic
+		if len(key) < MinStandardKeyBytes || unix <= 0 || unix > 1<<45 || id == "" {
+			return
+		}
+		sig := SignStandard([]string{secret}, id, at, body)
+		ts := strconv.FormatInt(unix, 10)
+		if err := VerifyStandard(body, id, ts, sig, []string{secret}, opts); err != nil {
+			t.Fatalf("VerifyStandard(SignStandard): %v", err)
+		}
+		if err := VerifyStandard(body, id+"x", ts, sig, []string{secret}, opts); !errors.Is(err, ErrNoMatch) {
+			t.Fatalf("another id: %v", err)
+		}
+		if err := VerifyStandard(append(append([]byte{}, body...), ' '), id, ts, sig, []string{secret}, opts); !errors.Is(err, ErrNoMatch) {
+			t.Fatalf("a changed body: %v", err)
 		}
 	})
 }

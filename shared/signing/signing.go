@@ -1,4 +1,5 @@
-// Package signing makes and checks the X-Gifq-Signature header.
+// Package signing makes and checks the X-Gifq-Signature header and the
+// Standard Webhooks headers (standard.go).
 //
 // The header has Stripe's layout:
 //
@@ -99,15 +100,7 @@ func Verify(body []byte, header string, secrets []string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	tol := opts.Tolerance
-	if tol <= 0 {
-		tol = DefaultTolerance
-	}
-	now := time.Now()
-	if opts.Now != nil {
-		now = opts.Now()
-	}
-	if d := now.Sub(time.Unix(t, 0)); d > tol || d < -tol {
+	if !opts.within(t) {
 		return ErrTooOld
 	}
 	matched := false

@@ -1,0 +1,143 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// MaxBatch is how many events one batch may carry.
+const MaxBatch = 100
+
+// batchWriters is how many events of a batch are written at once: each is
+// its own transaction, and 100 one after the other would take most of the
+// api's time.
+const batchWriters = 8
+
+// ErrBatchSize: a batch with no event or more than MaxBatch.
+var ErrBatchSize = errors.New("a batch carries 1 to 100 events")
+
+// Item is one event of a batch: its body and its own optional idempotency key.
+type Item struct {
+	Body           []byte
+	IdempotencyKey string
+}
+
+// ItemResult is what became of one item: accepted (Err nil, Result set) or
+// refused with the same errors as Ingest.
+type ItemResult struct {
+	Result
+	Err error
+}
+
+// IngestBatch accepts each item on its own, as Ingest would: an invalid item
+// is refused and changes nothing; every valid one is written in its own
+// transaction (with its idempotency key) and its deliveries are queued only
+// after that write. The account and its endpoints are read once, and one
+// reservation books the rate-limit slots of every delivery of the batch, in
+// order. The error is for the whole batch (nothing was written).
+func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Item) ([]ItemResult, error) {
+	if len(items) == 0 || len(items) > MaxBatch {
+		return nil, ErrBatchSize
+	}
+	out := make([]ItemResult, len(items))
+	valid := make([]checked, len(items))
+	anyValid := false
+	for i, it := range items {
+		valid[i], out[i].Err = check(it.Body, it.IdempotencyKey)
+		anyValid = anyValid || out[i].Err == nil
+	}
+	if !anyValid {
+		return out, nil
+	}
+	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	events := make([]store.NewEvent, len(items))
+	total := 0
+	for i := range items {
+		if out[i].Err == nil {
+			events[i] = fanOut(accountID, endpoints, valid[i], now)
+			total += len(events[i].Deliveries)
+		}
+	}
+	slots := s.reserve(ctx, acct, total, now)
+	for i, next := range events {
+		if out[i].Err == nil {
+			n := len(next.Deliveries)
+			events[i].DueAt, slots = dueAt(slots[:n]), slots[n:]
+		}
+	}
+	s.writeAll(ctx, events, out)
+	s.enqueueStored(ctx, events, out, now)
+	return out, nil
+}
+
+// writeAll stores each valid event, batchWriters at a time. An idempotency
+// key used again later in the batch is written after its first use (in
+// rounds), so the repeat answers as a repeat of a single POST would: the
+// first event, or 409 for another body.
+func (s *Service) writeAll(ctx context.Context, events []store.NewEvent, out []ItemResult) {
+	round := make([]int, len(events))
+	seen := map[string]int{}
+	rounds := 1
+	for i, ne := range events {
+		if k := ne.Event.IdempotencyKey; out[i].Err == nil && k != "" {
+			round[i] = seen[k]
+			seen[k]++
+			rounds = max(rounds, seen[k])
+		}
+	}
+	for r := range rounds {
+		sem := make(chan struct{}, batchWriters)
+		var wg sync.WaitGroup
+		for i := range events {
+			if out[i].Err != nil || round[i] != r {
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				out[i] = s.write(ctx, events[i])
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {
+	firstID, err := s.Store.CreateEvent(ctx, ne)
+	switch {
+	case errors.Is(err, store.ErrDuplicate):
+		res, err := s.replay(ctx, firstID)
+		return ItemResult{Result: res, Err: err}
+	case err != nil:
+		return ItemResult{Err: err}
+	}
+	s.accepted(ne)
+	return ItemResult{Result: Result{Event: ne.Event, Deliveries: ne.Deliveries}}
+}
+
+// enqueueStored queues the deliveries of the events just written (not of
+// replays, whose deliveries are already on their way), in one SendAll.
+func (s *Service) enqueueStored(ctx context.Context, events []store.NewEvent, out []ItemResult, now time.Time) {
+	var deliveries []domain.Delivery
+	var slots []time.Time
+	for i, ev := range events {
+		if out[i].Err != nil || out[i].Replayed {
+			continue
+		}
+		deliveries = append(deliveries, ev.Deliveries...)
+		for _, ms := range ev.DueAt {
+			slots = append(slots, time.UnixMilli(ms))
+		}
+	}
+	s.enqueue(ctx, deliveries, slots, now)
+}
