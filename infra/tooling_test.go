@@ -105,15 +105,17 @@ func TestMakeTargets(t *testing.T) {
 			"GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/$fn/bootstrap ./functions/$fn",
 			"for fn in api deliver sweeper redrive",
 		},
-		"cdk-tools":         {"npm ci"},
-		"synth":             {"go build -tags lambda.norpc", "cdk synth", "--output cdk.out", "-u AWS_ACCESS_KEY_ID", "-c stage=dev"},
-		"deploy":            {"go build -tags lambda.norpc", "cdk deploy", "--outputs-file cdk.out/outputs-dev.json", "cdk-bootstrap"},
-		"cdk-bootstrap":     {"cdk bootstrap"},
-		"infra-test":        {"go test -count=1 ./infra/..."},
-		"localstack-up":     {"LOCALSTACK_AUTH_TOKEN", "docker compose -f localstack/docker-compose.yml up -d --wait"},
-		"localstack-deploy": {"cdklocal bootstrap", "cdklocal deploy", "--outputs-file cdk.out/localstack-outputs.json", "-c stage=localstack", "-c allowPrivateEndpoints=true"},
-		"localstack-e2e":    {"cdklocal deploy", "stack-env.mjs cdk.out/localstack-outputs.json GifqWebhooks-localstack", "go test", "./localstack/e2e/..."},
-		"localstack-down":   {"docker compose -f localstack/docker-compose.yml down"},
+		"cdk-tools":     {"npm ci"},
+		"synth":         {"go build -tags lambda.norpc", "cdk synth", "--output cdk.out", "-u AWS_ACCESS_KEY_ID", "-c stage=dev"},
+		"deploy":        {"go build -tags lambda.norpc", "cdk deploy", "--outputs-file cdk.out/outputs-dev.json", "cdk-bootstrap"},
+		"cdk-bootstrap": {"cdk bootstrap"},
+		"infra-test":    {"go test -count=1 ./infra/..."},
+		"localstack-up": {"localstack/host.sh up"},
+		"localstack-deploy": {"cdklocal bootstrap", "cdklocal deploy", "--outputs-file cdk.out/localstack-outputs.json", "-c stage=localstack", "-c allowPrivateEndpoints=true", "-c sweepGrace=3s",
+			// No DNS name needed: S3 path-style on LocalStack's IP endpoint.
+			"AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ENDPOINT_URL_S3=http://127.0.0.1:4566", "AWS_ACCESS_KEY_ID=test"},
+		"localstack-e2e":  {"cdklocal deploy", "stack-env.mjs cdk.out/localstack-outputs.json GifqWebhooks-localstack", "go test", "-run '^Test(Happy", "./localstack/e2e/...", "E2E_RECEIVER_HOST:-127.0.0.1"},
+		"localstack-down": {"localstack/host.sh down"},
 	} {
 		out := dry(target)
 		for _, w := range wants {
@@ -121,6 +123,19 @@ func TestMakeTargets(t *testing.T) {
 				t.Errorf("make %s: %q not in\n%s", target, w, out)
 			}
 		}
+	}
+	// Where Docker is present, the compose file's path.
+	for target, want := range map[string]string{
+		"localstack-up":   "docker compose -f localstack/docker-compose.yml up -d --wait",
+		"localstack-down": "docker compose -f localstack/docker-compose.yml down",
+		"localstack-e2e":  "E2E_RECEIVER_HOST:-host.docker.internal",
+	} {
+		if out := dry(target, "LOCALSTACK_MODE=docker"); !strings.Contains(out, want) || strings.Contains(out, "host.sh") {
+			t.Errorf("make %s LOCALSTACK_MODE=docker: %q not in\n%s", target, want, out)
+		}
+	}
+	if out := dry("localstack-up", "LOCALSTACK_MODE=docker"); !strings.Contains(out, "LOCALSTACK_AUTH_TOKEN") {
+		t.Errorf("make localstack-up LOCALSTACK_MODE=docker does not check the token:\n%s", out)
 	}
 	if out := dry("build", "LAMBDA_ARCH=x86_64"); !strings.Contains(out, "GOARCH=amd64") {
 		t.Errorf("LAMBDA_ARCH=x86_64 does not build amd64:\n%s", out)

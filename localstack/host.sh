@@ -19,6 +19,17 @@ LISTEN=${LOCALSTACK_LISTEN:-127.0.0.1:4566}
 HEALTH=http://$LISTEN/_localstack/health
 UP_TIMEOUT=${LOCALSTACK_UP_TIMEOUT:-180}
 
+# LocalStack 4.14 is written for Python 3.13 (its .python-version; it uses
+# 3.12 syntax although its metadata says >=3.10). LOCALSTACK_PYTHON picks one.
+python313() {
+  local c
+  for c in "${LOCALSTACK_PYTHON:-}" python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 python3.12; do
+    [[ -n $c ]] && command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v "$c"; return; }
+  done
+  echo "LocalStack 4.14 needs Python 3.12 or newer (3.13 preferred); set LOCALSTACK_PYTHON=/path/to/python3.13" >&2
+  return 1
+}
+
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
@@ -26,11 +37,15 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 install() {
   local stamp=$VENV/.installed
   local want
+  if [[ -x $VENV/bin/python ]] && ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+    rm -rf "$VENV" # made with a Python too old for LocalStack 4.14
+  fi
   want=$(cat localstack/requirements.txt localstack/plugin/pyproject.toml localstack/plugin/gifq_localstack/*.py | sha256sum | cut -d' ' -f1)
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then return; fi
   local t0; t0=$(now)
   echo "installing LocalStack (localstack/requirements.txt) into $VENV"
-  [[ -x $VENV/bin/python ]] || python3 -m venv "$VENV"
+  [[ -x $VENV/bin/python ]] || "$(python313)" -m venv "$VENV"
+  echo "with $("$VENV/bin/python" --version)"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r localstack/requirements.txt
   "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall ./localstack/plugin
   rm -rf localstack/plugin/build localstack/plugin/*.egg-info

@@ -141,8 +141,22 @@ class _Handler(BaseHTTPRequestHandler):
         body = inv.payload.get("payload") or ""
         self._reply(200, body.encode() if isinstance(body, str) else body, headers)
 
+    def _body(self) -> bytes:
+        # The Go runtime client streams its responses (chunked).
+        if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        chunks = []
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()  # the CRLF after each chunk
+
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = self._body()
         if self.path == f"{RUNTIME_PREFIX}/init/error":
             self.server.init_error = body or b'{"errorType":"Runtime.InitError"}'
             self.server.polled.set()
