@@ -315,10 +315,17 @@ func (h *harness) waitFor(t *testing.T, key, id string, timeout time.Duration, d
 
 func settled(d deliveryOut) bool { return d.Status != "pending" }
 
+// dlqMu: one DLQ read at a time. A read hides the messages it receives
+// until it has seen them all, so two at once against a deployed stack's one
+// DLQ would each miss the other's share.
+var dlqMu sync.Mutex
+
 // dlq reads every message in the DLQ by delivery id, and leaves them there
 // (visible again) for whoever reads next.
 func (h *harness) dlq(t *testing.T) map[string][]queue.Message {
 	t.Helper()
+	dlqMu.Lock()
+	defer dlqMu.Unlock()
 	out := map[string][]queue.Message{}
 	var held []types.ChangeMessageVisibilityBatchRequestEntry
 	for empty := 0; empty < 2; {
