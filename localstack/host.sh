@@ -63,7 +63,10 @@ up() {
   if healthy; then echo "something else already answers on $LISTEN: stop it first" >&2; exit 1; fi
   mkdir -p "$STATE/tmp"
   local t0; t0=$(now)
-  # setsid: LocalStack leads its own process group, so that `down` can stop
+  # The SQS event source: LocalStack's one poller waits 1 s after every batch
+  # and backs off up to 10 s on an empty queue (AWS long-polls with several
+  # pollers); shorter waits keep retries and rate-limit slots near their
+  # times. setsid: LocalStack leads its own process group, so that `down` can stop
   # it together with every function process it started.
   env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 TMPDIR="$PWD/$STATE/tmp" \
     GATEWAY_LISTEN="$LISTEN" \
@@ -73,6 +76,7 @@ up() {
     SERVICES=cloudformation,s3,ssm,sts,iam,ecr,lambda,sqs,dynamodb,apigateway,events,logs,cloudwatch,sns,kms \
     PROVIDER_OVERRIDE_DYNAMODB=moto \
     LAMBDA_RUNTIME_EXECUTOR=host \
+    LAMBDA_EVENT_SOURCE_MAPPING_POLL_INTERVAL_SEC=0.05 LAMBDA_EVENT_SOURCE_MAPPING_MAX_BACKOFF_ON_EMPTY_POLL_SEC=0.25 \
     LAMBDA_KEEPALIVE_MS="${LOCALSTACK_LAMBDA_KEEPALIVE_MS:-600000}" \
     DEBUG="${LOCALSTACK_DEBUG:-0}" \
     setsid "$VENV/bin/python" -m localstack.runtime.main >"$LOG" 2>&1 </dev/null &
