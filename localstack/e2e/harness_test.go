@@ -31,6 +31,7 @@ import (
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -71,6 +72,7 @@ type harness struct {
 	app      *app.App
 	recvHost string
 	env      *testenv.Env // local runs only
+	attempts int          // the retry schedule's attempts: opts.retry locally, the stack's when deployed
 }
 
 func start(t *testing.T, o opts) *harness {
@@ -122,7 +124,7 @@ func start(t *testing.T, o opts) *harness {
 	}
 	t.Cleanup(l.Stop)
 	return &harness{api: l.URL, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
-		local: l, app: a, recvHost: "127.0.0.1", env: env}
+		local: l, app: a, recvHost: "127.0.0.1", env: env, attempts: cfg.Retry.MaxAttempts()}
 }
 
 func remoteHarness(t *testing.T) *harness {
@@ -134,11 +136,20 @@ func remoteHarness(t *testing.T) *harness {
 	if host == "" {
 		host = "127.0.0.1"
 	}
+	// The deployed stack's schedule (E2E_RETRY_SCHEDULE, set by make
+	// localstack-e2e), not the one a test asks for.
+	schedule := retry.Default()
+	if s := os.Getenv("E2E_RETRY_SCHEDULE"); s != "" {
+		if schedule, err = retry.Parse(s); err != nil {
+			t.Fatalf("E2E_RETRY_SCHEDULE: %v", err)
+		}
+	}
 	return &harness{
 		api:      strings.TrimSuffix(os.Getenv("E2E_API_URL"), "/"),
 		store:    store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
 		sqs:      sqs.NewFromConfig(cfg),
 		queueURL: os.Getenv("E2E_QUEUE_URL"), dlqURL: os.Getenv("E2E_DLQ_URL"), recvHost: host,
+		attempts: schedule.MaxAttempts(),
 	}
 }
 
@@ -149,6 +160,16 @@ func localOnly(t *testing.T) {
 	t.Helper()
 	if remote() {
 		t.Skip("drives the local process; not applicable to a deployed stack")
+	}
+}
+
+// ownSchedule marks a test whose scenario needs a retry schedule of its
+// own (a failed attempt kept pending for an hour, say): a deployed stack has
+// the one it was deployed with, so there the test says so and stops.
+func ownSchedule(t *testing.T, schedule string) {
+	t.Helper()
+	if remote() {
+		t.Skipf("needs RETRY_SCHEDULE=%s; a deployed stack keeps the schedule it was deployed with", schedule)
 	}
 }
 
