@@ -236,3 +236,55 @@ func TestStackEnvScript(t *testing.T) {
 		t.Error("a missing stack did not fail")
 	}
 }
+
+// TestLocalStackHostInstall: make localstack-up installs LocalStack pinned,
+// every requirement at an exact version, and our plugin registers the two
+// entry points host.sh selects (LAMBDA_RUNTIME_EXECUTOR=host,
+// PROVIDER_OVERRIDE_DYNAMODB=moto).
+func TestLocalStackHostInstall(t *testing.T) {
+	raw, err := os.ReadFile("../localstack/requirements.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := regexp.MustCompile(`^[A-Za-z0-9_.\-]+(\[[a-z,\-]+\])?==[0-9][A-Za-z0-9.+\-]*$`)
+	core := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !pinned.MatchString(line) {
+			t.Errorf("requirements.txt: %q is not pinned to one version", line)
+		}
+		core = core || line == "localstack-core[runtime]==4.14.0"
+	}
+	if !core {
+		t.Error("requirements.txt does not pin localstack-core[runtime]==4.14.0")
+	}
+	py, err := os.ReadFile("../localstack/plugin/pyproject.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"[project.entry-points.\"localstack.lambda.runtime_executor\"]\nhost = \"gifq_localstack.executor:HostRuntimeExecutorPlugin\"",
+		"[project.entry-points.\"localstack.aws.provider\"]\n\"dynamodb:moto\" = \"gifq_localstack.dynamodb:dynamodb_moto\"",
+	} {
+		if !strings.Contains(string(py), want) {
+			t.Errorf("pyproject.toml lacks\n%s", want)
+		}
+	}
+	sh, err := os.ReadFile("../localstack/host.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"LAMBDA_RUNTIME_EXECUTOR=host", "PROVIDER_OVERRIDE_DYNAMODB=moto", "GATEWAY_LISTEN=\"$LISTEN\"",
+		"LISTEN=${LOCALSTACK_LISTEN:-127.0.0.1:4566}", "DNS_ADDRESS=0", "env -i", "setsid", "kill -TERM -- \"-$pid\""} {
+		if !strings.Contains(string(sh), want) {
+			t.Errorf("host.sh does not contain %q", want)
+		}
+	}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		if out, err := exec.Command(bash, "-n", "../localstack/host.sh").CombinedOutput(); err != nil {
+			t.Errorf("host.sh: %v\n%s", err, out)
+		}
+	}
+}

@@ -22,7 +22,7 @@ and started again for the next invocation, like Lambda's sandbox reset.
 
 Differences from Lambda: no isolation (same user, same file system, the code
 runs from LocalStack's unzipped copy), no memory limit, no Extensions or
-Telemetry API, no START/END/REPORT log lines.
+Telemetry API; the REPORT line has no memory figures.
 """
 
 import atexit
@@ -255,10 +255,18 @@ class HostRuntimeExecutor(RuntimeExecutor):
         inv = _Invocation(payload, int((time.time() + timeout_s) * 1000))
         with self.lines_lock:
             first_line = len(self.lines)
+        started = time.monotonic()
         self.api.waiting.put(inv)
         body, is_error = self._wait(inv, timeout_s)
+        took_ms = (time.monotonic() - started) * 1000
         with self.lines_lock:
-            logs = "\n".join(self.lines[first_line:])
+            lines = self.lines[first_line:]
+        # The lines Lambda writes around each invocation (no memory figures).
+        logs = "\n".join(
+            [f"START RequestId: {request_id} Version: {self.function_version.id.qualifier}", *lines,
+             f"END RequestId: {request_id}",
+             f"REPORT RequestId: {request_id}\tDuration: {took_ms:.2f} ms\tBilled Duration: {max(1, round(took_ms))} ms"]
+        )
         return InvocationResult(request_id=request_id, payload=body, is_error=is_error, logs=logs)
 
     def _wait(self, inv: _Invocation, timeout_s: float) -> tuple[bytes, bool]:
