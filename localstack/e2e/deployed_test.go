@@ -198,9 +198,11 @@ func TestDeployedSweeperRuleAndRun(t *testing.T) {
 
 // A burst for one account, through API Gateway and the deployed event
 // source mapping, reaches the receiver no faster than the account's rate.
+// Small: LocalStack's one SQS poller and its serialised moto DynamoDB drain
+// far slower than AWS (docs/deploy.md), and pacing shows within 20 events.
 func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
 	deployedOnly(t)
-	const n, rate = 40, 5
+	const n, rate = 20, 5
 	h := start(t, opts{})
 	a, err := h.store.CreateAccount(ctx, "e2e-burst", rate)
 	if err != nil {
@@ -213,7 +215,7 @@ func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
 	rv, _ := h.registerReceiver(t, key, always(200))
 	begin := time.Now()
 	h.publishMany(t, key, n)
-	waitCount(t, "delivered", n, 2*time.Minute, func() int { return len(rv.requests()) })
+	waitCount(t, "delivered", n, 3*time.Minute, func() int { return len(rv.requests()) })
 	took := time.Since(begin)
 	var at []time.Time
 	events := map[string]bool{}

@@ -73,6 +73,7 @@ type harness struct {
 	recvHost string
 	env      *testenv.Env // local runs only
 	attempts int          // the retry schedule's attempts: opts.retry locally, the stack's when deployed
+	slower   float64      // waitFor's timeouts are this many times longer (a deployed stack: E2E_TIMEOUT_SCALE)
 }
 
 func start(t *testing.T, o opts) *harness {
@@ -124,7 +125,7 @@ func start(t *testing.T, o opts) *harness {
 	}
 	t.Cleanup(l.Stop)
 	return &harness{api: l.URL, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
-		local: l, app: a, recvHost: "127.0.0.1", env: env, attempts: cfg.Retry.MaxAttempts()}
+		local: l, app: a, recvHost: "127.0.0.1", env: env, attempts: cfg.Retry.MaxAttempts(), slower: 1}
 }
 
 func remoteHarness(t *testing.T) *harness {
@@ -144,12 +145,20 @@ func remoteHarness(t *testing.T) *harness {
 			t.Fatalf("E2E_RETRY_SCHEDULE: %v", err)
 		}
 	}
+	// An emulated stack is slower than this process (LocalStack: one SQS
+	// poller, a serialised DynamoDB): longer waits, never other assertions.
+	slower := 3.0
+	if s := os.Getenv("E2E_TIMEOUT_SCALE"); s != "" {
+		if slower, err = strconv.ParseFloat(s, 64); err != nil || slower < 1 {
+			t.Fatalf("E2E_TIMEOUT_SCALE=%q: want a number >= 1", s)
+		}
+	}
 	return &harness{
 		api:      strings.TrimSuffix(os.Getenv("E2E_API_URL"), "/"),
 		store:    store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
 		sqs:      sqs.NewFromConfig(cfg),
 		queueURL: os.Getenv("E2E_QUEUE_URL"), dlqURL: os.Getenv("E2E_DLQ_URL"), recvHost: host,
-		attempts: schedule.MaxAttempts(),
+		attempts: schedule.MaxAttempts(), slower: slower,
 	}
 }
 
@@ -321,6 +330,7 @@ func (h *harness) delivery(t *testing.T, key, id string) deliveryOut {
 // waitFor polls a delivery until done(d) or the timeout.
 func (h *harness) waitFor(t *testing.T, key, id string, timeout time.Duration, done func(deliveryOut) bool) deliveryOut {
 	t.Helper()
+	timeout = time.Duration(float64(timeout) * h.slower)
 	deadline := time.Now().Add(timeout)
 	for {
 		d := h.delivery(t, key, id)
