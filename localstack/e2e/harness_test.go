@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,7 @@ type harness struct {
 	env      *testenv.Env // local runs only
 	attempts int          // the retry schedule's attempts: opts.retry locally, the stack's when deployed
 	slower   float64      // waitFor's timeouts are this many times longer (a deployed stack: E2E_TIMEOUT_SCALE)
+	logFrom  int64        // a deployed stack: the size of E2E_FUNCTION_LOG when the test started
 }
 
 func start(t *testing.T, o opts) *harness {
@@ -153,7 +155,12 @@ func remoteHarness(t *testing.T) *harness {
 			t.Fatalf("E2E_TIMEOUT_SCALE=%q: want a number >= 1", s)
 		}
 	}
+	var logFrom int64
+	if fi, err := os.Stat(os.Getenv("E2E_FUNCTION_LOG")); err == nil {
+		logFrom = fi.Size()
+	}
 	return &harness{
+		logFrom:  logFrom,
 		api:      strings.TrimSuffix(os.Getenv("E2E_API_URL"), "/"),
 		store:    store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
 		sqs:      sqs.NewFromConfig(cfg),
@@ -180,6 +187,40 @@ func ownSchedule(t *testing.T, schedule string) {
 	if remote() {
 		t.Skipf("needs RETRY_SCHEDULE=%s; a deployed stack keeps the schedule it was deployed with", schedule)
 	}
+}
+
+// executorLine is how LocalStack's log shows a line a function printed
+// (localstack/plugin's host executor): "...executor   : [<function> <env>] <line>".
+var executorLine = regexp.MustCompile(`gifq_localstack\.executor +: \[\S+ \S+\] (.*)$`)
+
+// functionLogs is what the deployed functions printed since the test
+// started, read from LocalStack's log (E2E_FUNCTION_LOG, set by make
+// localstack-e2e in host mode); the test stops when there is no such file.
+func (h *harness) functionLogs(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("E2E_FUNCTION_LOG")
+	if path == "" {
+		t.Skip("no function log to read (E2E_FUNCTION_LOG): LocalStack in Docker keeps them in its containers")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(h.logFrom, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, line := range strings.Split(string(raw), "\n") {
+		if m := executorLine.FindStringSubmatch(line); m != nil {
+			out.WriteString(m[1] + "\n")
+		}
+	}
+	return out.String()
 }
 
 // testLog sends the app's log lines to the test log.
