@@ -361,14 +361,16 @@ func TestEndpointLifecycle(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		ev := h.publish(t, key, payout)
 		pending = append(pending, ev.Deliveries[0].ID)
-		h.waitFor(t, key, ev.Deliveries[0].ID, 15*time.Second, func(d deliveryOut) bool { return d.AttemptCount == 1 && len(d.Attempts) == 1 })
+		h.waitFor(t, key, ev.Deliveries[0].ID, 15*time.Second, func(d deliveryOut) bool { return d.AttemptCount >= 1 && len(d.Attempts) >= 1 })
 	}
 	got = endpointFull{}
 	if code := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"disabled": true}, &got); code != 200 || !got.Disabled || got.Reason == "" {
 		t.Fatalf("disable: %d %+v", code, got)
 	}
 	for _, id := range pending {
-		if d := h.delivery(t, key, id); d.Status != "failed" || d.FailReason != "endpoint_disabled" || d.AttemptCount != 1 {
+		// Locally the retry is an hour away: exactly one attempt. A deployed
+		// stack retries on its own (1 s) schedule, so more may have run.
+		if d := h.delivery(t, key, id); d.Status != "failed" || d.FailReason != "endpoint_disabled" || d.AttemptCount < 1 || (!remote() && d.AttemptCount != 1) {
 			t.Fatalf("pending delivery after disabling: %+v", d)
 		}
 	}
