@@ -278,7 +278,7 @@ func TestLocalStackHostInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"LAMBDA_RUNTIME_EXECUTOR=host", "PROVIDER_OVERRIDE_DYNAMODB=moto", "GATEWAY_LISTEN=\"$LISTEN\"",
-		"LISTEN=${LOCALSTACK_LISTEN:-127.0.0.1:4566}", "DNS_ADDRESS=0", "env -i", "setsid", "kill -TERM -- \"-$pid\""} {
+		"LISTEN=${LOCALSTACK_LISTEN:-127.0.0.1:4566}", "DNS_ADDRESS=0", "env -i", "setsid", "9>&-", "flock", "kill -TERM -- \"-$pid\""} {
 		if !strings.Contains(string(sh), want) {
 			t.Errorf("host.sh does not contain %q", want)
 		}

@@ -43,10 +43,12 @@ install() {
   want=$(cat localstack/requirements.txt localstack/plugin/pyproject.toml localstack/plugin/gifq_localstack/*.py | sha256sum | cut -d' ' -f1)
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then return; fi
   local t0; t0=$(now)
+  # --no-compile: no byte-compiling of all ~200 packages up front; Python
+  # compiles what LocalStack imports, on first use.
   echo "installing LocalStack (localstack/requirements.txt) into $VENV"
   [[ -x $VENV/bin/python ]] || "$(python313)" -m venv "$VENV"
   echo "with $("$VENV/bin/python" --version)"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r localstack/requirements.txt
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-compile -r localstack/requirements.txt
   "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall ./localstack/plugin
   rm -rf localstack/plugin/build localstack/plugin/*.egg-info
   echo "$want" >"$stamp"
@@ -79,7 +81,7 @@ up() {
     LAMBDA_EVENT_SOURCE_MAPPING_POLL_INTERVAL_SEC=0.05 LAMBDA_EVENT_SOURCE_MAPPING_MAX_BACKOFF_ON_EMPTY_POLL_SEC=0.25 \
     LAMBDA_KEEPALIVE_MS="${LOCALSTACK_LAMBDA_KEEPALIVE_MS:-600000}" \
     DEBUG="${LOCALSTACK_DEBUG:-0}" \
-    setsid "$VENV/bin/python" -m localstack.runtime.main >"$LOG" 2>&1 </dev/null &
+    setsid "$VENV/bin/python" -m localstack.runtime.main >"$LOG" 2>&1 </dev/null 9>&- &
   echo $! >"$PIDFILE"
   echo "starting LocalStack 4.14.0 (pid $(cat "$PIDFILE")) on $LISTEN, log $LOG"
   local deadline=$((SECONDS + UP_TIMEOUT))
@@ -107,6 +109,12 @@ down() {
   if pgrep -g "$pid" >/dev/null; then echo "processes of LocalStack's group $pid remain:" >&2; pgrep -a -g "$pid" >&2; exit 1; fi
   echo "LocalStack stopped (process group $pid: no process left)"
 }
+
+# One host.sh at a time: two installs into one venv, or two starts, would
+# trample each other. (LocalStack itself does not inherit the lock: 9>&- below.)
+mkdir -p "$STATE"
+exec 9>"$STATE/host.lock"
+if ! flock -w 600 9; then echo "another localstack/host.sh is still running ($STATE/host.lock)" >&2; exit 1; fi
 
 case "${1:-}" in
 install) install ;;
