@@ -25,7 +25,7 @@ import (
 func deployedOnly(t *testing.T) {
 	t.Helper()
 	if !remote() {
-		t.Skip("needs a deployed stack (E2E_API_URL): its Lambda functions and EventBridge rule; locally the handlers are tested directly")
+		t.Skip("needs a deployed stack (E2E_API_URL): its functions, triggers and Invoke API; locally the same behaviour is tested through the handlers")
 	}
 }
 
