@@ -218,14 +218,16 @@ func TestStackEnvScript(t *testing.T) {
 		got[k] = strings.Trim(v, "'")
 	}
 	want := map[string]string{
-		"E2E_API_URL":       "http://127.0.0.1:4566/_aws/execute-api/abc123/localstack",
-		"E2E_QUEUE_URL":     "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-deliveries",
-		"E2E_DLQ_URL":       "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-dlq",
-		"E2E_TABLE_NAME":    "GifqWebhooks-localstack-Table-XYZ",
-		"E2E_RECEIVER_HOST": "receiver.test",
-		"AWS_ENDPOINT_URL":  "http://127.0.0.1:4566",
-		"AWS_REGION":        "us-east-1", // never the caller's real settings
-		"AWS_ACCESS_KEY_ID": "test",
+		"E2E_API_URL":          "http://127.0.0.1:4566/_aws/execute-api/abc123/localstack",
+		"E2E_QUEUE_URL":        "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-deliveries",
+		"E2E_DLQ_URL":          "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-dlq",
+		"E2E_TABLE_NAME":       "GifqWebhooks-localstack-Table-XYZ",
+		"E2E_RECEIVER_HOST":    "receiver.test",
+		"E2E_STACK_NAME":       "GifqWebhooks-localstack",
+		"E2E_REDRIVE_FUNCTION": "GifqWebhooks-localstack-redrive",
+		"AWS_ENDPOINT_URL":     "http://127.0.0.1:4566",
+		"AWS_REGION":           "us-east-1", // never the caller's real settings
+		"AWS_ACCESS_KEY_ID":    "test",
 	}
 	for k, v := range want {
 		if got[k] != v {
