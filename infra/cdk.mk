@@ -86,42 +86,72 @@ cdk-destroy: build cdk-tools
 infra-test:
 	go test -count=1 ./infra/...
 
-# --- LocalStack (needs Docker and LOCALSTACK_AUTH_TOKEN) ---------------------
+# --- LocalStack ---------------------------------------------------------------
+# Two ways to run it (LOCALSTACK_MODE):
+#   host (default)  LocalStack 4.14.0 from PyPI in localstack/_venv, installed
+#                   on first use, run on this machine without Docker; Lambda
+#                   functions run as host processes (localstack/plugin), and
+#                   DynamoDB is moto's. localstack/host.sh does the work.
+#   docker          localstack/docker-compose.yml (needs Docker and
+#                   LOCALSTACK_AUTH_TOKEN: LocalStack's current image wants one).
 
+LOCALSTACK_MODE     ?= host
 LOCALSTACK_COMPOSE  = docker compose -f localstack/docker-compose.yml
 LOCALSTACK_ENDPOINT ?= http://127.0.0.1:4566
 LOCALSTACK_STACK    := GifqWebhooks-localstack
-# Lambda containers run natively: the host's architecture.
+# Host mode runs the binaries on this machine; Docker mode runs them in
+# containers of the host's architecture.
 LOCALSTACK_ARCH     ?= $(if $(filter arm64,$(shell go env GOARCH)),arm64,x86_64)
-# Retries in seconds so that the suite sees a delivery exhaust its attempts.
+# Retries in seconds so that the suite sees a delivery exhaust its attempts;
+# a short sweep grace so that the sweeper's test need not wait 5 minutes.
 LOCALSTACK_RETRY_SCHEDULE ?= 1s,1s,1s,1s,1s,1s,1s
+LOCALSTACK_SWEEP_GRACE    ?= 3s
 # The e2e receiver runs on the host (http, a private address), which only the
 # "localstack" stage may allow; a deployed stack never does.
 LOCALSTACK_CONTEXT = -c stage=localstack -c lambdaArchitecture=$(LOCALSTACK_ARCH) \
 	-c allowedSchemes=http,https -c allowPrivateEndpoints=true \
-	-c retrySchedule=$(LOCALSTACK_RETRY_SCHEDULE) -c apiGatewayCloudWatchRole=false \
-	$(LOCALSTACK_CDK_CONTEXT)
+	-c retrySchedule=$(LOCALSTACK_RETRY_SCHEDULE) -c sweepGrace=$(LOCALSTACK_SWEEP_GRACE) \
+	-c apiGatewayCloudWatchRole=false $(LOCALSTACK_CDK_CONTEXT)
 LOCALSTACK_OUTPUTS  := $(CDK_OUT)/localstack-outputs.json
-E2E_GOTEST_FLAGS    ?= -count=1 -v -timeout 20m
+# Host mode: LocalStack's log, with every line the functions print (host.sh).
+LOCALSTACK_LOG      = $(abspath $(or $(LOCALSTACK_STATE),.cache/localstack))/localstack.log
+# cdklocal aims at *.localhost.localstack.cloud unless told otherwise; these
+# need no DNS name (S3 path-style on an IP endpoint).
+LOCALSTACK_CDK_ENV  = AWS_ENDPOINT_URL=$(LOCALSTACK_ENDPOINT) AWS_ENDPOINT_URL_S3=$(LOCALSTACK_ENDPOINT) \
+	AWS_S3_FORCE_PATH_STYLE=1 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
+# What the deployed stack can run (docs/deploy.md lists the rest and why).
+LOCALSTACK_E2E_RUN  ?= ^Test(Happy|Retries|Always500|Rejected|Redirect|Duplicate|Idempotent|IngestValidation|EventShows|ResendDoesNot|Recover|EndpointLifecycle|RotateSecret|Authorization|SecretsNeverLogged|Deployed)
+E2E_GOTEST_FLAGS    ?= -count=1 -v -timeout 15m -run '$(LOCALSTACK_E2E_RUN)'
 
 localstack-up:
+ifeq ($(LOCALSTACK_MODE),docker)
 	@test -n "$$LOCALSTACK_AUTH_TOKEN" || { echo "LOCALSTACK_AUTH_TOKEN is not set: export your LocalStack auth token first (docs/deploy.md)" >&2; exit 1; }
 	$(LOCALSTACK_COMPOSE) up -d --wait
+else
+	localstack/host.sh up
+endif
 	@echo "LocalStack is up on $(LOCALSTACK_ENDPOINT); next: make localstack-deploy"
 
 localstack-deploy: cdk-tools
 	$(call cdk_build,$(LOCALSTACK_ARCH))
 	@mkdir -p $(CDK_OUT)
-	$(CDKLOCAL) bootstrap --no-notices $(LOCALSTACK_CONTEXT)
-	$(CDKLOCAL) deploy --no-notices --require-approval never $(LOCALSTACK_CONTEXT) \
-	  --outputs-file $(LOCALSTACK_OUTPUTS)
-	@echo "stack outputs: $(LOCALSTACK_OUTPUTS)"
+	@t0=$$(date +%s); \
+	$(LOCALSTACK_CDK_ENV) $(CDKLOCAL) bootstrap --no-notices $(LOCALSTACK_CONTEXT) && \
+	$(LOCALSTACK_CDK_ENV) $(CDKLOCAL) deploy --no-notices --require-approval never $(LOCALSTACK_CONTEXT) \
+	  --outputs-file $(LOCALSTACK_OUTPUTS) && \
+	echo "bootstrap + deploy took $$(( $$(date +%s) - t0 )) s; stack outputs: $(LOCALSTACK_OUTPUTS)"
 
 localstack-e2e: localstack-deploy
-	@eval "$$(LOCALSTACK_ENDPOINT=$(LOCALSTACK_ENDPOINT) node $(CDK_TOOLS_DIR)/stack-env.mjs $(LOCALSTACK_OUTPUTS) $(LOCALSTACK_STACK))" && \
+	@eval "$$(LOCALSTACK_ENDPOINT=$(LOCALSTACK_ENDPOINT) E2E_RECEIVER_HOST=$${E2E_RECEIVER_HOST:-$(if $(filter docker,$(LOCALSTACK_MODE)),host.docker.internal,127.0.0.1)} \
+	    node $(CDK_TOOLS_DIR)/stack-env.mjs $(LOCALSTACK_OUTPUTS) $(LOCALSTACK_STACK))" && \
 	  echo "e2e against $$E2E_API_URL (receiver host $$E2E_RECEIVER_HOST)" && \
+	  E2E_RETRY_SCHEDULE=$(LOCALSTACK_RETRY_SCHEDULE) $(if $(filter docker,$(LOCALSTACK_MODE)),,E2E_FUNCTION_LOG=$(LOCALSTACK_LOG)) \
 	  go test $(E2E_GOTEST_FLAGS) ./localstack/e2e/...
 
-# compose reads the file (and its required token) even to stop it.
 localstack-down:
+ifeq ($(LOCALSTACK_MODE),docker)
+	# compose reads the file (and its required token) even to stop it.
 	LOCALSTACK_AUTH_TOKEN="$${LOCALSTACK_AUTH_TOKEN:-unused}" $(LOCALSTACK_COMPOSE) down -v
+else
+	localstack/host.sh down
+endif

@@ -72,7 +72,7 @@ var variants = map[string]map[string]any{
 	},
 	"localstack": {
 		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
-		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxAPIGatewayCloudWatchRole: "false",
+		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",
 	},
 }
 

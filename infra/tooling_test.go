@@ -105,15 +105,18 @@ func TestMakeTargets(t *testing.T) {
 			"GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/$fn/bootstrap ./functions/$fn",
 			"for fn in api deliver sweeper redrive",
 		},
-		"cdk-tools":         {"npm ci"},
-		"synth":             {"go build -tags lambda.norpc", "cdk synth", "--output cdk.out", "-u AWS_ACCESS_KEY_ID", "-c stage=dev"},
-		"deploy":            {"go build -tags lambda.norpc", "cdk deploy", "--outputs-file cdk.out/outputs-dev.json", "cdk-bootstrap"},
-		"cdk-bootstrap":     {"cdk bootstrap"},
-		"infra-test":        {"go test -count=1 ./infra/..."},
-		"localstack-up":     {"LOCALSTACK_AUTH_TOKEN", "docker compose -f localstack/docker-compose.yml up -d --wait"},
-		"localstack-deploy": {"cdklocal bootstrap", "cdklocal deploy", "--outputs-file cdk.out/localstack-outputs.json", "-c stage=localstack", "-c allowPrivateEndpoints=true"},
-		"localstack-e2e":    {"cdklocal deploy", "stack-env.mjs cdk.out/localstack-outputs.json GifqWebhooks-localstack", "go test", "./localstack/e2e/..."},
-		"localstack-down":   {"docker compose -f localstack/docker-compose.yml down"},
+		"cdk-tools":     {"npm ci"},
+		"synth":         {"go build -tags lambda.norpc", "cdk synth", "--output cdk.out", "-u AWS_ACCESS_KEY_ID", "-c stage=dev"},
+		"deploy":        {"go build -tags lambda.norpc", "cdk deploy", "--outputs-file cdk.out/outputs-dev.json", "cdk-bootstrap"},
+		"cdk-bootstrap": {"cdk bootstrap"},
+		"infra-test":    {"go test -count=1 ./infra/..."},
+		"localstack-up": {"localstack/host.sh up"},
+		"localstack-deploy": {"cdklocal bootstrap", "cdklocal deploy", "--outputs-file cdk.out/localstack-outputs.json", "-c stage=localstack", "-c allowPrivateEndpoints=true", "-c sweepGrace=3s",
+			// No DNS name needed: S3 path-style on LocalStack's IP endpoint.
+			"AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ENDPOINT_URL_S3=http://127.0.0.1:4566", "AWS_ACCESS_KEY_ID=test"},
+		"localstack-e2e": {"cdklocal deploy", "stack-env.mjs cdk.out/localstack-outputs.json GifqWebhooks-localstack", "go test", "-run '^Test(Happy", "./localstack/e2e/...", "E2E_RECEIVER_HOST:-127.0.0.1",
+			"E2E_RETRY_SCHEDULE=1s,1s,1s,1s,1s,1s,1s", "E2E_FUNCTION_LOG=/"},
+		"localstack-down": {"localstack/host.sh down"},
 	} {
 		out := dry(target)
 		for _, w := range wants {
@@ -121,6 +124,19 @@ func TestMakeTargets(t *testing.T) {
 				t.Errorf("make %s: %q not in\n%s", target, w, out)
 			}
 		}
+	}
+	// Where Docker is present, the compose file's path.
+	for target, want := range map[string]string{
+		"localstack-up":   "docker compose -f localstack/docker-compose.yml up -d --wait",
+		"localstack-down": "docker compose -f localstack/docker-compose.yml down",
+		"localstack-e2e":  "E2E_RECEIVER_HOST:-host.docker.internal",
+	} {
+		if out := dry(target, "LOCALSTACK_MODE=docker"); !strings.Contains(out, want) || strings.Contains(out, "host.sh") {
+			t.Errorf("make %s LOCALSTACK_MODE=docker: %q not in\n%s", target, want, out)
+		}
+	}
+	if out := dry("localstack-up", "LOCALSTACK_MODE=docker"); !strings.Contains(out, "LOCALSTACK_AUTH_TOKEN") {
+		t.Errorf("make localstack-up LOCALSTACK_MODE=docker does not check the token:\n%s", out)
 	}
 	if out := dry("build", "LAMBDA_ARCH=x86_64"); !strings.Contains(out, "GOARCH=amd64") {
 		t.Errorf("LAMBDA_ARCH=x86_64 does not build amd64:\n%s", out)
@@ -202,14 +218,16 @@ func TestStackEnvScript(t *testing.T) {
 		got[k] = strings.Trim(v, "'")
 	}
 	want := map[string]string{
-		"E2E_API_URL":       "http://127.0.0.1:4566/_aws/execute-api/abc123/localstack",
-		"E2E_QUEUE_URL":     "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-deliveries",
-		"E2E_DLQ_URL":       "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-dlq",
-		"E2E_TABLE_NAME":    "GifqWebhooks-localstack-Table-XYZ",
-		"E2E_RECEIVER_HOST": "receiver.test",
-		"AWS_ENDPOINT_URL":  "http://127.0.0.1:4566",
-		"AWS_REGION":        "us-east-1", // never the caller's real settings
-		"AWS_ACCESS_KEY_ID": "test",
+		"E2E_API_URL":          "http://127.0.0.1:4566/_aws/execute-api/abc123/localstack",
+		"E2E_QUEUE_URL":        "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-deliveries",
+		"E2E_DLQ_URL":          "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-dlq",
+		"E2E_TABLE_NAME":       "GifqWebhooks-localstack-Table-XYZ",
+		"E2E_RECEIVER_HOST":    "receiver.test",
+		"E2E_STACK_NAME":       "GifqWebhooks-localstack",
+		"E2E_REDRIVE_FUNCTION": "GifqWebhooks-localstack-redrive",
+		"AWS_ENDPOINT_URL":     "http://127.0.0.1:4566",
+		"AWS_REGION":           "us-east-1", // never the caller's real settings
+		"AWS_ACCESS_KEY_ID":    "test",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -219,5 +237,57 @@ func TestStackEnvScript(t *testing.T) {
 	// A stack missing from the file is an error, not empty variables.
 	if err := exec.Command(node, "_cdk/stack-env.mjs", outputs, "Other").Run(); err == nil {
 		t.Error("a missing stack did not fail")
+	}
+}
+
+// TestLocalStackHostInstall: make localstack-up installs LocalStack pinned,
+// every requirement at an exact version, and our plugin registers the two
+// entry points host.sh selects (LAMBDA_RUNTIME_EXECUTOR=host,
+// PROVIDER_OVERRIDE_DYNAMODB=moto).
+func TestLocalStackHostInstall(t *testing.T) {
+	raw, err := os.ReadFile("../localstack/requirements.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := regexp.MustCompile(`^[A-Za-z0-9_.\-]+(\[[a-z,\-]+\])?==[0-9][A-Za-z0-9.+\-]*$`)
+	core := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !pinned.MatchString(line) {
+			t.Errorf("requirements.txt: %q is not pinned to one version", line)
+		}
+		core = core || line == "localstack-core[runtime]==4.14.0"
+	}
+	if !core {
+		t.Error("requirements.txt does not pin localstack-core[runtime]==4.14.0")
+	}
+	py, err := os.ReadFile("../localstack/plugin/pyproject.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"[project.entry-points.\"localstack.lambda.runtime_executor\"]\nhost = \"gifq_localstack.executor:HostRuntimeExecutorPlugin\"",
+		"[project.entry-points.\"localstack.aws.provider\"]\n\"dynamodb:moto\" = \"gifq_localstack.dynamodb:dynamodb_moto\"",
+	} {
+		if !strings.Contains(string(py), want) {
+			t.Errorf("pyproject.toml lacks\n%s", want)
+		}
+	}
+	sh, err := os.ReadFile("../localstack/host.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"LAMBDA_RUNTIME_EXECUTOR=host", "PROVIDER_OVERRIDE_DYNAMODB=moto", "GATEWAY_LISTEN=\"$LISTEN\"",
+		"LISTEN=${LOCALSTACK_LISTEN:-127.0.0.1:4566}", "DNS_ADDRESS=0", "env -i", "setsid", "9>&-", "flock", "kill -TERM -- \"-$pid\""} {
+		if !strings.Contains(string(sh), want) {
+			t.Errorf("host.sh does not contain %q", want)
+		}
+	}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		if out, err := exec.Command(bash, "-n", "../localstack/host.sh").CombinedOutput(); err != nil {
+			t.Errorf("host.sh: %v\n%s", err, out)
+		}
 	}
 }

@@ -2,8 +2,9 @@
 // a `cdk deploy --outputs-file` JSON file:
 //   eval "$(node infra/_cdk/stack-env.mjs cdk.out/localstack-outputs.json GifqWebhooks-localstack)"
 // Environment: LOCALSTACK_ENDPOINT (default http://127.0.0.1:4566),
-// and any E2E_* variable already set (E2E_RECEIVER_HOST defaults to
-// host.docker.internal) wins over the value computed here.
+// and any E2E_* variable already set wins over the value computed here
+// (E2E_RECEIVER_HOST defaults to 127.0.0.1: functions run on this host; the
+// Docker mode sets host.docker.internal).
 import { readFileSync } from "node:fs";
 
 const [file, stackName] = process.argv.slice(2);
@@ -18,7 +19,7 @@ if (!out) {
   console.error(`stack ${name} is not in ${file} (has: ${Object.keys(all).join(", ") || "nothing"})`);
   process.exit(1);
 }
-for (const key of ["ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName"]) {
+for (const key of ["ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName"]) {
   if (!out[key]) {
     console.error(`output ${key} is missing from ${name} in ${file}`);
     process.exit(1);
@@ -31,7 +32,9 @@ const vars = {
   E2E_QUEUE_URL: out.QueueUrl,
   E2E_DLQ_URL: out.DlqUrl,
   E2E_TABLE_NAME: out.TableName,
-  E2E_RECEIVER_HOST: "host.docker.internal",
+  E2E_STACK_NAME: name,
+  E2E_REDRIVE_FUNCTION: out.RedriveFunctionName,
+  E2E_RECEIVER_HOST: "127.0.0.1",
   AWS_ENDPOINT_URL: endpoint,
   AWS_REGION: "us-east-1",
   AWS_ACCESS_KEY_ID: "test",

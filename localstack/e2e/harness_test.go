@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ import (
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -72,6 +74,9 @@ type harness struct {
 	app      *app.App
 	recvHost string
 	env      *testenv.Env // local runs only
+	attempts int          // the retry schedule's attempts: opts.retry locally, the stack's when deployed
+	slower   float64      // waitFor's timeouts are this many times longer (a deployed stack: E2E_TIMEOUT_SCALE)
+	logFrom  int64        // a deployed stack: the size of E2E_FUNCTION_LOG when the test started
 }
 
 func start(t *testing.T, o opts) *harness {
@@ -126,7 +131,7 @@ func start(t *testing.T, o opts) *harness {
 	}
 	t.Cleanup(l.Stop)
 	return &harness{api: l.URL, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
-		local: l, app: a, recvHost: "127.0.0.1", env: env}
+		local: l, app: a, recvHost: "127.0.0.1", env: env, attempts: cfg.Retry.MaxAttempts(), slower: 1}
 }
 
 func remoteHarness(t *testing.T) *harness {
@@ -138,11 +143,33 @@ func remoteHarness(t *testing.T) *harness {
 	if host == "" {
 		host = "127.0.0.1"
 	}
+	// The deployed stack's schedule (E2E_RETRY_SCHEDULE, set by make
+	// localstack-e2e), not the one a test asks for.
+	schedule := retry.Default()
+	if s := os.Getenv("E2E_RETRY_SCHEDULE"); s != "" {
+		if schedule, err = retry.Parse(s); err != nil {
+			t.Fatalf("E2E_RETRY_SCHEDULE: %v", err)
+		}
+	}
+	// An emulated stack is slower than this process (LocalStack: one SQS
+	// poller, a serialised DynamoDB): longer waits, never other assertions.
+	slower := 3.0
+	if s := os.Getenv("E2E_TIMEOUT_SCALE"); s != "" {
+		if slower, err = strconv.ParseFloat(s, 64); err != nil || slower < 1 {
+			t.Fatalf("E2E_TIMEOUT_SCALE=%q: want a number >= 1", s)
+		}
+	}
+	var logFrom int64
+	if fi, err := os.Stat(os.Getenv("E2E_FUNCTION_LOG")); err == nil {
+		logFrom = fi.Size()
+	}
 	return &harness{
+		logFrom:  logFrom,
 		api:      strings.TrimSuffix(os.Getenv("E2E_API_URL"), "/"),
 		store:    store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
 		sqs:      sqs.NewFromConfig(cfg),
 		queueURL: os.Getenv("E2E_QUEUE_URL"), dlqURL: os.Getenv("E2E_DLQ_URL"), recvHost: host,
+		attempts: schedule.MaxAttempts(), slower: slower,
 	}
 }
 
@@ -154,6 +181,50 @@ func localOnly(t *testing.T) {
 	if remote() {
 		t.Skip("drives the local process; not applicable to a deployed stack")
 	}
+}
+
+// ownSchedule marks a test whose scenario needs a retry schedule of its
+// own (a failed attempt kept pending for an hour, say): a deployed stack has
+// the one it was deployed with, so there the test says so and stops.
+func ownSchedule(t *testing.T, schedule string) {
+	t.Helper()
+	if remote() {
+		t.Skipf("needs RETRY_SCHEDULE=%s; a deployed stack keeps the schedule it was deployed with", schedule)
+	}
+}
+
+// executorLine is how LocalStack's log shows a line a function printed
+// (localstack/plugin's host executor): "...executor   : [<function> <env>] <line>".
+var executorLine = regexp.MustCompile(`gifq_localstack\.executor +: \[\S+ \S+\] (.*)$`)
+
+// functionLogs is what the deployed functions printed since the test
+// started, read from LocalStack's log (E2E_FUNCTION_LOG, set by make
+// localstack-e2e in host mode); the test stops when there is no such file.
+func (h *harness) functionLogs(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("E2E_FUNCTION_LOG")
+	if path == "" {
+		t.Skip("no function log to read (E2E_FUNCTION_LOG): LocalStack in Docker keeps them in its containers")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(h.logFrom, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, line := range strings.Split(string(raw), "\n") {
+		if m := executorLine.FindStringSubmatch(line); m != nil {
+			out.WriteString(m[1] + "\n")
+		}
+	}
+	return out.String()
 }
 
 // testLog sends the app's log lines to the test log.
@@ -310,6 +381,7 @@ func (h *harness) delivery(t *testing.T, key, id string) deliveryOut {
 // waitFor polls a delivery until done(d) or the timeout.
 func (h *harness) waitFor(t *testing.T, key, id string, timeout time.Duration, done func(deliveryOut) bool) deliveryOut {
 	t.Helper()
+	timeout = time.Duration(float64(timeout) * h.slower)
 	deadline := time.Now().Add(timeout)
 	for {
 		d := h.delivery(t, key, id)
@@ -325,10 +397,17 @@ func (h *harness) waitFor(t *testing.T, key, id string, timeout time.Duration, d
 
 func settled(d deliveryOut) bool { return d.Status != "pending" }
 
+// dlqMu: one DLQ read at a time. A read hides the messages it receives
+// until it has seen them all, so two at once against a deployed stack's one
+// DLQ would each miss the other's share.
+var dlqMu sync.Mutex
+
 // dlq reads every message in the DLQ by delivery id, and leaves them there
 // (visible again) for whoever reads next.
 func (h *harness) dlq(t *testing.T) map[string][]queue.Message {
 	t.Helper()
+	dlqMu.Lock()
+	defer dlqMu.Unlock()
 	out := map[string][]queue.Message{}
 	var held []types.ChangeMessageVisibilityBatchRequestEntry
 	for empty := 0; empty < 2; {

@@ -44,6 +44,7 @@ func (s *scripted) respond(status int) respondFunc {
 
 func TestDeliveryLogPagesNewestFirstByStatus(t *testing.T) {
 	t.Parallel()
+	ownSchedule(t, "1h")
 	h := start(t, opts{retry: "1h"}) // a failed attempt stays pending for an hour
 	_, key := h.account(t)
 	var mode atomic.Int32 // 0: 200, 1: 404, 2: 500
@@ -204,7 +205,7 @@ func TestExpiredItemsReadAsGone(t *testing.T) {
 // even when it gets a 2xx while the automatic attempts keep failing.
 func TestResendDoesNotCancelAutomaticRetries(t *testing.T) {
 	t.Parallel()
-	h := start(t, opts{retry: "2s,2s,2s"}) // 4 attempts
+	h := start(t, opts{retry: "2s,2s,2s"}) // 4 attempts (a deployed stack: its own schedule)
 	acct, key := h.account(t)
 	rv, _ := h.registerReceiver(t, key, func(_ int, _ http.ResponseWriter, r *http.Request) (int, string) {
 		if r.Header.Get(sender.HeaderAttempt) == "0" { // manual
@@ -223,8 +224,8 @@ func TestResendDoesNotCancelAutomaticRetries(t *testing.T) {
 		t.Fatalf("resend: %d %+v", code, r)
 	}
 	d := h.waitFor(t, key, id, 30*time.Second, settled)
-	if d.Status != "failed" || d.AttemptCount != 4 || d.FailReason != "attempts_exhausted" {
-		t.Fatalf("the automatic series must run to its end: %+v", d)
+	if d.Status != "failed" || d.AttemptCount != h.attempts || d.FailReason != "attempts_exhausted" {
+		t.Fatalf("the automatic series must run to its end (%d attempts): %+v", h.attempts, d)
 	}
 	manual, auto := 0, 0
 	for _, a := range d.Attempts {
@@ -238,7 +239,7 @@ func TestResendDoesNotCancelAutomaticRetries(t *testing.T) {
 			auto++
 		}
 	}
-	if manual != 1 || auto != 4 || len(rv.requests()) != 5 {
+	if manual != 1 || auto != h.attempts || len(rv.requests()) != h.attempts+1 {
 		t.Fatalf("%d manual, %d automatic attempts, %d requests", manual, auto, len(rv.requests()))
 	}
 
@@ -258,7 +259,7 @@ func TestResendDoesNotCancelAutomaticRetries(t *testing.T) {
 	if n := len(rv.requests()); n != before+1 {
 		t.Fatalf("a duplicated resend made %d requests", n-before)
 	}
-	if got := h.delivery(t, key, id); got.Status != "failed" || len(got.Attempts) != 6 {
+	if got := h.delivery(t, key, id); got.Status != "failed" || len(got.Attempts) != h.attempts+2 {
 		t.Fatalf("after the second resend: %+v", got)
 	}
 	_, other := h.account(t)
@@ -360,14 +361,16 @@ func TestEndpointLifecycle(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		ev := h.publish(t, key, payout)
 		pending = append(pending, ev.Deliveries[0].ID)
-		h.waitFor(t, key, ev.Deliveries[0].ID, 15*time.Second, func(d deliveryOut) bool { return d.AttemptCount == 1 && len(d.Attempts) == 1 })
+		h.waitFor(t, key, ev.Deliveries[0].ID, 15*time.Second, func(d deliveryOut) bool { return d.AttemptCount >= 1 && len(d.Attempts) >= 1 })
 	}
 	got = endpointFull{}
 	if code := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"disabled": true}, &got); code != 200 || !got.Disabled || got.Reason == "" {
 		t.Fatalf("disable: %d %+v", code, got)
 	}
 	for _, id := range pending {
-		if d := h.delivery(t, key, id); d.Status != "failed" || d.FailReason != "endpoint_disabled" || d.AttemptCount != 1 {
+		// Locally the retry is an hour away: exactly one attempt. A deployed
+		// stack retries on its own (1 s) schedule, so more may have run.
+		if d := h.delivery(t, key, id); d.Status != "failed" || d.FailReason != "endpoint_disabled" || d.AttemptCount < 1 || (!remote() && d.AttemptCount != 1) {
 			t.Fatalf("pending delivery after disabling: %+v", d)
 		}
 	}

@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/gifq/webhooks/shared/sender"
+)
+
+// The tests in this file exercise what only a deployed stack has: the
+// functions' own triggers and the Lambda Invoke API. Locally (make test)
+// the same behaviour is proven by calling the handlers directly
+// (TestDLQRedrivePaths, the sweeper tests), so they say so and stop.
+
+func deployedOnly(t *testing.T) {
+	t.Helper()
+	if !remote() {
+		t.Skip("needs a deployed stack (E2E_API_URL): its functions, triggers and Invoke API; locally the same behaviour is tested through the handlers")
+	}
+}
+
+func awsClients(t *testing.T) (*lambda.Client, *eventbridge.Client) {
+	t.Helper()
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lambda.NewFromConfig(cfg), eventbridge.NewFromConfig(cfg)
+}
+
+// invoke calls a deployed function synchronously (the Lambda Invoke API, as
+// `aws lambda invoke` does) and decodes its answer into out.
+func invoke(t *testing.T, lc *lambda.Client, function string, payload []byte, out any) {
+	t.Helper()
+	res, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(function), Payload: payload,
+		InvocationType: lambdatypes.InvocationTypeRequestResponse})
+	if err != nil {
+		t.Fatalf("invoke %s: %v", function, err)
+	}
+	if res.FunctionError != nil {
+		t.Fatalf("invoke %s: function error %s: %s", function, aws.ToString(res.FunctionError), res.Payload)
+	}
+	if err := json.Unmarshal(res.Payload, out); err != nil {
+		t.Fatalf("invoke %s: answer %s: %v", function, res.Payload, err)
+	}
+}
+
+func sampleEvent(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile("../../events/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+type redriveOut struct {
+	Examined, Matched, Moved, Stale, Left, Unreadable int
+}
+
+// Ops at 3 a.m.: deliveries rejected by a receiver sit in the DLQ; the
+// deployed redrive function, invoked through the Lambda Invoke API with
+// events/redrive.json (a dry run), counts them and moves nothing; the same
+// request for real, filtered to the endpoint, sends them back for a fresh
+// series, and the receiver (fixed now) gets each once.
+func TestDeployedRedriveFunction(t *testing.T) {
+	deployedOnly(t)
+	lc, _ := awsClients(t)
+	fn := os.Getenv("E2E_REDRIVE_FUNCTION")
+	h := start(t, opts{})
+	_, key := h.account(t)
+	var fixed atomic.Bool
+	rv, ep := h.registerReceiver(t, key, func(int, http.ResponseWriter, *http.Request) (int, string) {
+		if fixed.Load() {
+			return 200, ""
+		}
+		return 404, ""
+	})
+	var ids []string
+	for i := 0; i < 2; i++ {
+		ev := h.publish(t, key, payout)
+		ids = append(ids, ev.Deliveries[0].ID)
+		if d := h.waitFor(t, key, ev.Deliveries[0].ID, 30*time.Second, settled); d.Status != "failed" || d.FailReason != "rejected" {
+			t.Fatalf("delivery %+v", d)
+		}
+	}
+	waitInDLQ(t, h, ids)
+
+	var dry redriveOut
+	invoke(t, lc, fn, sampleEvent(t, "redrive.json"), &dry)
+	if dry.Examined < 2 || dry.Matched < 2 || dry.Moved != 0 {
+		t.Fatalf("dry run (events/redrive.json): %+v", dry)
+	}
+	waitInDLQ(t, h, ids) // still there
+
+	fixed.Store(true)
+	req, _ := json.Marshal(map[string]any{"max_messages": 100, "endpoint_id": ep.ID})
+	var res redriveOut
+	invoke(t, lc, fn, req, &res)
+	if res.Moved != 2 || res.Matched != 2 {
+		t.Fatalf("redrive for %s: %+v", ep.ID, res)
+	}
+	for _, id := range ids {
+		d := h.waitFor(t, key, id, 30*time.Second, func(d deliveryOut) bool { return d.Series == 2 && settled(d) })
+		if d.Status != "delivered" {
+			t.Fatalf("redriven delivery %+v", d)
+		}
+	}
+	if n := len(rv.requests()); n != 4 {
+		t.Fatalf("receiver got %d requests, want 2 rejected + 2 redriven", n)
+	}
+	dl := h.dlq(t)
+	for _, id := range ids {
+		if len(dl[id]) != 0 {
+			t.Fatalf("%s is still in the DLQ: %+v", id, dl[id])
+		}
+	}
+}
+
+func waitInDLQ(t *testing.T, h *harness, ids []string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		dl := h.dlq(t)
+		missing := 0
+		for _, id := range ids {
+			if len(dl[id]) != 1 {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %v not in the DLQ once", missing, ids)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+type sweepOut struct {
+	Found, Requeued, DeadLettered int
+}
+
+// The sweeper's EventBridge rule exists, runs every 15 minutes and targets
+// the sweeper function; the emulator cannot be made to fire a 15-minute
+// rule in test time, so the test then invokes the function with the
+// scheduled event the rule sends (events/sweeper.json). A delivery that was
+// written but whose queue message never went out is found and delivered.
+func TestDeployedSweeperRuleAndRun(t *testing.T) {
+	deployedOnly(t)
+	lc, eb := awsClients(t)
+	sweeper := os.Getenv("E2E_STACK_NAME") + "-sweeper"
+	fn, err := lc.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(sweeper)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := aws.ToString(fn.Configuration.FunctionArn)
+	rules, err := eb.ListRuleNamesByTarget(ctx, &eventbridge.ListRuleNamesByTargetInput{TargetArn: aws.String(arn)})
+	if err != nil || len(rules.RuleNames) != 1 {
+		t.Fatalf("rules targeting %s: %v %v", arn, rules, err)
+	}
+	rule, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rules.RuleNames[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aws.ToString(rule.ScheduleExpression) != "rate(15 minutes)" || rule.State != "ENABLED" {
+		t.Fatalf("rule %s: schedule %q, state %s", rules.RuleNames[0], aws.ToString(rule.ScheduleExpression), rule.State)
+	}
+
+	h := start(t, opts{})
+	acct, key := h.account(t)
+	rv, ep := h.registerReceiver(t, key, always(200))
+	d := pendingWithoutMessage(t, h, acct, ep.ID)
+	time.Sleep(4 * time.Second) // the stack's sweep grace is 3 s here (LOCALSTACK_SWEEP_GRACE)
+	var res sweepOut
+	invoke(t, lc, sweeper, sampleEvent(t, "sweeper.json"), &res)
+	if res.Found < 1 || res.Requeued < 1 {
+		t.Fatalf("sweep: %+v", res)
+	}
+	if got := h.waitFor(t, key, d.ID, 30*time.Second, settled); got.Status != "delivered" || got.AttemptCount != 1 {
+		t.Fatalf("swept delivery %+v", got)
+	}
+	if n := len(rv.requests()); n != 1 {
+		t.Fatalf("receiver got %d requests", n)
+	}
+}
+
+// A burst for one account, through API Gateway and the deployed event
+// source mapping, reaches the receiver no faster than the account's rate.
+// Small: LocalStack's one SQS poller and its serialised moto DynamoDB drain
+// far slower than AWS (docs/deploy.md), and pacing shows within 20 events.
+func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
+	deployedOnly(t)
+	const n, rate = 20, 5
+	h := start(t, opts{})
+	a, err := h.store.CreateAccount(ctx, "e2e-burst", rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := h.store.CreateAPIKey(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, _ := h.registerReceiver(t, key, always(200))
+	begin := time.Now()
+	h.publishMany(t, key, n)
+	waitCount(t, "delivered", n, 3*time.Minute, func() int { return len(rv.requests()) })
+	took := time.Since(begin)
+	var at []time.Time
+	events := map[string]bool{}
+	for _, r := range rv.requests() {
+		at = append(at, r.at)
+		events[r.header.Get(sender.HeaderEventID)] = true
+	}
+	if len(events) != n {
+		t.Fatalf("%d events delivered, want %d", len(events), n)
+	}
+	busiest := maxInWindow(at, time.Second)
+	t.Logf("%d events at %d/s: drained in %s, busiest second %d", n, rate, took.Round(time.Millisecond), busiest)
+	// The documented burst: at most 10 % + 1 over the limit in any second.
+	if busiest > rate+rate/10+1 {
+		t.Errorf("%d requests in one second, limit %d", busiest, rate)
+	}
+	if least := time.Duration(n/rate-1) * time.Second; took < least {
+		t.Errorf("drained %d in %s, faster than %d/s allows (%s)", n, took, rate, least)
+	}
+}

@@ -1,0 +1,1 @@
+"""LocalStack plugins of gifq-webhooks: see executor.py and dynamodb.py."""
