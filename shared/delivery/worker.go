@@ -468,7 +468,7 @@ func (w *Worker) record(ctx context.Context, d domain.Delivery, ep *domain.Endpo
 			return err
 		}
 		log.Warn("recording the attempt failed; trying again", "error", err, "try", try)
-		_ = sleepUntil(ctx, w.Now().Add(recordBackoff(try)))
+		_ = sleepUntil(ctx, time.Now().Add(recordBackoff(try)))
 		cur, gerr := w.Store.GetDelivery(ctx, d.ID)
 		if gerr != nil && !errors.Is(gerr, store.ErrNotFound) {
 			continue
