@@ -21,7 +21,7 @@ import (
 func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
 	now := w.Now()
 	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxWaitInWorker {
-		return later(time.UnixMilli(msg.SlotAt).Sub(now))
+		return later(early(time.UnixMilli(msg.SlotAt).Sub(now)))
 	}
 	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
 	if err != nil {
@@ -48,7 +48,7 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	if !ok {
 		return s
 	}
-	if err := sleepUntil(ctx, sendAt); err != nil {
+	if err := sleepUntil(ctx, sendAt.Add(-claimLead)); err != nil {
 		return step{err: err}
 	}
 	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(w.Now().Add(w.LeaseFor)), Slot: slot, URL: ep.URL}
@@ -61,6 +61,9 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 		return later(time.Second) // the slot was taken meanwhile
 	case err != nil:
 		return step{err: err}
+	}
+	if err := w.stayOnSlot(ctx, sendAt); err != nil {
+		return step{err: err} // the claim's lease runs out and the next receive takes it over
 	}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: snap.Event.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),

@@ -66,12 +66,16 @@ const (
 	// A message whose rate-limit slot is this close waits in the worker
 	// instead of going back to the queue (a second receive costs more).
 	maxWaitInWorker = time.Second
-	// A slot missed by more than this (the workers were far behind) is
-	// given up and a new one reserved. A slot missed by less is still used:
-	// giving up every late slot would waste the limiter's capacity and turn
-	// a backlog into a storm of re-reservations. Trailing slots are what lets
-	// a receiver see a small burst over the limit in one second.
-	slotTolerance = time.Second
+	// A message may use its rate-limit slot at most this long after it;
+	// later, a new slot is reserved. Slots are 1/rate apart, so a one-second
+	// window at the receiver holds the slots of 1 s + the lateness of the
+	// POSTs: with 100 ms, at most 10 % + 1 over the rate (the README's
+	// bound). The claim is made claimLead ahead of the slot so that its own
+	// write does not add to the lateness.
+	slotTolerance = 100 * time.Millisecond
+	// The claim is made this long before the slot, so that its write (a
+	// few ms, more on a busy machine) is done when the slot comes.
+	claimLead = 250 * time.Millisecond
 	// Back-off for a message that found the endpoint at its in-flight cap.
 	capBackoffMin, capBackoffMax = time.Second, 30 * time.Second
 	// A system error (DynamoDB or SQS unavailable) retries the message soon;
@@ -212,7 +216,7 @@ func lifecycleMessage(msg queue.Message) lifecycle.Message {
 func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
 	now := w.Now()
 	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxWaitInWorker {
-		return later(time.UnixMilli(msg.SlotAt).Sub(now)) // came back early for its slot
+		return later(early(time.UnixMilli(msg.SlotAt).Sub(now))) // came back early for its slot
 	}
 	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
 	if err != nil {
@@ -252,9 +256,10 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	if !ok {
 		return s
 	}
-	// Wait for the slot before the claim: a claim holds one of the
-	// endpoint's in-flight slots, which must not sit idle while we wait.
-	if err := sleepUntil(ctx, sendAt); err != nil {
+	// Wait for the slot before the claim, but for claimLead: a claim holds
+	// one of the endpoint's in-flight slots, which should not sit idle, and
+	// the claim's write must not make the POST late.
+	if err := sleepUntil(ctx, sendAt.Add(-claimLead)); err != nil {
 		return step{err: err}
 	}
 	if slot == "" {
@@ -266,7 +271,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 			return s
 		}
 	}
-	return w.attempt(ctx, snap, slot, m, log)
+	return w.attempt(ctx, snap, slot, sendAt, m, log)
 }
 
 // endpointChanged reports whether the endpoint was disabled, deleted or
@@ -310,7 +315,7 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 		}
 		next := msg
 		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
-		if err := w.Queue.Send(ctx, next, wait); err != nil {
+		if err := w.Queue.Send(ctx, next, early(wait)); err != nil {
 			return now, step{err: err}, false
 		}
 		return now, done, false
@@ -331,6 +336,12 @@ func (w *Worker) keepDue(ctx context.Context, d domain.Delivery, until time.Time
 		log.Warn("could not move the due time; the sweeper may re-queue this delivery", "error", err)
 	}
 }
+
+// early is how long to put a message back for a slot wait away: whole
+// seconds rounded down (SQS counts delays in whole seconds, rounding up), so
+// that it comes back up to a second before its slot and waits in the
+// worker. Back after the slot, it would be late and its slot lost.
+func early(wait time.Duration) time.Duration { return wait.Truncate(time.Second) }
 
 func sleepUntil(ctx context.Context, t time.Time) error {
 	wait := time.Until(t)
@@ -373,23 +384,13 @@ func capBackoff(deferrals int) time.Duration {
 }
 
 // attempt claims, sends, records and settles one automatic attempt.
-func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, m *obs.Batch, log *slog.Logger) step {
+func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
 	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
 	now := w.Now()
 	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot, AttemptID: domain.NewID("att"), URL: ep.URL}
-	if d.Claim != "" {
-		// The previous attempt's worker died after claiming it: log it,
-		// under the id it would have sent (the receiver may have seen it).
-		id := d.ClaimAttempt
-		if id == "" {
-			id = domain.NewID("att")
-		}
-		claim.Interrupted = &domain.Attempt{
-			ID: id, DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
-			StartedAt: d.UpdatedAt, ErrorClass: "interrupted", Error: "the worker stopped before recording a result",
-			Outcome: string(lifecycle.OutcomeUnknown), ExpiresAt: d.ExpiresAt,
-		}
-	}
+	// The previous attempt's worker died after claiming it: log it, under
+	// the id it would have sent (the receiver may have seen it).
+	claim.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
 	claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
 	for tried := map[string]bool{}; errors.Is(err, store.ErrSlotTaken); {
 		// Another worker took that slot a moment ago: try the others we saw free.
@@ -410,6 +411,9 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	}
 
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
+	if err := w.stayOnSlot(ctx, sendAt); err != nil {
+		return step{err: err} // the lease runs out and the next claim logs this one as interrupted
+	}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
 		EventType: ev.Type, EventID: ev.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
@@ -450,6 +454,12 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	failed.Status, failed.FailReason, failed.FailedAt = domain.StatusFailed, o.FailReason, domain.Millis(w.Now())
 	failed.LastStatus, failed.LastError = a.StatusCode, a.ErrorClass
 	return w.deadLetter(ctx, failed, true, m, log)
+}
+
+// stayOnSlot runs after the claim, right before the POST: it waits for the
+// rate-limit slot the claim was made ahead of (claimLead).
+func (w *Worker) stayOnSlot(ctx context.Context, sendAt time.Time) error {
+	return sleepUntil(ctx, sendAt)
 }
 
 // record writes an attempt's outcome, retrying a transient failure: the

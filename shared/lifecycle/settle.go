@@ -130,3 +130,22 @@ func CheckRecord(d *domain.Delivery, claimID, attemptID string) RecordResult {
 	}
 	return RecordLost
 }
+
+// Interrupted is the attempt-log entry for the attempt a delivery's current
+// claim made, when its worker stopped before recording a result: logged
+// under the id it would have sent (the receiver may have seen it), or
+// fallbackID when the claim kept none. nil when nothing is claimed.
+func Interrupted(d domain.Delivery, fallbackID string) *domain.Attempt {
+	if d.Claim == "" {
+		return nil
+	}
+	id := d.ClaimAttempt
+	if id == "" {
+		id = fallbackID
+	}
+	return &domain.Attempt{
+		ID: id, DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
+		StartedAt: d.UpdatedAt, ErrorClass: "interrupted", Error: "the worker stopped before recording a result",
+		Outcome: string(OutcomeUnknown), ExpiresAt: d.ExpiresAt,
+	}
+}

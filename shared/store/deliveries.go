@@ -311,13 +311,17 @@ func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c C
 // live lease, and marks it for the DLQ. With sendDLQ the caller will send
 // the DLQ message itself and takes the DLQ claim; without, whoever comes
 // next (its queue message, or the sweeper) sends it.
+//
+// When seen still carries a claim (its worker died, the lease ran out), the
+// attempt that claim made is logged as interrupted in the same transaction:
+// the last attempt of a series lost to a crash shows in the log too.
 func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	claimUntil := int64(0)
 	if sendDLQ {
 		claimUntil = now + dlqClaimFor
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(seen.ID), skDelivery),
 		UpdateExpression: aws.String("SET #st = :failed, fail_reason = :reason, failed_at = :now, updated_at = :now," +
 			" dlq_pending = :true, dlq_claim_until = :dlqc, due_at = :now, gsi2pk = :g2 REMOVE claim, claim_attempt, lease_until"),
@@ -327,7 +331,32 @@ func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, re
 			":true": boolean(true), ":dlqc": num(claimUntil), ":g2": str(endpointStatusPK(seen.EndpointID, domain.StatusFailed)),
 			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen))},
 		ReturnValues: types.ReturnValueAllNew,
-	})
+	}
+	if a := lifecycle.Interrupted(seen, domain.NewID("att")); a != nil {
+		put, err := s.attemptPut(*a)
+		if err != nil {
+			return seen, err
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
+				ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
+				ExpressionAttributeValues: in.ExpressionAttributeValues}},
+			{Put: put},
+		}})
+		reasons := cancelReasons(err)
+		switch {
+		case err == nil:
+			var d domain.Delivery
+			return d, s.get(ctx, key(deliveryPK(seen.ID), skDelivery), &d)
+		case !onlyConditionFailures(reasons):
+			return seen, err
+		case aws.ToString(reasons[0].Code) == "ConditionalCheckFailed":
+			return seen, ErrConflict
+		}
+		// Only the log entry exists already (its worker recorded it after
+		// all): fail the delivery alone.
+	}
+	out, err := s.db.UpdateItem(ctx, in)
 	return unmarshalDelivery(out, err)
 }
 

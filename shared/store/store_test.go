@@ -413,3 +413,27 @@ func TestManualAttemptLeftInProgressIsTakenOverAfterItsLease(t *testing.T) {
 		t.Fatalf("the worker died: its resend must be taken over, got %v", err)
 	}
 }
+
+// Defect 10: the last attempt of a series, claimed by a worker that died,
+// is logged as interrupted when the delivery is failed as exhausted.
+func TestFailingAnInterruptedLastAttemptLogsIt(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(30 * time.Millisecond).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	claimed, err := s.ClaimAttempt(ctx, d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for time.Now().UnixMilli() <= c.LeaseUntil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	failed, err := s.FailWithoutAttempt(ctx, claimed, domain.ReasonExhausted, true)
+	if err != nil || failed.Status != domain.StatusFailed || failed.FailReason != domain.ReasonExhausted || failed.Claim != "" {
+		t.Fatalf("fail: %+v %v", failed, err)
+	}
+	_, attempts, err := s.DeliveryWithAttempts(ctx, d.ID)
+	if err != nil || len(attempts) != 1 || attempts[0].ID != c.AttemptID || attempts[0].Kind != domain.AttemptInterrupted || attempts[0].Number != 1 {
+		t.Fatalf("attempt log: %+v %v", attempts, err)
+	}
+}
