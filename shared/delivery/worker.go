@@ -411,7 +411,9 @@ func (w *Worker) claimThenReserve(ctx context.Context, snap store.Snapshot, slot
 	now := w.Now()
 	if wait := res.First.Sub(now); wait > maxWaitInWorker {
 		m.Count(obs.MetricRateLimitDeferrals, 1)
-		if err := w.Store.ReleaseClaim(ctx, claimed, claim, domain.Millis(res.First)); err != nil {
+		// Due when the message comes back, with half the sweep grace to
+		// spare: a message that returns late is not taken for a lost one.
+		if err := w.Store.ReleaseClaim(ctx, claimed, claim, domain.Millis(res.First.Add(w.SweepGrace/2))); err != nil {
 			return step{err: err}
 		}
 		next := msg
