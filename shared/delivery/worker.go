@@ -31,7 +31,6 @@ import (
 type Store interface {
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	ClaimAttempt(context.Context, domain.Delivery, store.Claim) (domain.Delivery, error)
-	ReleaseClaim(ctx context.Context, claimed domain.Delivery, c store.Claim, dueAt int64) error
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
 	ClaimDeadLetter(context.Context, string) error
@@ -253,12 +252,6 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		w.keepDue(ctx, *d, now.Add(wait), log)
 		return later(wait)
 	}
-	if slot != "" && !w.carriesSlot(msg, *d) {
-		// Capped, and the attempt needs a new rate slot: claim first, so
-		// that the workers competing for the endpoint's in-flight slots do
-		// not each reserve a rate slot and throw it away when they lose.
-		return w.claimThenReserve(ctx, snap, slot, msg, m, log)
-	}
 	sendAt, s, ok := w.rateSlot(ctx, msg, msg.SlotFor == d.Attempts, *d, true, m)
 	if !ok {
 		return s
@@ -390,56 +383,9 @@ func capBackoff(deferrals int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d/4)+1))
 }
 
-// carriesSlot reports whether the message's rate-limit slot is this
-// attempt's and still usable (not missed by more than slotTolerance).
-func (w *Worker) carriesSlot(msg queue.Message, d domain.Delivery) bool {
-	return msg.SlotAt != 0 && msg.SlotFor == d.Attempts && w.Now().Sub(time.UnixMilli(msg.SlotAt)) <= slotTolerance
-}
-
-// claimThenReserve makes a capped attempt whose message carries no usable
-// rate slot: claim, then reserve. A slot more than maxWaitInWorker away (a
-// backlog) gives the claim back and sends the message back carrying the slot.
-func (w *Worker) claimThenReserve(ctx context.Context, snap store.Snapshot, slot string, msg queue.Message, m *obs.Batch, log *slog.Logger) step {
-	claimed, claim, s, ok := w.claim(ctx, snap, slot, m)
-	if !ok {
-		return s
-	}
-	res, err := w.Limiter.Reserve(ctx, claimed.AccountID, 1, 0)
-	if err != nil {
-		return step{err: err} // the lease runs out and the next claim takes over
-	}
-	now := w.Now()
-	if wait := res.First.Sub(now); wait > maxWaitInWorker {
-		m.Count(obs.MetricRateLimitDeferrals, 1)
-		// Due when the message comes back, with half the sweep grace to
-		// spare: a message that returns late is not taken for a lost one.
-		if err := w.Store.ReleaseClaim(ctx, claimed, claim, domain.Millis(res.First.Add(w.SweepGrace/2))); err != nil {
-			return step{err: err}
-		}
-		next := msg
-		next.SlotAt, next.SlotFor = domain.Millis(res.First), snap.Delivery.Attempts
-		if err := w.Queue.Send(ctx, next, early(wait)); err != nil {
-			return step{err: err} // the sweeper re-queues it when due
-		}
-		return done
-	}
-	return w.send(ctx, snap, claimed, claim, res.First, m, log)
-}
-
 // attempt claims, sends, records and settles one automatic attempt.
 func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
-	claimed, claim, s, ok := w.claim(ctx, snap, slot, m)
-	if !ok {
-		return s
-	}
-	return w.send(ctx, snap, claimed, claim, sendAt, m, log)
-}
-
-// claim takes the delivery's next attempt (and, with the cap, one of the
-// endpoint's in-flight slots, trying the others seen free if that one was
-// just taken). ok is false when there is nothing to send now.
-func (w *Worker) claim(ctx context.Context, snap store.Snapshot, slot string, m *obs.Batch) (domain.Delivery, store.Claim, step, bool) {
-	d, ep := *snap.Delivery, snap.Endpoint
+	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
 	now := w.Now()
 	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot, AttemptID: domain.NewID("att"), URL: ep.URL}
 	// The previous attempt's worker died after claiming it: log it, under
@@ -452,24 +398,18 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, slot string, m 
 		next, ok := w.freeSlot(ep, now, tried)
 		if !ok {
 			m.Count(obs.MetricEndpointDeferrals, 1)
-			return d, claim, later(capBackoff(1)), false
+			return later(capBackoff(1))
 		}
 		claim.Slot = next
 		claimed, err = w.Store.ClaimAttempt(ctx, d, claim)
 	}
 	if errors.Is(err, store.ErrConflict) {
-		return d, claim, later(time.Second), false // changed under us: look again shortly
+		return later(time.Second) // changed under us: look again shortly
 	}
 	if err != nil {
-		return d, claim, step{err: err}, false
+		return step{err: err}
 	}
-	return claimed, claim, done, true
-}
 
-// send makes the claimed attempt at sendAt, records it and settles the delivery.
-func (w *Worker) send(ctx context.Context, snap store.Snapshot, claimed domain.Delivery, claim store.Claim, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
-	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
-	now := w.Now()
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
 	if err := w.stayOnSlot(ctx, sendAt); err != nil {
 		return step{err: err} // the lease runs out and the next claim logs this one as interrupted

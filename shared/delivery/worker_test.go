@@ -37,22 +37,11 @@ type memStore struct {
 	endpoints   map[string]domain.Endpoint
 	events      map[string]domain.Event
 	attempts    []domain.Attempt
-	failRecords int             // the next n RecordAttempt calls fail transiently, writing nothing
-	claims      int             // ClaimAttempt calls
-	loadBarrier *sync.WaitGroup // when set, each LoadForAttempt waits for all of them
+	failRecords int // the next n RecordAttempt calls fail transiently, writing nothing
 	now         func() time.Time
 }
 
 func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapshot, error) {
-	snap := m.load(r)
-	if m.loadBarrier != nil {
-		m.loadBarrier.Done()
-		m.loadBarrier.Wait()
-	}
-	return snap, nil
-}
-
-func (m *memStore) load(r store.Ref) store.Snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var snap store.Snapshot
@@ -65,31 +54,16 @@ func (m *memStore) load(r store.Ref) store.Snapshot {
 	if ev, ok := m.events[r.EventID]; ok {
 		snap.Event = &ev
 	}
-	return snap
+	return snap, nil
 }
 
 func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store.Claim) (domain.Delivery, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.claims++
 	d := m.deliveries[seen.ID]
 	now := domain.Millis(m.now())
 	if d.Status != domain.StatusPending || d.Gen != seen.Gen || d.Attempts != seen.Attempts || d.NextAttemptAt > now || d.LeaseUntil >= now {
 		return seen, store.ErrConflict
-	}
-	if c.Slot != "" {
-		k := d.AccountID + "/" + d.EndpointID
-		ep := m.endpoints[k]
-		if l, held := ep.Leases[c.Slot]; held && l.Until >= now {
-			return seen, store.ErrSlotTaken
-		}
-		leases := map[string]domain.Lease{}
-		for s, l := range ep.Leases {
-			leases[s] = l
-		}
-		leases[c.Slot] = domain.Lease{Until: c.LeaseUntil, Claim: c.ID}
-		ep.Leases = leases
-		m.endpoints[k] = ep
 	}
 	if c.Interrupted != nil {
 		m.attempts = append(m.attempts, *c.Interrupted)
@@ -109,7 +83,6 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 	}
 	m.attempts = append(m.attempts, a)
 	d := m.deliveries[a.DeliveryID]
-	m.freeSlot(d, c)
 	if d.Claim != c.ID {
 		return store.ErrConflict
 	}
@@ -125,35 +98,6 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 			d.Throttles++
 		}
 	}
-	m.deliveries[d.ID] = d
-	return nil
-}
-
-func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
-	k := d.AccountID + "/" + d.EndpointID
-	ep := m.endpoints[k]
-	if l, held := ep.Leases[c.Slot]; c.Slot != "" && held && l.Claim == c.ID {
-		leases := map[string]domain.Lease{}
-		for s, l := range ep.Leases {
-			if s != c.Slot {
-				leases[s] = l
-			}
-		}
-		ep.Leases = leases
-		m.endpoints[k] = ep
-	}
-}
-
-func (m *memStore) ReleaseClaim(_ context.Context, claimed domain.Delivery, c store.Claim, dueAt int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	d := m.deliveries[claimed.ID]
-	if d.Claim != c.ID {
-		return store.ErrConflict
-	}
-	m.freeSlot(d, c)
-	d.Attempts--
-	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.DueAt = "", "", 0, dueAt
 	m.deliveries[d.ID] = d
 	return nil
 }
@@ -250,16 +194,12 @@ func (l *nowLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (rat
 
 // receiver answers every POST with one status code and counts them.
 type receiver struct {
-	mu     sync.Mutex
-	code   int
-	got    []sender.Request
-	before func() // runs before answering, outside the lock
+	mu   sync.Mutex
+	code int
+	got  []sender.Request
 }
 
 func (r *receiver) Send(_ context.Context, req sender.Request) sender.Result {
-	if r.before != nil {
-		r.before()
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, req)
@@ -370,43 +310,5 @@ func TestMessageNamingAnotherAccountsEventIsQuarantined(t *testing.T) {
 	}
 	if got, _ := r.st.GetDelivery(context.Background(), r.d.ID); got != r.d {
 		t.Fatalf("a refused message changed the delivery: %+v", got)
-	}
-}
-
-// Defect 2: workers competing for an endpoint's in-flight slots each
-// reserved an account rate slot before the claim and threw it away when they
-// lost (10 messages, 1 free slot: 1 POST, 10 slots reserved, 2 s of a 5/s
-// budget). Only a claim's winner may reserve.
-func TestCappedWorkersReserveRateSlotsOnlyForClaimsTheyWin(t *testing.T) {
-	r := newRig(t, 200)
-	r.w.MaxInFlight = 1
-	var ev events.SQSEvent
-	for i := 0; i < 10; i++ {
-		d := r.d
-		d.ID = domain.NewID("dlv")
-		r.st.deliveries[d.ID] = d
-		raw, _ := json.Marshal(queue.For(d)) // no slot: a retry's message
-		ev.Records = append(ev.Records, events.SQSMessage{MessageId: d.ID, Body: string(raw), Attributes: map[string]string{"ApproximateReceiveCount": "1"}})
-	}
-	// All ten read the endpoint with its slot free, and the receiver answers
-	// once every one has tried to claim: they really compete for the slot.
-	r.st.loadBarrier = &sync.WaitGroup{}
-	r.st.loadBarrier.Add(len(ev.Records))
-	r.recv.before = func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			r.st.mu.Lock()
-			n := r.st.claims
-			r.st.mu.Unlock()
-			if n >= len(ev.Records) {
-				return
-			}
-		}
-		t.Errorf("only %d of the messages tried to claim", r.st.claims)
-	}
-	if _, err := r.w.Handle(context.Background(), ev); err != nil {
-		t.Fatal(err)
-	}
-	if posts := len(r.recv.got); posts == 0 || r.lim.reserved != posts {
-		t.Fatalf("%d rate slots reserved for %d POSTs", r.lim.reserved, posts)
 	}
 }

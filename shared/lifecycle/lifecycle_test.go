@@ -286,15 +286,12 @@ func TestCheckRecord(t *testing.T) {
 
 // Every event a worker or the sweeper decides is produced by some case
 // above; the rest are made by ingest, the API, the sweeper's conditional
-// re-queue, the rate limiter's answer and DynamoDB's TTL, and proven by the
-// store's emulator tests.
+// re-queue and DynamoDB's TTL, and proven by the store's emulator tests.
 func TestEveryDecidedTransitionIsCovered(t *testing.T) {
 	t.Run("decide", TestDecide)
 	t.Run("settle", TestSettle)
 	t.Run("sweep", TestDecideSweep)
-	notDecidedHere := map[lifecycle.Event]bool{lifecycle.Ingested: true, lifecycle.Requeued: true, lifecycle.Restarted: true, lifecycle.Expired: true,
-		lifecycle.Released: true} // the rate limiter's answer after a capped claim
-
+	notDecidedHere := map[lifecycle.Event]bool{lifecycle.Ingested: true, lifecycle.Requeued: true, lifecycle.Restarted: true, lifecycle.Expired: true}
 	for _, tr := range lifecycle.Transitions {
 		if !covered[tr.On] && !notDecidedHere[tr.On] {
 			t.Errorf("no decision test makes %s --%s--> %s", tr.From, tr.On, tr.To)

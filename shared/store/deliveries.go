@@ -142,31 +142,6 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 	return d, nil
 }
 
-// ReleaseClaim gives back an attempt claimed but not made (its rate-limit
-// slot turned out to be far away): the attempt no longer counts, the lease
-// and the endpoint slot are freed, and the due time moves to dueAt, when
-// the message comes back. ErrConflict when the claim is no longer held.
-func (s *Store) ReleaseClaim(ctx context.Context, claimed domain.Delivery, c Claim, dueAt int64) error {
-	tx := []types.TransactWriteItem{{Update: &types.Update{
-		TableName: s.table, Key: key(deliveryPK(claimed.ID), skDelivery),
-		UpdateExpression:          aws.String("SET attempts = attempts - :one, due_at = :due REMOVE claim, claim_attempt, lease_until"),
-		ConditionExpression:       aws.String("claim = :c"),
-		ExpressionAttributeValues: item{":one": num(1), ":due": num(dueAt), ":c": str(c.ID)},
-	}}}
-	if c.Slot != "" {
-		tx = append(tx, types.TransactWriteItem{Update: &types.Update{
-			TableName: s.table, Key: key(accountPK(claimed.AccountID), endpointSK(claimed.EndpointID)),
-			UpdateExpression: aws.String("REMOVE leases.#slot"), ConditionExpression: aws.String("leases.#slot.c = :c"),
-			ExpressionAttributeNames: map[string]string{"#slot": c.Slot}, ExpressionAttributeValues: item{":c": str(c.ID)},
-		}})
-	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-	if onlyConditionFailures(cancelReasons(err)) {
-		return ErrConflict
-	}
-	return err
-}
-
 // leaseSlot takes one of the endpoint's in-flight slots for a claim, if the
 // slot is free or its lease ran out.
 func (s *Store) leaseSlot(d domain.Delivery, c Claim) *types.Update {

@@ -437,33 +437,3 @@ func TestFailingAnInterruptedLastAttemptLogsIt(t *testing.T) {
 		t.Fatalf("attempt log: %+v %v", attempts, err)
 	}
 }
-
-// A claim given back unsent (its rate slot was far) no longer counts, and
-// frees the lease and the endpoint slot for the next claim.
-func TestReleaseClaimGivesTheAttemptBack(t *testing.T) {
-	s := newStore(t)
-	ep := endpoint(t, s, account(t, s).ID)
-	_, d, _ := event(t, s, ep, "")
-	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
-	claimed, err := s.ClaimAttempt(ctx, d, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	due := time.Now().Add(30 * time.Second).UnixMilli()
-	if err := s.ReleaseClaim(ctx, claimed, c, due); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := s.GetDelivery(ctx, d.ID)
-	if got.Attempts != 0 || got.Claim != "" || got.LeaseUntil != 0 || got.DueAt != due {
-		t.Fatalf("after the release: %+v", got)
-	}
-	if epNow, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID); len(epNow.Leases) != 0 {
-		t.Fatalf("endpoint slot still held: %+v", epNow.Leases)
-	}
-	if err := s.ReleaseClaim(ctx, claimed, c, due); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("second release: %v", err)
-	}
-	if _, err := s.ClaimAttempt(ctx, got, store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}); err != nil {
-		t.Fatalf("claim after the release: %v", err)
-	}
-}
