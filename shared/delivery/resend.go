@@ -48,7 +48,7 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	if !ok {
 		return s
 	}
-	if err := sleepUntil(ctx, sendAt.Add(-claimLead)); err != nil {
+	if err := sleepUntil(ctx, sendAt); err != nil {
 		return step{err: err}
 	}
 	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(w.Now().Add(w.LeaseFor)), Slot: slot, URL: ep.URL}
