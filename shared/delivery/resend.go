@@ -21,7 +21,7 @@ import (
 func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
 	now := w.Now()
 	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxWaitInWorker {
-		return later(early(time.UnixMilli(msg.SlotAt).Sub(now)))
+		return later(time.UnixMilli(msg.SlotAt).Sub(now))
 	}
 	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
 	if err != nil {

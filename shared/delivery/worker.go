@@ -214,7 +214,7 @@ func lifecycleMessage(msg queue.Message) lifecycle.Message {
 func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
 	now := w.Now()
 	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxWaitInWorker {
-		return later(early(time.UnixMilli(msg.SlotAt).Sub(now))) // came back early for its slot
+		return later(time.UnixMilli(msg.SlotAt).Sub(now)) // came back early for its slot
 	}
 	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
 	if err != nil {
@@ -314,7 +314,7 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 		}
 		next := msg
 		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
-		if err := w.Queue.Send(ctx, next, early(wait)); err != nil {
+		if err := w.Queue.Send(ctx, next, wait); err != nil {
 			return now, step{err: err}, false
 		}
 		return now, done, false
@@ -335,12 +335,6 @@ func (w *Worker) keepDue(ctx context.Context, d domain.Delivery, until time.Time
 		log.Warn("could not move the due time; the sweeper may re-queue this delivery", "error", err)
 	}
 }
-
-// early is how long to put a message back for a slot wait away: whole
-// seconds rounded down (SQS counts delays in whole seconds, rounding up), so
-// that it comes back up to a second before its slot and waits in the
-// worker. Back after the slot, it would be late and its slot lost.
-func early(wait time.Duration) time.Duration { return wait.Truncate(time.Second) }
 
 func sleepUntil(ctx context.Context, t time.Time) error {
 	wait := time.Until(t)
