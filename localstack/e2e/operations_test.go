@@ -637,7 +637,7 @@ func pendingWithoutMessage(t *testing.T, h *harness, acct, endpointID string) do
 	t.Helper()
 	now := time.Now()
 	ev := domain.Event{ID: domain.NewID("evt"), AccountID: acct, Type: "payout.fulfilled", Body: []byte(payout),
-		ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
+		ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
 	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: endpointID, AccountID: acct, EventType: ev.Type,
 		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: now.UnixMilli(), CreatedAt: now.UnixMilli(), ExpiresAt: ev.ExpiresAt}
 	ev.DeliveryIDs = []string{d.ID}

@@ -191,23 +191,27 @@ type Delivery struct {
 
 // DeliveryFields defines model for DeliveryFields.
 type DeliveryFields struct {
-	AttemptCount  int            `json:"attempt_count"`
-	Attempts      *[]Attempt     `json:"attempts,omitempty"`
-	CreatedAt     time.Time      `json:"created_at"`
-	DeliveredAt   *time.Time     `json:"delivered_at,omitempty"`
-	EndpointId    string         `json:"endpoint_id"`
-	Event         string         `json:"event"`
-	EventId       string         `json:"event_id"`
-	FailReason    *string        `json:"fail_reason,omitempty"`
-	FailedAt      *time.Time     `json:"failed_at,omitempty"`
-	Id            string         `json:"id"`
-	LastAttemptAt *time.Time     `json:"last_attempt_at,omitempty"`
-	LastError     *string        `json:"last_error,omitempty"`
-	LastStatus    *int           `json:"last_status,omitempty"`
-	NextAttemptAt *time.Time     `json:"next_attempt_at,omitempty"`
-	Series        int            `json:"series"`
-	Status        DeliveryStatus `json:"status"`
-	UpdatedAt     *time.Time     `json:"updated_at,omitempty"`
+	AttemptCount int        `json:"attempt_count"`
+	Attempts     *[]Attempt `json:"attempts,omitempty"`
+
+	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
+	// newest 10 are shown); GET /v1/deliveries/{id} has them all.
+	AttemptsOmitted *int           `json:"attempts_omitted,omitempty"`
+	CreatedAt       time.Time      `json:"created_at"`
+	DeliveredAt     *time.Time     `json:"delivered_at,omitempty"`
+	EndpointId      string         `json:"endpoint_id"`
+	Event           string         `json:"event"`
+	EventId         string         `json:"event_id"`
+	FailReason      *string        `json:"fail_reason,omitempty"`
+	FailedAt        *time.Time     `json:"failed_at,omitempty"`
+	Id              string         `json:"id"`
+	LastAttemptAt   *time.Time     `json:"last_attempt_at,omitempty"`
+	LastError       *string        `json:"last_error,omitempty"`
+	LastStatus      *int           `json:"last_status,omitempty"`
+	NextAttemptAt   *time.Time     `json:"next_attempt_at,omitempty"`
+	Series          int            `json:"series"`
+	Status          DeliveryStatus `json:"status"`
+	UpdatedAt       *time.Time     `json:"updated_at,omitempty"`
 }
 
 // DeliveryStatus defines model for DeliveryStatus.
@@ -215,23 +219,27 @@ type DeliveryStatus string
 
 // DeliveryWithAttempts defines model for DeliveryWithAttempts.
 type DeliveryWithAttempts struct {
-	AttemptCount  int            `json:"attempt_count"`
-	Attempts      []Attempt      `json:"attempts"`
-	CreatedAt     time.Time      `json:"created_at"`
-	DeliveredAt   *time.Time     `json:"delivered_at,omitempty"`
-	EndpointId    string         `json:"endpoint_id"`
-	Event         string         `json:"event"`
-	EventId       string         `json:"event_id"`
-	FailReason    *string        `json:"fail_reason,omitempty"`
-	FailedAt      *time.Time     `json:"failed_at,omitempty"`
-	Id            string         `json:"id"`
-	LastAttemptAt *time.Time     `json:"last_attempt_at,omitempty"`
-	LastError     *string        `json:"last_error,omitempty"`
-	LastStatus    *int           `json:"last_status,omitempty"`
-	NextAttemptAt *time.Time     `json:"next_attempt_at,omitempty"`
-	Series        int            `json:"series"`
-	Status        DeliveryStatus `json:"status"`
-	UpdatedAt     *time.Time     `json:"updated_at,omitempty"`
+	AttemptCount int       `json:"attempt_count"`
+	Attempts     []Attempt `json:"attempts"`
+
+	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
+	// newest 10 are shown); GET /v1/deliveries/{id} has them all.
+	AttemptsOmitted *int           `json:"attempts_omitted,omitempty"`
+	CreatedAt       time.Time      `json:"created_at"`
+	DeliveredAt     *time.Time     `json:"delivered_at,omitempty"`
+	EndpointId      string         `json:"endpoint_id"`
+	Event           string         `json:"event"`
+	EventId         string         `json:"event_id"`
+	FailReason      *string        `json:"fail_reason,omitempty"`
+	FailedAt        *time.Time     `json:"failed_at,omitempty"`
+	Id              string         `json:"id"`
+	LastAttemptAt   *time.Time     `json:"last_attempt_at,omitempty"`
+	LastError       *string        `json:"last_error,omitempty"`
+	LastStatus      *int           `json:"last_status,omitempty"`
+	NextAttemptAt   *time.Time     `json:"next_attempt_at,omitempty"`
+	Series          int            `json:"series"`
+	Status          DeliveryStatus `json:"status"`
+	UpdatedAt       *time.Time     `json:"updated_at,omitempty"`
 }
 
 // Endpoint defines model for Endpoint.

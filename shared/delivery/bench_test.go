@@ -1,3 +1,5 @@
+//go:build emulators
+
 package delivery_test
 
 import (

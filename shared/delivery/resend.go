@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/retry"
@@ -28,38 +29,41 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	}
 	log := w.Log.With("delivery_id", msg.DeliveryID, "attempt_id", msg.AttemptID, "endpoint_id", msg.EndpointID, "kind", domain.AttemptManual)
 	d, ep := snap.Delivery, snap.Endpoint
-	switch {
-	case d == nil || snap.Event == nil:
-		log.Info("resend dropped: the delivery or its event has expired")
+	act := lifecycle.DecideResend(lifecycle.Input{Msg: lifecycleMessage(msg), Delivery: d, Endpoint: ep, Event: snap.Event, Now: now})
+	switch act.Verb {
+	case lifecycle.Quarantine:
+		return step{quarantine: act.Why}
+	case lifecycle.Drop:
+		log.Info(act.Why)
 		return done
-	case ep == nil || ep.Disabled:
-		log.Info("resend dropped: the endpoint is disabled or deleted")
-		return done
-	case ep.PausedUntil > domain.Millis(now):
-		return later(time.UnixMilli(ep.PausedUntil).Sub(now))
+	case lifecycle.Wait:
+		return later(act.Until.Sub(now))
 	}
 	slot, ok := w.freeSlot(ep, now, nil)
 	if !ok {
 		m.Count(obs.MetricEndpointDeferrals, 1)
 		return later(capBackoff(received + msg.Deferred))
 	}
-	sendAt, s, ok := w.rateSlot(ctx, msg, true, *d, m)
+	sendAt, s, ok := w.rateSlot(ctx, msg, true, *d, false, m)
 	if !ok {
 		return s
 	}
 	if err := sleepUntil(ctx, sendAt); err != nil {
 		return step{err: err}
 	}
-	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(w.Now().Add(w.LeaseFor)), Slot: slot}
+	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(w.Now().Add(w.LeaseFor)), Slot: slot, URL: ep.URL}
 	a := domain.Attempt{ID: msg.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptManual, Series: d.Series,
 		StartedAt: domain.Millis(w.Now()), ExpiresAt: d.ExpiresAt}
 	switch err := w.Store.ClaimManual(ctx, *d, a, claim); {
 	case errors.Is(err, store.ErrDuplicate):
-		return done // this resend was already made
+		return done // this resend was already made, or is being made under a live claim
 	case errors.Is(err, store.ErrConflict):
 		return later(time.Second) // the slot was taken meanwhile
 	case err != nil:
 		return step{err: err}
+	}
+	if err := w.stayOnSlot(ctx, sendAt); err != nil {
+		return step{err: err} // the claim's lease runs out and the next receive takes it over
 	}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: snap.Event.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
@@ -70,11 +74,11 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	a.Outcome = verdict.String()
 	o := store.Outcome{Healthy: verdict == retry.Delivered}
 	if verdict == retry.Throttle {
-		o.PauseUntil = domain.Millis(w.Now().Add(min(res.RetryAfter, maxThrottlePause)))
+		o.PauseUntil = domain.Millis(w.Now().Add(min(res.RetryAfter, lifecycle.MaxThrottlePause)))
 	}
 	m.Count(obs.MetricAttempts, 1)
 	m.Observe(obs.MetricAttemptDuration, res.Duration)
-	if err := w.Store.FinishManual(ctx, *d, ep, claim, a, o); err != nil {
+	if err := w.Store.FinishManual(context.WithoutCancel(ctx), *d, ep, claim, a, o); err != nil {
 		return step{err: err}
 	}
 	log.Info("manual attempt", "status", res.StatusCode, "error_class", res.ErrorClass, "duration_ms", res.Duration.Milliseconds(), "verdict", a.Outcome)

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
@@ -34,7 +35,9 @@ type Store interface {
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
 	ClaimDeadLetter(context.Context, string) error
 	PushDue(ctx context.Context, id string, gen int, until int64) error
-	MarkDeadLettered(context.Context, string) error
+	MarkDeadLettered(ctx context.Context, id string, gen int) error
+	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
+	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 	ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error
 	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
@@ -66,18 +69,21 @@ const (
 	// A slot missed by more than this (the workers were far behind) is
 	// given up and a new one reserved. A slot missed by less is still used:
 	// giving up every late slot would waste the limiter's capacity and turn
-	// a backlog into a storm of re-reservations. Trailing slots are what lets
-	// a receiver see a small burst over the limit in one second.
+	// a backlog into a storm of re-reservations (and, on an idle account,
+	// whose slot is "now", re-reserve nearly every first attempt: its
+	// message is always later than the pipeline's latency). Trailing slots
+	// are what lets a receiver see a burst over the limit in one second.
 	slotTolerance = time.Second
 	// Back-off for a message that found the endpoint at its in-flight cap.
 	capBackoffMin, capBackoffMax = time.Second, 30 * time.Second
 	// A system error (DynamoDB or SQS unavailable) retries the message soon;
 	// if it keeps failing, SQS's maxReceiveCount moves it to the DLQ.
 	systemErrorBackoff = 10 * time.Second
-	// A 429 with Retry-After pauses the endpoint for at most this long, and
-	// throttles stop being free after a delivery is this old.
-	maxThrottlePause = time.Hour
-	throttleWindow   = 24 * time.Hour
+	// A transient failure of the outcome write (a transaction conflict,
+	// throttling, a timeout) is retried this many times, while the lease
+	// lasts: giving up means the next claim logs the attempt as interrupted
+	// and POSTs it again.
+	recordTries = 5
 )
 
 // Worker handles the delivery queue's batches.
@@ -119,10 +125,11 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// step is what processing a message decided.
+// step is what processing a message came to.
 type step struct {
-	later time.Duration // > 0: put the message back for this long
-	err   error         // a system error: let SQS redeliver it
+	later      time.Duration // > 0: put the message back for this long
+	err        error         // a system error: let SQS redeliver it
+	quarantine string        // the message does not match its delivery: to the DLQ as it is, for a human
 }
 
 var done = step{}
@@ -153,6 +160,14 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 	}
 	log := w.Log.With("delivery_id", msg.DeliveryID, "message_id", rec.MessageId)
 	switch {
+	case s.quarantine != "":
+		log.Error("message refused: it does not match its delivery; moved to the DLQ for a human", "why", s.quarantine,
+			"account_id", msg.AccountID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
+		if err := w.Queue.DeadLetterRaw(ctx, rec.Body, ReasonMismatch); err != nil {
+			log.Error("dead-letter mismatched message", "error", err)
+			return false
+		}
+		return true
 	case s.err != nil:
 		log.Error("message failed; SQS will redeliver it", "error", s.err)
 		_ = w.Queue.Hide(ctx, rec.ReceiptHandle, systemErrorBackoff)
@@ -186,7 +201,16 @@ func receiveCount(rec events.SQSMessage) int {
 	return max(n, 1)
 }
 
-// process runs one message of kind deliver.
+// ReasonMismatch is the DLQ reason of a message refused because the ids it
+// carries do not match its delivery's.
+const ReasonMismatch = "message_mismatch"
+
+func lifecycleMessage(msg queue.Message) lifecycle.Message {
+	return lifecycle.Message{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID, Gen: msg.Gen}
+}
+
+// process runs one message of kind deliver: lifecycle.Decide decides, this
+// carries it out.
 func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
 	now := w.Now()
 	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxWaitInWorker {
@@ -198,43 +222,26 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	}
 	d := snap.Delivery
 	log := w.Log.With("delivery_id", msg.DeliveryID, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)
-	switch {
-	case d == nil:
-		log.Info("delivery gone (expired or deleted); message dropped")
+	act := lifecycle.Decide(lifecycle.Input{Msg: lifecycleMessage(msg), Delivery: d, Endpoint: snap.Endpoint, Event: snap.Event,
+		Now: now, MaxAttempts: w.Schedule.MaxAttempts()})
+	switch act.Verb {
+	case lifecycle.Quarantine:
+		return step{quarantine: act.Why}
+	case lifecycle.Drop:
+		log.Debug("message dropped", "why", act.Why)
 		return done
-	case d.Gen != msg.Gen:
-		log.Debug("message superseded by a newer one; dropped", "message_gen", msg.Gen, "gen", d.Gen)
-		return done
-	case d.Status == domain.StatusFailed && d.DLQPending:
+	case lifecycle.DeadLetter:
 		// Its DLQ message was never sent (the sender died): send it, unless
 		// someone else is doing so right now.
-		switch err := w.Store.ClaimDeadLetter(ctx, d.ID); {
-		case errors.Is(err, store.ErrConflict):
-			return done
-		case err != nil:
-			return step{err: err}
+		return w.deadLetter(ctx, *d, false, m, log)
+	case lifecycle.Wait:
+		if act.Deferral {
+			m.Count(obs.MetricEndpointDeferrals, 1)
+			w.keepDue(ctx, *d, act.Until, log)
 		}
-		return w.deadLetter(ctx, *d, m, log)
-	case d.Status != domain.StatusPending:
-		return done // delivered or failed: a duplicate message
-	case d.LeaseUntil > domain.Millis(now):
-		return later(time.UnixMilli(d.LeaseUntil).Sub(now)) // another worker holds this attempt
-	case d.NextAttemptAt > domain.Millis(now):
-		return later(time.UnixMilli(d.NextAttemptAt).Sub(now)) // not due yet
-	case d.Attempts >= w.Schedule.MaxAttempts():
-		// The last attempt was claimed by a worker that died: no attempts left.
-		return w.fail(ctx, *d, domain.ReasonExhausted, m, log)
-	case snap.Endpoint == nil:
-		return w.fail(ctx, *d, domain.ReasonEndpointDeleted, m, log)
-	case snap.Endpoint.Disabled:
-		return w.fail(ctx, *d, domain.ReasonEndpointDisabled, m, log)
-	case snap.Event == nil:
-		return w.fail(ctx, *d, domain.ReasonEventExpired, m, log)
-	case snap.Endpoint.PausedUntil > domain.Millis(now):
-		m.Count(obs.MetricEndpointDeferrals, 1)
-		until := time.UnixMilli(snap.Endpoint.PausedUntil) // the receiver asked us to wait
-		w.keepDue(ctx, *d, until, log)
-		return later(until.Sub(now))
+		return later(act.Until.Sub(now))
+	case lifecycle.Fail:
+		return w.fail(ctx, *d, act.Reason, m, log)
 	}
 	slot, ok := w.freeSlot(snap.Endpoint, now, nil)
 	if !ok {
@@ -243,16 +250,42 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		w.keepDue(ctx, *d, now.Add(wait), log)
 		return later(wait)
 	}
-	sendAt, s, ok := w.rateSlot(ctx, msg, msg.SlotFor == d.Attempts, *d, m)
+	sendAt, s, ok := w.rateSlot(ctx, msg, msg.SlotFor == d.Attempts, *d, true, m)
 	if !ok {
 		return s
 	}
 	// Wait for the slot before the claim: a claim holds one of the
 	// endpoint's in-flight slots, which must not sit idle while we wait.
+	// (Claiming ahead of the slot was tried: at 20/s with the cap of 5 the
+	// held slots ran out and the burst drained at half the rate.)
 	if err := sleepUntil(ctx, sendAt); err != nil {
 		return step{err: err}
 	}
-	return w.attempt(ctx, snap, slot, m, log)
+	if slot == "" {
+		// No cap, so the claim writes only the delivery: read the endpoint
+		// again, strongly consistent, so that a PATCH (disabled, new URL)
+		// answered before this point is seen. With the cap the slot's
+		// condition checks it in the claim itself.
+		if s, changed := w.endpointChanged(ctx, snap.Endpoint, log); changed {
+			return s
+		}
+	}
+	return w.attempt(ctx, snap, slot, sendAt, m, log)
+}
+
+// endpointChanged reports whether the endpoint was disabled, deleted or
+// given a new URL since it was read; the message then looks again shortly.
+func (w *Worker) endpointChanged(ctx context.Context, seen *domain.Endpoint, log *slog.Logger) (step, bool) {
+	now, err := w.Store.GetEndpoint(ctx, seen.AccountID, seen.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return step{err: err}, true
+	case !now.Disabled && now.URL == seen.URL:
+		return done, false
+	}
+	log.Info("endpoint changed before the claim; looking again")
+	return later(time.Second), true
 }
 
 // rateSlot finds when this attempt may go under the account's rate: the
@@ -260,8 +293,10 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 // and has not been missed, or a new one. A slot more than a second away sends the
 // message back carrying it (one more receive, no further reservation); a
 // nearer one is returned for the worker to wait for. ok is false when the
-// message must not go on now.
-func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, d domain.Delivery, m *obs.Batch) (time.Time, step, bool) {
+// message must not go on now. auto: the message is the delivery's own, so a
+// far slot moves its due time (a resend's slot must not move the automatic
+// series').
+func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, d domain.Delivery, auto bool, m *obs.Batch) (time.Time, step, bool) {
 	now := w.Now()
 	slotAt := time.UnixMilli(msg.SlotAt)
 	if msg.SlotAt != 0 && forThis && now.Sub(slotAt) <= slotTolerance {
@@ -274,7 +309,9 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 	slotAt = res.First
 	if wait := slotAt.Sub(now); wait > maxWaitInWorker {
 		m.Count(obs.MetricRateLimitDeferrals, 1)
-		w.keepDue(ctx, d, slotAt, w.Log.With("delivery_id", d.ID))
+		if auto {
+			w.keepDue(ctx, d, slotAt, w.Log.With("delivery_id", d.ID))
+		}
 		next := msg
 		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
 		if err := w.Queue.Send(ctx, next, wait); err != nil {
@@ -340,23 +377,13 @@ func capBackoff(deferrals int) time.Duration {
 }
 
 // attempt claims, sends, records and settles one automatic attempt.
-func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, m *obs.Batch, log *slog.Logger) step {
+func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
 	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
 	now := w.Now()
-	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot, AttemptID: domain.NewID("att")}
-	if d.Claim != "" {
-		// The previous attempt's worker died after claiming it: log it,
-		// under the id it would have sent (the receiver may have seen it).
-		id := d.ClaimAttempt
-		if id == "" {
-			id = domain.NewID("att")
-		}
-		claim.Interrupted = &domain.Attempt{
-			ID: id, DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
-			StartedAt: d.UpdatedAt, ErrorClass: "interrupted", Error: "the worker stopped before recording a result",
-			Outcome: "unknown", ExpiresAt: d.ExpiresAt,
-		}
-	}
+	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot, AttemptID: domain.NewID("att"), URL: ep.URL}
+	// The previous attempt's worker died after claiming it: log it, under
+	// the id it would have sent (the receiver may have seen it).
+	claim.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
 	claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
 	for tried := map[string]bool{}; errors.Is(err, store.ErrSlotTaken); {
 		// Another worker took that slot a moment ago: try the others we saw free.
@@ -377,27 +404,27 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	}
 
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
+	if err := w.stayOnSlot(ctx, sendAt); err != nil {
+		return step{err: err} // the lease runs out and the next claim logs this one as interrupted
+	}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
 		EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
 	})
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)
-	o := w.outcome(claimed, res, verdict)
+	o := lifecycle.Settle(claimed, lifecycle.Answer{Result: res.Result, Verdict: verdict}, w.Now(), w.Schedule, nil)
 	if !o.Healthy && !o.GiveBack && w.DisableAfter > 0 && ep.FailingSince != 0 && now.Sub(time.UnixMilli(ep.FailingSince)) >= w.DisableAfter {
 		o.DisableEndpoint = "failing without a success since " + time.UnixMilli(ep.FailingSince).UTC().Format(time.RFC3339)
 		log.Warn("endpoint disabled: failing for too long", "failing_since", time.UnixMilli(ep.FailingSince).UTC())
 	}
-	a.Outcome = verdict.String()
-	if o.GiveBack {
-		a.Outcome = "throttled"
-	}
+	a.Outcome = string(lifecycle.LogOutcome(verdict, o))
 
 	log = log.With("attempt", claimed.Attempts, "status", res.StatusCode, "error_class", res.ErrorClass,
 		"duration_ms", res.Duration.Milliseconds(), "outcome", o.Status, "verdict", verdict.String())
 	m.Count(obs.MetricAttempts, 1)
 	m.Observe(obs.MetricAttemptDuration, res.Duration)
-	if err := w.Store.RecordAttempt(ctx, claimed, ep, claim, a, o); err != nil {
+	if err := w.record(ctx, claimed, ep, claim, a, o, log); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			log.Warn("attempt made but its claim was lost (lease expired); the new owner carries on")
 			return done
@@ -419,43 +446,56 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	failed := claimed
 	failed.Status, failed.FailReason, failed.FailedAt = domain.StatusFailed, o.FailReason, domain.Millis(w.Now())
 	failed.LastStatus, failed.LastError = a.StatusCode, a.ErrorClass
-	return w.deadLetter(ctx, failed, m, log)
+	return w.deadLetter(ctx, failed, true, m, log)
 }
+
+// stayOnSlot runs after the claim, right before the POST: a POST never
+// leaves before its rate-limit slot.
+func (w *Worker) stayOnSlot(ctx context.Context, sendAt time.Time) error {
+	return sleepUntil(ctx, sendAt)
+}
+
+// record writes an attempt's outcome, retrying a transient failure: the
+// POST is made, so giving up would make the next claim send it again. A
+// failed write may still have been applied (a timeout), so before each retry
+// the delivery is read: lifecycle.RecordCheck says whether our write is
+// there, still ours to make, or lost to a new owner.
+func (w *Worker) record(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c store.Claim, a domain.Attempt, o store.Outcome, log *slog.Logger) error {
+	ctx = context.WithoutCancel(ctx) // the POST is made: write its outcome even if the invocation is ending
+	var err error
+	for try := 1; ; try++ {
+		if err = w.Store.RecordAttempt(ctx, d, ep, c, a, o); err == nil || errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		if try == recordTries || w.Now().Add(recordBackoff(try)).UnixMilli() >= c.LeaseUntil {
+			return err
+		}
+		log.Warn("recording the attempt failed; trying again", "error", err, "try", try)
+		_ = sleepUntil(ctx, time.Now().Add(recordBackoff(try)))
+		cur, gerr := w.Store.GetDelivery(ctx, d.ID)
+		if gerr != nil && !errors.Is(gerr, store.ErrNotFound) {
+			continue
+		}
+		var seen *domain.Delivery
+		if gerr == nil {
+			seen = &cur
+		}
+		switch lifecycle.CheckRecord(seen, c.ID, a.ID) {
+		case lifecycle.RecordDone:
+			return nil
+		case lifecycle.RecordLost:
+			return store.ErrConflict
+		}
+	}
+}
+
+func recordBackoff(try int) time.Duration { return 100 * time.Millisecond << min(try, 4) }
 
 func fillAttempt(a *domain.Attempt, res sender.Result) {
 	a.StartedAt = domain.Millis(res.StartedAt)
 	a.DurationMs = res.Duration.Milliseconds()
 	a.StatusCode, a.ErrorClass, a.Error = res.StatusCode, res.ErrorClass, res.Error
 	a.ResponseBody, a.ResponseTruncated = res.ResponseBody, res.ResponseTruncated
-}
-
-// outcome applies the contract to an attempt's verdict.
-func (w *Worker) outcome(d domain.Delivery, res sender.Result, v retry.Verdict) store.Outcome {
-	now := w.Now()
-	switch v {
-	case retry.Delivered:
-		return store.Outcome{Status: domain.StatusDelivered, Healthy: true}
-	case retry.Reject:
-		reason := domain.ReasonRejected
-		if res.ErrorClass == retry.ErrBlockedAddress {
-			reason = domain.ReasonBlockedAddress
-		}
-		return store.Outcome{Status: domain.StatusFailed, FailReason: reason}
-	case retry.Throttle:
-		if now.Sub(time.UnixMilli(d.CreatedAt)) < throttleWindow {
-			until := domain.Millis(now.Add(min(res.RetryAfter, maxThrottlePause)))
-			return store.Outcome{Status: domain.StatusPending, NextAttemptAt: until, GiveBack: true, PauseUntil: until}
-		}
-	}
-	wait, ok := w.Schedule.Wait(d.Attempts, nil)
-	if !ok {
-		return store.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}
-	}
-	if res.RetryAfter > wait {
-		// A 503 with Retry-After: wait as asked, up to twice the schedule.
-		wait = min(res.RetryAfter, 2*wait)
-	}
-	return store.Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
 }
 
 // fail ends a delivery that cannot be attempted, and dead-letters it.
@@ -468,21 +508,23 @@ func (w *Worker) fail(ctx context.Context, d domain.Delivery, reason string, m *
 		return step{err: err}
 	}
 	log.Warn("delivery failed for good", "reason", reason)
-	return w.deadLetter(ctx, failed, m, log)
+	return w.deadLetter(ctx, failed, true, m, log)
 }
 
-// deadLetter sends a failed delivery's DLQ message and marks it sent; the
-// caller holds the DLQ claim. If the process dies in between, the message
-// (or the sweeper) comes back after the claim runs out: the one case where a
-// DLQ message can be sent twice.
-func (w *Worker) deadLetter(ctx context.Context, d domain.Delivery, m *obs.Batch, log *slog.Logger) step {
-	if err := w.Queue.DeadLetter(ctx, queue.DeadLetterFor(d)); err != nil {
+// deadLetter carries out SendDeadLetter; claimHeld when the caller wrote the
+// failure (and so holds the DLQ claim).
+func (w *Worker) deadLetter(ctx context.Context, d domain.Delivery, claimHeld bool, m *obs.Batch, log *slog.Logger) step {
+	switch err := SendDeadLetter(ctx, w.Store, w.Queue, d, claimHeld); {
+	case errors.Is(err, store.ErrConflict):
+		return done // someone else is sending it, or it was sent
+	case errors.Is(err, ErrNotMarked):
+		m.Count(obs.MetricDeadLettered, 1)
+		log.Error("DLQ message sent but not marked; it may be sent again", "error", err)
+		return done
+	case err != nil:
 		return step{err: err}
 	}
 	m.Count(obs.MetricDeadLettered, 1)
-	if err := w.Store.MarkDeadLettered(ctx, d.ID); err != nil {
-		log.Error("DLQ message sent but not marked; it may be sent again", "error", err)
-	}
 	return done
 }
 

@@ -152,7 +152,10 @@ type Delivery struct {
 	// Attempts counts automatic attempts started in the current series; an
 	// attempt counts from its claim, so one lost to a crash is not repeated
 	// past the ceiling.
-	Attempts      int   `dynamodbav:"attempts"`
+	Attempts int `dynamodbav:"attempts"`
+	// Throttles counts the free throttles (429 with Retry-After, no attempt
+	// used) of the current series; capped by lifecycle.MaxFreeThrottles.
+	Throttles     int   `dynamodbav:"throttles,omitempty"`
 	NextAttemptAt int64 `dynamodbav:"next_attempt_at"`
 	// DueAt is when the sweeper expects the delivery to move (absent once it
 	// needs no more work): it re-queues deliveries overdue by its grace.
@@ -161,6 +164,7 @@ type Delivery struct {
 	Claim         string `dynamodbav:"claim,omitempty"`
 	ClaimAttempt  string `dynamodbav:"claim_attempt,omitempty"` // the attempt id the claim sends as X-Gifq-Delivery
 	LastAttemptAt int64  `dynamodbav:"last_attempt_at,omitempty"`
+	LastAttemptID string `dynamodbav:"last_attempt_id,omitempty"` // the last recorded attempt: a retried record finds its own write here
 	LastStatus    int    `dynamodbav:"last_status,omitempty"`
 	LastError     string `dynamodbav:"last_error,omitempty"`
 	FailReason    string `dynamodbav:"fail_reason,omitempty"`

@@ -46,7 +46,17 @@ type deliveryView struct {
 	FailedAt      string `json:"failed_at,omitempty"`
 	// Attempts is set (maybe empty) for one delivery and left out of lists.
 	Attempts *[]attemptView `json:"attempts,omitempty"`
+	// AttemptsOmitted counts older attempts left out of an event's view
+	// (GET /v1/deliveries/{id} has them all).
+	AttemptsOmitted int `json:"attempts_omitted,omitempty"`
 }
+
+// eventAttemptsShown bounds GET /v1/events/{id}: the newest attempts of each
+// of its (at most 16) deliveries. Each attempt is at most ~6 KB of JSON (a
+// 1 KiB response, escaped), so the answer stays under 16 x 10 x 6 KB + the
+// 256 KiB body, well inside Lambda's 6 MB response limit, however often the
+// deliveries were recovered or resent.
+const eventAttemptsShown = 10
 
 func viewDelivery(d domain.Delivery, attempts []domain.Attempt) deliveryView {
 	v := deliveryView{
@@ -131,7 +141,9 @@ func (a *API) getEvent(ctx context.Context, req *request) response {
 			defer wg.Done()
 			d, attempts, err := a.Store.DeliveryWithAttempts(ctx, did)
 			if err == nil {
-				views[i] = viewDelivery(d, append([]domain.Attempt{}, attempts...))
+				omitted := max(len(attempts)-eventAttemptsShown, 0)
+				views[i] = viewDelivery(d, append([]domain.Attempt{}, attempts[omitted:]...))
+				views[i].AttemptsOmitted = omitted
 			}
 			errs[i] = err
 		}()

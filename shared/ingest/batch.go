@@ -54,6 +54,7 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 	if !anyValid {
 		return out, nil
 	}
+	s.answerReplays(ctx, accountID, items, out)
 	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
 	if err != nil {
 		return nil, err
@@ -62,14 +63,14 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 	events := make([]store.NewEvent, len(items))
 	total := 0
 	for i := range items {
-		if out[i].Err == nil {
+		if out[i].Err == nil && !out[i].Replayed {
 			events[i] = fanOut(accountID, endpoints, valid[i], now)
 			total += len(events[i].Deliveries)
 		}
 	}
 	slots := s.reserve(ctx, acct, total, now)
 	for i, next := range events {
-		if out[i].Err == nil {
+		if out[i].Err == nil && !out[i].Replayed {
 			n := len(next.Deliveries)
 			events[i].DueAt, slots = dueAt(slots[:n]), slots[n:]
 		}
@@ -88,7 +89,7 @@ func (s *Service) writeAll(ctx context.Context, events []store.NewEvent, out []I
 	seen := map[string]int{}
 	rounds := 1
 	for i, ne := range events {
-		if k := ne.Event.IdempotencyKey; out[i].Err == nil && k != "" {
+		if k := ne.Event.IdempotencyKey; out[i].Err == nil && !out[i].Replayed && k != "" {
 			round[i] = seen[k]
 			seen[k]++
 			rounds = max(rounds, seen[k])
@@ -98,7 +99,7 @@ func (s *Service) writeAll(ctx context.Context, events []store.NewEvent, out []I
 		sem := make(chan struct{}, batchWriters)
 		var wg sync.WaitGroup
 		for i := range events {
-			if out[i].Err != nil || round[i] != r {
+			if out[i].Err != nil || out[i].Replayed || round[i] != r {
 				continue
 			}
 			wg.Add(1)
@@ -110,6 +111,33 @@ func (s *Service) writeAll(ctx context.Context, events []store.NewEvent, out []I
 		}
 		wg.Wait()
 	}
+}
+
+// answerReplays looks up every keyed item's idempotency key before any rate
+// slot is reserved, as Ingest does: a key already stored answers its first
+// event (or 409 for another body) and reserves nothing. A key first used in
+// this batch is not found here; writeAll orders its repeats.
+func (s *Service) answerReplays(ctx context.Context, accountID string, items []Item, out []ItemResult) {
+	sem := make(chan struct{}, batchWriters)
+	var wg sync.WaitGroup
+	for i, it := range items {
+		if out[i].Err != nil || it.IdempotencyKey == "" {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			switch first, err := s.Store.PriorEvent(ctx, accountID, it.IdempotencyKey, it.Body); {
+			case errors.Is(err, store.ErrDuplicate):
+				res, err := s.replay(ctx, first)
+				out[i] = ItemResult{Result: res, Err: err}
+			case !errors.Is(err, store.ErrNotFound):
+				out[i].Err = err // a mismatch (store.ErrIdempotencyMismatch) or the table unavailable
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {

@@ -26,6 +26,7 @@ import (
 type Store interface {
 	AccountWithEndpoints(ctx context.Context, accountID string) (domain.Account, []domain.Endpoint, error)
 	CreateEvent(context.Context, store.NewEvent) (string, error)
+	PriorEvent(ctx context.Context, accountID, idempotencyKey string, body []byte) (string, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error)
 }
@@ -140,6 +141,15 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	p, err := check(body, idempotencyKey)
 	if err != nil {
 		return Result{}, err
+	}
+	if idempotencyKey != "" {
+		// A replay answers the first event and reserves no rate slots.
+		switch first, err := s.Store.PriorEvent(ctx, accountID, idempotencyKey, body); {
+		case errors.Is(err, store.ErrDuplicate):
+			return s.replay(ctx, first)
+		case !errors.Is(err, store.ErrNotFound):
+			return Result{}, err // a mismatch (store.ErrIdempotencyMismatch) or the table unavailable
+		}
 	}
 	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
 	if err != nil {

@@ -42,12 +42,13 @@ var forbidden = mustPrefixes(
 	"203.0.113.0/24",  // documentation
 	"224.0.0.0/4",     // multicast
 	"240.0.0.0/4",     // reserved, and 255.255.255.255
-	"::/128",          // unspecified
-	"::1/128",         // loopback
+	"::/96",           // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d (RFC 4291)
+	"::ffff:0:0:0/96", // IPv4-translated (RFC 2765/6145 SIIT)
 	"100::/64",        // discard
 	"2001:db8::/32",   // documentation
 	"fc00::/7",        // unique local, includes the EC2 metadata fd00:ec2::254
 	"fe80::/10",       // link-local
+	"fec0::/10",       // site-local, deprecated (RFC 3879) but still routed inside some networks
 	"ff00::/8",        // multicast
 )
 

@@ -143,3 +143,21 @@ func TestDialerRefusesForbiddenAddressAtConnectTime(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// The IPv4-compatible (::/96), IPv4-translated (::ffff:0:0:0/96) and
+// site-local (fec0::/10) ranges reach inside as surely as the IPv4 they
+// carry: refused at registration and at dial time alike.
+func TestEmbeddedAndDeprecatedIPv6RangesAreRefused(t *testing.T) {
+	p := Policy{Schemes: []string{"https"}}
+	for _, ip := range []string{"::127.0.0.1", "::169.254.169.254", "::8.8.8.8", "::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe", "fec0::1", "feff::1"} {
+		if _, err := p.CheckURL(context.Background(), "https://["+ip+"]/hook", nil); err == nil {
+			t.Errorf("CheckURL accepted https://[%s]/hook", ip)
+		}
+		if err := p.Control("tcp6", "["+ip+"]:443", nil); !errors.Is(err, ErrForbidden) {
+			t.Errorf("dial guard let [%s]:443 through (err %v)", ip, err)
+		}
+	}
+	if err := p.Control("tcp6", "[2606:4700:4700::1111]:443", nil); err != nil {
+		t.Errorf("a public IPv6 address was refused: %v", err)
+	}
+}

@@ -122,7 +122,7 @@ func (r *Redriver) handle(ctx context.Context, req Request, m types.Message, res
 		return false
 	}
 	reason := msg.Reason
-	if msg.Kind == queue.KindDeliver {
+	if poisoned(msg) {
 		reason = ReasonPoison
 	}
 	if (req.EndpointID != "" && msg.EndpointID != req.EndpointID) || (req.Reason != "" && reason != req.Reason) ||
@@ -136,8 +136,20 @@ func (r *Redriver) handle(ctx context.Context, req Request, m types.Message, res
 		return false
 	}
 	log := r.Log.With("delivery_id", msg.DeliveryID, "reason", reason)
-	if msg.Kind == queue.KindDeliver {
+	switch msg.Kind {
+	case queue.KindDeliver:
 		return r.poison(ctx, msg, res, log)
+	case queue.KindResend:
+		// A manual resend SQS gave up on: send it back as it is. It is one
+		// attempt under the id the API gave it, never a fresh series.
+		if err := r.Queue.Send(ctx, msg, 0); err != nil {
+			log.Error("send failed; message left in the DLQ", "error", err)
+			res.Left++
+			return false
+		}
+		res.Moved++
+		log.Warn("poison resend message sent back to the delivery queue")
+		return true
 	}
 	_, err = delivery.Restart(ctx, r.Store, r.Queue, msg.DeliveryID, msg.EndpointID, msg.Gen)
 	switch {
@@ -153,6 +165,12 @@ func (r *Redriver) handle(ctx context.Context, req Request, m types.Message, res
 	log.Error("restart failed; message left in the DLQ", "error", err)
 	res.Left++
 	return false
+}
+
+// poisoned reports whether a DLQ message got there through SQS's
+// maxReceiveCount (a delivery queue message) rather than as a failed delivery.
+func poisoned(msg queue.Message) bool {
+	return msg.Kind == queue.KindDeliver || msg.Kind == queue.KindResend
 }
 
 // poison handles a delivery message SQS moved here after maxReceiveCount:

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 )
 
 // Ref names a delivery and the items an attempt of it reads.
@@ -74,6 +75,10 @@ type Claim struct {
 	LeaseUntil int64  // unix ms; after it another worker may take over
 	Slot       string // the endpoint's in-flight slot it holds; "" when the cap is off
 	AttemptID  string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
+	// URL is the endpoint URL the attempt will POST to, as read: with the
+	// cap on, the slot is only taken while the endpoint is enabled and still
+	// has this URL.
+	URL string
 	// Interrupted, when set, is the log entry for an earlier attempt whose
 	// worker died after claiming it; it is written in the same transaction.
 	Interrupted *domain.Attempt
@@ -142,11 +147,12 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 func (s *Store) leaseSlot(d domain.Delivery, c Claim) *types.Update {
 	return &types.Update{
 		TableName: s.table, Key: key(accountPK(d.AccountID), endpointSK(d.EndpointID)),
-		UpdateExpression:         aws.String("SET leases.#slot = :lease"),
-		ConditionExpression:      aws.String("attribute_exists(pk) AND (attribute_not_exists(leases.#slot) OR leases.#slot.u < :now)"),
-		ExpressionAttributeNames: map[string]string{"#slot": c.Slot},
-		ExpressionAttributeValues: item{":now": num(domain.Millis(s.now())), ":lease": &types.AttributeValueMemberM{Value: item{
-			"u": num(c.LeaseUntil), "c": str(c.ID)}}},
+		UpdateExpression: aws.String("SET leases.#slot = :lease"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND (attribute_not_exists(leases.#slot) OR leases.#slot.u < :now)" +
+			" AND (attribute_not_exists(disabled) OR disabled = :false) AND #url = :url"),
+		ExpressionAttributeNames: map[string]string{"#slot": c.Slot, "#url": "url"},
+		ExpressionAttributeValues: item{":now": num(domain.Millis(s.now())), ":false": boolean(false), ":url": str(c.URL),
+			":lease": &types.AttributeValueMemberM{Value: item{"u": num(c.LeaseUntil), "c": str(c.ID)}}},
 	}
 }
 
@@ -158,18 +164,8 @@ func (s *Store) attemptPut(a domain.Attempt) (*types.Put, error) {
 	return &types.Put{TableName: s.table, Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}, nil
 }
 
-// Outcome is what an attempt decided for its delivery.
-type Outcome struct {
-	Status        string // pending (retry later), delivered or failed
-	NextAttemptAt int64  // when pending
-	FailReason    string // when failed
-	GiveBack      bool   // a throttle: the attempt does not count toward the ceiling
-	// Endpoint health: Healthy true clears failing_since, false sets it if unset.
-	Healthy    bool
-	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
-	// DisableEndpoint: the endpoint has failed for too long; stop sending to it.
-	DisableEndpoint string // the reason shown on the endpoint
-}
+// Outcome is what an attempt decided (lifecycle.Settle).
+type Outcome = lifecycle.Outcome
 
 // RecordAttempt writes the attempt to the log and moves the delivery on, in
 // one transaction conditioned on still holding the claim, and frees the
@@ -210,9 +206,9 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 
 func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome) *types.Update {
 	now := domain.Millis(s.now())
-	set := []string{"updated_at = :now", "last_attempt_at = :started", "gsi2pk = :g2"}
+	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid", "gsi2pk = :g2"}
 	remove := []string{"claim", "claim_attempt", "lease_until"}
-	vals := item{":now": num(now), ":started": num(a.StartedAt), ":c": str(c.ID), ":g2": str(endpointStatusPK(d.EndpointID, o.Status))}
+	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID), ":g2": str(endpointStatusPK(d.EndpointID, o.Status))}
 	var names map[string]string
 	if a.StatusCode != 0 {
 		set = append(set, "last_status = :code")
@@ -236,8 +232,8 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 		set = append(set, "next_attempt_at = :next", "due_at = :next")
 		vals[":next"] = num(o.NextAttemptAt)
 		if o.GiveBack {
-			set = append(set, "attempts = attempts - :one")
-			vals[":one"] = num(1)
+			set = append(set, "attempts = attempts - :one", "throttles = if_not_exists(throttles, :zero) + :one")
+			vals[":one"], vals[":zero"] = num(1), num(0)
 		}
 	}
 	if o.Status != domain.StatusPending {
@@ -315,13 +311,17 @@ func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c C
 // live lease, and marks it for the DLQ. With sendDLQ the caller will send
 // the DLQ message itself and takes the DLQ claim; without, whoever comes
 // next (its queue message, or the sweeper) sends it.
+//
+// When seen still carries a claim (its worker died, the lease ran out), the
+// attempt that claim made is logged as interrupted in the same transaction:
+// the last attempt of a series lost to a crash shows in the log too.
 func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	claimUntil := int64(0)
 	if sendDLQ {
 		claimUntil = now + dlqClaimFor
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(seen.ID), skDelivery),
 		UpdateExpression: aws.String("SET #st = :failed, fail_reason = :reason, failed_at = :now, updated_at = :now," +
 			" dlq_pending = :true, dlq_claim_until = :dlqc, due_at = :now, gsi2pk = :g2 REMOVE claim, claim_attempt, lease_until"),
@@ -331,7 +331,32 @@ func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, re
 			":true": boolean(true), ":dlqc": num(claimUntil), ":g2": str(endpointStatusPK(seen.EndpointID, domain.StatusFailed)),
 			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen))},
 		ReturnValues: types.ReturnValueAllNew,
-	})
+	}
+	if a := lifecycle.Interrupted(seen, domain.NewID("att")); a != nil {
+		put, err := s.attemptPut(*a)
+		if err != nil {
+			return seen, err
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
+				ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
+				ExpressionAttributeValues: in.ExpressionAttributeValues}},
+			{Put: put},
+		}})
+		reasons := cancelReasons(err)
+		switch {
+		case err == nil:
+			var d domain.Delivery
+			return d, s.get(ctx, key(deliveryPK(seen.ID), skDelivery), &d)
+		case !onlyConditionFailures(reasons):
+			return seen, err
+		case aws.ToString(reasons[0].Code) == "ConditionalCheckFailed":
+			return seen, ErrConflict
+		}
+		// Only the log entry exists already (its worker recorded it after
+		// all): fail the delivery alone.
+	}
+	out, err := s.db.UpdateItem(ctx, in)
 	return unmarshalDelivery(out, err)
 }
 
@@ -368,15 +393,17 @@ func (s *Store) ClaimDeadLetter(ctx context.Context, id string) error {
 	return err
 }
 
-// MarkDeadLettered records that the DLQ message of a failed delivery was
-// sent, which takes it out of the sweeper's index.
-func (s *Store) MarkDeadLettered(ctx context.Context, id string) error {
+// MarkDeadLettered records that the DLQ message of a failed delivery's
+// generation gen was sent, which takes it out of the sweeper's index. A late
+// mark for an older generation changes nothing: the newer one's message is
+// still to be sent.
+func (s *Store) MarkDeadLettered(ctx context.Context, id string, gen int) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression:          aws.String("REMOVE dlq_pending, dlq_claim_until, due_at, sweep_shard"),
-		ConditionExpression:       aws.String("#st = :failed AND dlq_pending = :true"),
+		ConditionExpression:       aws.String("#st = :failed AND dlq_pending = :true AND gen = :gen"),
 		ExpressionAttributeNames:  map[string]string{"#st": "status"},
-		ExpressionAttributeValues: item{":failed": str(domain.StatusFailed), ":true": boolean(true)},
+		ExpressionAttributeValues: item{":failed": str(domain.StatusFailed), ":true": boolean(true), ":gen": num(int64(gen))},
 	})
 	if isConditionFailed(err) {
 		return nil // already marked, or restarted since
@@ -392,7 +419,7 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 	now := domain.Millis(s.now())
 	cond := "#st = :failed AND #ttl > :nowsec"
 	vals := item{":failed": str(domain.StatusFailed), ":pending": str(domain.StatusPending), ":now": num(now),
-		":zero": num(0), ":one": num(1), ":nowsec": num(s.now().Unix()), ":shard": str(sweepShard(id)),
+		":zero": num(0), ":one": num(1), ":nowsec": num(s.now().Add(lifecycle.ExpiryMargin).Unix()), ":shard": str(sweepShard(id)),
 		":g2": str(endpointStatusPK(endpointID, domain.StatusPending))}
 	if gen >= 0 {
 		cond += " AND gen = :gen"
@@ -402,7 +429,7 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET #st = :pending, attempts = :zero, series = series + :one, gen = gen + :one," +
 			" next_attempt_at = :now, due_at = :now, sweep_shard = :shard, updated_at = :now," +
-			" gsi2pk = :g2 REMOVE fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until"),
+			" gsi2pk = :g2 REMOVE fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until, throttles"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: vals,

@@ -97,6 +97,28 @@ func (s *Store) CreateEvent(ctx context.Context, ne NewEvent) (firstEventID stri
 	return ev.ID, err
 }
 
+// PriorEvent looks an idempotency key up before anything is reserved or
+// written: ErrDuplicate with the first event's id when the key was used
+// (unexpired) with the same body, ErrIdempotencyMismatch with a different
+// one, ErrNotFound when it is free. CreateEvent still decides a race.
+func (s *Store) PriorEvent(ctx context.Context, accountID, idempotencyKey string, body []byte) (string, error) {
+	var prior struct {
+		EventID string `dynamodbav:"event_id"`
+		Body    []byte `dynamodbav:"body_sha256"`
+		TTL     int64  `dynamodbav:"ttl"`
+	}
+	if err := s.get(ctx, key(idempotencyPK(accountID, idempotencyKey), skIdempotency), &prior); err != nil {
+		return "", err
+	}
+	if domain.Expired(prior.TTL, s.now()) {
+		return "", ErrNotFound
+	}
+	if h := sha256.Sum256(body); !bytes.Equal(h[:], prior.Body) {
+		return prior.EventID, ErrIdempotencyMismatch
+	}
+	return prior.EventID, ErrDuplicate
+}
+
 // ErrIdempotencyMismatch: the key was used before with a different body.
 var ErrIdempotencyMismatch = errors.New("idempotency key reused with a different body")
 

@@ -8,23 +8,29 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 )
 
 // OutcomeInProgress marks a manual attempt that has been claimed and not yet recorded.
-const OutcomeInProgress = "in_progress"
+const OutcomeInProgress = string(lifecycle.OutcomeInProgress)
 
-// ClaimManual starts a manual resend: it writes the attempt, in progress,
-// under the id the API gave it (so a duplicate queue message finds it taken
-// and does nothing: ErrDuplicate) and takes an endpoint slot (ErrConflict if
-// it was taken meanwhile), in one transaction. The
-// delivery itself is not touched: a resend does not change its automatic
-// series.
+// ClaimManual starts a manual resend: it writes the attempt, in progress
+// with the claim's lease, under the id the API gave it (so a duplicate queue
+// message finds it taken and does nothing: ErrDuplicate) and takes an
+// endpoint slot (ErrConflict if it was taken meanwhile), in one transaction.
+// An attempt left in progress by a worker that died is taken over once its
+// lease has run out, so an accepted resend is never lost. The delivery
+// itself is not touched: a resend does not change its automatic series.
 func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Attempt, c Claim) error {
 	a.Outcome = OutcomeInProgress
-	put, err := s.attemptPut(a)
+	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
 	if err != nil {
 		return err
 	}
+	it["lease_until"] = num(c.LeaseUntil)
+	put := &types.Put{TableName: s.table, Item: it,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR (outcome = :ip AND lease_until < :now)"),
+		ExpressionAttributeValues: item{":ip": str(OutcomeInProgress), ":now": num(domain.Millis(s.now()))}}
 	tx := []types.TransactWriteItem{{Put: put}}
 	if c.Slot != "" {
 		tx = append(tx, types.TransactWriteItem{Update: s.leaseSlot(d, c)})

@@ -45,7 +45,7 @@ func event(t *testing.T, s *store.Store, ep domain.Endpoint, idem string) (domai
 	t.Helper()
 	now := time.Now()
 	ev := domain.Event{ID: domain.NewID("evt"), AccountID: ep.AccountID, Type: "payout.fulfilled",
-		Body: []byte(`{"event":"payout.fulfilled"}`), IdempotencyKey: idem, ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
+		Body: []byte(`{"event":"payout.fulfilled"}`), IdempotencyKey: idem, ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
 	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: ep.AccountID, EventType: ev.Type,
 		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: now.UnixMilli(), CreatedAt: now.UnixMilli(), ExpiresAt: ev.ExpiresAt}
 	ev.DeliveryIDs = []string{d.ID}
@@ -131,7 +131,7 @@ func TestIdempotencyKeyReturnsFirstEvent(t *testing.T) {
 	}
 	now := time.Now()
 	repeat := domain.Event{ID: domain.NewID("evt"), AccountID: ep.AccountID, Type: "payout.fulfilled", Body: first.Body,
-		IdempotencyKey: "order-42", ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
+		IdempotencyKey: "order-42", ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
 	id, err := s.CreateEvent(ctx, store.NewEvent{Event: repeat})
 	if !errors.Is(err, store.ErrDuplicate) || id != first.ID {
 		t.Fatalf("repeat = %s, %v; want %s, ErrDuplicate", id, err, first.ID)
@@ -168,7 +168,7 @@ func testClaimIsExclusive(t *testing.T, capped bool) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			c := store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
+			c := store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), URL: ep.URL}
 			if capped {
 				c.Slot = fmt.Sprint(i % 2)
 			}
@@ -199,7 +199,7 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 	s := newStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
-	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0"}
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
 	claimed, err := s.ClaimAttempt(ctx, d, c)
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func TestFailRestartAndDeadLetterMark(t *testing.T) {
 	if err := s.ClaimDeadLetter(ctx, d.ID); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second DLQ claim: %v", err)
 	}
-	if err := s.MarkDeadLettered(ctx, d.ID); err != nil {
+	if err := s.MarkDeadLettered(ctx, d.ID, failed.Gen); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ClaimDeadLetter(ctx, d.ID); !errors.Is(err, store.ErrConflict) {
@@ -317,4 +317,123 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Defect 6: a late mark from generation g must not clear generation g+1's
+// pending DLQ message (nor take it out of the sweep index).
+func TestLateDeadLetterMarkOfAnOlderGenerationChangesNothing(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	g1, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Restart(ctx, d.ID, d.EndpointID, g1.Gen) // recovered while g1's sender is still on its way
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := s.FailWithoutAttempt(ctx, r, domain.ReasonEndpointDisabled, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkDeadLettered(ctx, d.ID, g1.Gen); err != nil { // g1's sender arrives late
+		t.Fatal(err)
+	}
+	got, _ := s.GetDelivery(ctx, d.ID)
+	if !got.DLQPending || got.Gen != g2.Gen {
+		t.Fatalf("a late mark of gen %d cleared gen %d's pending DLQ message: %+v", g1.Gen, g2.Gen, got)
+	}
+	if ids := sweepAll(t, s, time.Now().Add(time.Hour)); !contains(ids, d.ID) {
+		t.Fatal("a late mark took the newer generation out of the sweep index")
+	}
+	if err := s.MarkDeadLettered(ctx, d.ID, g2.Gen); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetDelivery(ctx, d.ID); got.DLQPending {
+		t.Fatalf("the right generation's mark did not clear it: %+v", got)
+	}
+}
+
+// Defect 7: with the cap on, the claim takes the slot only while the
+// endpoint is enabled and still has the URL the worker read.
+func TestCappedClaimRefusedOnceTheEndpointIsDisabledOrMoved(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	claim := func(id string) error {
+		_, err := s.ClaimAttempt(ctx, d, store.Claim{ID: id, LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL})
+		return err
+	}
+	moved := "https://elsewhere.example.com/x"
+	if _, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, store.EndpointPatch{URL: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim("c1"); err == nil {
+		t.Fatal("claimed with the old URL after the URL changed")
+	}
+	back, off := ep.URL, true
+	if _, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, store.EndpointPatch{URL: &back, Disabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim("c2"); err == nil {
+		t.Fatal("claimed after the endpoint was disabled")
+	}
+	if got, _ := s.GetDelivery(ctx, d.ID); got.Attempts != 0 || got.Claim != "" {
+		t.Fatalf("a refused claim changed the delivery: %+v", got)
+	}
+	on := false
+	if _, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, store.EndpointPatch{Disabled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim("c3"); err != nil {
+		t.Fatalf("claim of an enabled endpoint with its URL: %v", err)
+	}
+}
+
+// Defect 8: a manual attempt left in progress by a worker that died is
+// taken over once its lease has run out; under a live lease it is a duplicate.
+func TestManualAttemptLeftInProgressIsTakenOverAfterItsLease(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptManual, StartedAt: time.Now().UnixMilli()}
+	short := store.Claim{ID: "m1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli(), Slot: "0", URL: ep.URL}
+	if err := s.ClaimManual(ctx, d, a, short); err != nil {
+		t.Fatal(err)
+	}
+	live := store.Claim{ID: "m2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "1", URL: ep.URL}
+	if err := s.ClaimManual(ctx, d, a, live); !errors.Is(err, store.ErrDuplicate) {
+		t.Fatalf("second claim under a live lease: %v", err)
+	}
+	for time.Now().UnixMilli() <= short.LeaseUntil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := s.ClaimManual(ctx, d, a, live); err != nil {
+		t.Fatalf("the worker died: its resend must be taken over, got %v", err)
+	}
+}
+
+// Defect 10: the last attempt of a series, claimed by a worker that died,
+// is logged as interrupted when the delivery is failed as exhausted.
+func TestFailingAnInterruptedLastAttemptLogsIt(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(30 * time.Millisecond).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	claimed, err := s.ClaimAttempt(ctx, d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for time.Now().UnixMilli() <= c.LeaseUntil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	failed, err := s.FailWithoutAttempt(ctx, claimed, domain.ReasonExhausted, true)
+	if err != nil || failed.Status != domain.StatusFailed || failed.FailReason != domain.ReasonExhausted || failed.Claim != "" {
+		t.Fatalf("fail: %+v %v", failed, err)
+	}
+	_, attempts, err := s.DeliveryWithAttempts(ctx, d.ID)
+	if err != nil || len(attempts) != 1 || attempts[0].ID != c.AttemptID || attempts[0].Kind != domain.AttemptInterrupted || attempts[0].Number != 1 {
+		t.Fatalf("attempt log: %+v %v", attempts, err)
+	}
 }

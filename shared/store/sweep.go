@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/schema"
 )
 
@@ -46,18 +47,20 @@ func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit 
 // Requeue hands a stuck pending delivery to a new queue message: it bumps
 // gen (older messages for it are then dropped) and moves due_at to now. It
 // is conditioned on the delivery still being due before `before`, having
-// attempts left, and no live lease; otherwise ErrConflict with the delivery
+// attempts left, not being within lifecycle.ExpiryMargin of its TTL, and no
+// live lease; otherwise ErrConflict with the delivery
 // as it is, so the caller can see why.
 func (s *Store) Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET gen = gen + :one, due_at = :now, updated_at = :now"),
-		ConditionExpression: aws.String("#st = :pending AND due_at < :before AND attempts < :max" +
+		ConditionExpression: aws.String("#st = :pending AND due_at < :before AND attempts < :max AND #ttl > :soon" +
 			" AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
-		ExpressionAttributeNames: map[string]string{"#st": "status"},
+		ExpressionAttributeNames: map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: item{":one": num(1), ":now": num(now), ":before": num(before),
-			":max": num(int64(maxAttempts)), ":pending": str(domain.StatusPending)},
+			":soon": num(s.now().Add(lifecycle.ExpiryMargin).Unix()),
+			":max":  num(int64(maxAttempts)), ":pending": str(domain.StatusPending)},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})

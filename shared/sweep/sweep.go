@@ -20,7 +20,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gifq/webhooks/shared/delivery"
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/schema"
@@ -32,8 +34,7 @@ type Store interface {
 	DueForSweep(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
 	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
-	ClaimDeadLetter(context.Context, string) error
-	MarkDeadLettered(context.Context, string) error
+	delivery.DeadLetterStore
 }
 
 // Queue sends the sweeper's messages.
@@ -149,11 +150,10 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Resu
 	if !errors.Is(err, store.ErrConflict) {
 		return err
 	}
-	now := domain.Millis(s.Now())
-	switch {
-	case d.Status == domain.StatusPending && d.Attempts >= s.MaxAttempts && d.LeaseUntil < now:
-		// The last attempt was claimed and never finished: fail it, do not retry.
-		failed, err := s.Store.FailWithoutAttempt(ctx, d, domain.ReasonExhausted, true)
+	act := lifecycle.DecideSweep(d, s.Now(), s.MaxAttempts)
+	switch act.Verb {
+	case lifecycle.SweepFail:
+		failed, err := s.Store.FailWithoutAttempt(ctx, d, act.Reason, true)
 		if errors.Is(err, store.ErrConflict) {
 			r.Skipped++
 			return nil
@@ -161,26 +161,23 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Resu
 		if err != nil {
 			return err
 		}
-		return s.deadLetter(ctx, failed, r)
-	case d.Status == domain.StatusFailed && d.DLQPending:
-		switch err := s.Store.ClaimDeadLetter(ctx, d.ID); {
-		case errors.Is(err, store.ErrConflict):
-			r.Skipped++ // being sent right now
-			return nil
-		case err != nil:
-			return err
-		}
-		return s.deadLetter(ctx, d, r)
+		return s.deadLetter(ctx, failed, true, r)
+	case lifecycle.SweepDLQ:
+		return s.deadLetter(ctx, d, false, r)
 	}
 	r.Skipped++
 	return nil
 }
 
-func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, r *Result) error {
-	if err := s.Queue.DeadLetter(ctx, queue.DeadLetterFor(d)); err != nil {
+func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, claimHeld bool, r *Result) error {
+	switch err := delivery.SendDeadLetter(ctx, s.Store, s.Queue, d, claimHeld); {
+	case errors.Is(err, store.ErrConflict):
+		r.Skipped++ // being sent right now
+		return nil
+	case err != nil && !errors.Is(err, delivery.ErrNotMarked):
 		return err
 	}
 	r.DeadLettered++
 	s.Log.Warn("delivery dead-lettered by the sweeper", "delivery_id", d.ID, "reason", d.FailReason)
-	return s.Store.MarkDeadLettered(ctx, d.ID)
+	return nil
 }

@@ -1,0 +1,314 @@
+package delivery
+
+// The Worker driven with in-memory stand-ins for its own narrow interfaces
+// (Store, Queue, Limiter, Sender): fast tests of how it carries out the
+// lifecycle's decisions when a write fails or a message lies. The store's
+// conditions themselves are proven against the DynamoDB emulator in
+// shared/store.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+var errTransient = errors.New("TransactionConflict: transaction is ongoing for the item")
+
+// memStore keeps one account's items in maps and applies the same
+// conditions as shared/store, as far as these tests need them.
+type memStore struct {
+	mu          sync.Mutex
+	deliveries  map[string]domain.Delivery
+	endpoints   map[string]domain.Endpoint
+	events      map[string]domain.Event
+	attempts    []domain.Attempt
+	failRecords int // the next n RecordAttempt calls fail transiently, writing nothing
+	now         func() time.Time
+}
+
+func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var snap store.Snapshot
+	if d, ok := m.deliveries[r.DeliveryID]; ok {
+		snap.Delivery = &d
+	}
+	if ep, ok := m.endpoints[r.AccountID+"/"+r.EndpointID]; ok {
+		snap.Endpoint = &ep
+	}
+	if ev, ok := m.events[r.EventID]; ok {
+		snap.Event = &ev
+	}
+	return snap, nil
+}
+
+func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store.Claim) (domain.Delivery, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.deliveries[seen.ID]
+	now := domain.Millis(m.now())
+	if d.Status != domain.StatusPending || d.Gen != seen.Gen || d.Attempts != seen.Attempts || d.NextAttemptAt > now || d.LeaseUntil >= now {
+		return seen, store.ErrConflict
+	}
+	if c.Interrupted != nil {
+		m.attempts = append(m.attempts, *c.Interrupted)
+	}
+	d.Attempts++
+	d.Claim, d.ClaimAttempt, d.LeaseUntil = c.ID, c.AttemptID, c.LeaseUntil
+	m.deliveries[d.ID] = d
+	return d, nil
+}
+
+func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain.Endpoint, c store.Claim, a domain.Attempt, o store.Outcome) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failRecords > 0 {
+		m.failRecords--
+		return errTransient
+	}
+	m.attempts = append(m.attempts, a)
+	d := m.deliveries[a.DeliveryID]
+	if d.Claim != c.ID {
+		return store.ErrConflict
+	}
+	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.LastAttemptID = "", "", 0, a.ID
+	d.Status = o.Status
+	switch o.Status {
+	case domain.StatusFailed:
+		d.FailReason, d.DLQPending = o.FailReason, true
+	case domain.StatusPending:
+		d.NextAttemptAt = o.NextAttemptAt
+		if o.GiveBack {
+			d.Attempts--
+			d.Throttles++
+		}
+	}
+	m.deliveries[d.ID] = d
+	return nil
+}
+
+func (m *memStore) FailWithoutAttempt(_ context.Context, seen domain.Delivery, reason string, _ bool) (domain.Delivery, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.deliveries[seen.ID]
+	if d.Status != domain.StatusPending || d.Gen != seen.Gen || d.LeaseUntil >= domain.Millis(m.now()) {
+		return seen, store.ErrConflict
+	}
+	d.Status, d.FailReason, d.DLQPending, d.Claim = domain.StatusFailed, reason, true, ""
+	m.deliveries[d.ID] = d
+	return d, nil
+}
+
+func (m *memStore) ClaimDeadLetter(context.Context, string) error { return nil }
+
+func (m *memStore) MarkDeadLettered(_ context.Context, id string, gen int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if d := m.deliveries[id]; d.Gen == gen {
+		d.DLQPending = false
+		m.deliveries[id] = d
+	}
+	return nil
+}
+
+func (m *memStore) GetDelivery(_ context.Context, id string) (domain.Delivery, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.deliveries[id]
+	if !ok {
+		return d, store.ErrNotFound
+	}
+	return d, nil
+}
+
+func (m *memStore) GetEndpoint(_ context.Context, account, id string) (domain.Endpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ep, ok := m.endpoints[account+"/"+id]
+	if !ok {
+		return ep, store.ErrNotFound
+	}
+	return ep, nil
+}
+
+func (m *memStore) PushDue(context.Context, string, int, int64) error { return nil }
+func (m *memStore) Restart(context.Context, string, string, int) (domain.Delivery, error) {
+	return domain.Delivery{}, store.ErrConflict
+}
+func (m *memStore) ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error {
+	return nil
+}
+func (m *memStore) FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error {
+	return nil
+}
+
+type memQueue struct {
+	mu          sync.Mutex
+	sent        []queue.Message
+	deadLetters []queue.Message
+	raw         []string // bodies moved to the DLQ as they were, with their reason
+}
+
+func (q *memQueue) Send(_ context.Context, m queue.Message, _ time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sent = append(q.sent, m)
+	return nil
+}
+func (q *memQueue) Hide(context.Context, string, time.Duration) error { return nil }
+func (q *memQueue) DeadLetter(_ context.Context, m queue.Message) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.deadLetters = append(q.deadLetters, m)
+	return nil
+}
+func (q *memQueue) DeadLetterRaw(_ context.Context, body, reason string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.raw = append(q.raw, reason+" "+body)
+	return nil
+}
+
+// nowLimiter grants every reservation at once.
+type nowLimiter struct{ reserved int }
+
+func (l *nowLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (ratelimit.Reservation, error) {
+	l.reserved += n
+	return ratelimit.Reservation{First: time.Now(), Interval: time.Millisecond}, nil
+}
+
+// receiver answers every POST with one status code and counts them.
+type receiver struct {
+	mu   sync.Mutex
+	code int
+	got  []sender.Request
+}
+
+func (r *receiver) Send(_ context.Context, req sender.Request) sender.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, req)
+	return sender.Result{Result: retry.Result{StatusCode: r.code}, StartedAt: time.Now()}
+}
+
+type rig struct {
+	w     *Worker
+	st    *memStore
+	q     *memQueue
+	lim   *nowLimiter
+	recv  *receiver
+	clock time.Duration // added to the real time: a redelivery after the lease ran out
+	d     domain.Delivery
+}
+
+func newRig(t *testing.T, code int) *rig {
+	t.Helper()
+	r := &rig{q: &memQueue{}, lim: &nowLimiter{}, recv: &receiver{code: code}}
+	now := func() time.Time { return time.Now().Add(r.clock) }
+	r.st = &memStore{deliveries: map[string]domain.Delivery{}, endpoints: map[string]domain.Endpoint{}, events: map[string]domain.Event{}, now: now}
+	start := time.Now()
+	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: domain.NewID("acct"), URL: "https://a.example.com/hook", Secrets: []domain.Secret{{Value: "whsec_a"}}}
+	ev := domain.Event{ID: domain.NewID("evt"), AccountID: ep.AccountID, Type: "payout.fulfilled", Body: []byte(`{"for":"a"}`), ExpiresAt: start.Add(domain.DefaultRetention).Unix()}
+	r.d = domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: ep.AccountID, Status: domain.StatusPending, Gen: 1, Series: 1,
+		NextAttemptAt: domain.Millis(start), CreatedAt: domain.Millis(start), ExpiresAt: ev.ExpiresAt}
+	r.st.endpoints[ep.AccountID+"/"+ep.ID], r.st.events[ev.ID], r.st.deliveries[r.d.ID] = ep, ev, r.d
+	r.w = &Worker{Store: r.st, Queue: r.q, Limiter: r.lim, Sender: r.recv, Schedule: retry.Default(), LeaseFor: 25 * time.Second,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "test", "test"), Now: now}
+	return r
+}
+
+// deliver hands the worker one message (as SQS would, again and again)
+// until it is finished, moving the clock past the lease between receives.
+func (r *rig) deliver(t *testing.T, m queue.Message) {
+	t.Helper()
+	raw, _ := json.Marshal(m)
+	for receive := 1; receive <= 5; receive++ {
+		resp, err := r.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: string(raw),
+			Attributes: map[string]string{"ApproximateReceiveCount": "1"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.BatchItemFailures) == 0 {
+			return
+		}
+		r.clock += time.Minute // SQS redelivers it after the visibility timeout; the lease has run out by then
+	}
+	t.Fatal("the message never finished")
+}
+
+// Defect 1: a transient failure of the outcome write after the POST must not
+// make the next claim POST again. Before the fix the receiver answered 400
+// and still got attempt 2.
+func TestTransientOutcomeWriteFailureDoesNotPostAgain(t *testing.T) {
+	for _, code := range []int{400, 200} {
+		r := newRig(t, code)
+		r.st.failRecords = 1
+		r.deliver(t, queue.For(r.d))
+		if n := len(r.recv.got); n != 1 {
+			t.Errorf("answer %d: the receiver got %d POSTs for one delivery", code, n)
+		}
+		got, _ := r.st.GetDelivery(context.Background(), r.d.ID)
+		want := map[int]string{400: domain.StatusFailed, 200: domain.StatusDelivered}[code]
+		if got.Status != want || got.Attempts != 1 {
+			t.Errorf("answer %d: delivery %s after %d attempts, want %s after 1", code, got.Status, got.Attempts, want)
+		}
+	}
+}
+
+// Defect 1, the 8th attempt: its 2xx must be recorded as delivered, not as
+// attempts_exhausted after a transient write failure.
+func TestTwoHundredOnTheLastAttemptIsDeliveredDespiteAWriteFailure(t *testing.T) {
+	r := newRig(t, 200)
+	d := r.st.deliveries[r.d.ID]
+	d.Attempts = 7
+	r.st.deliveries[r.d.ID], r.d = d, d
+	r.st.failRecords = 2
+	r.deliver(t, queue.For(r.d))
+	got, _ := r.st.GetDelivery(context.Background(), r.d.ID)
+	if got.Status != domain.StatusDelivered || len(r.q.deadLetters) != 0 || len(r.recv.got) != 1 {
+		t.Fatalf("delivery %s (%s), %d dead letters, %d POSTs", got.Status, got.FailReason, len(r.q.deadLetters), len(r.recv.got))
+	}
+}
+
+// Defect 4: a message naming account A's event and account B's delivery
+// must be refused and kept for a human, not POST A's body to B's URL.
+func TestMessageNamingAnotherAccountsEventIsQuarantined(t *testing.T) {
+	r := newRig(t, 200)
+	acctB, epB, evtB := domain.NewID("acct"), domain.NewID("ep"), domain.NewID("evt")
+	other := domain.Endpoint{ID: epB, AccountID: acctB, URL: "https://b.example.com/hook", Secrets: []domain.Secret{{Value: "whsec_b"}}}
+	r.st.endpoints[other.AccountID+"/"+other.ID] = other
+	evB := domain.Event{ID: evtB, AccountID: acctB, Body: []byte(`{"for":"b"}`), ExpiresAt: r.d.ExpiresAt}
+	r.st.events[evB.ID] = evB
+	for name, m := range map[string]queue.Message{
+		"account and endpoint": {Kind: queue.KindDeliver, DeliveryID: r.d.ID, AccountID: acctB, EndpointID: epB, EventID: r.d.EventID, Gen: r.d.Gen},
+		"event":                {Kind: queue.KindDeliver, DeliveryID: r.d.ID, AccountID: r.d.AccountID, EndpointID: r.d.EndpointID, EventID: evtB, Gen: r.d.Gen},
+		"resend":               {Kind: queue.KindResend, DeliveryID: r.d.ID, AttemptID: domain.NewID("att"), AccountID: acctB, EndpointID: epB, EventID: r.d.EventID, Gen: r.d.Gen},
+	} {
+		r.q.raw = nil
+		r.deliver(t, m)
+		if len(r.recv.got) != 0 {
+			t.Fatalf("%s: sent %d POSTs, first to %s", name, len(r.recv.got), r.recv.got[0].URL)
+		}
+		if len(r.q.raw) != 1 || len(r.q.raw[0]) < len(ReasonMismatch) || r.q.raw[0][:len(ReasonMismatch)] != ReasonMismatch {
+			t.Fatalf("%s: not kept for a human: %q", name, r.q.raw)
+		}
+	}
+	if got, _ := r.st.GetDelivery(context.Background(), r.d.ID); got != r.d {
+		t.Fatalf("a refused message changed the delivery: %+v", got)
+	}
+}

@@ -1,0 +1,110 @@
+package ingest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// keyedStore remembers idempotency keys as the table does (one account,
+// sixteen subscribed endpoints).
+type keyedStore struct {
+	keys   map[string]string // key -> first event id
+	events map[string]domain.Event
+}
+
+func (s *keyedStore) AccountWithEndpoints(_ context.Context, id string) (domain.Account, []domain.Endpoint, error) {
+	eps := make([]domain.Endpoint, domain.MaxEndpoints)
+	for i := range eps {
+		eps[i] = domain.Endpoint{ID: domain.NewID("ep"), AccountID: id}
+	}
+	return domain.Account{ID: id}, eps, nil
+}
+
+func (s *keyedStore) CreateEvent(_ context.Context, ne store.NewEvent) (string, error) {
+	if first, ok := s.keys[ne.Event.IdempotencyKey]; ok {
+		return first, store.ErrDuplicate
+	}
+	s.keys[ne.Event.IdempotencyKey], s.events[ne.Event.ID] = ne.Event.ID, ne.Event
+	return ne.Event.ID, nil
+}
+
+func (s *keyedStore) PriorEvent(_ context.Context, _, key string, _ []byte) (string, error) {
+	if first, ok := s.keys[key]; ok {
+		return first, store.ErrDuplicate
+	}
+	return "", store.ErrNotFound
+}
+
+func (s *keyedStore) GetEvent(_ context.Context, id string) (domain.Event, error) {
+	return s.events[id], nil
+}
+func (s *keyedStore) GetDeliveries(context.Context, []string) ([]domain.Delivery, error) {
+	return nil, nil
+}
+
+type countingLimiter struct{ slots int }
+
+func (l *countingLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (ratelimit.Reservation, error) {
+	l.slots += n
+	return ratelimit.Reservation{First: time.Now(), Interval: time.Millisecond}, nil
+}
+
+type discardQueue struct{}
+
+func (discardQueue) SendAll(context.Context, []queue.Outgoing) ([]int, error) { return nil, nil }
+
+// Defect 10: an idempotent replay of POST /v1/events reserved the account's
+// rate slots again (one per subscribed endpoint, up to 16), delaying every
+// later event for nothing.
+func TestIdempotentReplayReservesNoRateSlots(t *testing.T) {
+	lim := &countingLimiter{}
+	s := &Service{Store: &keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}, Queue: discardQueue{}, Limiter: lim,
+		DefaultRate: 5, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "t", "t"), Now: time.Now}
+	body := []byte(`{"event":"payout.fulfilled"}`)
+	first, err := s.Ingest(context.Background(), "acct_1", body, "key-1")
+	if err != nil || first.Replayed {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	if lim.slots != domain.MaxEndpoints {
+		t.Fatalf("first request reserved %d slots, want %d", lim.slots, domain.MaxEndpoints)
+	}
+	again, err := s.Ingest(context.Background(), "acct_1", body, "key-1")
+	if err != nil || !again.Replayed || again.Event.ID != first.Event.ID {
+		t.Fatalf("replay: %+v %v", again, err)
+	}
+	if lim.slots != domain.MaxEndpoints {
+		t.Fatalf("the replay reserved %d more slots", lim.slots-domain.MaxEndpoints)
+	}
+}
+
+// The same through a batch: an item whose key is already stored answers its
+// first event and reserves nothing; a new key in the same batch does.
+func TestBatchReplayReservesNoRateSlots(t *testing.T) {
+	lim := &countingLimiter{}
+	s := &Service{Store: &keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}, Queue: discardQueue{}, Limiter: lim,
+		DefaultRate: 5, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "t", "t"), Now: time.Now}
+	body := []byte(`{"event":"payout.fulfilled"}`)
+	first, err := s.Ingest(context.Background(), "acct_1", body, "key-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.IngestBatch(context.Background(), "acct_1", []Item{{Body: body, IdempotencyKey: "key-1"}, {Body: body, IdempotencyKey: "key-2"}})
+	if err != nil || out[0].Err != nil || out[1].Err != nil {
+		t.Fatalf("batch: %+v %v", out, err)
+	}
+	if !out[0].Replayed || out[0].Event.ID != first.Event.ID || out[1].Replayed {
+		t.Fatalf("batch answers %+v", out)
+	}
+	if lim.slots != 2*domain.MaxEndpoints {
+		t.Fatalf("reserved %d slots in all, want %d: the replayed item reserved again", lim.slots, 2*domain.MaxEndpoints)
+	}
+}

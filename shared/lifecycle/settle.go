@@ -1,0 +1,151 @@
+package lifecycle
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/retry"
+)
+
+// Throttle rules. A 429 with Retry-After is the receiver asking us to slow
+// down, so it costs no attempt, but only MaxFreeThrottles times per delivery
+// (per series) and only while the delivery is younger than ThrottleWindow;
+// after that a 429 counts like a 5xx. Without the cap, `Retry-After: 1`
+// would allow about 86,400 POSTs of one delivery in a day.
+const (
+	MaxFreeThrottles = 8 // no more than the attempt ceiling
+	ThrottleWindow   = 24 * time.Hour
+	MaxThrottlePause = time.Hour // the longest pause a Retry-After gets
+)
+
+// Outcome is what an attempt decided for its delivery and endpoint.
+type Outcome struct {
+	Status        string // pending (retry later), delivered or failed
+	NextAttemptAt int64  // when pending
+	FailReason    string // when failed
+	GiveBack      bool   // a free throttle: the attempt does not count toward the ceiling
+	// Endpoint health: Healthy true clears failing_since, false sets it if unset.
+	Healthy    bool
+	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
+	// DisableEndpoint: the endpoint has failed for too long; stop sending to it.
+	DisableEndpoint string // the reason shown on the endpoint
+}
+
+// Answer is what came back from one attempt.
+type Answer struct {
+	retry.Result
+	Verdict retry.Verdict
+}
+
+// Event names the transition an outcome makes.
+func (o Outcome) Event() Event {
+	switch {
+	case o.Status == domain.StatusDelivered:
+		return Answered2xx
+	case o.GiveBack:
+		return Throttled
+	case o.Status == domain.StatusPending:
+		return Retryable
+	case o.FailReason == domain.ReasonExhausted:
+		return Exhausted
+	}
+	return Rejected
+}
+
+// Settle applies the contract to an automatic attempt's answer. d is the
+// delivery as claimed (Attempts counts this attempt). rnd draws the jitter
+// (nil: a shared source).
+func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *rand.Rand) Outcome {
+	switch a.Verdict {
+	case retry.Delivered:
+		return Outcome{Status: domain.StatusDelivered, Healthy: true}
+	case retry.Reject:
+		reason := domain.ReasonRejected
+		if a.ErrorClass == retry.ErrBlockedAddress {
+			reason = domain.ReasonBlockedAddress
+		}
+		return Outcome{Status: domain.StatusFailed, FailReason: reason}
+	case retry.Throttle:
+		if d.Throttles < MaxFreeThrottles && now.Sub(time.UnixMilli(d.CreatedAt)) < ThrottleWindow {
+			until := domain.Millis(now.Add(min(a.RetryAfter, MaxThrottlePause)))
+			return Outcome{Status: domain.StatusPending, NextAttemptAt: until, GiveBack: true, PauseUntil: until}
+		}
+	}
+	wait, ok := s.Wait(d.Attempts, rnd)
+	if !ok {
+		return Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}
+	}
+	if a.RetryAfter > wait {
+		// A 503 (or a 429 past its free throttles) with Retry-After: wait
+		// as asked, up to twice the schedule.
+		wait = min(a.RetryAfter, 2*wait)
+	}
+	return Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
+}
+
+// AttemptOutcome is the word the attempt log shows for an attempt.
+type AttemptOutcome string
+
+// The attempt outcomes.
+const (
+	OutcomeDelivered  AttemptOutcome = "delivered"
+	OutcomeRetry      AttemptOutcome = "retry"
+	OutcomeRejected   AttemptOutcome = "rejected"
+	OutcomeThrottled  AttemptOutcome = "throttled"
+	OutcomeInProgress AttemptOutcome = "in_progress" // a manual attempt claimed and not yet recorded
+	OutcomeUnknown    AttemptOutcome = "unknown"     // interrupted: the worker stopped before recording a result
+)
+
+// LogOutcome is the attempt log's word for an automatic attempt's answer.
+func LogOutcome(v retry.Verdict, o Outcome) AttemptOutcome {
+	if o.GiveBack {
+		return OutcomeThrottled
+	}
+	if v == retry.Throttle {
+		return OutcomeRetry // a 429 past its free throttles counts like a 5xx
+	}
+	return AttemptOutcome(v.String())
+}
+
+// RecordResult is what a re-read delivery says about an outcome write that
+// returned an error.
+type RecordResult int
+
+// The record results.
+const (
+	RecordRetry RecordResult = iota // not applied, and the claim is still ours: write it again
+	RecordDone                      // applied after all (the error came after the write)
+	RecordLost                      // not applied, and the claim is gone (lease ran out, a new owner)
+)
+
+// CheckRecord decides from the delivery as read now (nil: gone) whether the
+// outcome write of attempt attemptID under claim claimID was applied.
+func CheckRecord(d *domain.Delivery, claimID, attemptID string) RecordResult {
+	switch {
+	case d != nil && d.LastAttemptID == attemptID:
+		return RecordDone
+	case d != nil && d.Claim == claimID:
+		return RecordRetry
+	}
+	return RecordLost
+}
+
+// Interrupted is the attempt-log entry for the attempt a delivery's current
+// claim made, when its worker stopped before recording a result: logged
+// under the id it would have sent (the receiver may have seen it), or
+// fallbackID when the claim kept none. nil when nothing is claimed.
+func Interrupted(d domain.Delivery, fallbackID string) *domain.Attempt {
+	if d.Claim == "" {
+		return nil
+	}
+	id := d.ClaimAttempt
+	if id == "" {
+		id = fallbackID
+	}
+	return &domain.Attempt{
+		ID: id, DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
+		StartedAt: d.UpdatedAt, ErrorClass: "interrupted", Error: "the worker stopped before recording a result",
+		Outcome: string(OutcomeUnknown), ExpiresAt: d.ExpiresAt,
+	}
+}
