@@ -1,0 +1,111 @@
+// Command sim is a discrete-event simulation of the deployed delivery
+// system over a day of issue 11's workload: API Gateway, the api function,
+// the delivery queue and its Lambda event source, the deliver function
+// with the real decisions (shared/lifecycle's Decide and Settle,
+// shared/retry's schedule and classification), DynamoDB's hot partitions
+// and the day's bill, for each waiting design and isolation option.
+// docs/scale.md explains the model and its results.
+//
+//	go run ./localstack/sim [-scale 10] [-seed 1] [-only BC]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+)
+
+func main() {
+	scale := flag.Float64("scale", 1, "multiply the day's load (accounts keep their share; their set rates follow)")
+	seed := flag.Uint64("seed", 1, "random seed (the down endpoints, jitter)")
+	only := flag.String("only", "", "run only the options whose name contains this")
+	drain := flag.Float64("drain", 2*3600, "seconds simulated after the day, for retries to finish")
+	par := flag.Int("parallel", 2, "options run at once")
+	flag.Parse()
+
+	var opts []Options
+	for _, o := range Table() {
+		if strings.Contains(o.Name, *only) {
+			opts = append(opts, o)
+		}
+	}
+	w := DefaultWorkload()
+	results := make([]Metrics, len(opts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(*par, 1))
+	for i, o := range opts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = NewSim(o, w, *scale, *seed).Run(*drain)
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("issue 11's day at scale %g: %.0f M deliveries, %d accounts (Zipf s=%g), %.0f%% of endpoints down %s-%s, %.0fk events burst at %s, seed %d\n\n",
+		*scale, w.DeliveriesPerDay**scale/1e6, w.Accounts, w.ZipfS, 100*w.DownFraction, clock(w.OutageAt), clock(w.OutageAt+w.OutageFor), w.BurstEvents/1e3, clock(w.BurstAt), *seed)
+	report(os.Stdout, opts, results)
+}
+
+// Table is the options compared: today's stack, then one change at a time.
+func Table() []Options {
+	base := Defaults()
+	api := base
+	api.Name, api.APIRate, api.APIBurst = "A api10k", base.AccountAPIRate, base.AccountAPIBurst
+	var t []Options
+	add := func(name string, f func(*Options)) {
+		o := api
+		o.Name = name
+		f(&o)
+		t = append(t, o)
+	}
+	t = append(t, base, api)
+	add("A c300", func(o *Options) { o.MaxConcurrency = 300 })
+	add("B c300", func(o *Options) { o.Waiting, o.MaxConcurrency = Delayed, 300 })
+	add("C c300", func(o *Options) { o.Waiting, o.MaxConcurrency = Due, 300 })
+	add("BC c300", func(o *Options) { o.Waiting, o.MaxConcurrency = Mixed, 300 })
+	add("BC c300 brk", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Breaker = Mixed, 300, 5 })
+	add("BC c300 brk b1", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Breaker, o.BatchSize = Mixed, 300, 5, 1 })
+	add("BC c300 q4", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Queues = Mixed, 75, 4 })
+	add("BC c300 brk key", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Breaker, o.PerKeyRate = Mixed, 300, 5, 100 })
+	return t
+}
+
+func report(out *os.File, opts []Options, rs []Metrics) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "option\tbinds first\tat\tpeak in flight\tpeak λ conc\thot WCU/s\tp50 s\tp99 s\tDLQ\tdelivered M\tleft k\tSQS M\tλ M\tWCU M\tRCU M\tAPI M\t$/day\t$/M deliv\t")
+	for i, o := range opts {
+		m := rs[i]
+		first, at := "none", ""
+		if len(m.Binds) > 0 {
+			first, at = short(m.Binds[0].What), clock(m.Binds[0].At)
+		}
+		c := m.Bill()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.0f\t%.2f\t%.0f\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.2f\t\n",
+			o.Name, first, at, m.PeakInFlight, m.PeakConcurrency, m.HotWCU, m.P50, m.P99, m.DLQ, m.Delivered/1e6, m.Left/1e3,
+			m.SQSRequests/1e6, (m.Invocations+m.APIRequests)/1e6, m.WCU/1e6, m.RCU/1e6, m.APIRequests/1e6, c.Total(), c.Total()/(m.Delivered/1e6))
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\nEvery limit reached, in order (hottest partition named):")
+	for i, o := range opts {
+		m := rs[i]
+		var parts []string
+		for _, b := range m.Binds {
+			parts = append(parts, clock(b.At)+" "+b.What)
+		}
+		c := m.Bill()
+		fmt.Fprintf(out, "- %s: hottest %s %.0f WCU/s at %s; 429s %.0fk; cost API $%.0f, Lambda $%.0f, SQS $%.0f, DynamoDB $%.0f\n  %s\n",
+			o.Name, m.HotWCUName, m.HotWCU, clock(m.HotWCUAt), m.Throttled429/1e3, c.API, c.Lambda, c.SQS, c.DynamoDB, strings.Join(parts, "; "))
+	}
+}
+
+func short(what string) string {
+	if i := strings.Index(what, " ("); i > 0 {
+		return what[:i]
+	}
+	return what
+}
