@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -24,7 +25,15 @@ func main() {
 	only := flag.String("only", "", "run only the options whose name contains this")
 	drain := flag.Float64("drain", 2*3600, "seconds simulated after the day, for retries to finish")
 	par := flag.Int("parallel", 2, "options run at once")
+	prof := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 
 	var opts []Options
 	for _, o := range Table() {

@@ -35,15 +35,19 @@ type Metrics struct {
 type Bind struct {
 	What string
 	At   float64
+	kind string
 }
 
-func (m *Metrics) bind(what string, t float64) {
+func (m *Metrics) bind(what string, t float64) { m.bindAs(what, what, t) }
+
+// bindAs records what the first time a limit of this kind binds.
+func (m *Metrics) bindAs(kind, what string, t float64) {
 	for _, b := range m.Binds {
-		if b.What == what {
+		if b.kind == kind {
 			return
 		}
 	}
-	m.Binds = append(m.Binds, Bind{what, t})
+	m.Binds = append(m.Binds, Bind{What: what, At: t, kind: kind})
 }
 
 func (m *Metrics) peak(v, at *float64, x, t float64) {

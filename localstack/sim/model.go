@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+
+	"github.com/gifq/webhooks/shared/domain"
 	"math/rand/v2"
 	"time"
 
@@ -116,6 +118,10 @@ type Sim struct {
 	touchedE   []*endpoint
 	ddbWaiting int
 	m          Metrics
+	// scratch for lifecycle.Decide's input, reused
+	sd domain.Delivery
+	se domain.Endpoint
+	sv domain.Event
 }
 
 var epoch = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -347,10 +353,10 @@ func (s *Sim) ingest(a *account, ai int32, k int, created, t float64) {
 func (s *Sim) cohorts(a *account, ai int32, k int, created float64) []*cohort {
 	var cs []*cohort
 	if a.healthy > 0 {
-		cs = append(cs, &cohort{acct: ai, ep: -1, n: k * a.healthy, created: created, next: created})
+		cs = append(cs, &cohort{acct: ai, ep: -1, n: k * a.healthy, created: created, next: created, until: created, slotted: true})
 	}
 	for _, e := range a.downEps {
-		cs = append(cs, &cohort{acct: ai, ep: e, n: k, created: created, next: created})
+		cs = append(cs, &cohort{acct: ai, ep: e, n: k, created: created, next: created, until: created, slotted: true})
 	}
 	return cs
 }

@@ -175,14 +175,15 @@ func (s *Sim) defer_(c *cohort, t float64) {
 
 func (s *Sim) input(c *cohort, ep *endpoint, t float64) lifecycle.Input {
 	ms := func(x float64) int64 { return toTime(x).UnixMilli() }
-	d := &domain.Delivery{ID: "d", AccountID: "a", EndpointID: "e", EventID: "v", Status: domain.StatusPending, Gen: 1,
-		Attempts: c.attempts, NextAttemptAt: ms(c.next), CreatedAt: ms(c.created), ExpiresAt: toTime(c.created).Add(30 * 24 * 3600e9).Unix()}
-	e := &domain.Endpoint{ID: "e", AccountID: "a"}
+	s.sd = domain.Delivery{ID: "d", AccountID: "a", EndpointID: "e", EventID: "v", Status: domain.StatusPending, Gen: 1,
+		Attempts: c.attempts, NextAttemptAt: ms(c.next), CreatedAt: ms(c.created), ExpiresAt: toTime(c.created).Unix() + 30*24*3600}
+	s.se = domain.Endpoint{ID: "e", AccountID: "a"}
 	if ep != nil && ep.pausedUntil > t {
-		e.PausedUntil = ms(ep.pausedUntil)
+		s.se.PausedUntil = ms(ep.pausedUntil)
 	}
+	s.sv = domain.Event{ID: "v", AccountID: "a"}
 	return lifecycle.Input{Msg: lifecycle.Message{DeliveryID: "d", AccountID: "a", EndpointID: "e", EventID: "v", Gen: 1},
-		Delivery: d, Endpoint: e, Event: &domain.Event{ID: "v", AccountID: "a"}, Now: toTime(t), MaxAttempts: s.sched.MaxAttempts()}
+		Delivery: &s.sd, Endpoint: &s.se, Event: &s.sv, Now: toTime(t), MaxAttempts: s.sched.MaxAttempts()}
 }
 
 // attempt sends c's messages: to a down endpoint they time out (the
@@ -310,7 +311,7 @@ func (s *Sim) partitions(t float64) {
 			s.m.HotWCU, s.m.HotWCUName, s.m.HotWCUAt = v, name, t
 		}
 		if v > limit {
-			s.m.bind("DynamoDB partition: "+name, t)
+			s.m.bindAs("DynamoDB partition "+kindOf(name), "DynamoDB partition: "+name, t)
 		}
 	}
 	for _, a := range s.touchedA {
@@ -324,7 +325,7 @@ func (s *Sim) partitions(t float64) {
 		hot(accountName(a, "ACCT#")+" (account + endpoint items, writes)", a.acctWCU, s.o.PartitionWCU)
 		hot(accountName(a, "RATE#")+" (rate limiter)", a.rateWCU, s.o.PartitionWCU)
 		if a.acctRCU > s.o.PartitionRCU {
-			s.m.bind("DynamoDB partition reads: "+accountName(a, "ACCT#"), t)
+			s.m.bindAs("DynamoDB partition reads", "DynamoDB partition reads: "+accountName(a, "ACCT#"), t)
 		}
 		s.m.HotRCU = max(s.m.HotRCU, a.acctRCU)
 		a.acctWCU, a.acctRCU, a.rateWCU, a.healthyGSI, a.touched = 0, 0, 0, 0, false
@@ -339,4 +340,14 @@ func (s *Sim) partitions(t float64) {
 
 func accountName(a *account, prefix string) string {
 	return prefix + "account ranked " + itoa(a.rank)
+}
+
+// kindOf is a partition's kind: its name up to the first space or '#'.
+func kindOf(name string) string {
+	for i, r := range name {
+		if r == '#' || r == ' ' {
+			return name[:i]
+		}
+	}
+	return name
 }
