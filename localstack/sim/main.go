@@ -25,6 +25,7 @@ func main() {
 	only := flag.String("only", "", "run only the options whose name contains this")
 	drain := flag.Float64("drain", 2*3600, "seconds simulated after the day, for retries to finish")
 	par := flag.Int("parallel", 2, "options run at once")
+	trace := flag.Bool("trace", false, "print each run's state every half hour (with -only, one option)")
 	prof := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *prof != "" {
@@ -51,7 +52,11 @@ func main() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = NewSim(o, w, *scale, *seed).Run(*drain)
+			sim := NewSim(o, w, *scale, *seed)
+			if *trace {
+				sim.trace = func(f string, a ...any) { fmt.Printf(o.Name+" "+f, a...) }
+			}
+			results[i] = sim.Run(*drain)
 		}()
 	}
 	wg.Wait()
@@ -60,27 +65,32 @@ func main() {
 	report(os.Stdout, opts, results)
 }
 
-// Table is the options compared: today's stack, then one change at a time.
+// Table is the options compared: today's stack; then the four waiting
+// designs with the same isolation settings; then the proposal (BC) with one
+// setting at a time taken back.
 func Table() []Options {
-	base := Defaults()
-	api := base
-	api.Name, api.APIRate, api.APIBurst = "A api10k", base.AccountAPIRate, base.AccountAPIBurst
-	var t []Options
-	add := func(name string, f func(*Options)) {
+	today := Defaults()
+	api := today
+	api.Name, api.APIRate, api.APIBurst = "A api10k", today.AccountAPIRate, today.AccountAPIBurst
+	isolated := func(name string, w Waiting) Options {
 		o := api
-		o.Name = name
+		o.Name, o.Waiting = name, w
+		o.MaxConcurrency, o.Breaker, o.PerKeyRate, o.KeepLateSlots = 300, 5, 100, true
+		return o
+	}
+	t := []Options{today, api,
+		isolated("A iso", Hidden), isolated("B iso", Delayed), isolated("C iso", Due), isolated("BC iso", Mixed)}
+	vary := func(name string, f func(*Options)) {
+		o := isolated(name, Mixed)
 		f(&o)
 		t = append(t, o)
 	}
-	t = append(t, base, api)
-	add("A c300", func(o *Options) { o.MaxConcurrency = 300 })
-	add("B c300", func(o *Options) { o.Waiting, o.MaxConcurrency = Delayed, 300 })
-	add("C c300", func(o *Options) { o.Waiting, o.MaxConcurrency = Due, 300 })
-	add("BC c300", func(o *Options) { o.Waiting, o.MaxConcurrency = Mixed, 300 })
-	add("BC c300 brk", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Breaker = Mixed, 300, 5 })
-	add("BC c300 brk b1", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Breaker, o.BatchSize = Mixed, 300, 5, 1 })
-	add("BC c300 q4", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Queues = Mixed, 75, 4 })
-	add("BC c300 brk key", func(o *Options) { o.Waiting, o.MaxConcurrency, o.Breaker, o.PerKeyRate = Mixed, 300, 5, 100 })
+	vary("BC iso -late", func(o *Options) { o.KeepLateSlots = false })
+	vary("BC iso -brk", func(o *Options) { o.Breaker = 0 })
+	vary("BC iso -key", func(o *Options) { o.PerKeyRate = 0 })
+	vary("BC iso c50", func(o *Options) { o.MaxConcurrency = 50 })
+	vary("BC iso b1", func(o *Options) { o.BatchSize = 1 })
+	vary("BC iso q4", func(o *Options) { o.Queues, o.MaxConcurrency = 4, 75 })
 	return t
 }
 

@@ -118,6 +118,7 @@ type Sim struct {
 	touchedE   []*endpoint
 	ddbWaiting int
 	m          Metrics
+	trace      func(format string, a ...any) // hourly state, when set
 	// scratch for lifecycle.Decide's input, reused
 	sd domain.Delivery
 	se domain.Endpoint
@@ -241,6 +242,14 @@ func (s *Sim) step(t float64) {
 		c, f := s.serve(q, t, min(float64(s.o.MaxConcurrency), q.pollers)*share)
 		conc += c
 		inflight = max(inflight, f)
+	}
+	if s.trace != nil && int(t)%1800 == 0 {
+		vis, hid, slow := 0, 0, 0.0
+		for _, q := range s.queues {
+			vis, hid, slow = vis+q.nvis, hid+q.hidden, slow+q.slowSlots[(int(t)+1)%len(q.slowSlots)]
+		}
+		s.trace("%s visible %d hidden %d in DynamoDB %d conc %.0f (slow %.0f) in flight %.0f delivered %.2fM attempts %.2fM events %d\n",
+			clock(t), vis, hid, s.ddbWaiting, conc, slow, inflight, s.m.Delivered/1e6, s.m.Attempts/1e6, s.eng.Pending())
 	}
 	s.m.peak(&s.m.PeakConcurrency, &s.m.PeakConcurrencyAt, conc, t)
 	s.m.peak(&s.m.PeakInFlight, &s.m.PeakInFlightAt, inflight, t)

@@ -37,6 +37,10 @@ type Options struct {
 	APIBurst       float64
 	PerKeyRate     float64 // a usage plan per API key: each producer's rate (0: none); burst twice that
 	SchedulerEvery float64 // C and BC: the scheduler's period, seconds
+	// KeepLateSlots: a message that reaches the worker after its rate-limit
+	// slot uses it anyway (today's worker books a new slot once it is more
+	// than slotTolerance late).
+	KeepLateSlots bool
 
 	// AWS quotas (documented defaults; docs/scale.md cites each).
 	InFlightLimit      int     // SQS standard queue, messages received and not deleted

@@ -126,7 +126,7 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	case lifecycle.Drop, lifecycle.Quarantine:
 		return
 	}
-	if a.rate > 0 && !(c.slotted && t-c.until <= slotTolerance) {
+	if a.rate > 0 && !(c.slotted && (s.o.KeepLateSlots || t-c.until <= slotTolerance)) {
 		go_ := s.reserve(a, c.acct, c, t)
 		if go_ == 0 {
 			q.fastOther += n
@@ -166,6 +166,7 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 // defer_ puts back a due message that may not go now (an endpoint pause,
 // the cap): it moves the due time when the wait is long (PushDue).
 func (s *Sim) defer_(c *cohort, t float64) {
+	c.slotted = false // its slot was for now: the attempt after the wait books a new one
 	if c.until-t > sweepGraceHalf {
 		s.m.WCU += float64(c.n)
 		s.sweepWCU += 2 * float64(c.n)
