@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 )
 
 func main() {
@@ -56,7 +57,9 @@ func main() {
 			if *trace {
 				sim.trace = func(f string, a ...any) { fmt.Printf(o.Name+" "+f, a...) }
 			}
+			start := time.Now()
 			results[i] = sim.Run(*drain)
+			results[i].RunSeconds = time.Since(start).Seconds()
 		}()
 	}
 	wg.Wait()
@@ -96,7 +99,7 @@ func Table() []Options {
 
 func report(out *os.File, opts []Options, rs []Metrics) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "option\tbinds first\tat\tpeak in flight\tpeak λ conc\thot WCU/s\tp50 s\tp99 s\tDLQ\tdelivered M\tleft k\tSQS M\tλ M\tWCU M\tRCU M\tAPI M\t$/day\t$/M deliv\t")
+	fmt.Fprintln(tw, "option\tbinds first\tat\tpeak in flight\tpeak λ conc\thot WCU/s\tp50 s\tp99 s\tDLQ\tdelivered M\tleft k\tSQS M\tλ M\tWCU M\tRCU M\tAPI M\t$/day\t$/M deliv\trun s\t")
 	for i, o := range opts {
 		m := rs[i]
 		first, at := "none", ""
@@ -104,9 +107,9 @@ func report(out *os.File, opts []Options, rs []Metrics) {
 			first, at = short(m.Binds[0].What), clock(m.Binds[0].At)
 		}
 		c := m.Bill()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.0f\t%.2f\t%.0f\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.2f\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.0f\t%.2f\t%.0f\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.2f\t%.0f\t\n",
 			o.Name, first, at, m.PeakInFlight, m.PeakConcurrency, m.HotWCU, m.P50, m.P99, m.DLQ, m.Delivered/1e6, m.Left/1e3,
-			m.SQSRequests/1e6, (m.Invocations+m.APIRequests)/1e6, m.WCU/1e6, m.RCU/1e6, m.APIRequests/1e6, c.Total(), c.Total()/(m.Delivered/1e6))
+			m.SQSRequests/1e6, (m.Invocations+m.APIRequests)/1e6, m.WCU/1e6, m.RCU/1e6, m.APIRequests/1e6, c.Total(), c.Total()/(m.Delivered/1e6), m.RunSeconds)
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "\nEvery limit reached, in order (hottest partition named):")

@@ -23,6 +23,7 @@ type Metrics struct {
 	Throttled429, APIRequests          float64
 	SQSRequests, Invocations, WCU, RCU float64
 	LambdaDeliverGBs, LambdaAPIGBs     float64
+	RunSeconds                         float64 // how long the simulation took
 
 	waits      []float64 // unaffected deliveries by whole seconds waited before the attempt
 	apiConcNow float64
@@ -112,7 +113,7 @@ func (s *Sim) finish() {
 			left += float64(b.n) * a.fanout
 		}
 	}
-	m.Left = left + float64(s.eng.Pending()) // cohorts waiting on a timer: counted once each (an upper bound on cohorts, a lower bound on messages)
+	m.Left = left + float64(s.timed) // attempts still in flight at the end are not counted (at most the cap per endpoint)
 	sort.SliceStable(m.Binds, func(i, j int) bool { return m.Binds[i].At < m.Binds[j].At })
 }
 

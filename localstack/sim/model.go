@@ -61,6 +61,7 @@ type endpoint struct {
 	pausedUntil float64
 	probeWait   float64
 	gsiWCU      float64 // this second, on its endpoint_log/endpoint_status partitions
+	sent        float64 // attempts this second (a healthy endpoint's cap allows cap/answer time a second)
 	touched     bool
 }
 
@@ -117,6 +118,7 @@ type Sim struct {
 	touchedA   []*account
 	touchedE   []*endpoint
 	ddbWaiting int
+	timed      int // messages on a delay (DelaySeconds) not yet visible
 	m          Metrics
 	trace      func(format string, a ...any) // hourly state, when set
 	// scratch for lifecycle.Decide's input, reused
@@ -282,9 +284,12 @@ func (s *Sim) api(t float64) {
 		for _, b := range a.backlog {
 			d += b.n
 		}
-		dd := float64(d)
+		// A producer posts what it has, up to what its client sends in a
+		// second: the burster's up to BurstRPS, the others a few times
+		// their mean (they back off when refused).
+		dd := min(float64(d), max(20, 4*a.events))
 		if i == s.burst {
-			dd = min(dd, s.w.BurstRPS)
+			dd = min(float64(d), s.w.BurstRPS)
 		}
 		if s.o.PerKeyRate > 0 && !math.IsInf(a.keyRate, 1) {
 			a.keyToken = min(2*a.keyRate, a.keyToken+a.keyRate)
@@ -410,7 +415,10 @@ func (s *Sim) wait(c *cohort, t float64, worker bool) {
 	q := s.queues[s.accts[c.acct].queue]
 	d := c.until - t
 	n := float64(c.n)
-	back := func(at float64) { s.eng.At(at, func() { q.push(c, at) }) }
+	back := func(at float64) {
+		s.timed += c.n
+		s.eng.At(at, func() { s.timed -= c.n; q.push(c, at) })
+	}
 	switch s.o.Waiting {
 	case Hidden:
 		if !worker {

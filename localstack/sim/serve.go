@@ -126,19 +126,16 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	case lifecycle.Drop, lifecycle.Quarantine:
 		return
 	}
-	if a.rate > 0 && !(c.slotted && (s.o.KeepLateSlots || t-c.until <= slotTolerance)) {
-		go_ := s.reserve(a, c.acct, c, t)
-		if go_ == 0 {
-			q.fastOther += n
-			return
-		}
-		c.n = go_
-		n = float64(go_)
-	}
-	c.slotted = false
+	// The endpoint's cap and breaker first, as the worker takes its endpoint
+	// slot before its rate-limit slot.
 	allowed := c.n
+	outage := ep != nil && ep.down && t >= s.w.OutageAt && t < s.w.OutageAt+s.w.OutageFor
 	if ep != nil && s.o.EndpointCap > 0 {
 		allowed = min(allowed, max(s.o.EndpointCap-ep.inflight, 0))
+		if !outage { // a healthy answer frees its slot in about (overhead + mean answer time)
+			perSec := float64(s.o.EndpointCap) / (s.w.Overhead + s.tfast[1])
+			allowed = min(allowed, max(int(perSec-ep.sent), 0))
+		}
 	}
 	if ep != nil && ep.open {
 		allowed = min(allowed, max(1-ep.inflight, 0)) // half open: one probe at a time
@@ -152,6 +149,9 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		r.deferrals++
 		d := capBackoff(r.deferrals)
 		r.until = t + d + s.rnd.Float64()*d/4
+		if ep.open {
+			r.until = ep.pausedUntil // held by the breaker
+		}
 		q.fastOther += float64(rest)
 		s.m.CapDeferrals += float64(rest)
 		s.defer_(&r, t)
@@ -160,6 +160,18 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		return
 	}
 	c.n = allowed
+	if a.rate > 0 && !(c.slotted && (s.o.KeepLateSlots || t-c.until <= slotTolerance)) {
+		go_ := s.reserve(a, c.acct, c, t)
+		if go_ == 0 {
+			q.fastOther += float64(c.n)
+			return
+		}
+		c.n = go_
+	}
+	c.slotted = false
+	if ep != nil {
+		ep.sent += float64(c.n)
+	}
 	s.attempt(c, a, ep, q, t)
 }
 
@@ -333,7 +345,7 @@ func (s *Sim) partitions(t float64) {
 	}
 	for _, e := range s.touchedE {
 		hot("EP#<endpoint> of "+accountName(s.accts[e.acct], "")+" (delivery log indexes)", e.gsiWCU, s.o.PartitionWCU)
-		e.gsiWCU, e.touched = 0, false
+		e.gsiWCU, e.sent, e.touched = 0, 0, false
 	}
 	hot("sweep index shard (1 of 16)", s.sweepWCU/16, s.o.PartitionWCU)
 	s.touchedA, s.touchedE, s.sweepWCU = s.touchedA[:0], s.touchedE[:0], 0
