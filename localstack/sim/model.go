@@ -375,14 +375,6 @@ func (s *Sim) cohorts(a *account, ai int32, k int, created float64) []*cohort {
 	return cs
 }
 
-// failCarry0 carries the background's fractional deliveries.
-func (s *Sim) failCarry0(x float64) float64 {
-	s.m.bgCarry += x - math.Floor(x)
-	c := math.Floor(s.m.bgCarry)
-	s.m.bgCarry -= c
-	return c
-}
-
 // spread gives k events' messages slots from first on at the account's
 // rate, one cohort set per second, each waiting for its slot.
 func (s *Sim) spread(a *account, ai int32, k int, created, first, t float64) {

@@ -204,7 +204,6 @@ func (s *Sim) input(c *cohort, ep *endpoint, t float64) lifecycle.Input {
 func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) {
 	n := float64(c.n)
 	s.m.Attempts += n
-	s.m.RCU += 0 // counted at the load
 	claimWCU, acctWCU := 16.0, 4.0
 	if s.o.EndpointCap == 0 {
 		claimWCU, acctWCU = 11, 0
