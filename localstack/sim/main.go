@@ -23,8 +23,9 @@ import (
 func main() {
 	scale := flag.Float64("scale", 1, "multiply the day's load (accounts keep their share; their set rates follow)")
 	seed := flag.Uint64("seed", 1, "random seed (the down endpoints, jitter)")
-	only := flag.String("only", "", "run only the options whose name contains this")
+	only := flag.String("only", "", "run only these options: a comma-separated list of names, or a part of names")
 	drain := flag.Float64("drain", 2*3600, "seconds simulated after the day, for retries to finish")
+	md := flag.Bool("markdown", false, "print the table as Markdown (for docs/scale.md)")
 	par := flag.Int("parallel", 2, "options run at once")
 	trace := flag.Bool("trace", false, "print each run's state every half hour (with -only, one option)")
 	prof := flag.String("cpuprofile", "", "write a CPU profile here")
@@ -39,7 +40,7 @@ func main() {
 
 	var opts []Options
 	for _, o := range Table() {
-		if strings.Contains(o.Name, *only) {
+		if selected(o.Name, *only) {
 			opts = append(opts, o)
 		}
 	}
@@ -65,6 +66,10 @@ func main() {
 	wg.Wait()
 	fmt.Printf("issue 11's day at scale %g: %.0f M deliveries, %d accounts (Zipf s=%g), %.0f%% of endpoints down %s-%s, %.0fk events burst at %s, seed %d\n\n",
 		*scale, w.DeliveriesPerDay**scale/1e6, w.Accounts, w.ZipfS, 100*w.DownFraction, clock(w.OutageAt), clock(w.OutageAt+w.OutageFor), w.BurstEvents/1e3, clock(w.BurstAt), *seed)
+	if *md {
+		markdown(os.Stdout, opts, results)
+		return
+	}
 	report(os.Stdout, opts, results)
 }
 
@@ -130,4 +135,39 @@ func short(what string) string {
 		return what[:i]
 	}
 	return what
+}
+
+// selected reports whether an option named name is in the -only list: its
+// exact name, or, when no entry is an exact name, a part of it.
+func selected(name, only string) bool {
+	if only == "" {
+		return true
+	}
+	exact := false
+	for _, e := range strings.Split(only, ",") {
+		for _, o := range Table() {
+			exact = exact || o.Name == e
+		}
+		if e == name {
+			return true
+		}
+	}
+	return !exact && strings.Contains(name, only)
+}
+
+// markdown prints the results table as docs/scale.md shows it.
+func markdown(out *os.File, opts []Options, rs []Metrics) {
+	fmt.Fprintln(out, "| option | binds first | at | peak in flight | peak Lambda conc. | hottest partition WCU/s | p50 s | p99 s | DLQ | delivered M | SQS M calls | Lambda M inv. | WCU M | RCU M | $/day | $/M deliveries |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for i, o := range opts {
+		m := rs[i]
+		first, at := "none", ""
+		if len(m.Binds) > 0 {
+			first, at = short(m.Binds[0].What), clock(m.Binds[0].At)
+		}
+		c := m.Bill()
+		fmt.Fprintf(out, "| %s | %s | %s | %.0f | %.0f | %.0f | %.2f | %.1f | %.0f | %.2f | %.1f | %.1f | %.0f | %.0f | %.0f | %.2f |\n",
+			o.Name, first, at, m.PeakInFlight, m.PeakConcurrency, m.HotWCU, m.P50, m.P99, m.DLQ, m.Delivered/1e6,
+			m.SQSRequests/1e6, (m.Invocations+m.APIRequests)/1e6, m.WCU/1e6, m.RCU/1e6, c.Total(), c.Total()/(m.Delivered/1e6))
+	}
 }
