@@ -97,6 +97,7 @@ func Table() []Options {
 	vary("BC iso -brk", func(o *Options) { o.Breaker = 0 })
 	vary("BC iso -key", func(o *Options) { o.PerKeyRate = 0 })
 	vary("BC iso c50", func(o *Options) { o.MaxConcurrency = 50 })
+	vary("BC iso c1000", func(o *Options) { o.MaxConcurrency = 1000 })
 	vary("BC iso b1", func(o *Options) { o.BatchSize = 1 })
 	vary("BC iso q4", func(o *Options) { o.Queues, o.MaxConcurrency = 4, 75 })
 	return t

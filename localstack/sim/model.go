@@ -275,8 +275,10 @@ func (s *Sim) arrive(t float64) {
 // bucket first (with per-key limits), then the stage's shared one. Refused
 // requests are retried by their producers a second later.
 func (s *Sim) api(t float64) {
+	// A token bucket refilled at rate and holding at most burst: in one
+	// second it lets through what it held plus that second's refill.
 	rate := min(s.o.APIRate, s.o.AccountAPIRate)
-	s.apiTokens = min(min(s.o.APIBurst, s.o.AccountAPIBurst), s.apiTokens+rate)
+	s.apiTokens = min(min(s.o.APIBurst, s.o.AccountAPIBurst), s.apiTokens) + rate
 	demand := make([]float64, len(s.accts))
 	total := 0.0
 	for i, a := range s.accts {
@@ -292,7 +294,7 @@ func (s *Sim) api(t float64) {
 			dd = min(float64(d), s.w.BurstRPS)
 		}
 		if s.o.PerKeyRate > 0 && !math.IsInf(a.keyRate, 1) {
-			a.keyToken = min(2*a.keyRate, a.keyToken+a.keyRate)
+			a.keyToken = min(2*a.keyRate, a.keyToken) + a.keyRate
 			if dd > a.keyToken {
 				s.m.Throttled429 += dd - math.Floor(a.keyToken)
 				s.m.bind("API per-key limit (a producer answered 429)", t)
