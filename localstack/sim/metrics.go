@@ -25,6 +25,8 @@ type Metrics struct {
 	LambdaDeliverGBs, LambdaAPIGBs     float64
 	RunSeconds                         float64 // how long the simulation took
 
+	processedOther, processedSlow float64 // messages the worker put back without an attempt; attempts to dead endpoints
+
 	waits      []float64 // unaffected deliveries by whole seconds waited before the attempt
 	apiConcNow float64
 	bgCarry    float64

@@ -250,8 +250,8 @@ func (s *Sim) step(t float64) {
 		for _, q := range s.queues {
 			vis, hid, slow = vis+q.nvis, hid+q.hidden, slow+q.slowSlots[(int(t)+1)%len(q.slowSlots)]
 		}
-		s.trace("%s visible %d hidden %d in DynamoDB %d conc %.0f (slow %.0f) in flight %.0f delivered %.2fM attempts %.2fM events %d\n",
-			clock(t), vis, hid, s.ddbWaiting, conc, slow, inflight, s.m.Delivered/1e6, s.m.Attempts/1e6, s.eng.Pending())
+		s.trace("%s visible %d hidden %d in DynamoDB %d conc %.0f (slow %.0f) in flight %.0f delivered %.2fM attempts %.2fM put back %.2fM dead %.2fM timed %d\n",
+			clock(t), vis, hid, s.ddbWaiting, conc, slow, inflight, s.m.Delivered/1e6, s.m.Attempts/1e6, s.m.processedOther/1e6, s.m.processedSlow/1e6, s.timed)
 	}
 	s.m.peak(&s.m.PeakConcurrency, &s.m.PeakConcurrencyAt, conc, t)
 	s.m.peak(&s.m.PeakInFlight, &s.m.PeakInFlightAt, inflight, t)

@@ -80,6 +80,8 @@ func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 		q.slowMsgs[j] += slowInv * b
 	}
 	q.debt = max(0, used-budget)
+	s.m.processedOther += q.fastOther
+	s.m.processedSlow += q.slow
 	s.m.Invocations += k
 	s.m.SQSRequests += 2 * math.Ceil(k) // ReceiveMessage and DeleteMessageBatch per batch
 	s.m.LambdaDeliverGBs += (slowInv*(s.w.DeadTimeout+s.w.Overhead) + fastInv*tf) * memoryGB
