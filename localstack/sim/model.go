@@ -246,10 +246,12 @@ func (s *Sim) step(t float64) {
 		inflight = max(inflight, f)
 	}
 	if s.trace != nil && int(t)%1800 == 0 {
-		vis, hid, slow := 0, 0, 0.0
+		vis, hid, slow, debt, pollers := 0, 0, 0.0, 0.0, 0.0
 		for _, q := range s.queues {
 			vis, hid, slow = vis+q.nvis, hid+q.hidden, slow+q.slowSlots[(int(t)+1)%len(q.slowSlots)]
+			debt, pollers = debt+q.debt, pollers+q.pollers
 		}
+		s.trace("%s debt %.0f pollers %.0f pool %.0f\n", clock(t), debt, pollers, float64(s.o.AccountConcurrency)-s.m.apiConcNow)
 		s.trace("%s visible %d hidden %d in DynamoDB %d conc %.0f (slow %.0f) in flight %.0f delivered %.2fM attempts %.2fM put back %.2fM dead %.2fM timed %d\n",
 			clock(t), vis, hid, s.ddbWaiting, conc, slow, inflight, s.m.Delivered/1e6, s.m.Attempts/1e6, s.m.processedOther/1e6, s.m.processedSlow/1e6, s.timed)
 	}

@@ -23,7 +23,7 @@ func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 	q.fastAttempt, q.fastOther, q.slow = 0, 0, 0
 	taken := 0.0
 	for q.nvis > 0 {
-		used := (q.fastAttempt+q.fastOther)*per + q.slow
+		used, _, _, _ := s.batches(q)
 		if used >= budget {
 			if t-q.visible[q.head].vis > 60 {
 				if cap >= float64(s.o.MaxConcurrency) {
@@ -53,27 +53,11 @@ func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 		taken += float64(c.n)
 		s.process(c, q, t)
 	}
-	// The second's invocations: a batch lasts as long as its slowest
-	// message, so each one holding a dead endpoint's attempt lasts the timeout.
-	total := q.fastAttempt + q.fastOther + q.slow
-	k := total / b
-	slowInv := q.slow
-	if k > 0 && s.o.BatchSize > 1 {
-		slowInv = k * (1 - math.Pow(1-1/k, q.slow)) // batches with at least one slow message
-		slowInv = max(slowInv, math.Min(q.slow, 1))
-	}
-	fastInv := max(k-slowInv, 0)
-	attemptsPer := 0.0
+	used, k, slowInv, fastInv := s.batches(q)
+	tf := 0.0
 	if fastInv > 0 {
-		attemptsPer = math.Min(b, q.fastAttempt/fastInv)
+		tf = (used - slowInv) / fastInv
 	}
-	lo := int(attemptsPer)
-	frac := attemptsPer - float64(lo)
-	tf := s.w.Overhead + s.tfast[lo]
-	if lo < 10 {
-		tf += frac * (s.tfast[lo+1] - s.tfast[lo])
-	}
-	used := slowInv + fastInv*tf
 	for i := 1; i < int(s.w.DeadTimeout); i++ {
 		j := (slot + i) % len(q.slowSlots)
 		q.slowSlots[j] += slowInv
@@ -92,6 +76,32 @@ func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 	}
 	inflight = float64(q.hidden) + longMsgs + slowInv*b + fastInv*b*tf
 	return long + used, inflight
+}
+
+// batches is the second's invocations so far: k batches of the messages
+// taken, slowInv of them holding an attempt to a dead endpoint (a batch lasts
+// as long as its slowest message, so those last the timeout; the number is
+// the expected count of batches with at least one such message), fastInv
+// the others, which last the slowest of their healthy answers; used is the
+// concurrency-seconds they take in this second.
+func (s *Sim) batches(q *queue) (used, k, slowInv, fastInv float64) {
+	b := float64(s.o.BatchSize)
+	k = (q.fastAttempt + q.fastOther + q.slow) / b
+	slowInv = q.slow
+	if k > 0 && s.o.BatchSize > 1 {
+		slowInv = max(k*(1-math.Pow(1-1/k, q.slow)), math.Min(q.slow, 1))
+	}
+	fastInv = max(k-slowInv, 0)
+	attemptsPer := 0.0
+	if fastInv > 0 {
+		attemptsPer = math.Min(b, q.fastAttempt/fastInv)
+	}
+	lo := int(attemptsPer)
+	tf := s.w.Overhead + s.tfast[lo]
+	if lo < 10 {
+		tf += (attemptsPer - float64(lo)) * (s.tfast[lo+1] - s.tfast[lo])
+	}
+	return slowInv + fastInv*tf, k, slowInv, fastInv
 }
 
 // process is the worker on one cohort of received messages, the way
@@ -275,7 +285,8 @@ func (s *Sim) settle(c *cohort, ep *endpoint, res retry.Result, t float64) {
 			} else {
 				ep.open, ep.probeWait = true, probeFirst
 			}
-			ep.pausedUntil = t + ep.probeWait
+			// Jitter (±20 %) keeps breakers opened together from probing together.
+			ep.pausedUntil = t + ep.probeWait*(0.8+0.4*s.rnd.Float64())
 		}
 	}
 	for range c.n {
