@@ -98,6 +98,8 @@ func Table() []Options {
 	vary("BC iso -key", func(o *Options) { o.PerKeyRate = 0 })
 	vary("BC iso c50", func(o *Options) { o.MaxConcurrency = 50 })
 	vary("BC iso c1000", func(o *Options) { o.MaxConcurrency = 1000 })
+	vary("BC iso c150", func(o *Options) { o.MaxConcurrency = 150 })
+	vary("BC iso c150 -late", func(o *Options) { o.MaxConcurrency, o.KeepLateSlots = 150, false })
 	vary("BC iso b1", func(o *Options) { o.BatchSize = 1 })
 	vary("BC iso q4", func(o *Options) { o.Queues, o.MaxConcurrency = 4, 75 })
 	return t
