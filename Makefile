@@ -8,13 +8,14 @@ EMU_STAMP := $(EMU_DIR)/node_modules/.installed
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
-.PHONY: help dev test unit lint fmt emulators invoke account load chaos bench clean
+.PHONY: help dev test unit lint fmt emulators invoke account load chaos bench sim clean
 
 help:
 	@echo "make dev        run the whole system locally (emulators, API on 127.0.0.1:8080, demo receiver)"
 	@echo "make test       every test: lint, unit, integration and end to end against the emulators, CDK stack"
 	@echo "make invoke FN=redrive EVENT=events/redrive.json   invoke one function with a sample event (needs make dev)"
 	@echo "make account NAME=acme [TABLE=<deployed table>]     create an account and print its API key"
+	@echo "make sim [SIM_ARGS='-scale 10']                    the simulation of a day at AWS scale (docs/scale.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
 # The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
@@ -75,6 +76,11 @@ chaos: emulators
 
 bench:
 	$(GO) test -tags emulators -run '^$$' -bench . -benchmem ./shared/...
+
+# The discrete-event simulation of a day of 100 M deliveries, one row per
+# option (docs/scale.md); SIM_ARGS='-scale 10' or '-only BC' narrow it.
+sim:
+	$(GO) run ./localstack/sim $(SIM_ARGS)
 
 clean:
 	rm -rf bin cdk.out .cache

@@ -1,0 +1,496 @@
+package main
+
+import (
+	"math"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gifq/webhooks/shared/retry"
+)
+
+// cohort is n messages that share everything the decisions look at: the
+// account, the endpoint, the attempts made, when they were posted and when
+// their next step is due. A healthy second of traffic is one cohort per
+// endpoint; every failed attempt becomes its own cohort (its own jitter).
+type cohort struct {
+	acct, ep  int32 // ep < 0: the account's endpoints that are never down
+	n         int
+	attempts  int
+	deferrals int
+	created   float64 // when the producer first posted the event
+	next      float64 // the delivery's next_attempt_at
+	until     float64 // when the message should be looked at again
+	slotted   bool    // until is a rate-limit slot reserved for the next attempt
+	vis       float64 // when it became visible in the queue
+}
+
+type batchAt struct {
+	at float64
+	n  int
+}
+
+type account struct {
+	rank     int
+	events   float64 // mean events/s
+	fanout   float64 // deliveries per event
+	eps      []int32 // all its endpoints
+	healthy  int     // how many are never down: their messages share cohorts (ep -1)
+	downEps  []int32 // the ones the outage takes down: cohorts of their own
+	rate     float64 // deliveries/s (the limiter); 0: not limited (background)
+	keyRate  float64 // the per-key API limit, requests/s
+	keyToken float64
+	tat      float64
+	affected bool // owns a down endpoint, or is the burster: left out of the latency figures
+	queue    int
+	backlog  []batchAt // the producer's events not yet accepted
+	carry    float64
+	// this second's use of the account's partitions
+	acctWCU, acctRCU, rateWCU float64
+	healthyGSI                float64 // the healthy endpoints' index writes, all of them
+	touched                   bool
+}
+
+type endpoint struct {
+	acct        int32
+	down        bool
+	inflight    int
+	consec      int
+	open        bool
+	pausedUntil float64
+	probeWait   float64
+	gsiWCU      float64 // this second, on its endpoint_log/endpoint_status partitions
+	sent        float64 // attempts this second (a healthy endpoint's cap allows cap/answer time a second)
+	touched     bool
+}
+
+type queue struct {
+	visible   []*cohort
+	head      int
+	nvis      int
+	pollers   float64
+	hidden    int
+	slowSlots [32]float64 // concurrency held by invocations waiting on a dead endpoint, by second
+	slowMsgs  [32]float64 // the messages in them (in flight until the invocation ends)
+	debt      float64
+	// this second
+	fastAttempt, fastOther, slow float64
+}
+
+func (q *queue) push(c *cohort, t float64) {
+	c.vis = t
+	q.visible = append(q.visible, c)
+	q.nvis += c.n
+}
+
+func (q *queue) pop() *cohort {
+	c := q.visible[q.head]
+	q.visible[q.head] = nil
+	q.head++
+	if q.head > 4096 && q.head*2 > len(q.visible) {
+		q.visible = append(q.visible[:0], q.visible[q.head:]...)
+		q.head = 0
+	}
+	q.nvis -= c.n
+	return c
+}
+
+// Sim is one run: a workload under one set of options.
+type Sim struct {
+	o      Options
+	w      Workload
+	scale  float64
+	eng    Engine
+	rnd    *rand.Rand
+	sched  retry.Schedule
+	lat    lognormal
+	tfast  [11]float64 // mean of the slowest of k healthy answers
+	accts  []*account
+	eps    []*endpoint
+	queues []*queue
+	burst  int // index of the flooding account
+
+	apiTokens  float64
+	failCarry  float64
+	rejCarry   float64
+	sweepWCU   float64 // this second, all shards
+	touchedA   []*account
+	touchedE   []*endpoint
+	ddbWaiting int
+	timed      int // messages on a delay (DelaySeconds) not yet visible
+	m          Metrics
+	trace      func(format string, a ...any) // hourly state, when set
+	// scratch for lifecycle.Decide's input, reused
+	sd domain.Delivery
+	se domain.Endpoint
+	sv domain.Event
+}
+
+var epoch = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+func toTime(t float64) time.Time { return epoch.Add(time.Duration(t * float64(time.Second))) }
+func fromMillis(ms int64) float64 {
+	return float64(ms-epoch.UnixMilli()) / 1000
+}
+
+// NewSim builds the accounts and endpoints of the workload at scale.
+func NewSim(o Options, w Workload, scale float64, seed uint64) *Sim {
+	s := &Sim{o: o, w: w, scale: scale, rnd: rand.New(rand.NewPCG(seed, 11)), sched: retry.Default(), lat: w.latency()}
+	for k := 1; k <= 10; k++ {
+		s.tfast[k] = s.lat.meanMax(k, w.DeadTimeout, s.rnd)
+	}
+	for range o.Queues {
+		s.queues = append(s.queues, &queue{pollers: 5})
+	}
+	z := NewZipf(w.Accounts, w.ZipfS)
+	epsTotal := 0
+	for r := 1; r <= w.Accounts; r++ {
+		epsTotal += fanout(r)
+	}
+	down := map[int]bool{}
+	for len(down) < int(math.Round(w.DownFraction*float64(epsTotal))) {
+		down[s.rnd.IntN(epsTotal)] = true
+	}
+	// Accounts worth following one by one: the 50 largest, the burster, and
+	// every account with a down endpoint. The rest are one background
+	// account per queue, healthy and far below their rate.
+	bg := make([]*account, o.Queues)
+	for i := range bg {
+		bg[i] = &account{rank: 0, queue: i}
+	}
+	bgEvents, bgDeliveries := make([]float64, o.Queues), make([]float64, o.Queues)
+	epIdx := 0
+	for r := 1; r <= w.Accounts; r++ {
+		f := fanout(r)
+		deliveries := z.Share(r) * w.DeliveriesPerDay * scale / day
+		events := deliveries / float64(f)
+		hasDown := false
+		for i := range f {
+			hasDown = hasDown || down[epIdx+i]
+		}
+		if r <= 50 || r == w.BurstRank || hasDown {
+			a := &account{rank: r, events: events, fanout: float64(f), queue: r % o.Queues, affected: hasDown || r == w.BurstRank}
+			a.rate = max(w.RateFloor, w.RateHeadroom*deliveries)
+			a.keyRate = max(o.PerKeyRate, w.RateHeadroom*events)
+			a.keyToken = 2 * a.keyRate
+			for i := range f {
+				a.eps = append(a.eps, int32(len(s.eps)))
+				s.eps = append(s.eps, &endpoint{acct: int32(len(s.accts)), down: down[epIdx+i]})
+				if down[epIdx+i] {
+					a.downEps = append(a.downEps, a.eps[i])
+				} else {
+					a.healthy++
+				}
+			}
+			if r == w.BurstRank {
+				s.burst = len(s.accts)
+			}
+			s.accts = append(s.accts, a)
+		} else {
+			q := r % o.Queues
+			bgEvents[q] += events
+			bgDeliveries[q] += deliveries
+		}
+		epIdx += f
+	}
+	for i, a := range bg {
+		a.events, a.fanout = bgEvents[i], bgDeliveries[i]/max(bgEvents[i], 1e-9)
+		a.keyRate = math.Inf(1) // many producers, each far below any per-key limit
+		s.accts = append(s.accts, a)
+	}
+	s.apiTokens = min(o.APIBurst, o.AccountAPIBurst)
+	return s
+}
+
+// Run simulates the day and the drain after it.
+func (s *Sim) Run(drain float64) Metrics {
+	end := day + drain
+	var tick func()
+	t := 0.0
+	tick = func() {
+		s.step(t)
+		t++
+		if t < end {
+			s.eng.At(t, tick)
+		}
+	}
+	s.eng.At(0, tick)
+	s.eng.RunUntil(end)
+	s.finish()
+	return s.m
+}
+
+func (s *Sim) step(t float64) {
+	if t < day {
+		s.arrive(t)
+	}
+	if t == s.w.BurstAt {
+		s.accts[s.burst].backlog = append(s.accts[s.burst].backlog, batchAt{t, int(s.w.BurstEvents)})
+	}
+	s.api(t)
+	pool := float64(s.o.AccountConcurrency) - s.m.apiConcNow
+	want := 0.0
+	for _, q := range s.queues {
+		want += min(float64(s.o.MaxConcurrency), q.pollers)
+	}
+	share := 1.0
+	if want > pool {
+		share = pool / want
+		s.m.bind("Lambda account concurrency", t)
+	}
+	conc, inflight := s.m.apiConcNow, 0.0
+	for _, q := range s.queues {
+		c, f := s.serve(q, t, min(float64(s.o.MaxConcurrency), q.pollers)*share)
+		conc += c
+		inflight = max(inflight, f)
+	}
+	if s.trace != nil && int(t)%1800 == 0 {
+		vis, hid, slow, debt, pollers := 0, 0, 0.0, 0.0, 0.0
+		for _, q := range s.queues {
+			vis, hid, slow = vis+q.nvis, hid+q.hidden, slow+q.slowSlots[(int(t)+1)%len(q.slowSlots)]
+			debt, pollers = debt+q.debt, pollers+q.pollers
+		}
+		s.trace("%s debt %.0f pollers %.0f pool %.0f\n", clock(t), debt, pollers, float64(s.o.AccountConcurrency)-s.m.apiConcNow)
+		s.trace("%s visible %d hidden %d in DynamoDB %d conc %.0f (slow %.0f) in flight %.0f delivered %.2fM attempts %.2fM put back %.2fM dead %.2fM timed %d\n",
+			clock(t), vis, hid, s.ddbWaiting, conc, slow, inflight, s.m.Delivered/1e6, s.m.Attempts/1e6, s.m.processedOther/1e6, s.m.processedSlow/1e6, s.timed)
+	}
+	s.m.peak(&s.m.PeakConcurrency, &s.m.PeakConcurrencyAt, conc, t)
+	s.m.peak(&s.m.PeakInFlight, &s.m.PeakInFlightAt, inflight, t)
+	s.partitions(t)
+}
+
+// arrive adds the second's events to each producer's backlog.
+func (s *Sim) arrive(t float64) {
+	f := s.w.diurnal(t)
+	for _, a := range s.accts {
+		e := a.events*f + a.carry
+		n := math.Floor(e)
+		a.carry = e - n
+		if n > 0 {
+			a.backlog = append(a.backlog, batchAt{t, int(n)})
+		}
+	}
+}
+
+// api lets through what API Gateway's throttles allow: each key's own
+// bucket first (with per-key limits), then the stage's shared one. Refused
+// requests are retried by their producers a second later.
+func (s *Sim) api(t float64) {
+	// A token bucket refilled at rate and holding at most burst: in one
+	// second it lets through what it held plus that second's refill.
+	rate := min(s.o.APIRate, s.o.AccountAPIRate)
+	s.apiTokens = min(min(s.o.APIBurst, s.o.AccountAPIBurst), s.apiTokens) + rate
+	demand := make([]float64, len(s.accts))
+	total := 0.0
+	for i, a := range s.accts {
+		d := 0
+		for _, b := range a.backlog {
+			d += b.n
+		}
+		// A producer posts what it has, up to what its client sends in a
+		// second: the burster's up to BurstRPS, the others a few times
+		// their mean (they back off when refused).
+		dd := min(float64(d), max(20, 4*a.events))
+		if i == s.burst {
+			dd = min(float64(d), s.w.BurstRPS)
+		}
+		if s.o.PerKeyRate > 0 && !math.IsInf(a.keyRate, 1) {
+			a.keyToken = min(2*a.keyRate, a.keyToken) + a.keyRate
+			if dd > a.keyToken {
+				s.m.Throttled429 += dd - math.Floor(a.keyToken)
+				s.m.bind("API per-key limit (a producer answered 429)", t)
+				dd = math.Floor(a.keyToken)
+			}
+			a.keyToken -= dd
+		}
+		demand[i] = dd
+		total += dd
+	}
+	ratio := 1.0
+	if total > s.apiTokens {
+		ratio = s.apiTokens / total
+		s.m.bind("API Gateway stage/account throttle (every producer answered 429)", t)
+	}
+	accepted := 0.0
+	for i, a := range s.accts {
+		n := int(math.Floor(demand[i] * ratio))
+		s.m.Throttled429 += demand[i] - float64(n)
+		accepted += float64(n)
+		for n > 0 && len(a.backlog) > 0 {
+			b := &a.backlog[0]
+			k := min(n, b.n)
+			s.ingest(a, int32(i), k, b.at, t)
+			b.n -= k
+			n -= k
+			if b.n == 0 {
+				a.backlog = a.backlog[1:]
+			}
+		}
+	}
+	s.apiTokens -= accepted
+	s.m.APIRequests += accepted
+	s.m.apiConcNow = accepted * apiDuration
+	s.m.LambdaAPIGBs += accepted * apiDuration * memoryGB
+}
+
+// ingest writes k events of account a (posted at created) and their
+// deliveries, reserves their rate-limit slots and queues their messages.
+func (s *Sim) ingest(a *account, ai int32, k int, created, t float64) {
+	s.touch(a)
+	deliveries := float64(k) * a.fanout
+	s.m.WCU += float64(k)*(1+2) + deliveries*(2+3)
+	s.m.RCU += float64(k)
+	s.m.SQSRequests += float64(k) * math.Ceil(a.fanout/10)
+	s.sweepWCU += deliveries
+	a.rateWCU += float64(k)
+	if a.rank == 0 { // background: healthy and never over its rate
+		n := int(deliveries) + carry(&s.m.bgCarry, deliveries-math.Floor(deliveries))
+		s.enqueueNew(&cohort{acct: ai, ep: -1, n: n, created: created, next: created}, t)
+		return
+	}
+	a.acctRCU += float64(k) * math.Ceil(float64(1+len(a.eps))*0.32/4)
+	a.healthyGSI += 2 * float64(k*a.healthy)
+	for _, e := range a.downEps {
+		s.eps[e].gsiWCU += 2 * float64(k)
+		s.touchE(s.eps[e])
+	}
+	first := max(a.tat, t)
+	a.tat = first + deliveries/a.rate
+	if a.tat <= t+maxWaitInWorker {
+		for _, c := range s.cohorts(a, ai, k, created) {
+			s.enqueueNew(c, t)
+		}
+		return
+	}
+	s.spread(a, ai, k, created, first, t)
+}
+
+// cohorts are k events' messages of account a: one cohort for its healthy
+// endpoints, one for each endpoint the outage takes down.
+func (s *Sim) cohorts(a *account, ai int32, k int, created float64) []*cohort {
+	var cs []*cohort
+	if a.healthy > 0 {
+		cs = append(cs, &cohort{acct: ai, ep: -1, n: k * a.healthy, created: created, next: created, until: created, slotted: true})
+	}
+	for _, e := range a.downEps {
+		cs = append(cs, &cohort{acct: ai, ep: e, n: k, created: created, next: created, until: created, slotted: true})
+	}
+	return cs
+}
+
+// spread gives k events' messages slots from first on at the account's
+// rate, one cohort set per second, each waiting for its slot.
+func (s *Sim) spread(a *account, ai int32, k int, created, first, t float64) {
+	per := a.rate / a.fanout // events' worth of slots per second
+	left := k
+	for sec := math.Floor(first); left > 0; sec++ {
+		start := max(sec, first)
+		n := max(1, min(left, int(math.Round((sec+1-start)*per))))
+		left -= n
+		for _, c := range s.cohorts(a, ai, n, created) {
+			c.until, c.slotted = start, true
+			if start <= t+maxWaitInWorker {
+				s.enqueueNew(c, t)
+			} else {
+				s.wait(c, t, false)
+			}
+		}
+	}
+}
+
+// enqueueNew puts a cohort in its account's queue now.
+func (s *Sim) enqueueNew(c *cohort, t float64) {
+	s.queues[s.accts[c.acct].queue].push(c, t)
+}
+
+// wait parks a cohort until c.until, the way the waiting design does it.
+// worker: the worker has received the message (it can be hidden); otherwise
+// the api is sending it for the first time.
+func (s *Sim) wait(c *cohort, t float64, worker bool) {
+	q := s.queues[s.accts[c.acct].queue]
+	d := c.until - t
+	n := float64(c.n)
+	back := func(at float64) {
+		s.timed += c.n
+		s.eng.At(at, func() { s.timed -= c.n; q.push(c, at) })
+	}
+	switch s.o.Waiting {
+	case Hidden:
+		if !worker {
+			back(t + min(d, s.o.MaxDelay)) // the api's delayed send
+			return
+		}
+		s.m.SQSRequests += n // ChangeMessageVisibility, one per message
+		if d > s.o.MaxVisibility {
+			s.m.bind("SQS visibility over 12 h refused (message back after the queue's timeout)", t)
+			d = s.o.QueueVisibility
+		}
+		q.hidden += c.n
+		s.eng.At(t+d, func() { q.hidden -= c.n; q.push(c, t+d) })
+	case Delayed:
+		if worker {
+			s.m.SQSRequests += n // SendMessage (the received one is deleted with the batch)
+		}
+		back(t + min(d, s.o.MaxDelay))
+	case Due, Mixed:
+		if s.o.Waiting == Mixed && d <= s.o.MaxDelay {
+			if worker {
+				s.m.SQSRequests += n
+			}
+			back(t + d)
+			return
+		}
+		// The due time is in the delivery item (the attempt's record or
+		// PushDue wrote it); the scheduler finds it in the sweep index.
+		p := s.o.SchedulerEvery
+		tick := math.Ceil(c.until/p) * p
+		if s.o.Waiting == Mixed {
+			tick -= p // picked up one period early, sent with a delay to its exact time
+		}
+		tick = max(tick, t)
+		s.ddbWaiting += c.n
+		s.eng.At(tick, func() {
+			s.ddbWaiting -= c.n
+			s.m.Scheduled += n
+			s.m.SQSRequests += n / 10 // SendMessageBatch
+			s.m.WCU += 3 * n          // the conditional write that hands it to the message
+			s.sweepWCU += 2 * n
+			s.m.RCU += n * 0.02 // keys-only index entries, eventually consistent
+			back(max(tick, c.until))
+		})
+	}
+}
+
+// reserve books n slots on the account's limiter for messages about to be
+// attempted and returns how many may go now; the rest are spread over
+// later slots.
+func (s *Sim) reserve(a *account, ai int32, c *cohort, t float64) int {
+	a.rateWCU += float64(c.n) // the worker reserves one slot per message
+	s.m.WCU += float64(c.n)
+	first := max(a.tat, t)
+	a.tat = first + float64(c.n)/a.rate
+	if a.tat <= t+maxWaitInWorker {
+		return c.n
+	}
+	now := min(c.n, int((t+maxWaitInWorker-first)*a.rate))
+	rest := *c
+	rest.n = c.n - max(now, 0)
+	s.spreadOne(a, ai, &rest, max(first, t+maxWaitInWorker), t)
+	return max(now, 0)
+}
+
+// spreadOne spreads one cohort's messages over slots from first on.
+func (s *Sim) spreadOne(a *account, ai int32, c *cohort, first, t float64) {
+	left := c.n
+	for sec := math.Floor(first); left > 0; sec++ {
+		start := max(sec, first)
+		n := max(1, min(left, int(math.Round((sec+1-start)*a.rate))))
+		left -= n
+		part := *c
+		part.n, part.until, part.slotted = n, start, true
+		part.deferrals++
+		s.m.RateDeferrals += float64(n)
+		s.wait(&part, t, true)
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+func TestEngineRunsEventsInTimeThenScheduleOrder(t *testing.T) {
+	var e Engine
+	var got []string
+	e.At(2, func() { got = append(got, "c") })
+	e.At(1, func() { got = append(got, "a") })
+	e.At(1, func() {
+		got = append(got, "b")
+		e.At(0.5, func() { got = append(got, "now") }) // in the past: runs at the current time, after b
+	})
+	e.At(5, func() { got = append(got, "late") })
+	e.RunUntil(3)
+	want := []string{"a", "b", "now", "c"}
+	if len(got) != len(want) {
+		t.Fatalf("ran %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ran %v, want %v", got, want)
+		}
+	}
+	if e.Now() != 3 || e.Pending() != 1 {
+		t.Fatalf("now %v pending %d, want 3 and 1", e.Now(), e.Pending())
+	}
+}
+
+func TestZipfSharesAndSampler(t *testing.T) {
+	z := NewZipf(3, 1) // weights 1, 1/2, 1/3: shares 6/11, 3/11, 2/11
+	for r, want := range []float64{6.0 / 11, 3.0 / 11, 2.0 / 11} {
+		if got := z.Share(r + 1); math.Abs(got-want) > 1e-12 {
+			t.Errorf("share of rank %d = %v, want %v", r+1, got, want)
+		}
+	}
+	for _, c := range []struct {
+		u    float64
+		rank int
+	}{{0, 1}, {6.0/11 - 1e-9, 1}, {6.0/11 + 1e-9, 2}, {9.0/11 - 1e-9, 2}, {9.0/11 + 1e-9, 3}, {0.999999, 3}} {
+		if got := z.Sample(c.u); got != c.rank {
+			t.Errorf("Sample(%v) = %d, want %d", c.u, got, c.rank)
+		}
+	}
+}
+
+func TestCapBackoffDoublesToThirtySeconds(t *testing.T) {
+	for d, want := range map[int]float64{1: 1, 2: 2, 3: 4, 5: 16, 6: 30, 9: 30} {
+		if got := capBackoff(d); got != want {
+			t.Errorf("capBackoff(%d) = %v, want %v", d, got, want)
+		}
+	}
+}
+
+// tiny is one account with one endpoint, no traffic of its own: the tests
+// put messages in by hand.
+func tiny(o Options, down bool) *Sim {
+	w := DefaultWorkload()
+	w.Accounts, w.DeliveriesPerDay, w.BurstEvents = 1, 0, 0
+	w.Transient5xx, w.Reject4xx = 0, 0
+	w.OutageAt, w.OutageFor = 0, 2*day
+	w.DownFraction = 0
+	if down {
+		w.DownFraction = 1
+	}
+	return NewSim(o, w, 1, 1)
+}
+
+func TestHiddenWaitIsInFlightAndDelayedIsNot(t *testing.T) {
+	for _, c := range []struct {
+		w      Waiting
+		hidden int
+	}{{Hidden, 100}, {Delayed, 0}, {Mixed, 0}} {
+		o := Defaults()
+		o.Waiting = c.w
+		s := tiny(o, false)
+		q := s.queues[0]
+		s.wait(&cohort{acct: 0, ep: -1, n: 100, until: 60}, 0, true)
+		s.eng.RunUntil(59)
+		if q.hidden != c.hidden || q.nvis != 0 {
+			t.Errorf("%s: at 59 s hidden %d visible %d, want %d and 0", c.w, q.hidden, q.nvis, c.hidden)
+		}
+		s.eng.RunUntil(60)
+		if q.hidden != 0 || q.nvis != 100 {
+			t.Errorf("%s: at 60 s hidden %d visible %d, want 0 and 100", c.w, q.hidden, q.nvis)
+		}
+	}
+}
+
+func TestHiddenWaitOverTwelveHoursComesBackAfterTheQueueTimeout(t *testing.T) {
+	s := tiny(Defaults(), false)
+	q := s.queues[0]
+	s.wait(&cohort{acct: 0, ep: -1, n: 1, until: 13 * 3600}, 0, true)
+	s.eng.RunUntil(180)
+	if q.nvis != 1 {
+		t.Fatalf("visible %d at 180 s, want the refused message back", q.nvis)
+	}
+}
+
+// A message to an endpoint that never answers: 8 attempts on the contract's
+// schedule (1+16+81+256+625+1296+2401 s plus up to 15 % jitter), then the DLQ.
+func TestDeadEndpointUsesEightAttemptsThenDeadLetters(t *testing.T) {
+	o := Defaults()
+	o.APIRate, o.APIBurst = o.AccountAPIRate, o.AccountAPIBurst
+	s := tiny(o, true)
+	ep := s.accts[0].eps[0]
+	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 1, slotted: true}, 0) })
+	m := s.Run(0)
+	if m.Attempts != 8 || m.Retries != 7 || m.DLQ != 1 || m.Delivered != 0 {
+		t.Fatalf("attempts %v retries %v DLQ %v delivered %v, want 8, 7, 1, 0", m.Attempts, m.Retries, m.DLQ, m.Delivered)
+	}
+}
+
+// With a breaker after 2 timeouts, 5 messages to a dead endpoint: 2 fail,
+// the breaker opens, and the rest wait without using attempts (probes only).
+func TestBreakerHoldsWithoutUsingAttempts(t *testing.T) {
+	o := Defaults()
+	o.Breaker, o.EndpointCap = 2, 2
+	s := tiny(o, true)
+	ep := s.accts[0].eps[0]
+	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 5, slotted: true}, 0) })
+	s.eng.RunUntil(0) // queued
+	tick := func(t float64) { s.eng.RunUntil(t); s.serve(s.queues[0], t, 10) }
+	for t := 0.0; t <= 25; t++ {
+		tick(t)
+	}
+	if s.m.Attempts != 2 || !s.eps[ep].open {
+		t.Fatalf("after 25 s: %v attempts, open %v; want 2 and open", s.m.Attempts, s.eps[ep].open)
+	}
+}
+
+func TestHealthyMessagesAreDeliveredAndTimed(t *testing.T) {
+	o := Defaults()
+	s := tiny(o, false)
+	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: -1, n: 10, slotted: true}, 0) })
+	m := s.Run(0)
+	if m.Delivered != 10 || m.DLQ != 0 {
+		t.Fatalf("delivered %v DLQ %v, want 10 and 0", m.Delivered, m.DLQ)
+	}
+	// Waited 0 s: the latency is the hops plus the receiver's answer, whose median is 0.15 s.
+	if want := s.w.IngestDelay + s.w.Overhead + s.w.LatencyMedian; math.Abs(m.P50-want) > 0.01 {
+		t.Fatalf("p50 %.3f s, want %.3f", m.P50, want)
+	}
+}
