@@ -30,7 +30,9 @@ func maxInWindow(at []time.Time, w time.Duration) int {
 
 // inParallel calls f(i) for i in [0, n) from workers goroutines.
 func inParallel(n, workers int, f func(i int)) {
-	next := make(chan int)
+	// Buffered for every item: a worker that stops early (t.Fatal in f ends
+	// its goroutine) must not leave the feeding loop blocked forever.
+	next := make(chan int, n)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
