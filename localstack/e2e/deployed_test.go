@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -234,5 +235,40 @@ func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
 	}
 	if least := time.Duration(n/rate-1) * time.Second; took < least {
 		t.Errorf("drained %d in %s, faster than %d/s allows (%s)", n, took, rate, least)
+	}
+}
+
+// The customer portal is served by the deployed api function through API
+// Gateway, as under make dev: the session URL the deployed API answers opens
+// the page with its Content-Security-Policy, the page's script and style
+// come from the same place, and the token in the URL's fragment reads the
+// account's endpoints.
+func TestDeployedPortalSessionOpensThePage(t *testing.T) {
+	deployedOnly(t)
+	h := start(t, opts{})
+	_, key := h.account(t)
+	_, ep := h.registerReceiver(t, key, always(200))
+	var s struct{ URL string }
+	if code := h.call(t, key, "POST", "/v1/portal/sessions", map[string]any{}, &s); code != 201 {
+		t.Fatalf("portal session: HTTP %d", code)
+	}
+	page, token, _ := strings.Cut(s.URL, "#token=")
+	token, _, _ = strings.Cut(token, "&")
+	for _, u := range []string{page, strings.TrimSuffix(page, "/") + "/portal-app.js", strings.TrimSuffix(page, "/") + "/portal-style.css"} {
+		res, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		csp := res.Header.Get("Content-Security-Policy")
+		if res.StatusCode != 200 || !strings.Contains(csp, "frame-ancestors") || !strings.Contains(csp, "script-src 'self'") {
+			t.Errorf("GET %s: HTTP %d, CSP %q; want 200 with the portal's CSP", u, res.StatusCode, csp)
+		}
+	}
+	var list struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	if code := h.call(t, token, "GET", "/v1/endpoints", nil, &list); code != 200 || len(list.Data) != 1 || list.Data[0].ID != ep.ID {
+		t.Fatalf("the session's token lists %d %+v, want the account's endpoint %s", code, list, ep.ID)
 	}
 }

@@ -19,14 +19,17 @@ import (
 
 // Defines values for AttemptKind.
 const (
-	Auto   AttemptKind = "auto"
-	Manual AttemptKind = "manual"
+	Auto        AttemptKind = "auto"
+	Interrupted AttemptKind = "interrupted"
+	Manual      AttemptKind = "manual"
 )
 
 // Valid indicates whether the value is a known member of the AttemptKind enum.
 func (e AttemptKind) Valid() bool {
 	switch e {
 	case Auto:
+		return true
+	case Interrupted:
 		return true
 	case Manual:
 		return true
@@ -106,9 +109,12 @@ type Attempt struct {
 	// ErrorClass A transport failure instead of a status.
 	//
 	// Examples: timeout, dns, connection_refused, connection_reset, tls, blocked_address, network
-	ErrorClass *string     `json:"error_class,omitempty"`
-	Id         string      `json:"id"`
-	Kind       AttemptKind `json:"kind"`
+	ErrorClass *string `json:"error_class,omitempty"`
+	Id         string  `json:"id"`
+
+	// Kind `auto`: an attempt of the automatic series; `manual`: a resend; `interrupted`: an
+	// attempt whose worker stopped before recording its result (the receiver may have seen it).
+	Kind AttemptKind `json:"kind"`
 
 	// Number Automatic attempts only.
 	Number  *int   `json:"number,omitempty"`
@@ -122,7 +128,8 @@ type Attempt struct {
 	StatusCode        *int      `json:"status_code,omitempty"`
 }
 
-// AttemptKind defines model for Attempt.Kind.
+// AttemptKind `auto`: an attempt of the automatic series; `manual`: a resend; `interrupted`: an
+// attempt whose worker stopped before recording its result (the receiver may have seen it).
 type AttemptKind string
 
 // BatchAnswer defines model for BatchAnswer.
