@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -126,19 +127,37 @@ func portalLink(base, token string, readOnly bool) string {
 }
 
 // portalURL is PORTAL_URL, or the portal's address worked out from an API
-// Gateway request: its scheme (X-Forwarded-Proto: https on AWS, http on
-// LocalStack), its Host, and the stage (or custom domain base path) that
-// prefixes the resource path.
+// Gateway request: its scheme (X-Forwarded-Proto: https on AWS; LocalStack
+// sends "HTTP"), its Host, and the stage (or custom domain base path) that
+// prefixes the resource path. A request to LocalStack's own address came
+// through its path-style URL, /_aws/execute-api/<api id>/<stage>/...
 func (a *API) portalURL(req *request) string {
 	if a.Portal.Settings.URL != "" {
 		return a.Portal.Settings.URL
 	}
-	host, proto := header(req.APIGatewayProxyRequest, "Host"), header(req.APIGatewayProxyRequest, "X-Forwarded-Proto")
+	host := header(req.APIGatewayProxyRequest, "Host")
+	proto := strings.ToLower(header(req.APIGatewayProxyRequest, "X-Forwarded-Proto"))
 	if host == "" || proto != "https" && proto != "http" {
 		return ""
 	}
 	prefix := strings.TrimSuffix(req.RequestContext.Path, req.Path)
+	if localGateway(host) && req.RequestContext.APIID != "" {
+		prefix = "/_aws/execute-api/" + req.RequestContext.APIID + prefix
+	}
 	return proto + "://" + host + prefix + portal.Prefix
+}
+
+// localGateway reports whether host is LocalStack's own address (loopback or
+// localhost.localstack.cloud) rather than an API's execute-api or custom
+// domain name.
+func localGateway(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host == "localhost" || host == "localhost.localstack.cloud"
 }
 
 // revokePortalSession: DELETE /v1/portal/sessions/{id} with the API key

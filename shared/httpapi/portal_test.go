@@ -239,6 +239,13 @@ func TestPortalURLFromAPIGateway(t *testing.T) {
 	if a := f.doRequest(t, in); a.status != 201 || !strings.HasPrefix(a.body["url"].(string), "http://abc123.execute-api.localhost.localstack.cloud:4566/local/portal/#token=") {
 		t.Errorf("LocalStack: %d %s", a.status, a.raw)
 	}
+	// LocalStack's path-style URL, as LocalStack 4.14 sends it: its own
+	// address as the Host, "HTTP" from the server protocol, the stage and path.
+	in.Headers["X-Forwarded-Proto"], in.Headers["Host"] = "HTTP", "127.0.0.1:4566"
+	in.RequestContext = events.APIGatewayProxyRequestContext{APIID: "abc123", Stage: "localstack", Path: "/localstack/v1/portal/sessions"}
+	if a := f.doRequest(t, in); a.status != 201 || !strings.HasPrefix(a.body["url"].(string), "http://127.0.0.1:4566/_aws/execute-api/abc123/localstack/portal/#token=") {
+		t.Errorf("LocalStack, path-style: %d %s", a.status, a.raw)
+	}
 	delete(in.Headers, "X-Forwarded-Proto") // not behind a gateway, and no PORTAL_URL: no way to tell
 	if a := f.doRequest(t, in); a.status != 500 || a.code() != "portal_url_unknown" {
 		t.Errorf("without X-Forwarded-Proto or PORTAL_URL: %d %s", a.status, a.raw)
