@@ -43,7 +43,7 @@ func viewEndpoint(ep domain.Endpoint) endpointView {
 	}
 }
 
-var eventFilterRE = regexp.MustCompile(`^(\*|[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}(\.\*)?)$`)
+var eventFilterRE = regexp.MustCompile(`^(\*|` + domain.EventTypePattern + `(\.\*)?)$`)
 
 // checkEventTypes validates an endpoint's filter: event names, "prefix.*" or "*".
 func checkEventTypes(types []string) (response, bool) {

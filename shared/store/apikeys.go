@@ -18,6 +18,9 @@ import (
 // APIKeyPrefix starts every API key.
 const APIKeyPrefix = "gifq_"
 
+// maxAPIKeyLength bounds a key the store accepts or looks up.
+const maxAPIKeyLength = 128
+
 // NewAPIKeySecret returns a fresh API key: gifq_ and 32 random bytes.
 func NewAPIKeySecret() string {
 	b := make([]byte, 32)
@@ -38,7 +41,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, accountID string) (domain.APIK
 // AddAPIKey stores a key chosen by the caller (local development's
 // DEV_API_KEY); it must look like one we would make.
 func (s *Store) AddAPIKey(ctx context.Context, accountID, secret string) (domain.APIKey, error) {
-	if !strings.HasPrefix(secret, APIKeyPrefix) || len(secret) < len(APIKeyPrefix)+16 || len(secret) > 128 {
+	if !strings.HasPrefix(secret, APIKeyPrefix) || len(secret) < len(APIKeyPrefix)+16 || len(secret) > maxAPIKeyLength {
 		return domain.APIKey{}, errors.New("an API key starts with " + APIKeyPrefix + " and has 16 to 123 more characters")
 	}
 	k := domain.APIKey{ID: domain.NewID("key"), AccountID: accountID, Prefix: secret[:len(APIKeyPrefix)+6], CreatedAt: domain.Millis(s.now())}
@@ -90,7 +93,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string) error
 func (s *Store) ListAPIKeys(ctx context.Context, accountID string) ([]domain.APIKey, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: s.table, KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: item{":pk": str(accountPK(accountID)), ":p": str("KEY#")},
+		ExpressionAttributeValues: item{":pk": str(accountPK(accountID)), ":p": str(keyRefSK(""))},
 	})
 	if err != nil {
 		return nil, err
@@ -106,7 +109,7 @@ var ErrUnauthorized = errors.New("unknown or revoked API key")
 // Authenticate resolves a bearer key to its account.
 func (s *Store) Authenticate(ctx context.Context, secret string) (domain.APIKey, error) {
 	var k domain.APIKey
-	if !strings.HasPrefix(secret, APIKeyPrefix) || len(secret) > 128 {
+	if !strings.HasPrefix(secret, APIKeyPrefix) || len(secret) > maxAPIKeyLength {
 		return k, ErrUnauthorized
 	}
 	// Eventually consistent: a key is read far more often than it changes.

@@ -84,7 +84,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	for _, it := range items {
 		pk := stringAttr(it, "pk")
 		switch {
-		case strings.HasPrefix(pk, "DLV#"):
+		case strings.HasPrefix(pk, deliveryPK("")):
 			var d domain.Delivery
 			if err := attributevalue.UnmarshalMap(it, &d); err != nil {
 				return snap, err
@@ -92,13 +92,13 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			if !domain.Expired(d.ExpiresAt, now) {
 				snap.Delivery = &d
 			}
-		case strings.HasPrefix(pk, "ACCT#"):
+		case strings.HasPrefix(pk, accountPK("")):
 			var ep domain.Endpoint
 			if err := attributevalue.UnmarshalMap(it, &ep); err != nil {
 				return snap, err
 			}
 			snap.Endpoint = &ep
-		case strings.HasPrefix(pk, "EVT#"):
+		case strings.HasPrefix(pk, eventPK("")):
 			var ev domain.Event
 			if err := attributevalue.UnmarshalMap(it, &ev); err != nil {
 				return snap, err

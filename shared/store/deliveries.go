@@ -10,6 +10,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/schema"
 )
 
 // deliveryItem is a delivery with its keys: the endpoint log indexes, and
@@ -43,8 +44,8 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (domain.Delivery, er
 // GetDeliveries reads several deliveries (one event's), skipping expired ones.
 func (s *Store) GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error) {
 	var out []domain.Delivery
-	for start := 0; start < len(ids); start += 100 {
-		end := min(start+100, len(ids))
+	for start := 0; start < len(ids); start += maxBatchGet {
+		end := min(start+maxBatchGet, len(ids))
 		keys := make([]item, 0, end-start)
 		for _, id := range ids[start:end] {
 			keys = append(keys, key(deliveryPK(id), skDelivery))
@@ -78,10 +79,10 @@ type DeliveryPage struct {
 func (s *Store) ListEndpointDeliveries(ctx context.Context, endpointID, status string, limit int32, after string) (DeliveryPage, error) {
 	in := &dynamodb.QueryInput{TableName: s.table, ScanIndexForward: aws.Bool(false), Limit: aws.Int32(limit)}
 	pkAttr, skAttr, pk := "gsi1pk", "gsi1sk", endpointLogPK(endpointID)
-	in.IndexName = aws.String("endpoint_log")
+	in.IndexName = aws.String(schema.IndexEndpointLog)
 	if status != "" {
 		pkAttr, skAttr, pk = "gsi2pk", "gsi2sk", endpointStatusPK(endpointID, status)
-		in.IndexName = aws.String("endpoint_status")
+		in.IndexName = aws.String(schema.IndexEndpointStatus)
 	}
 	in.KeyConditionExpression = aws.String(pkAttr + " = :pk")
 	in.ExpressionAttributeValues = item{":pk": str(pk)}

@@ -75,7 +75,7 @@ func (s *Store) AccountWithEndpoints(ctx context.Context, accountID string) (dom
 				if err := attributevalue.UnmarshalMap(it, &acct); err != nil {
 					return acct, nil, err
 				}
-			case strings.HasPrefix(sk, "EP#"):
+			case strings.HasPrefix(sk, endpointSK("")):
 				var ep domain.Endpoint
 				if err := attributevalue.UnmarshalMap(it, &ep); err != nil {
 					return acct, nil, fmt.Errorf("endpoint %s: %w", sk, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/schema"
 )
 
 // FailedDeliveryIDs lists an endpoint's failed deliveries created between
@@ -19,7 +20,7 @@ func (s *Store) FailedDeliveryIDs(ctx context.Context, endpointID string, since,
 	var start Cursor
 	for len(ids) < limit {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName: s.table, IndexName: aws.String("endpoint_status"),
+			TableName: s.table, IndexName: aws.String(schema.IndexEndpointStatus),
 			KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :lo AND :hi"),
 			ExpressionAttributeValues: item{":pk": str(endpointStatusPK(endpointID, domain.StatusFailed)),
 				":lo": str(domain.IDBound("dlv", since, false)), ":hi": str(domain.IDBound("dlv", until, true))},

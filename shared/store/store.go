@@ -146,7 +146,10 @@ func stringAttr(it item, name string) string {
 	return ""
 }
 
-// batchGet reads up to 100 keys, strongly consistent, retrying unprocessed keys.
+// maxBatchGet is how many keys one BatchGetItem reads at most (DynamoDB's limit).
+const maxBatchGet = 100
+
+// batchGet reads up to maxBatchGet keys, strongly consistent, retrying unprocessed keys.
 func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
 	var out []item
 	req := map[string]types.KeysAndAttributes{*s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
