@@ -19,6 +19,11 @@ const (
 	MaxIdempotencyKeySize = 255
 )
 
+// EventTypePattern is an event type (unanchored): a letter or digit, then
+// up to MaxEventTypeLength-1 more of letters, digits and . _ : / -. Ingest
+// checks events against it and the API endpoint filters.
+const EventTypePattern = `[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}`
+
 // Delivery statuses.
 const (
 	StatusPending   = "pending"

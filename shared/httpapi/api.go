@@ -404,3 +404,19 @@ func rfc3339(ms int64) string {
 	}
 	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
 }
+
+// eachConcurrently calls f(i) for i in [0, n), eight at a time: bulk
+// operations stay well inside the api function's timeout.
+func eachConcurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}

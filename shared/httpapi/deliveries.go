@@ -2,13 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/base64"
 	"errors"
 	"net/http"
-	"sync"
+	"strconv"
 
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -50,13 +49,6 @@ type deliveryView struct {
 	// (GET /v1/deliveries/{id} has them all).
 	AttemptsOmitted int `json:"attempts_omitted,omitempty"`
 }
-
-// eventAttemptsShown bounds GET /v1/events/{id}: the newest attempts of each
-// of its (at most 16) deliveries. Each attempt is at most ~6 KB of JSON (a
-// 1 KiB response, escaped), so the answer stays under 16 x 10 x 6 KB + the
-// 256 KiB body, well inside Lambda's 6 MB response limit, however often the
-// deliveries were recovered or resent.
-const eventAttemptsShown = 10
 
 func viewDelivery(d domain.Delivery, attempts []domain.Attempt) deliveryView {
 	v := deliveryView{
@@ -111,60 +103,58 @@ func (a *API) getDelivery(ctx context.Context, req *request) response {
 	return ok(http.StatusOK, viewDelivery(d, attempts))
 }
 
-type eventView struct {
-	ID             string          `json:"id"`
-	Event          string          `json:"event"`
-	ReceivedAt     string          `json:"received_at"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
-	Body           json.RawMessage `json:"body"`
-	Deliveries     []deliveryView  `json:"deliveries"`
+// The delivery log's cursor is the last delivery id of the page, opaque to callers.
+func encodeCursor(after string) string { return base64.RawURLEncoding.EncodeToString([]byte(after)) }
+
+func decodeCursor(c string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !domain.HasPrefix(string(b), "dlv") {
+		return "", false
+	}
+	return string(b), true
 }
 
-func (a *API) getEvent(ctx context.Context, req *request) response {
-	id := req.params[0]
-	if !domain.HasPrefix(id, "evt") {
-		return notFound("event")
+func (a *API) listDeliveries(ctx context.Context, req *request) response {
+	ep, r, failed := a.loadEndpoint(ctx, req)
+	if failed {
+		return r
 	}
-	ev, err := a.Store.GetEvent(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && ev.AccountID != req.account {
-		return notFound("event")
+	for name, vs := range req.MultiValueQueryStringParameters {
+		if len(vs) > 1 {
+			return fail(http.StatusBadRequest, "invalid_query", name+" is given more than once")
+		}
 	}
+	q := req.QueryStringParameters
+	status, sent := q["status"]
+	if sent && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
+		return fail(http.StatusBadRequest, "invalid_status", "status must be pending, delivered or failed")
+	}
+	limit := 20
+	if v, sent := q["limit"]; sent {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return fail(http.StatusBadRequest, "invalid_limit", "limit must be 1 to 100")
+		}
+		limit = n
+	}
+	after := ""
+	if c := q["cursor"]; c != "" {
+		var ok bool
+		if after, ok = decodeCursor(c); !ok {
+			return fail(http.StatusBadRequest, "invalid_cursor", "cursor is not one this API gave")
+		}
+	}
+	page, err := a.Store.ListEndpointDeliveries(ctx, ep.ID, status, int32(limit), after)
 	if err != nil {
 		return a.internal(ctx, err)
 	}
-	views := make([]deliveryView, len(ev.DeliveryIDs))
-	errs := make([]error, len(ev.DeliveryIDs))
-	var wg sync.WaitGroup
-	for i, did := range ev.DeliveryIDs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d, attempts, err := a.Store.DeliveryWithAttempts(ctx, did)
-			if err == nil {
-				omitted := max(len(attempts)-eventAttemptsShown, 0)
-				views[i] = viewDelivery(d, append([]domain.Attempt{}, attempts[omitted:]...))
-				views[i].AttemptsOmitted = omitted
-			}
-			errs[i] = err
-		}()
+	views := make([]deliveryView, 0, len(page.Deliveries))
+	for _, d := range page.Deliveries {
+		views = append(views, viewDelivery(d, nil))
 	}
-	wg.Wait()
-	out := eventView{ID: ev.ID, Event: ev.Type, ReceivedAt: rfc3339(ev.ReceivedAt), IdempotencyKey: ev.IdempotencyKey,
-		Body: json.RawMessage(ev.Body), Deliveries: []deliveryView{}}
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			out.Deliveries = append(out.Deliveries, views[i])
-		case !errors.Is(err, store.ErrNotFound):
-			return a.internal(ctx, err)
-		}
+	out := list{Data: views}
+	if page.After != "" {
+		out.NextCursor = encodeCursor(page.After)
 	}
 	return ok(http.StatusOK, out)
-}
-
-// resendMessage is the queue message of a manual attempt of d.
-func resendMessage(d domain.Delivery) queue.Message {
-	m := queue.For(d)
-	m.Kind = queue.KindResend
-	return m
 }

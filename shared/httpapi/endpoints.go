@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -42,7 +43,7 @@ func viewEndpoint(ep domain.Endpoint) endpointView {
 	}
 }
 
-var eventFilterRE = regexp.MustCompile(`^(\*|[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}(\.\*)?)$`)
+var eventFilterRE = regexp.MustCompile(`^(\*|` + domain.EventTypePattern + `(\.\*)?)$`)
 
 // checkEventTypes validates an endpoint's filter: event names, "prefix.*" or "*".
 func checkEventTypes(types []string) (response, bool) {
@@ -158,4 +159,92 @@ func (a *API) getEndpoint(ctx context.Context, req *request) response {
 		return r
 	}
 	return ok(http.StatusOK, viewEndpoint(ep))
+}
+
+func (a *API) patchEndpoint(ctx context.Context, req *request) response {
+	if _, r, failed := a.loadEndpoint(ctx, req); failed {
+		return r
+	}
+	var in struct {
+		URL         *string   `json:"url"`
+		EventTypes  *[]string `json:"event_types"`
+		Description *string   `json:"description"`
+		Disabled    *bool     `json:"disabled"`
+	}
+	if r, failed := decodeJSON(req.body, &in); failed {
+		return r
+	}
+	if in.URL != nil {
+		url, r, failed := a.checkURL(ctx, *in.URL)
+		if failed {
+			return r
+		}
+		in.URL = &url
+	}
+	if in.EventTypes != nil {
+		if r, failed := checkEventTypes(*in.EventTypes); failed {
+			return r
+		}
+	}
+	if in.Description != nil && descriptionTooLong(*in.Description) {
+		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
+	}
+	ep, err := a.Store.UpdateEndpoint(ctx, req.account, req.params[0], store.EndpointPatch{
+		URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled})
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("endpoint")
+	}
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	if in.Disabled != nil && *in.Disabled {
+		a.stopPending(ctx, ep.ID, domain.ReasonEndpointDisabled)
+	}
+	return ok(http.StatusOK, viewEndpoint(ep))
+}
+
+func (a *API) deleteEndpoint(ctx context.Context, req *request) response {
+	ep, r, failed := a.loadEndpoint(ctx, req)
+	if failed {
+		return r
+	}
+	switch err := a.Store.DeleteEndpoint(ctx, req.account, ep.ID); {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("endpoint")
+	case err != nil:
+		return a.internal(ctx, err)
+	}
+	a.stopPending(ctx, ep.ID, domain.ReasonEndpointDeleted)
+	return response{status: http.StatusNoContent}
+}
+
+// How much one request may do; the caller repeats for the rest.
+const maxStopPerCall = 1000
+
+// stopPending fails an endpoint's pending deliveries at once with the
+// reason, so the log shows why they stopped; their DLQ messages follow from
+// the deliver function (their queued message) or the sweeper. An attempt in
+// flight right now finishes, and its retry finds the endpoint gone. The
+// worker does the same for anything past this call's bound.
+func (a *API) stopPending(ctx context.Context, endpointID, reason string) {
+	after, stopped := "", 0
+	for stopped < maxStopPerCall {
+		page, err := a.Store.ListEndpointDeliveries(ctx, endpointID, domain.StatusPending, 100, after)
+		if err != nil {
+			a.Log.Warn("stopping pending deliveries; the worker will stop the rest", "endpoint_id", endpointID, "error", err)
+			return
+		}
+		var mu sync.Mutex
+		eachConcurrently(len(page.Deliveries), func(i int) {
+			if _, err := a.Store.FailWithoutAttempt(ctx, page.Deliveries[i], reason, false); err == nil {
+				mu.Lock()
+				stopped++
+				mu.Unlock()
+			}
+		})
+		if after = page.After; after == "" {
+			break
+		}
+	}
+	a.Log.Info("pending deliveries stopped", "endpoint_id", endpointID, "reason", reason, "count", stopped)
 }

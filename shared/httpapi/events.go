@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -69,4 +72,62 @@ func (a *API) ingestError(ctx context.Context, err error) response {
 		return fail(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was used in the last 24 hours with a different body")
 	}
 	return a.internal(ctx, err)
+}
+
+type eventView struct {
+	ID             string          `json:"id"`
+	Event          string          `json:"event"`
+	ReceivedAt     string          `json:"received_at"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Body           json.RawMessage `json:"body"`
+	Deliveries     []deliveryView  `json:"deliveries"`
+}
+
+// eventAttemptsShown bounds GET /v1/events/{id}: the newest attempts of each
+// of its (at most 16) deliveries. Each attempt is at most ~6 KB of JSON (a
+// 1 KiB response, escaped), so the answer stays under 16 x 10 x 6 KB + the
+// 256 KiB body, well inside Lambda's 6 MB response limit, however often the
+// deliveries were recovered or resent.
+const eventAttemptsShown = 10
+
+func (a *API) getEvent(ctx context.Context, req *request) response {
+	id := req.params[0]
+	if !domain.HasPrefix(id, "evt") {
+		return notFound("event")
+	}
+	ev, err := a.Store.GetEvent(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && ev.AccountID != req.account {
+		return notFound("event")
+	}
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	views := make([]deliveryView, len(ev.DeliveryIDs))
+	errs := make([]error, len(ev.DeliveryIDs))
+	var wg sync.WaitGroup
+	for i, did := range ev.DeliveryIDs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, attempts, err := a.Store.DeliveryWithAttempts(ctx, did)
+			if err == nil {
+				omitted := max(len(attempts)-eventAttemptsShown, 0)
+				views[i] = viewDelivery(d, append([]domain.Attempt{}, attempts[omitted:]...))
+				views[i].AttemptsOmitted = omitted
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	out := eventView{ID: ev.ID, Event: ev.Type, ReceivedAt: rfc3339(ev.ReceivedAt), IdempotencyKey: ev.IdempotencyKey,
+		Body: json.RawMessage(ev.Body), Deliveries: []deliveryView{}}
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			out.Deliveries = append(out.Deliveries, views[i])
+		case !errors.Is(err, store.ErrNotFound):
+			return a.internal(ctx, err)
+		}
+	}
+	return ok(http.StatusOK, out)
 }

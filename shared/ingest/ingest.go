@@ -62,7 +62,7 @@ var (
 	ErrBadIdempotencyKey = errors.New("Idempotency-Key must be 1-255 printable ASCII characters")
 )
 
-var eventTypeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$`)
+var eventTypeRE = regexp.MustCompile(`^` + domain.EventTypePattern + `$`)
 
 // Result is the accepted event and its deliveries.
 type Result struct {

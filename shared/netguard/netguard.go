@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
 )
 
 // ErrForbidden is returned for an address the policy refuses.
@@ -129,8 +131,8 @@ type Resolver interface {
 // are allowed) no literal or resolved address the policy forbids. A name that
 // does not resolve yet is accepted: the dial-time check still applies.
 func (p Policy) CheckURL(ctx context.Context, raw string, r Resolver) (*url.URL, error) {
-	if len(raw) > 2048 {
-		return nil, &URLError{"url is longer than 2048 characters"}
+	if len(raw) > domain.MaxURLLength {
+		return nil, &URLError{fmt.Sprintf("url is longer than %d characters", domain.MaxURLLength)}
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Opaque != "" {

@@ -75,7 +75,7 @@ func (s *Store) AccountWithEndpoints(ctx context.Context, accountID string) (dom
 				if err := attributevalue.UnmarshalMap(it, &acct); err != nil {
 					return acct, nil, err
 				}
-			case strings.HasPrefix(sk, "EP#"):
+			case strings.HasPrefix(sk, endpointSK("")):
 				var ep domain.Endpoint
 				if err := attributevalue.UnmarshalMap(it, &ep); err != nil {
 					return acct, nil, fmt.Errorf("endpoint %s: %w", sk, err)
@@ -98,4 +98,83 @@ func (s *Store) AccountWithEndpoints(ctx context.Context, accountID string) (dom
 func (s *Store) ListEndpoints(ctx context.Context, accountID string) ([]domain.Endpoint, error) {
 	_, eps, err := s.AccountWithEndpoints(ctx, accountID)
 	return eps, err
+}
+
+// EndpointPatch is a partial update; nil fields stay as they are.
+type EndpointPatch struct {
+	URL         *string
+	EventTypes  *[]string
+	Description *string
+	Disabled    *bool
+}
+
+// UpdateEndpoint applies a patch and returns the endpoint as it is now.
+// Enabling an endpoint also clears its failure history and any pause, so it
+// starts afresh.
+func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p EndpointPatch) (domain.Endpoint, error) {
+	now := domain.Millis(s.now())
+	set := []string{"updated_at = :now"}
+	var remove []string
+	vals := item{":now": num(now)}
+	if p.URL != nil {
+		set, vals[":url"] = append(set, "#url = :url"), str(*p.URL)
+	}
+	if p.Description != nil {
+		set, vals[":desc"] = append(set, "description = :desc"), str(*p.Description)
+	}
+	if p.EventTypes != nil {
+		if len(*p.EventTypes) == 0 {
+			remove = append(remove, "event_types")
+		} else {
+			types, err := attributevalue.Marshal(*p.EventTypes)
+			if err != nil {
+				return domain.Endpoint{}, err
+			}
+			set, vals[":types"] = append(set, "event_types = :types"), types
+		}
+	}
+	if p.Disabled != nil {
+		set, vals[":dis"] = append(set, "disabled = :dis"), boolean(*p.Disabled)
+		if *p.Disabled {
+			set, vals[":why"] = append(set, "disabled_reason = :why"), str("disabled through the API")
+		} else {
+			remove = append(remove, "disabled_reason", "failing_since", "paused_until")
+		}
+	}
+	expr := "SET " + strings.Join(set, ", ")
+	if len(remove) > 0 {
+		expr += " REMOVE " + strings.Join(remove, ", ")
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)),
+		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
+	}
+	if p.URL != nil {
+		in.ExpressionAttributeNames = map[string]string{"#url": "url"}
+	}
+	out, err := s.db.UpdateItem(ctx, in)
+	if isConditionFailed(err) {
+		return domain.Endpoint{}, ErrNotFound
+	}
+	if err != nil {
+		return domain.Endpoint{}, err
+	}
+	var ep domain.Endpoint
+	err = attributevalue.UnmarshalMap(out.Attributes, &ep)
+	return ep, err
+}
+
+// DeleteEndpoint removes an endpoint and gives its place back to the
+// account's count, in one transaction. Its deliveries stay in the log.
+func (s *Store) DeleteEndpoint(ctx context.Context, accountID, id string) error {
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Update: &types.Update{TableName: s.table, Key: key(accountPK(accountID), skAccount),
+			UpdateExpression: aws.String("ADD endpoint_count :minus"), ExpressionAttributeValues: item{":minus": num(-1)}}},
+	}})
+	if onlyConditionFailures(cancelReasons(err)) {
+		return ErrNotFound
+	}
+	return err
 }

@@ -14,22 +14,6 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 )
 
-// deliveryItem is a delivery with its keys: the endpoint log indexes, and
-// the sweeper index while it still needs work.
-func deliveryItem(d domain.Delivery, dueAt int64) (item, error) {
-	extra := key(deliveryPK(d.ID), skDelivery)
-	extra["gsi1pk"] = str(endpointLogPK(d.EndpointID))
-	extra["gsi1sk"] = str(d.ID)
-	extra["gsi2pk"] = str(endpointStatusPK(d.EndpointID, d.Status))
-	extra["gsi2sk"] = str(d.ID)
-	d.DueAt = 0
-	if d.Status == domain.StatusPending {
-		extra["sweep_shard"] = str(sweepShard(d.ID))
-		d.DueAt = dueAt
-	}
-	return marshal(d, extra)
-}
-
 // NewEvent is what ingest writes: the event, its deliveries, and the
 // idempotency key if the producer sent one.
 type NewEvent struct {
@@ -132,62 +116,4 @@ func (s *Store) GetEvent(ctx context.Context, id string) (domain.Event, error) {
 		return domain.Event{}, ErrNotFound
 	}
 	return ev, nil
-}
-
-// GetDelivery reads a delivery; an expired one is ErrNotFound.
-func (s *Store) GetDelivery(ctx context.Context, id string) (domain.Delivery, error) {
-	var d domain.Delivery
-	if err := s.get(ctx, key(deliveryPK(id), skDelivery), &d); err != nil {
-		return d, err
-	}
-	if domain.Expired(d.ExpiresAt, s.now()) {
-		return domain.Delivery{}, ErrNotFound
-	}
-	return d, nil
-}
-
-// GetDeliveries reads several deliveries (one event's), skipping expired ones.
-func (s *Store) GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error) {
-	var out []domain.Delivery
-	for start := 0; start < len(ids); start += 100 {
-		end := min(start+100, len(ids))
-		keys := make([]item, 0, end-start)
-		for _, id := range ids[start:end] {
-			keys = append(keys, key(deliveryPK(id), skDelivery))
-		}
-		items, err := s.batchGet(ctx, keys)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			var d domain.Delivery
-			if err := attributevalue.UnmarshalMap(it, &d); err != nil {
-				return nil, err
-			}
-			if !domain.Expired(d.ExpiresAt, s.now()) {
-				out = append(out, d)
-			}
-		}
-	}
-	return out, nil
-}
-
-// batchGet reads up to 100 keys, strongly consistent, retrying unprocessed keys.
-func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
-	var out []item
-	req := map[string]types.KeysAndAttributes{*s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	for attempt := 0; len(req) > 0; attempt++ {
-		if attempt > 0 {
-			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
-				return nil, err
-			}
-		}
-		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res.Responses[*s.table]...)
-		req = res.UnprocessedKeys
-	}
-	return out, nil
 }

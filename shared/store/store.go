@@ -145,3 +145,26 @@ func stringAttr(it item, name string) string {
 	}
 	return ""
 }
+
+// maxBatchGet is how many keys one BatchGetItem reads at most (DynamoDB's limit).
+const maxBatchGet = 100
+
+// batchGet reads up to maxBatchGet keys, strongly consistent, retrying unprocessed keys.
+func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
+	var out []item
+	req := map[string]types.KeysAndAttributes{*s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	for attempt := 0; len(req) > 0; attempt++ {
+		if attempt > 0 {
+			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+				return nil, err
+			}
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Responses[*s.table]...)
+		req = res.UnprocessedKeys
+	}
+	return out, nil
+}

@@ -39,7 +39,7 @@ func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit 
 	page := SweepPage{Next: out.LastEvaluatedKey}
 	for _, it := range out.Items {
 		pk := stringAttr(it, "pk")
-		page.IDs = append(page.IDs, pk[len("DLV#"):])
+		page.IDs = append(page.IDs, pk[len(deliveryPK("")):])
 	}
 	return page, nil
 }

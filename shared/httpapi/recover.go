@@ -1,0 +1,76 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// How much one request may do; the caller repeats for the rest.
+const maxRecoverPerCall = 1000
+
+func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
+	ep, r, failed := a.loadEndpoint(ctx, req)
+	if failed {
+		return r
+	}
+	if ep.Disabled {
+		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint (PATCH disabled=false) before recovering its deliveries")
+	}
+	var in struct {
+		Since *time.Time `json:"since"`
+		Until *time.Time `json:"until"`
+	}
+	if r, failed := decodeJSON(req.body, &in); failed {
+		return r
+	}
+	now := a.Now()
+	until := now
+	if in.Until != nil {
+		until = *in.Until
+	}
+	if in.Since == nil || !in.Since.Before(until) {
+		return fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until")
+	}
+	// Nothing older than the retention or newer than now exists: clamp, so
+	// the year 0347 is the start of the retention (ids do not encode times
+	// before 1970) and the query's bounds stay in order.
+	lo := max(in.Since.UnixMilli(), now.Add(-domain.DefaultRetention).UnixMilli())
+	hi := min(until.UnixMilli(), now.UnixMilli())
+	if lo > hi {
+		return ok(http.StatusAccepted, map[string]any{"recovered": 0, "more": false})
+	}
+	ids, err := a.Store.FailedDeliveryIDs(ctx, ep.ID, lo, hi, maxRecoverPerCall+1)
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	more := len(ids) > maxRecoverPerCall
+	ids = ids[:min(len(ids), maxRecoverPerCall)]
+	var recovered, skipped int
+	var firstErr error
+	var mu sync.Mutex
+	eachConcurrently(len(ids), func(i int) {
+		_, err := delivery.Restart(ctx, a.Store, a.Queue, ids[i], ep.ID, -1)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil, errors.Is(err, delivery.ErrNotQueued): // queued by the sweeper if the send was lost
+			recovered++
+		case errors.Is(err, store.ErrConflict): // restarted meanwhile
+			skipped++
+		default:
+			firstErr = err
+		}
+	})
+	if firstErr != nil && recovered == 0 {
+		return a.internal(ctx, firstErr)
+	}
+	a.Log.Info("deliveries recovered", "endpoint_id", ep.ID, "recovered", recovered, "skipped", skipped, "more", more)
+	return ok(http.StatusAccepted, map[string]any{"recovered": recovered, "more": more})
+}

@@ -1,0 +1,59 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+func (a *API) resend(ctx context.Context, req *request) response {
+	d, _, r, failed := a.loadDelivery(ctx, req)
+	if failed {
+		return r
+	}
+	now := a.Now()
+	if now.Sub(time.UnixMilli(d.CreatedAt)) > domain.DefaultRetention {
+		return fail(http.StatusConflict, "too_old", "deliveries can be resent for 30 days after the event")
+	}
+	ep, err := a.Store.GetEndpoint(ctx, req.account, d.EndpointID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fail(http.StatusConflict, "endpoint_deleted", "the delivery's endpoint was deleted")
+	}
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	if ep.Disabled {
+		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint before resending to it")
+	}
+	acct, err := a.Store.GetAccount(ctx, req.account)
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	rate := acct.RatePerSecond
+	if rate <= 0 {
+		rate = a.DefaultRate
+	}
+	msg := resendMessage(d)
+	msg.AttemptID = domain.NewID("att")
+	delay := time.Duration(0)
+	if res, err := a.Limiter.Reserve(ctx, req.account, 1, rate); err == nil {
+		msg.SlotAt = domain.Millis(res.First)
+		delay = res.First.Sub(now).Truncate(time.Second)
+	}
+	if err := a.Queue.Send(ctx, msg, delay); err != nil {
+		return a.internal(ctx, err)
+	}
+	return ok(http.StatusAccepted, map[string]string{"delivery_id": d.ID, "attempt_id": msg.AttemptID, "status": "queued"})
+}
+
+// resendMessage is the queue message of a manual attempt of d.
+func resendMessage(d domain.Delivery) queue.Message {
+	m := queue.For(d)
+	m.Kind = queue.KindResend
+	return m
+}
