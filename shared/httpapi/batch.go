@@ -63,11 +63,8 @@ func (a *API) postEventBatch(ctx context.Context, req *request) response {
 		return r
 	}
 	results, err := a.Ingest.IngestBatch(ingest.WithGate(ctx, gate), req.account, items)
-	if r, limited := limitAnswer(err); limited {
-		return r
-	}
 	if err != nil {
-		return a.internal(ctx, err)
+		return a.ingestError(ctx, err) // the key's limit, checked inside ingest, or our side failed
 	}
 	out := batchAnswer{Results: make([]batchResult, len(results))}
 	for i, res := range results {

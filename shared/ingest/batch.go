@@ -128,12 +128,8 @@ func (s *Service) answerReplays(ctx context.Context, accountID string, items []I
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			switch first, err := s.Store.PriorEvent(ctx, accountID, it.IdempotencyKey, it.Body); {
-			case errors.Is(err, store.ErrDuplicate):
-				res, err := s.replay(ctx, first)
+			if res, stored, err := s.prior(ctx, accountID, it.IdempotencyKey, it.Body); stored {
 				out[i] = ItemResult{Result: res, Err: err}
-			case !errors.Is(err, store.ErrNotFound):
-				out[i].Err = err // a mismatch (store.ErrIdempotencyMismatch) or the table unavailable
 			}
 		}()
 	}

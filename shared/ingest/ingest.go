@@ -144,11 +144,8 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	}
 	if idempotencyKey != "" {
 		// A replay answers the first event and reserves no rate slots.
-		switch first, err := s.Store.PriorEvent(ctx, accountID, idempotencyKey, body); {
-		case errors.Is(err, store.ErrDuplicate):
-			return s.replay(ctx, first)
-		case !errors.Is(err, store.ErrNotFound):
-			return Result{}, err // a mismatch (store.ErrIdempotencyMismatch) or the table unavailable
+		if res, stored, err := s.prior(ctx, accountID, idempotencyKey, body); stored {
+			return res, err
 		}
 	}
 	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
@@ -279,6 +276,21 @@ func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slo
 }
 
 // replay answers a repeated Idempotency-Key with the first event.
+// prior looks an idempotency key up before anything is reserved: a key
+// already stored (stored true) answers its first event, or the store's error
+// (store.ErrIdempotencyMismatch for another body, or the table unavailable).
+// A key not seen yet is stored false.
+func (s *Service) prior(ctx context.Context, accountID, key string, body []byte) (res Result, stored bool, err error) {
+	first, err := s.Store.PriorEvent(ctx, accountID, key, body)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Result{}, false, nil
+	case errors.Is(err, store.ErrDuplicate):
+		res, err = s.replay(ctx, first)
+	}
+	return res, true, err
+}
+
 func (s *Service) replay(ctx context.Context, eventID string) (Result, error) {
 	ev, err := s.Store.GetEvent(ctx, eventID)
 	if err != nil {
