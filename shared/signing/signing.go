@@ -103,20 +103,29 @@ func Verify(body []byte, header string, secrets []string, opts Options) error {
 	if !opts.within(t) {
 		return ErrTooOld
 	}
+	wants := make([][]byte, len(secrets))
+	for i, s := range secrets {
+		wants[i] = mac(s, t, body)
+	}
+	if !anyEqual(wants, sigs) {
+		return ErrNoMatch
+	}
+	return nil
+}
+
+// anyEqual reports whether one of sigs is one of wants. hmac.Equal is
+// constant-time, and every pair is compared, so timing does not tell which
+// secret or signature matched.
+func anyEqual(wants, sigs [][]byte) bool {
 	matched := false
-	for _, s := range secrets {
-		want := mac(s, t, body)
+	for _, want := range wants {
 		for _, sig := range sigs {
-			// hmac.Equal is constant-time; keep looping so timing does not tell which matched.
 			if hmac.Equal(want, sig) {
 				matched = true
 			}
 		}
 	}
-	if !matched {
-		return ErrNoMatch
-	}
-	return nil
+	return matched
 }
 
 // Parse splits a header into its timestamp and its decoded v1 signatures.

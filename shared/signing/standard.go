@@ -106,25 +106,16 @@ func VerifyStandard(body []byte, id, timestamp, signature string, secrets []stri
 	if len(sigs) == 0 {
 		return ErrNoSignatures
 	}
-	var keys [][]byte
+	var wants [][]byte
 	for _, s := range secrets {
 		if k, ok := StandardKey(s); ok {
-			keys = append(keys, k)
+			wants = append(wants, standardMAC(k, id, t, body))
 		}
 	}
-	if len(keys) == 0 {
+	if len(wants) == 0 {
 		return ErrNoStandardKey
 	}
-	matched := false
-	for _, k := range keys {
-		want := standardMAC(k, id, t, body)
-		for _, sig := range sigs {
-			if hmac.Equal(want, sig) {
-				matched = true
-			}
-		}
-	}
-	if !matched {
+	if !anyEqual(wants, sigs) {
 		return ErrNoMatch
 	}
 	return nil
