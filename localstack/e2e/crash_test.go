@@ -69,9 +69,10 @@ func startDevProc(t *testing.T, env *testenv.Env, settings ...string) *devProc {
 	p := &devProc{t: t, bin: devBinary(t), api: "http://" + addr, logs: logs, env: append(os.Environ(),
 		"AWS_ENDPOINT_URL_DYNAMODB="+env.DynamoURL, "AWS_ENDPOINT_URL_SQS="+env.SQSURL,
 		"RESOURCE_PREFIX="+env.Table, "API_ADDR="+addr, "RECEIVER_ADDR=127.0.0.1:0", "DATA_DIR="+t.TempDir(),
-		"LOG_LEVEL=warn",
-		// These tests post backlogs from one key: no per-key ingest limit (as start's harness).
-		"INGEST_RATE_PER_SECOND=100000", "INGEST_BURST=1000000")}
+		"LOG_LEVEL=warn")}
+	for k, v := range unlimitedIngest { // these tests post backlogs from one key
+		p.env = append(p.env, k+"="+v)
+	}
 	p.env = append(p.env, settings...)
 	p.start()
 	t.Cleanup(func() { p.kill(); logs.Close(); os.Remove(logs.Name()) })

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +46,11 @@ func TestMain(m *testing.M) {
 	}
 	testenv.Main(m)
 }
+
+// unlimitedIngest lifts the per-key ingest limit: tests post thousands of
+// events from one key; the limit's own tests set theirs per key
+// (ingestlimit_test.go).
+var unlimitedIngest = map[string]string{"INGEST_RATE_PER_SECOND": "100000", "INGEST_BURST": "1000000"}
 
 func remote() bool { return os.Getenv("E2E_API_URL") != "" }
 
@@ -89,10 +95,8 @@ func start(t *testing.T, o opts) *harness {
 		"TABLE_NAME": env.Table, "QUEUE_URL": env.Queues.Delivery, "DLQ_URL": env.Queues.DLQ,
 		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off", "LOG_LEVEL": "warn",
 		"RETRY_SCHEDULE": "1s,1s,1s,1s,1s,1s,1s", "SWEEP_GRACE": "2s", "DELIVERY_TIMEOUT": "10s",
-		// Tests post thousands of events from one key; the per-key limit's own
-		// tests set theirs per key (ingestlimit_test.go).
-		"INGEST_RATE_PER_SECOND": "100000", "INGEST_BURST": "1000000",
 	}
+	maps.Copy(env2, unlimitedIngest)
 	if o.retry != "" {
 		env2["RETRY_SCHEDULE"] = o.retry
 	}

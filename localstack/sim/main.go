@@ -110,10 +110,7 @@ func report(out *os.File, opts []Options, rs []Metrics) {
 	fmt.Fprintln(tw, "option\tbinds first\tat\tpeak in flight\tpeak λ conc\thot WCU/s\tp50 s\tp99 s\tDLQ\tdelivered M\tleft k\tSQS M\tλ M\tWCU M\tRCU M\tAPI M\t$/day\t$/M deliv\trun s\t")
 	for i, o := range opts {
 		m := rs[i]
-		first, at := "none", ""
-		if len(m.Binds) > 0 {
-			first, at = short(m.Binds[0].What), clock(m.Binds[0].At)
-		}
+		first, at := firstBind(m)
 		c := m.Bill()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.0f\t%.2f\t%.0f\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.2f\t%.0f\t\n",
 			o.Name, first, at, m.PeakInFlight, m.PeakConcurrency, m.HotWCU, m.P50, m.P99, m.DLQ, m.Delivered/1e6, m.Left/1e3,
@@ -158,16 +155,21 @@ func selected(name, only string) bool {
 	return !exact && strings.Contains(name, only)
 }
 
+// firstBind names the quota that bound first in a run and when ("none").
+func firstBind(m Metrics) (what, at string) {
+	if len(m.Binds) == 0 {
+		return "none", ""
+	}
+	return short(m.Binds[0].What), clock(m.Binds[0].At)
+}
+
 // markdown prints the results table as docs/scale.md shows it.
 func markdown(out *os.File, opts []Options, rs []Metrics) {
 	fmt.Fprintln(out, "| option | binds first | at | peak in flight | peak Lambda conc. | hottest partition WCU/s | p50 s | p99 s | DLQ | delivered M | SQS M calls | Lambda M inv. | WCU M | RCU M | $/day | $/M deliveries |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for i, o := range opts {
 		m := rs[i]
-		first, at := "none", ""
-		if len(m.Binds) > 0 {
-			first, at = short(m.Binds[0].What), clock(m.Binds[0].At)
-		}
+		first, at := firstBind(m)
 		c := m.Bill()
 		fmt.Fprintf(out, "| %s | %s | %s | %.0f | %.0f | %.0f | %.2f | %.1f | %.0f | %.2f | %.1f | %.1f | %.0f | %.0f | %.0f | %.2f |\n",
 			o.Name, first, at, m.PeakInFlight, m.PeakConcurrency, m.HotWCU, m.P50, m.P99, m.DLQ, m.Delivered/1e6,
