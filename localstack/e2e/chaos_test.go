@@ -237,7 +237,7 @@ func TestChaos(t *testing.T) {
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
 	logged := map[string]bool{}
-	reasons := map[string]int{}
+	reasons := map[domain.FailReason]int{}
 	attempts, interrupted, dlqDuplicates := 0, 0, 0
 	for _, d := range all {
 		_, log, err := h.store.DeliveryWithAttempts(ctx, d.ID)

@@ -30,7 +30,7 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 		}
 		return 200, ""
 	})
-	waitStatus := func(id, status string) {
+	waitStatus := func(id string, status domain.Status) {
 		deadline := time.Now().Add(15 * time.Second)
 		for {
 			if d, err := h.store.GetDelivery(ctx, id); err == nil && d.Status == status {

@@ -33,6 +33,7 @@ import (
 	"github.com/gifq/webhooks/shared/apiclient"
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/signing"
@@ -429,7 +430,7 @@ func (h *harness) dlq(t *testing.T) map[string][]queue.Message {
 			held = append(held, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(len(held))), ReceiptHandle: m.ReceiptHandle})
 			msg, err := queue.Decode(aws.ToString(m.Body))
 			if err != nil {
-				out["malformed"] = append(out["malformed"], queue.Message{Reason: aws.ToString(m.Body)})
+				out["malformed"] = append(out["malformed"], queue.Message{Reason: domain.FailReason(aws.ToString(m.Body))})
 				continue
 			}
 			out[msg.DeliveryID] = append(out[msg.DeliveryID], msg)

@@ -70,7 +70,7 @@ func TestSweeperDeadLettersADeliveryThatUsedItsAttempts(t *testing.T) {
 		t.Fatalf("sweep: %+v %v", res, err)
 	}
 	got := h.delivery(t, key, d.ID)
-	if got.Status != "failed" || got.FailReason != domain.ReasonExhausted || got.AttemptCount != 8 {
+	if got.Status != "failed" || got.FailReason != string(domain.ReasonExhausted) || got.AttemptCount != 8 {
 		t.Fatalf("delivery %+v", got)
 	}
 	if dl := h.dlq(t)[d.ID]; len(dl) != 1 || dl[0].Reason != domain.ReasonExhausted {

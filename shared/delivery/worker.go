@@ -32,7 +32,7 @@ type Store interface {
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	ClaimAttempt(context.Context, domain.Delivery, store.Claim) (domain.Delivery, error)
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
-	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
+	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	ClaimDeadLetter(context.Context, string) error
 	PushDue(ctx context.Context, id string, gen int, until int64) error
 	MarkDeadLettered(ctx context.Context, id string, gen int) error
@@ -418,7 +418,7 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 		o.DisableEndpoint = "failing without a success since " + time.UnixMilli(ep.FailingSince).UTC().Format(time.RFC3339)
 		log.Warn("endpoint disabled: failing for too long", "failing_since", time.UnixMilli(ep.FailingSince).UTC())
 	}
-	a.Outcome = string(lifecycle.LogOutcome(verdict, o))
+	a.Outcome = lifecycle.LogOutcome(verdict, o)
 
 	log = log.With("attempt", claimed.Attempts, "status", res.StatusCode, "error_class", res.ErrorClass,
 		"duration_ms", res.Duration.Milliseconds(), "outcome", o.Status, "verdict", verdict.String())
@@ -499,7 +499,7 @@ func fillAttempt(a *domain.Attempt, res sender.Result) {
 }
 
 // fail ends a delivery that cannot be attempted, and dead-letters it.
-func (w *Worker) fail(ctx context.Context, d domain.Delivery, reason string, m *obs.Batch, log *slog.Logger) step {
+func (w *Worker) fail(ctx context.Context, d domain.Delivery, reason domain.FailReason, m *obs.Batch, log *slog.Logger) step {
 	failed, err := w.Store.FailWithoutAttempt(ctx, d, reason, true)
 	if errors.Is(err, store.ErrConflict) {
 		return later(time.Second)

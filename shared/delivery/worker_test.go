@@ -102,7 +102,7 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 	return nil
 }
 
-func (m *memStore) FailWithoutAttempt(_ context.Context, seen domain.Delivery, reason string, _ bool) (domain.Delivery, error) {
+func (m *memStore) FailWithoutAttempt(_ context.Context, seen domain.Delivery, reason domain.FailReason, _ bool) (domain.Delivery, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := m.deliveries[seen.ID]
@@ -263,7 +263,7 @@ func TestTransientOutcomeWriteFailureDoesNotPostAgain(t *testing.T) {
 			t.Errorf("answer %d: the receiver got %d POSTs for one delivery", code, n)
 		}
 		got, _ := r.st.GetDelivery(context.Background(), r.d.ID)
-		want := map[int]string{400: domain.StatusFailed, 200: domain.StatusDelivered}[code]
+		want := map[int]domain.Status{400: domain.StatusFailed, 200: domain.StatusDelivered}[code]
 		if got.Status != want || got.Attempts != 1 {
 			t.Errorf("answer %d: delivery %s after %d attempts, want %s after 1", code, got.Status, got.Attempts, want)
 		}

@@ -24,28 +24,51 @@ const (
 // checks events against it and the API endpoint filters.
 const EventTypePattern = `[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}`
 
+// Status is where a delivery stands.
+type Status string
+
 // Delivery statuses.
 const (
-	StatusPending   = "pending"
-	StatusDelivered = "delivered"
-	StatusFailed    = "failed"
+	StatusPending   Status = "pending"
+	StatusDelivered Status = "delivered"
+	StatusFailed    Status = "failed"
 )
 
-// Why a delivery failed for good (the DLQ message carries the same word).
+// FailReason is why a delivery failed for good (the DLQ message carries
+// the same word).
+type FailReason string
+
+// The failure reasons.
 const (
-	ReasonRejected         = "rejected"           // a 3xx or 4xx answer
-	ReasonExhausted        = "attempts_exhausted" // 8 attempts without a 2xx
-	ReasonEndpointDisabled = "endpoint_disabled"
-	ReasonEndpointDeleted  = "endpoint_deleted"
-	ReasonBlockedAddress   = "blocked_address" // the endpoint resolved to a forbidden address at dial time
-	ReasonEventExpired     = "event_expired"
+	ReasonRejected         FailReason = "rejected"           // a 3xx or 4xx answer
+	ReasonExhausted        FailReason = "attempts_exhausted" // 8 attempts without a 2xx
+	ReasonEndpointDisabled FailReason = "endpoint_disabled"
+	ReasonEndpointDeleted  FailReason = "endpoint_deleted"
+	ReasonBlockedAddress   FailReason = "blocked_address" // the endpoint resolved to a forbidden address at dial time
+	ReasonEventExpired     FailReason = "event_expired"
 )
+
+// AttemptKind says who made an attempt.
+type AttemptKind string
 
 // Attempt kinds.
 const (
-	AttemptAuto        = "auto"
-	AttemptManual      = "manual"
-	AttemptInterrupted = "interrupted" // claimed by a worker that died before recording it
+	AttemptAuto        AttemptKind = "auto"
+	AttemptManual      AttemptKind = "manual"
+	AttemptInterrupted AttemptKind = "interrupted" // claimed by a worker that died before recording it
+)
+
+// AttemptOutcome is the word the attempt log shows for an attempt.
+type AttemptOutcome string
+
+// The attempt outcomes.
+const (
+	OutcomeDelivered  AttemptOutcome = "delivered"
+	OutcomeRetry      AttemptOutcome = "retry"
+	OutcomeRejected   AttemptOutcome = "rejected"
+	OutcomeThrottled  AttemptOutcome = "throttled"
+	OutcomeInProgress AttemptOutcome = "in_progress" // a manual attempt claimed and not yet recorded
+	OutcomeUnknown    AttemptOutcome = "unknown"     // interrupted: the worker stopped before recording a result
 )
 
 // Account owns API keys and endpoints.
@@ -148,7 +171,7 @@ type Delivery struct {
 	EndpointID string `dynamodbav:"endpoint_id"`
 	AccountID  string `dynamodbav:"account_id"`
 	EventType  string `dynamodbav:"event_type"`
-	Status     string `dynamodbav:"status"`
+	Status     Status `dynamodbav:"status"`
 	// Gen is bumped whenever a new queue message takes over the delivery
 	// (sweeper re-queue, fresh series); messages of an older gen are dropped.
 	Gen int `dynamodbav:"gen"`
@@ -164,40 +187,40 @@ type Delivery struct {
 	NextAttemptAt int64 `dynamodbav:"next_attempt_at"`
 	// DueAt is when the sweeper expects the delivery to move (absent once it
 	// needs no more work): it re-queues deliveries overdue by its grace.
-	DueAt         int64  `dynamodbav:"due_at,omitempty"`
-	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"`
-	Claim         string `dynamodbav:"claim,omitempty"`
-	ClaimAttempt  string `dynamodbav:"claim_attempt,omitempty"` // the attempt id the claim sends as X-Gifq-Delivery
-	LastAttemptAt int64  `dynamodbav:"last_attempt_at,omitempty"`
-	LastAttemptID string `dynamodbav:"last_attempt_id,omitempty"` // the last recorded attempt: a retried record finds its own write here
-	LastStatus    int    `dynamodbav:"last_status,omitempty"`
-	LastError     string `dynamodbav:"last_error,omitempty"`
-	FailReason    string `dynamodbav:"fail_reason,omitempty"`
-	DLQPending    bool   `dynamodbav:"dlq_pending,omitempty"`
-	DLQClaimUntil int64  `dynamodbav:"dlq_claim_until,omitempty"` // who sends the DLQ message holds this until then
-	CreatedAt     int64  `dynamodbav:"created_at"`
-	UpdatedAt     int64  `dynamodbav:"updated_at"`
-	DeliveredAt   int64  `dynamodbav:"delivered_at,omitempty"`
-	FailedAt      int64  `dynamodbav:"failed_at,omitempty"`
-	ExpiresAt     int64  `dynamodbav:"ttl"`
+	DueAt         int64      `dynamodbav:"due_at,omitempty"`
+	LeaseUntil    int64      `dynamodbav:"lease_until,omitempty"`
+	Claim         string     `dynamodbav:"claim,omitempty"`
+	ClaimAttempt  string     `dynamodbav:"claim_attempt,omitempty"` // the attempt id the claim sends as X-Gifq-Delivery
+	LastAttemptAt int64      `dynamodbav:"last_attempt_at,omitempty"`
+	LastAttemptID string     `dynamodbav:"last_attempt_id,omitempty"` // the last recorded attempt: a retried record finds its own write here
+	LastStatus    int        `dynamodbav:"last_status,omitempty"`
+	LastError     string     `dynamodbav:"last_error,omitempty"`
+	FailReason    FailReason `dynamodbav:"fail_reason,omitempty"`
+	DLQPending    bool       `dynamodbav:"dlq_pending,omitempty"`
+	DLQClaimUntil int64      `dynamodbav:"dlq_claim_until,omitempty"` // who sends the DLQ message holds this until then
+	CreatedAt     int64      `dynamodbav:"created_at"`
+	UpdatedAt     int64      `dynamodbav:"updated_at"`
+	DeliveredAt   int64      `dynamodbav:"delivered_at,omitempty"`
+	FailedAt      int64      `dynamodbav:"failed_at,omitempty"`
+	ExpiresAt     int64      `dynamodbav:"ttl"`
 }
 
 // Attempt is one HTTP request to an endpoint and what came of it.
 type Attempt struct {
-	ID                string `dynamodbav:"id"`
-	DeliveryID        string `dynamodbav:"delivery_id"`
-	Kind              string `dynamodbav:"kind"`
-	Series            int    `dynamodbav:"series"`
-	Number            int    `dynamodbav:"number"` // 1..8 within the series; 0 for manual
-	StartedAt         int64  `dynamodbav:"started_at"`
-	DurationMs        int64  `dynamodbav:"duration_ms"`
-	StatusCode        int    `dynamodbav:"status_code,omitempty"`
-	ErrorClass        string `dynamodbav:"error_class,omitempty"`
-	Error             string `dynamodbav:"error,omitempty"`
-	ResponseBody      string `dynamodbav:"response_body,omitempty"`
-	ResponseTruncated bool   `dynamodbav:"response_truncated,omitempty"`
-	Outcome           string `dynamodbav:"outcome"`
-	ExpiresAt         int64  `dynamodbav:"ttl"`
+	ID                string         `dynamodbav:"id"`
+	DeliveryID        string         `dynamodbav:"delivery_id"`
+	Kind              AttemptKind    `dynamodbav:"kind"`
+	Series            int            `dynamodbav:"series"`
+	Number            int            `dynamodbav:"number"` // 1..8 within the series; 0 for manual
+	StartedAt         int64          `dynamodbav:"started_at"`
+	DurationMs        int64          `dynamodbav:"duration_ms"`
+	StatusCode        int            `dynamodbav:"status_code,omitempty"`
+	ErrorClass        string         `dynamodbav:"error_class,omitempty"`
+	Error             string         `dynamodbav:"error,omitempty"`
+	ResponseBody      string         `dynamodbav:"response_body,omitempty"`
+	ResponseTruncated bool           `dynamodbav:"response_truncated,omitempty"`
+	Outcome           AttemptOutcome `dynamodbav:"outcome"`
+	ExpiresAt         int64          `dynamodbav:"ttl"`
 }
 
 // Millis is t in unix milliseconds, the unit every stored time uses.

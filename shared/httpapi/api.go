@@ -39,9 +39,9 @@ type Store interface {
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
 	RotateSecret(ctx context.Context, accountID, id, newSecret string, grace int64) (domain.Endpoint, error)
-	ListEndpointDeliveries(ctx context.Context, endpointID, status string, limit int32, after string) (store.DeliveryPage, error)
+	ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (store.DeliveryPage, error)
 	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
-	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
+	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 }
 

@@ -12,37 +12,37 @@ import (
 )
 
 type attemptView struct {
-	ID                string `json:"id"`
-	Kind              string `json:"kind"`
-	Series            int    `json:"series"`
-	Number            int    `json:"number,omitempty"`
-	StartedAt         string `json:"started_at"`
-	DurationMs        int64  `json:"duration_ms"`
-	StatusCode        int    `json:"status_code,omitempty"`
-	ErrorClass        string `json:"error_class,omitempty"`
-	Error             string `json:"error,omitempty"`
-	Outcome           string `json:"outcome"`
-	ResponseBody      string `json:"response_body,omitempty"`
-	ResponseTruncated bool   `json:"response_truncated,omitempty"`
+	ID                string                `json:"id"`
+	Kind              domain.AttemptKind    `json:"kind"`
+	Series            int                   `json:"series"`
+	Number            int                   `json:"number,omitempty"`
+	StartedAt         string                `json:"started_at"`
+	DurationMs        int64                 `json:"duration_ms"`
+	StatusCode        int                   `json:"status_code,omitempty"`
+	ErrorClass        string                `json:"error_class,omitempty"`
+	Error             string                `json:"error,omitempty"`
+	Outcome           domain.AttemptOutcome `json:"outcome"`
+	ResponseBody      string                `json:"response_body,omitempty"`
+	ResponseTruncated bool                  `json:"response_truncated,omitempty"`
 }
 
 type deliveryView struct {
-	ID            string `json:"id"`
-	EventID       string `json:"event_id"`
-	EndpointID    string `json:"endpoint_id"`
-	Event         string `json:"event"`
-	Status        string `json:"status"`
-	AttemptCount  int    `json:"attempt_count"`
-	Series        int    `json:"series"`
-	NextAttemptAt string `json:"next_attempt_at,omitempty"`
-	LastAttemptAt string `json:"last_attempt_at,omitempty"`
-	LastStatus    int    `json:"last_status,omitempty"`
-	LastError     string `json:"last_error,omitempty"`
-	FailReason    string `json:"fail_reason,omitempty"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at,omitempty"`
-	DeliveredAt   string `json:"delivered_at,omitempty"`
-	FailedAt      string `json:"failed_at,omitempty"`
+	ID            string            `json:"id"`
+	EventID       string            `json:"event_id"`
+	EndpointID    string            `json:"endpoint_id"`
+	Event         string            `json:"event"`
+	Status        domain.Status     `json:"status"`
+	AttemptCount  int               `json:"attempt_count"`
+	Series        int               `json:"series"`
+	NextAttemptAt string            `json:"next_attempt_at,omitempty"`
+	LastAttemptAt string            `json:"last_attempt_at,omitempty"`
+	LastStatus    int               `json:"last_status,omitempty"`
+	LastError     string            `json:"last_error,omitempty"`
+	FailReason    domain.FailReason `json:"fail_reason,omitempty"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at,omitempty"`
+	DeliveredAt   string            `json:"delivered_at,omitempty"`
+	FailedAt      string            `json:"failed_at,omitempty"`
 	// Attempts is set (maybe empty) for one delivery and left out of lists.
 	Attempts *[]attemptView `json:"attempts,omitempty"`
 	// AttemptsOmitted counts older attempts left out of an event's view
@@ -125,7 +125,8 @@ func (a *API) listDeliveries(ctx context.Context, req *request) response {
 		}
 	}
 	q := req.QueryStringParameters
-	status, sent := q["status"]
+	s, sent := q["status"]
+	status := domain.Status(s)
 	if sent && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
 		return fail(http.StatusBadRequest, "invalid_status", "status must be pending, delivered or failed")
 	}

@@ -226,7 +226,7 @@ const maxStopPerCall = 1000
 // the deliver function (their queued message) or the sweeper. An attempt in
 // flight right now finishes, and its retry finds the endpoint gone. The
 // worker does the same for anything past this call's bound.
-func (a *API) stopPending(ctx context.Context, endpointID, reason string) {
+func (a *API) stopPending(ctx context.Context, endpointID string, reason domain.FailReason) {
 	after, stopped := "", 0
 	for stopped < maxStopPerCall {
 		page, err := a.Store.ListEndpointDeliveries(ctx, endpointID, domain.StatusPending, 100, after)

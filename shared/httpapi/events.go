@@ -13,9 +13,9 @@ import (
 )
 
 type acceptedDelivery struct {
-	ID         string `json:"id"`
-	EndpointID string `json:"endpoint_id"`
-	Status     string `json:"status"`
+	ID         string        `json:"id"`
+	EndpointID string        `json:"endpoint_id"`
+	Status     domain.Status `json:"status"`
 }
 
 type acceptedEvent struct {

@@ -26,10 +26,10 @@ func (v Verb) String() string { return verbNames[v] }
 // Action is a decision.
 type Action struct {
 	Verb   Verb
-	On     Event     // the transition carrying it out makes ("" for Drop and a plain Wait)
-	Until  time.Time // Wait: when to look again
-	Reason string    // Fail: the failure reason (domain.Reason*)
-	Why    string    // for the log
+	On     Event             // the transition carrying it out makes ("" for Drop and a plain Wait)
+	Until  time.Time         // Wait: when to look again
+	Reason domain.FailReason // Fail: the failure reason (domain.Reason*)
+	Why    string            // for the log
 	// Deferral: the wait is the endpoint's (paused), not the delivery's own
 	// schedule; the worker counts it and keeps the due time ahead of the sweeper.
 	Deferral bool
@@ -102,7 +102,7 @@ func Decide(in Input) Action {
 	case d.Status == domain.StatusFailed && d.DLQPending:
 		return Action{Verb: DeadLetter, On: DLQSent, Why: "failed but its DLQ message was never sent"}
 	case d.Status != domain.StatusPending:
-		return Action{Verb: Drop, Why: "already " + d.Status}
+		return Action{Verb: Drop, Why: "already " + string(d.Status)}
 	case d.LeaseUntil > now:
 		return Action{Verb: Wait, Until: time.UnixMilli(d.LeaseUntil), Why: "another worker holds this attempt"}
 	case NearExpiry(d.ExpiresAt, time.UnixMilli(max(d.NextAttemptAt, now))):
@@ -158,7 +158,7 @@ const (
 type SweepAction struct {
 	Verb   SweepVerb
 	On     Event
-	Reason string
+	Reason domain.FailReason
 }
 
 // DecideSweep is the sweeper's decision for an overdue delivery that its

@@ -60,7 +60,7 @@ func TestDecide(t *testing.T) {
 		change change
 		verb   lifecycle.Verb
 		on     lifecycle.Event
-		reason string
+		reason domain.FailReason
 		until  time.Time
 	}{
 		{"due: attempt", func(_ *lifecycle.Message, d *domain.Delivery, ep *domain.Endpoint, ev *domain.Event) (*domain.Delivery, *domain.Endpoint, *domain.Event) {
@@ -192,28 +192,28 @@ func TestSettle(t *testing.T) {
 		age       time.Duration
 		answer    lifecycle.Answer
 		want      lifecycle.Outcome
-		log       lifecycle.AttemptOutcome
+		log       domain.AttemptOutcome
 	}{
-		{"2xx", 1, 0, 0, answer(204, "", 0), lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, lifecycle.OutcomeDelivered},
-		{"2xx on the 8th attempt", 8, 0, 0, answer(200, "", 0), lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, lifecycle.OutcomeDelivered},
-		{"4xx", 1, 0, 0, answer(400, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, lifecycle.OutcomeRejected},
-		{"forbidden address", 1, 0, 0, answer(0, retry.ErrBlockedAddress, 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonBlockedAddress}, lifecycle.OutcomeRejected},
-		{"5xx after attempt 3", 3, 0, 0, answer(503, "", 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(81 * time.Second)}, lifecycle.OutcomeRetry},
-		{"timeout after attempt 1", 1, 0, 0, answer(0, retry.ErrTimeout, 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Second)}, lifecycle.OutcomeRetry},
-		{"503 Retry-After longer than the schedule: at most twice it", 2, 0, 0, answer(503, "", time.Hour), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(32 * time.Second)}, lifecycle.OutcomeRetry},
-		{"5xx on the last attempt", 8, 0, 0, answer(500, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}, lifecycle.OutcomeRetry},
+		{"2xx", 1, 0, 0, answer(204, "", 0), lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, domain.OutcomeDelivered},
+		{"2xx on the 8th attempt", 8, 0, 0, answer(200, "", 0), lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, domain.OutcomeDelivered},
+		{"4xx", 1, 0, 0, answer(400, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, domain.OutcomeRejected},
+		{"forbidden address", 1, 0, 0, answer(0, retry.ErrBlockedAddress, 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonBlockedAddress}, domain.OutcomeRejected},
+		{"5xx after attempt 3", 3, 0, 0, answer(503, "", 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(81 * time.Second)}, domain.OutcomeRetry},
+		{"timeout after attempt 1", 1, 0, 0, answer(0, retry.ErrTimeout, 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Second)}, domain.OutcomeRetry},
+		{"503 Retry-After longer than the schedule: at most twice it", 2, 0, 0, answer(503, "", time.Hour), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(32 * time.Second)}, domain.OutcomeRetry},
+		{"5xx on the last attempt", 8, 0, 0, answer(500, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}, domain.OutcomeRetry},
 		{"429 Retry-After: free", 2, 0, 0, answer(429, "", 10*time.Second),
-			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(10 * time.Second), GiveBack: true, PauseUntil: ms(10 * time.Second)}, lifecycle.OutcomeThrottled},
+			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(10 * time.Second), GiveBack: true, PauseUntil: ms(10 * time.Second)}, domain.OutcomeThrottled},
 		{"429 Retry-After: pause capped", 2, 0, 0, answer(429, "", 5*time.Hour),
-			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Hour), GiveBack: true, PauseUntil: ms(time.Hour)}, lifecycle.OutcomeThrottled},
+			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Hour), GiveBack: true, PauseUntil: ms(time.Hour)}, domain.OutcomeThrottled},
 		// Defect 9: the free throttles run out; then a 429 counts like a 5xx.
 		{"429 after MaxFreeThrottles: an attempt", 2, lifecycle.MaxFreeThrottles, 0, answer(429, "", time.Second),
-			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(16 * time.Second)}, lifecycle.OutcomeRetry},
+			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(16 * time.Second)}, domain.OutcomeRetry},
 		{"429 after MaxFreeThrottles on the last attempt", 8, lifecycle.MaxFreeThrottles, 0, answer(429, "", time.Second),
-			lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}, lifecycle.OutcomeRetry},
+			lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}, domain.OutcomeRetry},
 		{"429 of a day-old delivery: an attempt", 2, 0, 25 * time.Hour, answer(429, "", time.Second),
-			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(16 * time.Second)}, lifecycle.OutcomeRetry},
-		{"429 without Retry-After: rejected", 1, 0, 0, answer(429, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, lifecycle.OutcomeRejected},
+			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(16 * time.Second)}, domain.OutcomeRetry},
+		{"429 without Retry-After: rejected", 1, 0, 0, answer(429, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, domain.OutcomeRejected},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

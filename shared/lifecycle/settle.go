@@ -21,10 +21,10 @@ const (
 
 // Outcome is what an attempt decided for its delivery and endpoint.
 type Outcome struct {
-	Status        string // pending (retry later), delivered or failed
-	NextAttemptAt int64  // when pending
-	FailReason    string // when failed
-	GiveBack      bool   // a free throttle: the attempt does not count toward the ceiling
+	Status        domain.Status     // pending (retry later), delivered or failed
+	NextAttemptAt int64             // when pending
+	FailReason    domain.FailReason // when failed
+	GiveBack      bool              // a free throttle: the attempt does not count toward the ceiling
 	// Endpoint health: Healthy true clears failing_since, false sets it if unset.
 	Healthy    bool
 	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
@@ -84,28 +84,15 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 	return Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
 }
 
-// AttemptOutcome is the word the attempt log shows for an attempt.
-type AttemptOutcome string
-
-// The attempt outcomes.
-const (
-	OutcomeDelivered  AttemptOutcome = "delivered"
-	OutcomeRetry      AttemptOutcome = "retry"
-	OutcomeRejected   AttemptOutcome = "rejected"
-	OutcomeThrottled  AttemptOutcome = "throttled"
-	OutcomeInProgress AttemptOutcome = "in_progress" // a manual attempt claimed and not yet recorded
-	OutcomeUnknown    AttemptOutcome = "unknown"     // interrupted: the worker stopped before recording a result
-)
-
 // LogOutcome is the attempt log's word for an automatic attempt's answer.
-func LogOutcome(v retry.Verdict, o Outcome) AttemptOutcome {
+func LogOutcome(v retry.Verdict, o Outcome) domain.AttemptOutcome {
 	if o.GiveBack {
-		return OutcomeThrottled
+		return domain.OutcomeThrottled
 	}
 	if v == retry.Throttle {
-		return OutcomeRetry // a 429 past its free throttles counts like a 5xx
+		return domain.OutcomeRetry // a 429 past its free throttles counts like a 5xx
 	}
-	return AttemptOutcome(v.String())
+	return domain.AttemptOutcome(v.String())
 }
 
 // RecordResult is what a re-read delivery says about an outcome write that
@@ -146,6 +133,6 @@ func Interrupted(d domain.Delivery, fallbackID string) *domain.Attempt {
 	return &domain.Attempt{
 		ID: id, DeliveryID: d.ID, Kind: domain.AttemptInterrupted, Series: d.Series, Number: d.Attempts,
 		StartedAt: d.UpdatedAt, ErrorClass: "interrupted", Error: "the worker stopped before recording a result",
-		Outcome: string(OutcomeUnknown), ExpiresAt: d.ExpiresAt,
+		Outcome: domain.OutcomeUnknown, ExpiresAt: d.ExpiresAt,
 	}
 }

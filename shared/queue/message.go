@@ -43,12 +43,12 @@ type Message struct {
 	Deferred int `json:"deferred,omitempty"`
 
 	// Dead letters only.
-	EventType  string `json:"event_type,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-	Attempts   int    `json:"attempts,omitempty"`
-	LastStatus int    `json:"last_status,omitempty"`
-	LastError  string `json:"last_error,omitempty"`
-	FailedAt   string `json:"failed_at,omitempty"`
+	EventType  string            `json:"event_type,omitempty"`
+	Reason     domain.FailReason `json:"reason,omitempty"`
+	Attempts   int               `json:"attempts,omitempty"`
+	LastStatus int               `json:"last_status,omitempty"`
+	LastError  string            `json:"last_error,omitempty"`
+	FailedAt   string            `json:"failed_at,omitempty"`
 }
 
 // For returns the message that drives delivery d.

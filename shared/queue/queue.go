@@ -97,7 +97,7 @@ func (q *Queue) Hide(ctx context.Context, receipt string, d time.Duration) error
 // DeadLetter sends m to the DLQ, with its reason also as message attributes
 // so the console can show it.
 func (q *Queue) DeadLetter(ctx context.Context, m Message) error {
-	return q.deadLetter(ctx, m.Encode(), m.Reason, m.DeliveryID)
+	return q.deadLetter(ctx, m.Encode(), string(m.Reason), m.DeliveryID)
 }
 
 // DeadLetterRaw moves a body we cannot read to the DLQ as it is.

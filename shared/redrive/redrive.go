@@ -21,11 +21,11 @@ import (
 
 // Request is the console test event (samples in events/redrive*.json).
 type Request struct {
-	MaxMessages int    `json:"max_messages"` // how many DLQ messages to look at (default 100, at most 10000)
-	EndpointID  string `json:"endpoint_id"`  // only this endpoint's
-	EventType   string `json:"event_type"`   // only this event type's
-	Reason      string `json:"reason"`       // only this failure reason ("poison" for messages SQS moved after maxReceiveCount)
-	DryRun      bool   `json:"dry_run"`      // count, move nothing
+	MaxMessages int               `json:"max_messages"` // how many DLQ messages to look at (default 100, at most 10000)
+	EndpointID  string            `json:"endpoint_id"`  // only this endpoint's
+	EventType   string            `json:"event_type"`   // only this event type's
+	Reason      domain.FailReason `json:"reason"`       // only this failure reason ("poison" for messages SQS moved after maxReceiveCount)
+	DryRun      bool              `json:"dry_run"`      // count, move nothing
 }
 
 // Response counts what happened.
@@ -64,7 +64,7 @@ type Redriver struct {
 
 // ReasonPoison names messages that reached the DLQ through SQS's
 // maxReceiveCount rather than as a failed delivery.
-const ReasonPoison = "poison"
+const ReasonPoison domain.FailReason = "poison"
 
 // Handle runs one redrive. Messages looked at are kept invisible for the
 // run (so none is seen twice) and the ones left are made visible again at

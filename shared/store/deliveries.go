@@ -76,7 +76,7 @@ type DeliveryPage struct {
 // ListEndpointDeliveries reads an endpoint's deliveries newest first, all of
 // them or those in one status, from the endpoint log indexes. after is the
 // last delivery id of the previous page.
-func (s *Store) ListEndpointDeliveries(ctx context.Context, endpointID, status string, limit int32, after string) (DeliveryPage, error) {
+func (s *Store) ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (DeliveryPage, error) {
 	in := &dynamodb.QueryInput{TableName: s.table, ScanIndexForward: aws.Bool(false), Limit: aws.Int32(limit)}
 	pkAttr, skAttr, pk := "gsi1pk", "gsi1sk", endpointLogPK(endpointID)
 	in.IndexName = aws.String(schema.IndexEndpointLog)
@@ -122,7 +122,7 @@ func (s *Store) ListEndpointDeliveries(ctx context.Context, endpointID, status s
 // When seen still carries a claim (its worker died, the lease ran out), the
 // attempt that claim made is logged as interrupted in the same transaction:
 // the last attempt of a series lost to a crash shows in the log too.
-func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error) {
+func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	claimUntil := int64(0)
 	if sendDLQ {

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"strconv"
 
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/schema"
 )
 
@@ -21,7 +22,9 @@ func ratePK(account string) string           { return "RATE#" + account }
 func endpointLogPK(endpoint string) string   { return "EP#" + endpoint }
 func idempotencyPK(account, k string) string { return "IDEM#" + account + "#" + hashHex(k) }
 
-func endpointStatusPK(endpoint, status string) string { return "EP#" + endpoint + "#" + status }
+func endpointStatusPK(endpoint string, status domain.Status) string {
+	return "EP#" + endpoint + "#" + string(status)
+}
 
 const (
 	skAccount     = "ACCT"

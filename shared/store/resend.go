@@ -8,11 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/lifecycle"
 )
-
-// OutcomeInProgress marks a manual attempt that has been claimed and not yet recorded.
-const OutcomeInProgress = string(lifecycle.OutcomeInProgress)
 
 // ClaimManual starts a manual resend: it writes the attempt, in progress
 // with the claim's lease, under the id the API gave it (so a duplicate queue
@@ -22,7 +18,7 @@ const OutcomeInProgress = string(lifecycle.OutcomeInProgress)
 // lease has run out, so an accepted resend is never lost. The delivery
 // itself is not touched: a resend does not change its automatic series.
 func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Attempt, c Claim) error {
-	a.Outcome = OutcomeInProgress
+	a.Outcome = domain.OutcomeInProgress
 	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
 	if err != nil {
 		return err
@@ -30,7 +26,7 @@ func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Att
 	it["lease_until"] = num(c.LeaseUntil)
 	put := &types.Put{TableName: s.table, Item: it,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR (outcome = :ip AND lease_until < :now)"),
-		ExpressionAttributeValues: item{":ip": str(OutcomeInProgress), ":now": num(domain.Millis(s.now()))}}
+		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress), ":now": num(domain.Millis(s.now()))}}
 	tx := []types.TransactWriteItem{{Put: put}}
 	if c.Slot != "" {
 		tx = append(tx, types.TransactWriteItem{Update: s.leaseSlot(d, c)})
@@ -52,7 +48,7 @@ func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.
 		return err
 	}
 	put := &types.Put{TableName: s.table, Item: it, ConditionExpression: aws.String("outcome = :ip"),
-		ExpressionAttributeValues: item{":ip": str(OutcomeInProgress)}}
+		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress)}}
 	tx := []types.TransactWriteItem{{Put: put}}
 	if u := s.endpointAfterAttempt(d, ep, c, o); u != nil {
 		tx = append(tx, types.TransactWriteItem{Update: u})

@@ -53,8 +53,8 @@ func New(db DynamoDB, table string) *Store {
 
 type item = map[string]types.AttributeValue
 
-func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func num(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }
+func str[T ~string](v T) types.AttributeValue { return &types.AttributeValueMemberS{Value: string(v)} }
+func num(v int64) types.AttributeValue        { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }
 func boolean(v bool) types.AttributeValue {
 	return &types.AttributeValueMemberBOOL{Value: v}
 }

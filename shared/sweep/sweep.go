@@ -33,7 +33,7 @@ import (
 type Store interface {
 	DueForSweep(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
 	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
-	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason string, sendDLQ bool) (domain.Delivery, error)
+	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	delivery.DeadLetterStore
 }
 
