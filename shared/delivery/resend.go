@@ -51,6 +51,9 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	if err := sleepUntil(ctx, sendAt); err != nil {
 		return step{err: err}
 	}
+	if s, changed := w.endpointChanged(ctx, ep, log); changed { // a PATCH answered since the read (defect 7)
+		return s
+	}
 	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(w.Now().Add(w.LeaseFor)), Slot: slot, URL: ep.URL}
 	a := domain.Attempt{ID: msg.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptManual, Series: d.Series,
 		StartedAt: domain.Millis(w.Now()), ExpiresAt: d.ExpiresAt}

@@ -261,11 +261,11 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	if err := sleepUntil(ctx, sendAt); err != nil {
 		return step{err: err}
 	}
-	if slot == "" {
-		// No cap, so the claim writes only the delivery: read the endpoint
-		// again, strongly consistent, so that a PATCH (disabled, new URL)
-		// answered before this point is seen. With the cap the slot's
-		// condition checks it in the claim itself.
+	{
+		// The claim writes only the delivery (and, with the cap, the
+		// endpoint's slot item): read the endpoint again, strongly
+		// consistent, so that a PATCH (disabled, new URL) answered before
+		// this point is seen, with the cap on or off.
 		if s, changed := w.endpointChanged(ctx, snap.Endpoint, log); changed {
 			return s
 		}

@@ -48,7 +48,8 @@ const (
 // Table is the single table. Items (pk / sk):
 //
 //	ACCT#<account>  ACCT            account settings, endpoint count, ingest limit override
-//	ACCT#<account>  EP#<endpoint>   endpoint: url, filter, secrets, in-flight leases
+//	ACCT#<account>  EP#<endpoint>   endpoint: url, filter, secrets, health (failing_since, paused_until, disabled)
+//	SLOT#<endpoint> SLOT            the endpoint's in-flight slot leases (s<k> = {u: until, c: claim}; TTL), in its own partition
 //	ACCT#<account>  KEY#<key id>    API key reference (for listing and revoking; its ingest limit override)
 //	KEY#<sha256>    KEY             API key: hash -> account
 //	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
@@ -70,13 +71,19 @@ var Table = TableDef{
 		},
 		{
 			Name: IndexEndpointLog, PK: Key{"gsi1pk", String}, SK: Key{"gsi1sk", String},
-			Projection: "ALL",
+			// Keys only: the entry is written once, at ingest, and no claim or
+			// outcome rewrites it; a page of the log reads its deliveries with
+			// one BatchGetItem.
+			Projection: "KEYS_ONLY",
 			Purpose:    "an endpoint's deliveries, newest first (gsi1pk = EP#<endpoint>, gsi1sk = delivery id)",
 		},
 		{
 			Name: IndexEndpointStatus, PK: Key{"gsi2pk", String}, SK: Key{"gsi2sk", String},
-			Projection: "ALL",
-			Purpose:    "an endpoint's deliveries in one status, newest first (gsi2pk = EP#<endpoint>#<status>)",
+			// Sparse and keys only: a delivery enters when it fails and leaves
+			// when it is restarted; pending and delivered ones never enter
+			// (their status filters read the log index).
+			Projection: "KEYS_ONLY",
+			Purpose:    "an endpoint's failed deliveries, newest first (gsi2pk = EP#<endpoint>#failed)",
 		},
 	},
 }

@@ -68,18 +68,21 @@ type Snapshot struct {
 	Event    *domain.Event
 }
 
-// LoadForAttempt reads the delivery, its endpoint as it is now, and the event
-// body, strongly consistent, in one call.
+// LoadForAttempt reads the delivery, its endpoint as it is now (with its
+// in-flight slot leases, from the endpoint's slot item), and the event body,
+// strongly consistent, in one call.
 func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	items, err := s.batchGet(ctx, []item{
 		key(deliveryPK(r.DeliveryID), skDelivery),
 		key(accountPK(r.AccountID), endpointSK(r.EndpointID)),
 		key(eventPK(r.EventID), skEvent),
+		key(slotPK(r.EndpointID), skSlot),
 	})
 	if err != nil {
 		return Snapshot{}, err
 	}
 	var snap Snapshot
+	leases := map[string]domain.Lease{}
 	now := s.now()
 	for _, it := range items {
 		pk := stringAttr(it, "pk")
@@ -106,7 +109,14 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			if !domain.Expired(ev.ExpiresAt, now) {
 				snap.Event = &ev
 			}
+		case strings.HasPrefix(pk, slotPK("")):
+			if leases, err = slotLeases(it); err != nil {
+				return snap, err
+			}
 		}
+	}
+	if snap.Endpoint != nil {
+		snap.Endpoint.Leases = leases
 	}
 	return snap, nil
 }
@@ -117,25 +127,39 @@ type Claim struct {
 	LeaseUntil int64  // unix ms; after it another worker may take over
 	Slot       string // the endpoint's in-flight slot it holds; "" when the cap is off
 	AttemptID  string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
-	// URL is the endpoint URL the attempt will POST to, as read: with the
-	// cap on, the slot is only taken while the endpoint is enabled and still
-	// has this URL.
+	// URL is the endpoint URL the attempt will POST to, as read. The store
+	// does not check it: the worker reads the endpoint again, strongly
+	// consistent, right before the claim (defect 7).
 	URL string
 	// Interrupted, when set, is the log entry for an earlier attempt whose
-	// worker died after claiming it; it is written in the same transaction.
+	// worker died after claiming it; it is written before the claim, and an
+	// entry of that id already there (the attempt was recorded after all, or
+	// another worker logged it) is left as it is.
 	Interrupted *domain.Attempt
 }
 
-// ClaimAttempt takes the next attempt of a delivery: one conditional write
-// (with the endpoint slot, one transaction) that succeeds for exactly one
-// worker. seen is the delivery as read; if anything changed since, or another
-// worker holds a live lease, or the attempt is not due, it fails with
-// ErrConflict and nothing is written; ErrSlotTaken when only the endpoint
-// slot was taken meanwhile (another slot may be free). The attempt counts from here, so an
-// attempt lost to a crash still counts toward the ceiling.
+// ClaimAttempt takes the next attempt of a delivery with one conditional
+// write that succeeds for exactly one worker. seen is the delivery as read;
+// if anything changed since, or another worker holds a live lease, or the
+// attempt is not due, it fails with ErrConflict and the delivery is not
+// written. With the cap on, the endpoint slot is taken first, with its own
+// conditional write on the endpoint's slot item: ErrSlotTaken when another
+// claim holds it (another slot may be free); a slot taken for a claim that
+// then loses is freed again. The attempt counts from here, so an attempt
+// lost to a crash still counts toward the ceiling.
 func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
-	tx := []types.TransactWriteItem{{Update: &types.Update{
+	if c.Interrupted != nil {
+		if err := s.putAttemptOnce(ctx, *c.Interrupted); err != nil {
+			return seen, err
+		}
+	}
+	if c.Slot != "" {
+		if err := s.takeSlot(ctx, seen.EndpointID, c); err != nil {
+			return seen, err
+		}
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(seen.ID), skDelivery),
 		UpdateExpression: aws.String("SET attempts = attempts + :one, claim = :c, claim_attempt = :aid, lease_until = :lease, updated_at = :now"),
 		ConditionExpression: aws.String("#st = :pending AND gen = :gen AND attempts = :attempts AND next_attempt_at <= :now" +
@@ -143,39 +167,14 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 		ExpressionAttributeNames: map[string]string{"#st": "status"},
 		ExpressionAttributeValues: item{":one": num(1), ":c": str(c.ID), ":aid": str(c.AttemptID), ":lease": num(c.LeaseUntil), ":now": num(now),
 			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen)), ":attempts": num(int64(seen.Attempts))},
-	}}}
-	if c.Slot != "" {
-		tx = append(tx, types.TransactWriteItem{Update: s.leaseSlot(seen, c)})
-	}
-	if c.Interrupted != nil {
-		put, err := s.attemptPut(*c.Interrupted)
-		if err != nil {
-			return seen, err
-		}
-		tx = append(tx, types.TransactWriteItem{Put: put})
-	}
-	var err error
-	if len(tx) == 1 {
-		// Just the delivery (no endpoint cap): a plain conditional write
-		// costs half a transaction.
-		u := tx[0].Update
-		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
-			ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
-		})
+	})
+	if err != nil {
+		// Lost (or not known to be won): no POST follows, so the slot is
+		// given back at once.
+		s.releaseSlot(ctx, seen.EndpointID, c)
 		if isConditionFailed(err) {
 			return seen, ErrConflict
 		}
-	} else {
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-		if reasons := cancelReasons(err); onlyConditionFailures(reasons) {
-			if c.Slot != "" && aws.ToString(reasons[0].Code) == "None" && aws.ToString(reasons[1].Code) == "ConditionalCheckFailed" {
-				return seen, ErrSlotTaken // another worker took that slot a moment ago
-			}
-			return seen, ErrConflict
-		}
-	}
-	if err != nil {
 		return seen, err
 	}
 	d := seen
@@ -184,18 +183,17 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 	return d, nil
 }
 
-// leaseSlot takes one of the endpoint's in-flight slots for a claim, if the
-// slot is free or its lease ran out.
-func (s *Store) leaseSlot(d domain.Delivery, c Claim) *types.Update {
-	return &types.Update{
-		TableName: s.table, Key: key(accountPK(d.AccountID), endpointSK(d.EndpointID)),
-		UpdateExpression: aws.String("SET leases.#slot = :lease"),
-		ConditionExpression: aws.String("attribute_exists(pk) AND (attribute_not_exists(leases.#slot) OR leases.#slot.u < :now)" +
-			" AND (attribute_not_exists(disabled) OR disabled = :false) AND #url = :url"),
-		ExpressionAttributeNames: map[string]string{"#slot": c.Slot, "#url": "url"},
-		ExpressionAttributeValues: item{":now": num(domain.Millis(s.now())), ":false": boolean(false), ":url": str(c.URL),
-			":lease": &types.AttributeValueMemberM{Value: item{"u": num(c.LeaseUntil), "c": str(c.ID)}}},
+// putAttemptOnce writes an attempt-log entry unless one of that id exists.
+func (s *Store) putAttemptOnce(ctx context.Context, a domain.Attempt) error {
+	put, err := s.attemptPut(a)
+	if err != nil {
+		return err
 	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
 }
 
 func (s *Store) attemptPut(a domain.Attempt) (*types.Put, error) {
@@ -209,38 +207,34 @@ func (s *Store) attemptPut(a domain.Attempt) (*types.Put, error) {
 // Outcome is what an attempt decided (lifecycle.Settle).
 type Outcome = lifecycle.Outcome
 
-// RecordAttempt writes the attempt to the log and moves the delivery on, in
-// one transaction conditioned on still holding the claim, and frees the
-// endpoint slot. If the claim was lost (the lease ran out and another worker
-// took over), the attempt is still logged, the delivery is left to its new
-// owner, and ErrConflict is returned.
+// RecordAttempt writes the attempt to the log, then the endpoint's health
+// when it changes, then moves the delivery on with a write conditioned on
+// still holding the claim, and frees the endpoint slot: plain writes, each
+// idempotent, so a worker that retries after an error (or dies between two
+// of them) repeats nothing twice. A crash after the log entry leaves the
+// attempt logged and the claim to expire; the next claim's interrupted entry
+// for the same attempt id then finds it there and leaves it. If the claim
+// was lost (the lease ran out and another worker took over), the attempt is
+// still logged, the delivery is left to its new owner, and ErrConflict is
+// returned.
 func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c Claim, a domain.Attempt, o Outcome) error {
-	attempt, err := s.attemptPut(a)
-	if err != nil {
+	if err := s.putAttemptOnce(ctx, a); err != nil {
 		return err
 	}
-	delivery := s.recordUpdate(d, c, a, o)
-	endpoint := s.endpointAfterAttempt(d, ep, c, o)
-	tx := []types.TransactWriteItem{{Put: attempt}, {Update: delivery}}
-	if endpoint != nil {
-		tx = append(tx, types.TransactWriteItem{Update: endpoint})
-	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-	reasons := cancelReasons(err)
-	if !onlyConditionFailures(reasons) {
+	if err := s.updateHealth(ctx, d, ep, o); err != nil {
 		return err
 	}
-	deliveryLost := aws.ToString(reasons[1].Code) == "ConditionalCheckFailed"
-	// The endpoint part only fails when the slot was taken over or the
-	// endpoint deleted: write the rest without it.
-	tx = tx[:1]
-	if !deliveryLost {
-		tx = append(tx, types.TransactWriteItem{Update: delivery})
+	u := s.recordUpdate(d, c, a, o)
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+	})
+	lost := isConditionFailed(err)
+	if err != nil && !lost {
+		return err // the slot stays held: the worker writes again while the lease lasts
 	}
-	if _, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx}); err != nil {
-		return err
-	}
-	if deliveryLost {
+	s.releaseSlot(ctx, d.EndpointID, c)
+	if lost {
 		return ErrConflict
 	}
 	return nil
@@ -248,9 +242,9 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 
 func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome) *types.Update {
 	now := domain.Millis(s.now())
-	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid", "gsi2pk = :g2"}
+	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid"}
 	remove := []string{"claim", "claim_attempt", "lease_until"}
-	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID), ":g2": str(endpointStatusPK(d.EndpointID, o.Status))}
+	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID)}
 	var names map[string]string
 	if a.StatusCode != 0 {
 		set = append(set, "last_status = :code")
@@ -268,8 +262,10 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 	case domain.StatusFailed:
 		// Stays in the sweeper's index until the DLQ message is sent; the
 		// worker recording the failure sends it, so it holds the DLQ claim.
-		set = append(set, "#st = :st", "fail_reason = :reason", "failed_at = :now", "dlq_pending = :true", "due_at = :now", "dlq_claim_until = :dlqc")
+		// Enters the status index, which holds only failed deliveries.
+		set = append(set, "#st = :st", "fail_reason = :reason", "failed_at = :now", "dlq_pending = :true", "due_at = :now", "dlq_claim_until = :dlqc", "gsi2pk = :g2")
 		vals[":reason"], vals[":true"], vals[":dlqc"] = str(o.FailReason), boolean(true), num(now+dlqClaimFor)
+		vals[":g2"] = str(endpointStatusPK(d.EndpointID, domain.StatusFailed))
 	default:
 		set = append(set, "next_attempt_at = :next", "due_at = :next")
 		vals[":next"] = num(o.NextAttemptAt)
@@ -291,16 +287,16 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 	}
 }
 
-// endpointAfterAttempt frees the slot and updates the endpoint's health, or
-// returns nil when there is nothing to write.
-func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c Claim, o Outcome) *types.Update {
+// updateHealth writes the endpoint's health fields an attempt changed
+// (failing_since, paused_until, disabled); nothing when none changed, which
+// is the common case. A deleted endpoint is left deleted.
+func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, o Outcome) error {
 	if ep == nil {
 		return nil
 	}
 	now := domain.Millis(s.now())
 	var set, remove []string
 	vals := item{}
-	names := map[string]string{}
 	if o.Healthy && ep.FailingSince != 0 {
 		remove = append(remove, "failing_since")
 	}
@@ -316,13 +312,6 @@ func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c C
 		set = append(set, "disabled = :true", "disabled_reason = :why", "updated_at = :upd")
 		vals[":true"], vals[":why"], vals[":upd"] = boolean(true), str(o.DisableEndpoint), num(now)
 	}
-	cond := "attribute_exists(pk)"
-	if c.Slot != "" {
-		remove = append(remove, "leases.#slot")
-		names["#slot"] = c.Slot
-		cond = "leases.#slot.c = :c"
-		vals[":c"] = str(c.ID)
-	}
 	if len(set) == 0 && len(remove) == 0 {
 		return nil
 	}
@@ -333,16 +322,16 @@ func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c C
 	if len(remove) > 0 {
 		expr = append(expr, "REMOVE "+strings.Join(remove, ", "))
 	}
-	u := &types.Update{
+	in := &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(accountPK(d.AccountID), endpointSK(d.EndpointID)),
-		UpdateExpression: aws.String(strings.Join(expr, " ")), ConditionExpression: aws.String(cond),
-		ExpressionAttributeValues: vals,
+		UpdateExpression: aws.String(strings.Join(expr, " ")), ConditionExpression: aws.String("attribute_exists(pk)"),
 	}
-	if len(names) > 0 {
-		u.ExpressionAttributeNames = names
+	if len(vals) > 0 {
+		in.ExpressionAttributeValues = vals
 	}
-	if len(vals) == 0 {
-		u.ExpressionAttributeValues = nil
+	_, err := s.db.UpdateItem(ctx, in)
+	if isConditionFailed(err) {
+		return nil // deleted meanwhile
 	}
-	return u
+	return err
 }

@@ -13,13 +13,17 @@ import (
 	"github.com/gifq/webhooks/shared/schema"
 )
 
-// deliveryItem is a delivery with its keys: the endpoint log indexes, and
-// the sweeper index while it still needs work.
+// deliveryItem is a delivery with its keys: the endpoint log index, the
+// status index's sort key (its partition key, gsi2pk, is set only when the
+// delivery fails: the status index holds failed deliveries alone), and the
+// sweeper index while it still needs work.
 func deliveryItem(d domain.Delivery, dueAt int64) (item, error) {
 	extra := key(deliveryPK(d.ID), skDelivery)
 	extra["gsi1pk"] = str(endpointLogPK(d.EndpointID))
 	extra["gsi1sk"] = str(d.ID)
-	extra["gsi2pk"] = str(endpointStatusPK(d.EndpointID, d.Status))
+	if d.Status == domain.StatusFailed {
+		extra["gsi2pk"] = str(endpointStatusPK(d.EndpointID, d.Status))
+	}
 	extra["gsi2sk"] = str(d.ID)
 	d.DueAt = 0
 	if d.Status == domain.StatusPending {
@@ -70,46 +74,111 @@ func (s *Store) GetDeliveries(ctx context.Context, ids []string) ([]domain.Deliv
 // DeliveryPage is one page of an endpoint's delivery log.
 type DeliveryPage struct {
 	Deliveries []domain.Delivery
-	After      string // the last delivery id of the page; "" on the last page
+	After      string // where the next page starts (the last delivery id looked at); "" on the last page
 }
 
+// maxScanPerPage bounds how many log entries one page of a pending or
+// delivered filter looks at: such a page may hold fewer than limit
+// deliveries (none, even) and still have a next page.
+const maxScanPerPage = 500
+
 // ListEndpointDeliveries reads an endpoint's deliveries newest first, all of
-// them or those in one status, from the endpoint log indexes. after is the
-// last delivery id of the previous page.
+// them or those in one status; after is the last delivery id of the previous
+// page. Both endpoint indexes hold keys only (no claim or outcome rewrites
+// them): a page is a Query of the keys and one BatchGetItem of the
+// deliveries. All: the log index. Failed: the status index, which only
+// failed deliveries enter. Pending and delivered: the log index, filtered on
+// the deliveries read, at most maxScanPerPage entries a page.
 func (s *Store) ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (DeliveryPage, error) {
-	in := &dynamodb.QueryInput{TableName: s.table, ScanIndexForward: aws.Bool(false), Limit: aws.Int32(limit)}
-	pkAttr, skAttr, pk := "gsi1pk", "gsi1sk", endpointLogPK(endpointID)
-	in.IndexName = aws.String(schema.IndexEndpointLog)
-	if status != "" {
-		pkAttr, skAttr, pk = "gsi2pk", "gsi2sk", endpointStatusPK(endpointID, status)
-		in.IndexName = aws.String(schema.IndexEndpointStatus)
+	if status == "" || status == domain.StatusFailed {
+		pkAttr, skAttr, index, pk := "gsi1pk", "gsi1sk", schema.IndexEndpointLog, endpointLogPK(endpointID)
+		if status == domain.StatusFailed {
+			pkAttr, skAttr, index, pk = "gsi2pk", "gsi2sk", schema.IndexEndpointStatus, endpointStatusPK(endpointID, status)
+		}
+		ids, last, err := s.indexPage(ctx, index, pkAttr, skAttr, pk, limit, after)
+		if err != nil {
+			return DeliveryPage{}, err
+		}
+		ds, err := s.deliveriesInOrder(ctx, ids, status)
+		return DeliveryPage{Deliveries: ds, After: last}, err
 	}
-	in.KeyConditionExpression = aws.String(pkAttr + " = :pk")
-	in.ExpressionAttributeValues = item{":pk": str(pk)}
+	var page DeliveryPage
+	for scanned := 0; ; {
+		want := limit - int32(len(page.Deliveries))
+		ids, last, err := s.indexPage(ctx, schema.IndexEndpointLog, "gsi1pk", "gsi1sk", endpointLogPK(endpointID), min(max(want, 25), 100), after)
+		if err != nil {
+			return page, err
+		}
+		ds, err := s.deliveriesInOrder(ctx, ids, "")
+		if err != nil {
+			return page, err
+		}
+		byID := make(map[string]domain.Delivery, len(ds))
+		for _, d := range ds {
+			byID[d.ID] = d
+		}
+		for i, id := range ids {
+			if d, ok := byID[id]; ok && d.Status == status {
+				page.Deliveries = append(page.Deliveries, d)
+				if int32(len(page.Deliveries)) == limit {
+					page.After = id
+					if i == len(ids)-1 {
+						page.After = last // "" when nothing follows
+					}
+					return page, nil
+				}
+			}
+		}
+		scanned += len(ids)
+		page.After, after = last, last
+		if last == "" || scanned >= maxScanPerPage {
+			return page, nil
+		}
+	}
+}
+
+// indexPage queries one page of an endpoint index, newest first: the
+// delivery ids, and the last one when more may follow.
+func (s *Store) indexPage(ctx context.Context, index, pkAttr, skAttr, pk string, limit int32, after string) ([]string, string, error) {
+	in := &dynamodb.QueryInput{TableName: s.table, IndexName: aws.String(index), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(limit),
+		KeyConditionExpression: aws.String(pkAttr + " = :pk"), ExpressionAttributeValues: item{":pk": str(pk)}}
 	if after != "" {
 		in.ExclusiveStartKey = item{"pk": str(deliveryPK(after)), "sk": str(skDelivery), pkAttr: str(pk), skAttr: str(after)}
 	}
 	out, err := s.db.Query(ctx, in)
 	if err != nil {
-		return DeliveryPage{}, err
+		return nil, "", err
 	}
-	var page DeliveryPage
-	now := s.now()
+	ids := make([]string, 0, len(out.Items))
 	for _, it := range out.Items {
-		var d domain.Delivery
-		if err := attributevalue.UnmarshalMap(it, &d); err != nil {
-			return page, err
-		}
-		if !domain.Expired(d.ExpiresAt, now) {
-			page.Deliveries = append(page.Deliveries, d)
-		}
+		ids = append(ids, stringAttr(it, skAttr))
 	}
+	last := ""
 	if out.LastEvaluatedKey != nil {
-		if sk, ok := out.LastEvaluatedKey[skAttr].(*types.AttributeValueMemberS); ok {
-			page.After = sk.Value
+		last = stringAttr(out.LastEvaluatedKey, skAttr)
+	}
+	return ids, last, nil
+}
+
+// deliveriesInOrder reads the deliveries of ids (one BatchGetItem per 100)
+// and returns them in the order of ids, leaving out expired ones and, with
+// status set, ones no longer in it (the index is eventually consistent).
+func (s *Store) deliveriesInOrder(ctx context.Context, ids []string, status domain.Status) ([]domain.Delivery, error) {
+	got, err := s.GetDeliveries(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]domain.Delivery, len(got))
+	for _, d := range got {
+		byID[d.ID] = d
+	}
+	out := make([]domain.Delivery, 0, len(ids))
+	for _, id := range ids {
+		if d, ok := byID[id]; ok && (status == "" || d.Status == status) {
+			out = append(out, d)
 		}
 	}
-	return page, nil
+	return out, nil
 }
 
 // FailWithoutAttempt ends a pending delivery that can no longer be attempted

@@ -17,9 +17,7 @@ import (
 // in the same transaction, on the condition that it is below the limit, so
 // two concurrent registrations cannot make a 17th.
 func (s *Store) CreateEndpoint(ctx context.Context, ep domain.Endpoint) error {
-	if ep.Leases == nil {
-		ep.Leases = map[string]domain.Lease{} // must exist for SET leases.#slot
-	}
+	ep.Leases = nil // the in-flight slots live on the endpoint's slot item
 	it, err := marshal(ep, key(accountPK(ep.AccountID), endpointSK(ep.ID)))
 	if err != nil {
 		return err

@@ -48,8 +48,7 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 	now := domain.Millis(s.now())
 	cond := "#st = :failed AND #ttl > :nowsec"
 	vals := item{":failed": str(domain.StatusFailed), ":pending": str(domain.StatusPending), ":now": num(now),
-		":zero": num(0), ":one": num(1), ":nowsec": num(s.now().Add(lifecycle.ExpiryMargin).Unix()), ":shard": str(sweepShard(id)),
-		":g2": str(endpointStatusPK(endpointID, domain.StatusPending))}
+		":zero": num(0), ":one": num(1), ":nowsec": num(s.now().Add(lifecycle.ExpiryMargin).Unix()), ":shard": str(sweepShard(id))}
 	if gen >= 0 {
 		cond += " AND gen = :gen"
 		vals[":gen"] = num(int64(gen))
@@ -57,8 +56,8 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET #st = :pending, attempts = :zero, series = series + :one, gen = gen + :one," +
-			" next_attempt_at = :now, due_at = :now, sweep_shard = :shard, updated_at = :now," +
-			" gsi2pk = :g2 REMOVE fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until, throttles"),
+			" next_attempt_at = :now, due_at = :now, sweep_shard = :shard, updated_at = :now" +
+			" REMOVE gsi2pk, fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until, throttles"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: vals,

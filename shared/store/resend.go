@@ -13,7 +13,8 @@ import (
 // ClaimManual starts a manual resend: it writes the attempt, in progress
 // with the claim's lease, under the id the API gave it (so a duplicate queue
 // message finds it taken and does nothing: ErrDuplicate) and takes an
-// endpoint slot (ErrConflict if it was taken meanwhile), in one transaction.
+// endpoint slot on its slot item (ErrConflict if it was taken meanwhile), in
+// one transaction.
 // An attempt left in progress by a worker that died is taken over once its
 // lease has run out, so an accepted resend is never lost. The delivery
 // itself is not touched: a resend does not change its automatic series.
@@ -29,7 +30,7 @@ func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Att
 		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress), ":now": num(domain.Millis(s.now()))}}
 	tx := []types.TransactWriteItem{{Put: put}}
 	if c.Slot != "" {
-		tx = append(tx, types.TransactWriteItem{Update: s.leaseSlot(d, c)})
+		tx = append(tx, types.TransactWriteItem{Update: s.slotUpdate(d.EndpointID, c)})
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
 	if reasons := cancelReasons(err); onlyConditionFailures(reasons) {
@@ -41,23 +42,25 @@ func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Att
 	return err
 }
 
-// FinishManual records a manual attempt's result and frees its slot.
+// FinishManual records a manual attempt's result (conditioned on it being
+// still in progress), the endpoint's health when it changed, and frees the
+// slot.
 func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c Claim, a domain.Attempt, o Outcome) error {
 	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
 	if err != nil {
 		return err
 	}
-	put := &types.Put{TableName: s.table, Item: it, ConditionExpression: aws.String("outcome = :ip"),
-		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress)}}
-	tx := []types.TransactWriteItem{{Put: put}}
-	if u := s.endpointAfterAttempt(d, ep, c, o); u != nil {
-		tx = append(tx, types.TransactWriteItem{Update: u})
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it, ConditionExpression: aws.String("outcome = :ip"),
+		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress)}})
+	if isConditionFailed(err) {
+		return ErrConflict // recorded already
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-	if reasons := cancelReasons(err); onlyConditionFailures(reasons) && len(tx) == 2 &&
-		aws.ToString(reasons[0].Code) != "ConditionalCheckFailed" {
-		// Only the endpoint part failed (slot taken over, endpoint deleted).
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx[:1]})
+	if err != nil {
+		return err
 	}
-	return err
+	if err := s.updateHealth(ctx, d, ep, o); err != nil {
+		return err
+	}
+	s.releaseSlot(ctx, d.EndpointID, c)
+	return nil
 }

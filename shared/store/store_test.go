@@ -4,12 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -146,7 +154,8 @@ func TestIdempotencyKeyReturnsFirstEvent(t *testing.T) {
 }
 
 // Workers race for the same attempt: exactly one wins, with the endpoint
-// cap (a transaction) and without it (a single conditional write).
+// cap (a slot taken on the slot item, then the claim) and without it (the
+// claim alone). A loser that took a slot gives it back.
 func TestClaimIsExclusive(t *testing.T) {
 	for _, capped := range []bool{true, false} {
 		t.Run(fmt.Sprint("capped=", capped), func(t *testing.T) { testClaimIsExclusive(t, capped) })
@@ -161,7 +170,8 @@ func testClaimIsExclusive(t *testing.T, capped bool) {
 		t.Fatal(err)
 	}
 	const workers = 8
-	var wins, conflicts int
+	var wins, losses int
+	winner := ""
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
@@ -178,21 +188,87 @@ func testClaimIsExclusive(t *testing.T, capped bool) {
 			switch {
 			case err == nil:
 				wins++
-			case errors.Is(err, store.ErrConflict):
-				conflicts++
+				winner = c.ID
+			case errors.Is(err, store.ErrConflict), capped && errors.Is(err, store.ErrSlotTaken):
+				losses++
 			default:
 				t.Errorf("claim: %v", err)
 			}
 		}(i)
 	}
 	wg.Wait()
-	if wins != 1 || conflicts != workers-1 {
-		t.Fatalf("%d claims won, %d conflicts", wins, conflicts)
+	if wins != 1 || losses != workers-1 {
+		t.Fatalf("%d claims won, %d lost", wins, losses)
 	}
 	got, _ := s.GetDelivery(ctx, d.ID)
-	if got.Attempts != 1 || got.Claim == "" {
+	if got.Attempts != 1 || got.Claim != winner {
 		t.Fatalf("after the claim: %+v", got)
 	}
+	leases, err := s.SlotLeases(ctx, ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[bool]int{true: 1, false: 0}[capped]; len(leases) != want {
+		t.Fatalf("slots held after the race: %+v, want %d (the winner's)", leases, want)
+	}
+	for _, l := range leases {
+		if l.Claim != winner {
+			t.Fatalf("a losing claim kept its slot: %+v", leases)
+		}
+	}
+}
+
+// The in-flight slots live on their own item, SLOT#<endpoint>, outside the
+// account's item collection (the hottest partition at scale): taking one
+// writes nothing under ACCT#, and LoadForAttempt shows the leases on the
+// endpoint as the worker's freeSlot reads them.
+func TestSlotLeasesLiveOutsideTheAccountPartition(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(env.DB, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	before := accountItems(t, env)
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "3", URL: ep.URL}
+	if _, err := s.ClaimAttempt(ctx, d, c); err != nil {
+		t.Fatal(err)
+	}
+	if after := accountItems(t, env); !reflect.DeepEqual(before, after) {
+		t.Fatalf("taking a slot changed the account's partition:\n%v\n%v", before, after)
+	}
+	snap, err := s.LoadForAttempt(ctx, store.Ref{DeliveryID: d.ID, AccountID: d.AccountID, EndpointID: d.EndpointID, EventID: d.EventID})
+	if err != nil || snap.Endpoint == nil {
+		t.Fatalf("load: %+v %v", snap, err)
+	}
+	if l := snap.Endpoint.Leases["3"]; len(snap.Endpoint.Leases) != 1 || l.Claim != "c1" || l.Until != c.LeaseUntil {
+		t.Fatalf("leases as the worker sees them: %+v", snap.Endpoint.Leases)
+	}
+	out, err := env.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &env.Table, ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "SLOT#" + ep.ID}, "sk": &types.AttributeValueMemberS{Value: "SLOT"}}})
+	if err != nil || out.Item == nil {
+		t.Fatalf("no slot item SLOT#%s: %v", ep.ID, err)
+	}
+	if _, ok := out.Item["ttl"]; !ok {
+		t.Fatal("the slot item has no TTL: a deleted endpoint's would stay forever")
+	}
+}
+
+// accountItems is the account's partition (account, endpoints, key refs) as stored.
+func accountItems(t *testing.T, env *testenv.Env) []map[string]types.AttributeValue {
+	t.Helper()
+	out, err := env.DB.Scan(ctx, &dynamodb.ScanInput{TableName: &env.Table, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []map[string]types.AttributeValue
+	for _, it := range out.Items {
+		if pk := it["pk"].(*types.AttributeValueMemberS).Value; strings.HasPrefix(pk, "ACCT#") {
+			items = append(items, it)
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		return items[i]["sk"].(*types.AttributeValueMemberS).Value < items[j]["sk"].(*types.AttributeValueMemberS).Value
+	})
+	return items
 }
 
 func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
@@ -204,10 +280,10 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	epNow, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
-	if epNow.Leases["0"].Claim != "c1" {
-		t.Fatalf("slot not held: %+v", epNow.Leases)
+	if leases, _ := s.SlotLeases(ctx, ep.ID); leases["0"].Claim != "c1" {
+		t.Fatalf("slot not held: %+v", leases)
 	}
+	epNow, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
 	next := time.Now().Add(time.Second).UnixMilli()
 	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 500}
 	if err := s.RecordAttempt(ctx, claimed, &epNow, c, a, store.Outcome{Status: domain.StatusPending, NextAttemptAt: next}); err != nil {
@@ -218,8 +294,9 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 		t.Fatalf("after a 500: %+v", got)
 	}
 	epNow, _ = s.GetEndpoint(ctx, ep.AccountID, ep.ID)
-	if len(epNow.Leases) != 0 || epNow.FailingSince == 0 {
-		t.Fatalf("endpoint after a failure: leases %+v failing since %d", epNow.Leases, epNow.FailingSince)
+	leases, _ := s.SlotLeases(ctx, ep.ID)
+	if len(leases) != 0 || epNow.FailingSince == 0 {
+		t.Fatalf("endpoint after a failure: leases %+v failing since %d", leases, epNow.FailingSince)
 	}
 	// Recording again with the old claim is refused, but the attempt is still logged.
 	a2 := a
@@ -229,6 +306,89 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 	}
 	if got2, _ := s.GetDelivery(ctx, d.ID); got2.Status != domain.StatusPending {
 		t.Fatalf("a lost claim changed the delivery: %+v", got2)
+	}
+	if _, attempts, _ := s.DeliveryWithAttempts(ctx, d.ID); len(attempts) != 2 {
+		t.Fatalf("attempt log: %+v", attempts)
+	}
+}
+
+// failingDB passes calls to the emulator, except that it fails the next n
+// UpdateItem calls on a delivery item without sending them: a worker that
+// died (or timed out) between the attempt's log entry and the delivery's
+// outcome write.
+type failingDB struct {
+	store.DynamoDB
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.mu.Lock()
+	fail := f.n > 0 && strings.HasPrefix(in.Key["pk"].(*types.AttributeValueMemberS).Value, "DLV#")
+	if fail {
+		f.n--
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("injected: the process died before this write")
+	}
+	return f.DynamoDB.UpdateItem(ctx, in, o...)
+}
+
+// The record is plain writes (attempt, then delivery): a crash between them
+// leaves the attempt logged and the claim to expire. Writing it again
+// repeats nothing; the next claim's interrupted entry for the same attempt
+// id neither fails nor duplicates it, and the claim goes ahead.
+func TestCrashBetweenAttemptAndOutcomeWritesLosesAndDuplicatesNothing(t *testing.T) {
+	for _, retried := range []bool{true, false} {
+		t.Run(fmt.Sprint("retried=", retried), func(t *testing.T) {
+			env := testenv.New(t)
+			db := &failingDB{DynamoDB: env.DB}
+			s := store.New(db, env.Table)
+			ep := endpoint(t, s, account(t, s).ID)
+			_, d, _ := event(t, s, ep, "")
+			c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL}
+			claimed, err := s.ClaimAttempt(ctx, d, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: 1, Number: 1, StartedAt: time.Now().UnixMilli(),
+				StatusCode: 200, Outcome: domain.OutcomeDelivered}
+			db.n = 1
+			o := store.Outcome{Status: domain.StatusDelivered, Healthy: true}
+			if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err == nil {
+				t.Fatal("the injected failure did not happen")
+			}
+			if retried {
+				if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err != nil {
+					t.Fatalf("writing the outcome again: %v", err)
+				}
+				got, attempts, _ := s.DeliveryWithAttempts(ctx, d.ID)
+				if got.Status != domain.StatusDelivered || len(attempts) != 1 || attempts[0].Outcome != domain.OutcomeDelivered {
+					t.Fatalf("after the retried record: %s, log %+v", got.Status, attempts)
+				}
+				if leases, _ := s.SlotLeases(ctx, ep.ID); len(leases) != 0 {
+					t.Fatalf("slot still held: %+v", leases)
+				}
+				return
+			}
+			for time.Now().UnixMilli() <= c.LeaseUntil {
+				time.Sleep(10 * time.Millisecond)
+			}
+			seen, _ := s.GetDelivery(ctx, d.ID)
+			next := store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL,
+				Interrupted: lifecycle.Interrupted(seen, domain.NewID("att"))}
+			if next.Interrupted == nil || next.Interrupted.ID != a.ID {
+				t.Fatalf("interrupted entry: %+v", next.Interrupted)
+			}
+			if _, err := s.ClaimAttempt(ctx, seen, next); err != nil {
+				t.Fatalf("the next claim after the crash: %v", err)
+			}
+			got, attempts, _ := s.DeliveryWithAttempts(ctx, d.ID)
+			if got.Claim != "c2" || got.Attempts != 2 || len(attempts) != 1 || attempts[0].Outcome != domain.OutcomeDelivered {
+				t.Fatalf("after the takeover: %+v, log %+v", got, attempts)
+			}
+		})
 	}
 }
 
@@ -352,42 +512,6 @@ func TestLateDeadLetterMarkOfAnOlderGenerationChangesNothing(t *testing.T) {
 	}
 	if got, _ := s.GetDelivery(ctx, d.ID); got.DLQPending {
 		t.Fatalf("the right generation's mark did not clear it: %+v", got)
-	}
-}
-
-// Defect 7: with the cap on, the claim takes the slot only while the
-// endpoint is enabled and still has the URL the worker read.
-func TestCappedClaimRefusedOnceTheEndpointIsDisabledOrMoved(t *testing.T) {
-	s := newStore(t)
-	ep := endpoint(t, s, account(t, s).ID)
-	_, d, _ := event(t, s, ep, "")
-	claim := func(id string) error {
-		_, err := s.ClaimAttempt(ctx, d, store.Claim{ID: id, LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL})
-		return err
-	}
-	moved := "https://elsewhere.example.com/x"
-	if _, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, store.EndpointPatch{URL: &moved}); err != nil {
-		t.Fatal(err)
-	}
-	if err := claim("c1"); err == nil {
-		t.Fatal("claimed with the old URL after the URL changed")
-	}
-	back, off := ep.URL, true
-	if _, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, store.EndpointPatch{URL: &back, Disabled: &off}); err != nil {
-		t.Fatal(err)
-	}
-	if err := claim("c2"); err == nil {
-		t.Fatal("claimed after the endpoint was disabled")
-	}
-	if got, _ := s.GetDelivery(ctx, d.ID); got.Attempts != 0 || got.Claim != "" {
-		t.Fatalf("a refused claim changed the delivery: %+v", got)
-	}
-	on := false
-	if _, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, store.EndpointPatch{Disabled: &on}); err != nil {
-		t.Fatal(err)
-	}
-	if err := claim("c3"); err != nil {
-		t.Fatalf("claim of an enabled endpoint with its URL: %v", err)
 	}
 }
 

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/shared/domain"
+)
+
+// An endpoint's in-flight slots live on one small item of their own,
+// SLOT#<endpoint>, in its own partition (not the account's item collection,
+// the hottest partition at scale), one attribute per slot: s<k> = {u: lease
+// until, c: claim id}. A slot is taken with a plain conditional UpdateItem
+// before the delivery's claim and freed with another after the record, so
+// neither the claim nor the record is a transaction. A worker that dies
+// between taking a slot and freeing it holds the slot until its lease runs
+// out, as before.
+
+// slotAttr is the attribute holding slot k's lease.
+func slotAttr(slot string) string { return "s" + slot }
+
+// slotTTL: an endpoint's slot item is deleted by DynamoDB this long after its
+// last slot was taken (a deleted endpoint leaves none behind for long).
+const slotTTL = 24 * time.Hour
+
+// slotUpdate takes slot c.Slot of the endpoint for the claim, if the slot is
+// free or its lease ran out (the item is created on first use).
+func (s *Store) slotUpdate(endpointID string, c Claim) *types.Update {
+	return &types.Update{
+		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
+		UpdateExpression:         aws.String("SET #slot = :lease, #ttl = :ttl"),
+		ConditionExpression:      aws.String("attribute_not_exists(#slot) OR #slot.u < :now"),
+		ExpressionAttributeNames: map[string]string{"#slot": slotAttr(c.Slot), "#ttl": "ttl"},
+		ExpressionAttributeValues: item{":now": num(domain.Millis(s.now())), ":ttl": num(s.now().Add(slotTTL).Unix()),
+			":lease": &types.AttributeValueMemberM{Value: item{"u": num(c.LeaseUntil), "c": str(c.ID)}}},
+	}
+}
+
+// takeSlot takes the claim's slot; ErrSlotTaken when another claim holds it.
+func (s *Store) takeSlot(ctx context.Context, endpointID string, c Claim) error {
+	u := s.slotUpdate(endpointID, c)
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+	})
+	if isConditionFailed(err) {
+		return ErrSlotTaken
+	}
+	return err
+}
+
+// releaseSlot frees the claim's slot if the claim still holds it. Best
+// effort: a slot not freed (an error, a crash) is free again when its lease
+// runs out.
+func (s *Store) releaseSlot(ctx context.Context, endpointID string, c Claim) {
+	if c.Slot == "" {
+		return
+	}
+	_, _ = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
+		UpdateExpression:          aws.String("REMOVE #slot"),
+		ConditionExpression:       aws.String("#slot.c = :c"),
+		ExpressionAttributeNames:  map[string]string{"#slot": slotAttr(c.Slot)},
+		ExpressionAttributeValues: item{":c": str(c.ID)},
+	})
+}
+
+// slotLeases reads the leases of a slot item (nil item: none held).
+func slotLeases(it item) (map[string]domain.Lease, error) {
+	leases := map[string]domain.Lease{}
+	for name, v := range it {
+		slot, ok := strings.CutPrefix(name, "s")
+		if !ok || slot == "" || strings.Trim(slot, "0123456789") != "" {
+			continue
+		}
+		var l domain.Lease
+		if err := attributevalue.Unmarshal(v, &l); err != nil {
+			return nil, err
+		}
+		leases[slot] = l
+	}
+	return leases, nil
+}
+
+// SlotLeases reads an endpoint's in-flight slot leases (strongly consistent).
+func (s *Store) SlotLeases(ctx context.Context, endpointID string) (map[string]domain.Lease, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(slotPK(endpointID), skSlot), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	return slotLeases(out.Item)
+}
