@@ -19,7 +19,7 @@ func eventPK(id string) string               { return "EVT#" + id }
 func deliveryPK(id string) string            { return "DLV#" + id }
 func attemptSK(id string) string             { return "ATT#" + id }
 func ratePK(account string) string           { return "RATE#" + account }
-func slotPK(endpoint string) string           { return "SLOT#" + endpoint }
+func slotPK(endpoint string) string          { return "SLOT#" + endpoint }
 func endpointLogPK(endpoint string) string   { return "EP#" + endpoint }
 func idempotencyPK(account, k string) string { return "IDEM#" + account + "#" + hashHex(k) }
 
