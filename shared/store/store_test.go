@@ -561,3 +561,79 @@ func TestFailingAnInterruptedLastAttemptLogsIt(t *testing.T) {
 		t.Fatalf("attempt log: %+v %v", attempts, err)
 	}
 }
+
+// The endpoint log pages newest first, all or by status, from keys-only
+// indexes; delivered and pending deliveries never enter the status index
+// (only failed ones do, and a restart takes them out again).
+func TestDeliveryLogByStatusFromKeysOnlyIndexes(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(env.DB, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	want := map[domain.Status][]string{}
+	var all []string
+	for i, st := range []domain.Status{"delivered", "pending", "failed", "delivered", "delivered", "pending", "failed", "delivered"} {
+		_, d, err := event(t, s, ep, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch st {
+		case domain.StatusDelivered:
+			c := store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att")}
+			claimed, err := s.ClaimAttempt(ctx, d, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 200}
+			if err := s.RecordAttempt(ctx, claimed, &ep, c, a, store.Outcome{Status: domain.StatusDelivered, Healthy: true}); err != nil {
+				t.Fatal(err)
+			}
+		case domain.StatusFailed:
+			if _, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[st] = append([]string{d.ID}, want[st]...)
+		all = append([]string{d.ID}, all...)
+	}
+	want[""] = all
+	for st, ids := range want {
+		var got []string
+		after := ""
+		for pages := 0; ; pages++ {
+			page, err := s.ListEndpointDeliveries(ctx, ep.ID, st, 2, after)
+			if err != nil || pages > len(all) {
+				t.Fatalf("%q page %d: %v", st, pages, err)
+			}
+			for _, d := range page.Deliveries {
+				if st != "" && d.Status != st {
+					t.Fatalf("%q page holds a %s delivery", st, d.Status)
+				}
+				got = append(got, d.ID)
+			}
+			if after = page.After; after == "" {
+				break
+			}
+		}
+		if !reflect.DeepEqual(got, ids) {
+			t.Errorf("status %q: listed %v, want %v", st, got, ids)
+		}
+	}
+	for _, st := range []domain.Status{domain.StatusPending, domain.StatusDelivered} {
+		out, err := env.DB.Query(ctx, &dynamodb.QueryInput{TableName: &env.Table, IndexName: aws.String("endpoint_status"),
+			KeyConditionExpression:    aws.String("gsi2pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "EP#" + ep.ID + "#" + string(st)}}})
+		if err != nil || len(out.Items) != 0 {
+			t.Errorf("%s deliveries in the status index: %d (%v)", st, len(out.Items), err)
+		}
+	}
+	failed, _ := s.GetDelivery(ctx, want[domain.StatusFailed][0])
+	if _, err := s.Restart(ctx, failed.ID, ep.ID, -1); err != nil {
+		t.Fatal(err)
+	}
+	if page, _ := s.ListEndpointDeliveries(ctx, ep.ID, domain.StatusFailed, 10, ""); len(page.Deliveries) != 1 {
+		t.Fatalf("after a restart the failed list holds %d, want 1", len(page.Deliveries))
+	}
+	if page, _ := s.ListEndpointDeliveries(ctx, ep.ID, domain.StatusPending, 10, ""); len(page.Deliveries) != 3 {
+		t.Fatalf("after a restart the pending list holds %d, want 3", len(page.Deliveries))
+	}
+}
