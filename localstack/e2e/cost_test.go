@@ -19,8 +19,17 @@ import (
 // are exact: a change that adds a round trip to the hot path fails here.
 func TestAWSCallsPerDelivery(t *testing.T) {
 	localOnly(t)
+	t.Run("cap=on", func(t *testing.T) { testAWSCallsPerDelivery(t, true) })
+	t.Run("cap=off", func(t *testing.T) { testAWSCallsPerDelivery(t, false) })
+}
+
+func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	calls := testenv.NewCalls()
-	h := start(t, opts{calls: calls})
+	o := opts{calls: calls, maxInFlight: -1} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
+	if capped {
+		o.maxInFlight = 5 // the shipped default
+	}
+	h := start(t, o)
 	_, key := h.account(t)
 	var fail bool
 	h.registerReceiver(t, key, func(int, http.ResponseWriter, *http.Request) (int, string) {
@@ -51,16 +60,37 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 	ev := h.publish(t, key, payout)
 	waitStatus(ev.Deliveries[0].ID, domain.StatusDelivered)
 	got := calls.Snapshot()
+	units := calls.WriteUnits()
 	t.Logf("first-attempt success: %s", calls)
+	t.Logf("write units per delivery: %g", units)
+	t.Logf("read units per delivery: %g", calls.ReadUnits())
+	// The per-endpoint cap adds two writes to the slot item: the take
+	// before the claim and the release after the record.
+	slotWrites := 0
+	if capped {
+		slotWrites = 2
+	}
 	want := map[string]int{
 		// ingest (api function); the key's account and ingest limit are cached (no GetItem,
 		// no BatchGetItem) after the first event; UpdateItem: the account's delivery rate
 		// limiter and the key's ingest limiter (concurrent with the Query)
-		"DynamoDB.Query": 1, "DynamoDB.UpdateItem": 2, "SQS.SendMessageBatch": 1,
-		// ingest 1 + claim 1 + record 1
-		"DynamoDB.TransactWriteItems": 3,
-		// deliver function (and the event source mapping's receive and delete)
-		"DynamoDB.BatchGetItem": 1, "SQS.ReceiveMessage": 1, "SQS.DeleteMessageBatch": 1,
+		"DynamoDB.Query": 1, "SQS.SendMessageBatch": 1,
+		// ingest: event + delivery, one transaction
+		"DynamoDB.TransactWriteItems": 1,
+		// deliver function (and the event source mapping's receive and delete): one read
+		// of delivery, endpoint, event and slot item; the endpoint again, strongly
+		// consistent, right before the claim (defect 7); the attempt's log entry
+		"DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": 1, "DynamoDB.PutItem": 1,
+		"SQS.ReceiveMessage": 1, "SQS.DeleteMessageBatch": 1,
+		// ingest's two limiters, the claim, the outcome, and the slot's take and release
+		"DynamoDB.UpdateItem": 2 + 2 + slotWrites,
+	}
+	// Write units, as the emulator reports them consumed (table and index
+	// entries): ingest 1 + 1 + 2×2 (transaction) + 2 index entries (log,
+	// sweep) = 8; claim 1 (no index entry changes); attempt 1; outcome 1 + the
+	// sweep index entry's removal 1; the slots 1 + 1.
+	if wantUnits := 12.0 + float64(slotWrites); units != wantUnits {
+		t.Errorf("write units per delivery = %g, want %g", units, wantUnits)
 	}
 	for op, n := range want {
 		if got[op] != n {
@@ -93,14 +123,23 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 	waitStatus(ev.Deliveries[0].ID, domain.StatusDelivered)
 	retried := calls.Snapshot()
 	t.Logf("with one retry: %s", calls)
+	// A retry (its own rate-limit slot, claim, attempt, outcome, slot) and
+	// the endpoint's health: failing_since set by the 500, cleared by the 200.
 	extra := map[string]int{
-		"SQS.ChangeMessageVisibility": 1, "SQS.ReceiveMessage": 1, "DynamoDB.BatchGetItem": 1,
-		"DynamoDB.UpdateItem":         1, // the retry reserves its own rate-limit slot
-		"DynamoDB.TransactWriteItems": 2,
+		"SQS.ChangeMessageVisibility": 1, "SQS.ReceiveMessage": 1, "DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": 1, "DynamoDB.PutItem": 1,
+		"DynamoDB.UpdateItem":         1 + 2 + slotWrites + 2,
+		"DynamoDB.TransactWriteItems": 0,
 	}
 	for op, n := range extra {
 		if retried[op]-got[op] != n {
 			t.Errorf("a retry adds %d %s, want %d", retried[op]-got[op], op, n)
 		}
+	}
+	// Units: the rate limiter 1, the claim 1, the attempt 1, the outcome 1 + the
+	// sweep entry moved to the retry's due time 2, the health writes 2, the slots.
+	retryUnits := calls.WriteUnits() - units
+	t.Logf("write units a retry adds: %g", retryUnits)
+	if wantUnits := 8.0 + float64(slotWrites); retryUnits != wantUnits {
+		t.Errorf("a retry adds %g write units, want %g", retryUnits, wantUnits)
 	}
 }

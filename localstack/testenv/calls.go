@@ -20,8 +20,9 @@ import (
 // Receives that returned no message are counted apart ("SQS.ReceiveMessage(empty)"):
 // they are the poller idling, not work.
 type Calls struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu    sync.Mutex
+	n     map[string]int
+	units map[string]float64 // capacity units the emulator reported consumed, by "write" and "read"
 }
 
 // MessagesReceived counts messages handed out by ReceiveMessage (one
@@ -29,14 +30,16 @@ type Calls struct {
 const MessagesReceived = "SQS.messages-received"
 
 // NewCalls returns an empty counter.
-func NewCalls() *Calls { return &Calls{n: map[string]int{}} }
+func NewCalls() *Calls { return &Calls{n: map[string]int{}, units: map[string]float64{}} }
 
 func (c *Calls) middleware(service string) func(*middleware.Stack) error {
 	return func(st *middleware.Stack) error {
 		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				askCapacity(in.Parameters)
 				out, md, err := next.HandleInitialize(ctx, in)
 				op := service + "." + awsmiddleware.GetOperationName(ctx)
+				kind, units := consumed(out.Result)
 				received := 0
 				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil {
 					if received = len(r.Messages); received == 0 {
@@ -45,6 +48,7 @@ func (c *Calls) middleware(service string) func(*middleware.Stack) error {
 				}
 				c.mu.Lock()
 				c.n[op]++
+				c.units[kind] += units
 				if received > 0 {
 					c.n[MessagesReceived] += received
 				}
@@ -52,6 +56,80 @@ func (c *Calls) middleware(service string) func(*middleware.Stack) error {
 				return out, md, err
 			}), middleware.After)
 	}
+}
+
+// WriteUnits and ReadUnits are the DynamoDB capacity units the counted calls
+// consumed so far, as the emulator reported them (ReturnConsumedCapacity
+// INDEXES on writes: the table's units plus each index entry written).
+func (c *Calls) WriteUnits() float64 { return c.unitsOf("write") }
+
+// ReadUnits: see WriteUnits.
+func (c *Calls) ReadUnits() float64 { return c.unitsOf("read") }
+
+func (c *Calls) unitsOf(kind string) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.units[kind]
+}
+
+// askCapacity asks DynamoDB to report the capacity a call consumes (the app
+// does not ask; its calls are otherwise unchanged).
+func askCapacity(params any) {
+	const idx, total = types.ReturnConsumedCapacityIndexes, types.ReturnConsumedCapacityTotal
+	switch in := params.(type) {
+	case *dynamodb.PutItemInput:
+		in.ReturnConsumedCapacity = idx
+	case *dynamodb.UpdateItemInput:
+		in.ReturnConsumedCapacity = idx
+	case *dynamodb.DeleteItemInput:
+		in.ReturnConsumedCapacity = idx
+	case *dynamodb.TransactWriteItemsInput:
+		in.ReturnConsumedCapacity = idx
+	case *dynamodb.BatchWriteItemInput:
+		in.ReturnConsumedCapacity = idx
+	case *dynamodb.GetItemInput:
+		in.ReturnConsumedCapacity = total
+	case *dynamodb.BatchGetItemInput:
+		in.ReturnConsumedCapacity = total
+	case *dynamodb.QueryInput:
+		in.ReturnConsumedCapacity = total
+	}
+}
+
+// consumed is the capacity a DynamoDB call's output reports.
+func consumed(result any) (string, float64) {
+	one := func(cc *types.ConsumedCapacity) float64 {
+		if cc == nil || cc.CapacityUnits == nil {
+			return 0
+		}
+		return *cc.CapacityUnits
+	}
+	all := func(ccs []types.ConsumedCapacity) float64 {
+		n := 0.0
+		for i := range ccs {
+			n += one(&ccs[i])
+		}
+		return n
+	}
+	switch out := result.(type) {
+	case *dynamodb.PutItemOutput:
+		return "write", one(out.ConsumedCapacity)
+	case *dynamodb.UpdateItemOutput:
+		return "write", one(out.ConsumedCapacity)
+	case *dynamodb.DeleteItemOutput:
+		return "write", one(out.ConsumedCapacity)
+	case *dynamodb.TransactWriteItemsOutput:
+		return "write", all(out.ConsumedCapacity)
+	case *dynamodb.BatchWriteItemOutput:
+		return "write", all(out.ConsumedCapacity)
+	case *dynamodb.GetItemOutput:
+		return "read", one(out.ConsumedCapacity)
+	case *dynamodb.BatchGetItemOutput:
+		return "read", all(out.ConsumedCapacity)
+	case *dynamodb.QueryOutput:
+		return "read", one(out.ConsumedCapacity)
+	}
+	return "", 0
 }
 
 // Snapshot returns the counts so far.
@@ -69,6 +147,7 @@ func (c *Calls) Snapshot() map[string]int {
 func (c *Calls) Reset() {
 	c.mu.Lock()
 	c.n = map[string]int{}
+	c.units = map[string]float64{}
 	c.mu.Unlock()
 }
 
