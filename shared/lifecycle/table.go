@@ -66,8 +66,8 @@ const noLease = "no live lease (lease_until absent or < now)"
 // state is one of these.
 var Transitions = []Transition{
 	{Start, Ingested, Pending, "CreateEvent", "delivery absent (attribute_not_exists(pk)); due_at = now in the sweep index"},
-	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: the endpoint slot free"},
-	{InFlight, TakenOver, InFlight, "ClaimAttempt", "as claimed, the old lease having run out; the interrupted attempt is logged in the same write"},
+	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: an endpoint slot taken just before, on the endpoint's slot item (free or its lease run out; given back if the claim loses)"},
+	{InFlight, TakenOver, InFlight, "ClaimAttempt", "as claimed, the old lease having run out; the interrupted attempt is logged just before (left as it is if that attempt id is logged already)"},
 	{InFlight, Answered2xx, Delivered, "RecordAttempt", "claim = c; leaves the sweep index"},
 	{InFlight, Retryable, Pending, "RecordAttempt", "claim = c; next_attempt_at = due_at = now + schedule wait"},
 	{InFlight, Throttled, Pending, "RecordAttempt", "claim = c; attempts - 1, throttles + 1 (at most MaxFreeThrottles)"},
