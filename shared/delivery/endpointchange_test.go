@@ -69,3 +69,20 @@ func TestNoPostToTheOldEndpointAfterAPatchAnswered(t *testing.T) {
 		}
 	}
 }
+
+// The same for a manual resend, whose claim no longer sees the endpoint either.
+func TestNoResendToTheOldEndpointAfterAPatchAnswered(t *testing.T) {
+	for _, maxInFlight := range []int{5, 0} {
+		t.Run(fmt.Sprintf("cap=%d", maxInFlight), func(t *testing.T) {
+			r := newRig(t, 200)
+			r.w.MaxInFlight = maxInFlight
+			r.w.Store = &patchAfterLoad{memStore: r.st, patch: func(ep *domain.Endpoint) { ep.Disabled = true }}
+			m := queue.For(r.d)
+			m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
+			r.deliver(t, m)
+			if len(r.recv.got) != 0 {
+				t.Fatalf("resent %d times to an endpoint disabled before the claim", len(r.recv.got))
+			}
+		})
+	}
+}
