@@ -221,6 +221,10 @@ func (a *API) deleteEndpoint(ctx context.Context, req *request) response {
 // How much one request may do; the caller repeats for the rest.
 const maxStopPerCall = 1000
 
+// maxStopPages bounds the log pages one call looks through: the pending
+// filter reads the endpoint log (store.ListEndpointDeliveries).
+const maxStopPages = 20
+
 // stopPending fails an endpoint's pending deliveries at once with the
 // reason, so the log shows why they stopped; their DLQ messages follow from
 // the deliver function (their queued message) or the sweeper. An attempt in
@@ -228,7 +232,7 @@ const maxStopPerCall = 1000
 // worker does the same for anything past this call's bound.
 func (a *API) stopPending(ctx context.Context, endpointID string, reason domain.FailReason) {
 	after, stopped := "", 0
-	for stopped < maxStopPerCall {
+	for pages := 0; stopped < maxStopPerCall && pages < maxStopPages; pages++ {
 		page, err := a.Store.ListEndpointDeliveries(ctx, endpointID, domain.StatusPending, 100, after)
 		if err != nil {
 			a.Log.Warn("stopping pending deliveries; the worker will stop the rest", "endpoint_id", endpointID, "error", err)
