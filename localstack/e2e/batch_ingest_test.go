@@ -203,7 +203,7 @@ func TestBatchCallsPerEvent(t *testing.T) {
 		}
 	}
 	t.Logf("100 events, one endpoint, in %s: %s", took.Round(time.Millisecond), calls)
-	want := map[string]int{"DynamoDB.Query": 1, "DynamoDB.UpdateItem": 1, "DynamoDB.TransactWriteItems": 100, "SQS.SendMessageBatch": 10}
+	want := map[string]int{"DynamoDB.Query": 1, "DynamoDB.UpdateItem": 1, "DynamoDB.BatchWriteItem": 100, "DynamoDB.PutItem": 100, "SQS.SendMessageBatch": 10}
 	got := calls.Snapshot()
 	for op, n := range want {
 		if got[op] != n {

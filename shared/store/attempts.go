@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -83,6 +84,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	}
 	var snap Snapshot
 	leases := map[string]domain.Lease{}
+	eventThere := false
 	now := s.now()
 	for _, it := range items {
 		pk := stringAttr(it, "pk")
@@ -102,6 +104,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			}
 			snap.Endpoint = &ep
 		case strings.HasPrefix(pk, eventPK("")):
+			eventThere = true
 			var ev domain.Event
 			if err := attributevalue.UnmarshalMap(it, &ev); err != nil {
 				return snap, err
@@ -117,6 +120,20 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	}
 	if snap.Endpoint != nil {
 		snap.Endpoint.Leases = leases
+	}
+	if d := snap.Delivery; d != nil && !eventThere && d.EventID == r.EventID {
+		// Its own event was never written (an ingest that died between its
+		// two writes: an orphan) or is still being written: no delivery
+		// for the decision, and past OrphanAfter it is deleted. (An event
+		// past its TTL is still there until DynamoDB deletes it, and so is
+		// never taken for this: by then the delivery, of the same TTL, has
+		// expired as well.)
+		if now.Sub(time.UnixMilli(d.CreatedAt)) >= OrphanAfter {
+			if err := s.deleteOrphan(ctx, *d); err != nil {
+				return snap, err
+			}
+		}
+		snap.Delivery = nil
 	}
 	return snap, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -24,44 +25,84 @@ type NewEvent struct {
 	DueAt []int64
 }
 
-// CreateEvent writes the event and all its deliveries in one transaction:
-// either all of them exist or none does. With an idempotency key, the key is
-// claimed in the same transaction; if an unexpired claim exists, nothing is
-// written and ErrDuplicate is returned with the id of the first event.
+// CreateEvent writes the deliveries, then the event: the event's
+// conditional put is the commit point (with an idempotency key, the key's
+// claim and the event in one transaction). No transaction holds the
+// deliveries: they cost one write unit each instead of two. A delivery whose
+// event was never written is an orphan: when the commit is known to have
+// failed (the key was taken, a condition, or writing the deliveries failed)
+// they are deleted at once; a process that dies between the two writes
+// leaves them for LoadForAttempt, which drops and deletes them once they
+// are older than OrphanAfter (the sweeper's re-queue brings them there),
+// after the producer was answered with an error (it retries). With an
+// idempotency key, if an unexpired claim exists, the event is not written
+// and ErrDuplicate is returned with the id of the first event.
 func (s *Store) CreateEvent(ctx context.Context, ne NewEvent) (firstEventID string, err error) {
 	ev := ne.Event
 	evItem, err := marshal(ev, key(eventPK(ev.ID), skEvent))
 	if err != nil {
 		return "", err
 	}
-	var tx []types.TransactWriteItem
-	if ev.IdempotencyKey != "" {
-		bodyHash := sha256.Sum256(ev.Body)
-		tx = append(tx, types.TransactWriteItem{Put: &types.Put{
-			TableName: s.table,
-			Item: item{
-				"pk": str(idempotencyPK(ev.AccountID, ev.IdempotencyKey)), "sk": str(skIdempotency),
-				"event_id": str(ev.ID), "body_sha256": &types.AttributeValueMemberB{Value: bodyHash[:]},
-				"ttl": num(s.now().Add(domain.IdempotencyWindow).Unix()),
-			},
-			// An expired claim (DynamoDB deletes late) may be taken over.
-			ConditionExpression:                 aws.String("attribute_not_exists(pk) OR #ttl <= :now"),
-			ExpressionAttributeNames:            map[string]string{"#ttl": "ttl"},
-			ExpressionAttributeValues:           item{":now": num(s.now().Unix())},
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}})
-	}
-	tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: evItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+	puts := make([]types.WriteRequest, 0, len(ne.Deliveries))
 	for i, d := range ne.Deliveries {
 		it, err := deliveryItem(d, ne.DueAt[i])
 		if err != nil {
 			return "", err
 		}
-		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) // fresh ids: nothing to overwrite
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+	if err := s.batchWrite(ctx, puts); err != nil {
+		s.forgetDeliveries(ctx, ne.Deliveries) // the event is never written after this error
+		return "", err
+	}
+	first, err := s.commitEvent(ctx, ev, evItem)
+	if err != nil && (errors.Is(err, ErrDuplicate) || errors.Is(err, ErrIdempotencyMismatch) || errors.Is(err, errNotCommitted)) {
+		s.forgetDeliveries(ctx, ne.Deliveries)
+	}
+	// Any other error may have been applied after all (a timeout): the
+	// deliveries stay; if the event is there the sweeper moves them on, if
+	// not they are orphans.
+	if errors.Is(err, errNotCommitted) {
+		return "", ErrConflict
+	}
+	return first, err
+}
+
+// errNotCommitted: the event's conditional put was refused.
+var errNotCommitted = errors.New("event not written")
+
+// OrphanAfter is how old a delivery must be before LoadForAttempt takes a
+// missing event as never committed (the delivery an orphan) rather than
+// still being written: longer than the api function's timeout (15 s).
+const OrphanAfter = 2 * time.Minute
+
+// commitEvent writes the event (with its idempotency key's claim).
+func (s *Store) commitEvent(ctx context.Context, ev domain.Event, evItem item) (string, error) {
+	put := &types.Put{TableName: s.table, Item: evItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}
+	if ev.IdempotencyKey == "" {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression})
+		if isConditionFailed(err) {
+			return "", errNotCommitted
+		}
+		return ev.ID, err
+	}
+	bodyHash := sha256.Sum256(ev.Body)
+	tx := []types.TransactWriteItem{{Put: &types.Put{
+		TableName: s.table,
+		Item: item{
+			"pk": str(idempotencyPK(ev.AccountID, ev.IdempotencyKey)), "sk": str(skIdempotency),
+			"event_id": str(ev.ID), "body_sha256": &types.AttributeValueMemberB{Value: bodyHash[:]},
+			"ttl": num(s.now().Add(domain.IdempotencyWindow).Unix()),
+		},
+		// An expired claim (DynamoDB deletes late) may be taken over.
+		ConditionExpression:                 aws.String("attribute_not_exists(pk) OR #ttl <= :now"),
+		ExpressionAttributeNames:            map[string]string{"#ttl": "ttl"},
+		ExpressionAttributeValues:           item{":now": num(s.now().Unix())},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}, {Put: put}}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
 	reasons := cancelReasons(err)
-	if ev.IdempotencyKey != "" && len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
 		var prior struct {
 			EventID string `dynamodbav:"event_id"`
 			Body    []byte `dynamodbav:"body_sha256"`
@@ -78,7 +119,36 @@ func (s *Store) CreateEvent(ctx context.Context, ne NewEvent) (firstEventID stri
 		}
 		return prior.EventID, ErrDuplicate
 	}
+	if onlyConditionFailures(reasons) {
+		return "", errNotCommitted
+	}
 	return ev.ID, err
+}
+
+// forgetDeliveries deletes the deliveries of an event that was not written.
+// Best effort: what is left is an orphan, which LoadForAttempt deletes.
+func (s *Store) forgetDeliveries(ctx context.Context, ds []domain.Delivery) {
+	dels := make([]types.WriteRequest, 0, len(ds))
+	for _, d := range ds {
+		dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(deliveryPK(d.ID), skDelivery)}})
+	}
+	_ = s.batchWrite(context.WithoutCancel(ctx), dels)
+}
+
+// deleteOrphan deletes a delivery whose event was never written. It was
+// never attempted (no worker claims a delivery without its event), so the
+// condition keeps any other delivery.
+func (s *Store) deleteOrphan(ctx context.Context, d domain.Delivery) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: s.table, Key: key(deliveryPK(d.ID), skDelivery),
+		ConditionExpression:       aws.String("#st = :pending AND attempts = :zero AND event_id = :ev"),
+		ExpressionAttributeNames:  map[string]string{"#st": "status"},
+		ExpressionAttributeValues: item{":pending": str(domain.StatusPending), ":zero": num(0), ":ev": str(d.EventID)},
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
 }
 
 // PriorEvent looks an idempotency key up before anything is reserved or

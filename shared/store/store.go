@@ -28,6 +28,7 @@ type DynamoDB interface {
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
 // Errors callers act on.
@@ -167,4 +168,34 @@ func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
 		req = res.UnprocessedKeys
 	}
 	return out, nil
+}
+
+// maxBatchWrite is how many requests one BatchWriteItem carries at most (DynamoDB's limit).
+const maxBatchWrite = 25
+
+// batchWriteTries bounds the retries of unprocessed items (throttling).
+const batchWriteTries = 8
+
+// batchWrite sends the requests, maxBatchWrite at a time, retrying
+// unprocessed ones.
+func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
+	for start := 0; start < len(reqs); start += maxBatchWrite {
+		req := map[string][]types.WriteRequest{*s.table: reqs[start:min(start+maxBatchWrite, len(reqs))]}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt == batchWriteTries {
+				return errors.New("batch write: items still unprocessed after retries")
+			}
+			if attempt > 0 {
+				if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+					return err
+				}
+			}
+			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
+			if err != nil {
+				return err
+			}
+			req = out.UnprocessedItems
+		}
+	}
+	return nil
 }

@@ -147,6 +147,17 @@ func TestIdempotencyKeyReturnsFirstEvent(t *testing.T) {
 	if _, err := s.GetEvent(ctx, repeat.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the repeat was written: %v", err)
 	}
+	// A repeat that carries deliveries (they are written before the event,
+	// which the key's claim refuses) leaves none of them behind.
+	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: repeat.ID, EndpointID: ep.ID, AccountID: ep.AccountID, EventType: repeat.Type,
+		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: now.UnixMilli(), CreatedAt: now.UnixMilli(), ExpiresAt: repeat.ExpiresAt}
+	repeat.DeliveryIDs = []string{d.ID}
+	if id, err := s.CreateEvent(ctx, store.NewEvent{Event: repeat, Deliveries: []domain.Delivery{d}, DueAt: []int64{now.UnixMilli()}}); !errors.Is(err, store.ErrDuplicate) || id != first.ID {
+		t.Fatalf("repeat with a delivery = %s, %v", id, err)
+	}
+	if _, err := s.GetDelivery(ctx, d.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused repeat's delivery was left behind: %v", err)
+	}
 	repeat.Body = []byte(`{"event":"other"}`)
 	if _, err := s.CreateEvent(ctx, store.NewEvent{Event: repeat}); !errors.Is(err, store.ErrIdempotencyMismatch) {
 		t.Fatalf("same key, other body: %v", err)
@@ -318,8 +329,22 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 // outcome write.
 type failingDB struct {
 	store.DynamoDB
-	mu sync.Mutex
-	n  int
+	mu        sync.Mutex
+	n         int
+	eventPuts int // the next n PutItem calls of an event fail the same way: an ingest that died between its writes
+}
+
+func (f *failingDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	f.mu.Lock()
+	fail := f.eventPuts > 0 && strings.HasPrefix(in.Item["pk"].(*types.AttributeValueMemberS).Value, "EVT#")
+	if fail {
+		f.eventPuts--
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("injected: the process died before this write")
+	}
+	return f.DynamoDB.PutItem(ctx, in, o...)
 }
 
 func (f *failingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
@@ -635,5 +660,75 @@ func TestDeliveryLogByStatusFromKeysOnlyIndexes(t *testing.T) {
 	}
 	if page, _ := s.ListEndpointDeliveries(ctx, ep.ID, domain.StatusPending, 10, ""); len(page.Deliveries) != 3 {
 		t.Fatalf("after a restart the pending list holds %d, want 3", len(page.Deliveries))
+	}
+}
+
+// Ingest writes the deliveries, then the event (the commit point), without a
+// transaction. An ingest that dies between the two leaves orphan deliveries
+// (the producer got an error and retries): the worker never attempts one,
+// and once it is older than store.OrphanAfter its read deletes it, so the
+// sweeper stops finding it. A message naming another event never makes a
+// delivery look orphaned.
+func TestIngestDyingBetweenItsWritesLeavesOrphansThatAreDroppedAndDeleted(t *testing.T) {
+	env := testenv.New(t)
+	db := &failingDB{DynamoDB: env.DB}
+	s := store.New(db, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	write := func(age time.Duration) domain.Delivery {
+		now := time.Now()
+		ev := domain.Event{ID: domain.NewID("evt"), AccountID: ep.AccountID, Type: "payout.fulfilled", Body: []byte(`{"event":"payout.fulfilled"}`),
+			ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
+		d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: ep.AccountID, EventType: ev.Type,
+			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: now.UnixMilli(), CreatedAt: now.Add(-age).UnixMilli(), ExpiresAt: ev.ExpiresAt}
+		ev.DeliveryIDs = []string{d.ID}
+		db.eventPuts = 1
+		if _, err := s.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{now.UnixMilli()}}); err == nil {
+			t.Fatal("the injected failure did not happen")
+		}
+		if _, err := s.GetDelivery(ctx, d.ID); err != nil {
+			t.Fatalf("the orphan should be there for this test: %v", err)
+		}
+		return d
+	}
+	load := func(d domain.Delivery, eventID string) store.Snapshot {
+		snap, err := s.LoadForAttempt(ctx, store.Ref{DeliveryID: d.ID, AccountID: d.AccountID, EndpointID: d.EndpointID, EventID: eventID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	// Young: its event may still be on its way; not attempted, not deleted.
+	young := write(time.Second)
+	if snap := load(young, young.EventID); snap.Delivery != nil {
+		t.Fatalf("a delivery without its event was handed to the worker: %+v", snap.Delivery)
+	}
+	if _, err := s.GetDelivery(ctx, young.ID); err != nil {
+		t.Fatalf("a young orphan was deleted: %v", err)
+	}
+	// Past OrphanAfter, with a message naming another event: left alone.
+	old := write(store.OrphanAfter + time.Minute)
+	if snap := load(old, domain.NewID("evt")); snap.Delivery == nil {
+		t.Fatal("a message naming another event hid the delivery")
+	}
+	if _, err := s.GetDelivery(ctx, old.ID); err != nil {
+		t.Fatalf("a message naming another event deleted the delivery: %v", err)
+	}
+	// Past OrphanAfter, its own event: dropped and deleted (out of the sweep index too).
+	if snap := load(old, old.EventID); snap.Delivery != nil {
+		t.Fatal("an orphan was handed to the worker")
+	}
+	if _, err := s.GetDelivery(ctx, old.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the orphan was not deleted: %v", err)
+	}
+	if ids := sweepAll(t, s, time.Now().Add(time.Hour)); contains(ids, old.ID) {
+		t.Fatal("the deleted orphan is still in the sweep index")
+	}
+	// A committed delivery is untouched by all this.
+	_, d, err := event(t, s, ep, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap := load(d, d.EventID); snap.Delivery == nil || snap.Event == nil {
+		t.Fatalf("a committed delivery: %+v", snap)
 	}
 }
