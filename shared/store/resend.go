@@ -50,6 +50,12 @@ func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.
 	if err != nil {
 		return err
 	}
+	released := make(chan struct{})
+	go func() { // the POST has answered: free the slot at once (see RecordAttempt)
+		defer close(released)
+		s.releaseSlot(ctx, d.EndpointID, c)
+	}()
+	defer func() { <-released }()
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it, ConditionExpression: aws.String("outcome = :ip"),
 		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress)}})
 	if isConditionFailed(err) {
@@ -58,9 +64,5 @@ func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.
 	if err != nil {
 		return err
 	}
-	if err := s.updateHealth(ctx, d, ep, o); err != nil {
-		return err
-	}
-	s.releaseSlot(ctx, d.EndpointID, c)
-	return nil
+	return s.updateHealth(ctx, d, ep, o)
 }
