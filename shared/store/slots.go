@@ -17,7 +17,7 @@ import (
 // SLOT#<endpoint>, in its own partition (not the account's item collection,
 // the hottest partition at scale), one attribute per slot: s<k> = {u: lease
 // until, c: claim id}. A slot is taken with a plain conditional UpdateItem
-// before the delivery's claim and freed with another after the record, so
+// before the delivery's claim and freed with another once the POST has answered, so
 // neither the claim nor the record is a transaction. A worker that dies
 // between taking a slot and freeing it holds the slot until its lease runs
 // out, as before.
