@@ -55,15 +55,15 @@ func (s *Store) AddAPIKey(ctx context.Context, accountID, secret string) (domain
 		return k, err
 	}
 	ref["key_hash"] = str(hash)
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{ConditionCheck: &types.ConditionCheck{TableName: s.table, Key: key(accountPK(accountID), skAccount), ConditionExpression: aws.String("attribute_exists(pk)")}},
-		{Put: &types.Put{TableName: s.table, Item: byHash, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		{Put: &types.Put{TableName: s.table, Item: ref}},
-	}})
-	if reasons := cancelReasons(err); onlyConditionFailures(reasons) {
-		if aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
-			return k, ErrNotFound
-		}
+	r, err := s.transact(ctx,
+		part{"account", types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: s.table, Key: key(accountPK(accountID), skAccount), ConditionExpression: aws.String("attribute_exists(pk)")}}},
+		part{"key", types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: byHash, ConditionExpression: aws.String("attribute_not_exists(pk)")}}},
+		part{"ref", types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: ref}}},
+	)
+	switch {
+	case r.has("account"):
+		return k, ErrNotFound
+	case r != nil:
 		return k, ErrDuplicate
 	}
 	return k, err
@@ -82,10 +82,13 @@ func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string) error
 		return &types.Update{TableName: s.table, Key: k, UpdateExpression: aws.String("SET revoked_at = :t"),
 			ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeValues: item{":t": now}}
 	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: set(key(apiKeyPK(ref.Hash), skAPIKey))},
-		{Update: set(key(accountPK(accountID), keyRefSK(keyID)))},
-	}})
+	r, err := s.transact(ctx,
+		part{"key", types.TransactWriteItem{Update: set(key(apiKeyPK(ref.Hash), skAPIKey))}},
+		part{"ref", types.TransactWriteItem{Update: set(key(accountPK(accountID), keyRefSK(keyID)))}},
+	)
+	if r != nil {
+		return ErrNotFound // its items are gone
+	}
 	return err
 }
 

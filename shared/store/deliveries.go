@@ -213,20 +213,19 @@ func (s *Store) FailWithoutAttempt(ctx context.Context, seen domain.Delivery, re
 		if err != nil {
 			return seen, err
 		}
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Update: &types.Update{TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
+		r, err := s.transact(ctx,
+			part{"delivery", types.TransactWriteItem{Update: &types.Update{TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
 				ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
-				ExpressionAttributeValues: in.ExpressionAttributeValues}},
-			{Put: put},
-		}})
-		reasons := cancelReasons(err)
+				ExpressionAttributeValues: in.ExpressionAttributeValues}}},
+			part{"interrupted", types.TransactWriteItem{Put: put}},
+		)
 		switch {
-		case err == nil:
+		case err != nil:
+			return seen, err
+		case r == nil:
 			var d domain.Delivery
 			return d, s.get(ctx, key(deliveryPK(seen.ID), skDelivery), &d)
-		case !onlyConditionFailures(reasons):
-			return seen, err
-		case aws.ToString(reasons[0].Code) == "ConditionalCheckFailed":
+		case r.has("delivery"):
 			return seen, ErrConflict
 		}
 		// Only the log entry exists already (its worker recorded it after

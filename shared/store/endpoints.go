@@ -22,22 +22,20 @@ func (s *Store) CreateEndpoint(ctx context.Context, ep domain.Endpoint) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: &types.Update{
+	r, err := s.transact(ctx,
+		part{"count", types.TransactWriteItem{Update: &types.Update{
 			TableName: s.table, Key: key(accountPK(ep.AccountID), skAccount),
 			UpdateExpression:          aws.String("ADD endpoint_count :one"),
 			ConditionExpression:       aws.String("attribute_exists(pk) AND (attribute_not_exists(endpoint_count) OR endpoint_count < :max)"),
 			ExpressionAttributeValues: item{":one": num(1), ":max": num(domain.MaxEndpoints)},
-		}},
-		{Put: &types.Put{TableName: s.table, Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
-	if reasons := cancelReasons(err); reasons != nil {
-		if aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
-			return ErrLimit
-		}
-		if onlyConditionFailures(reasons) {
-			return ErrDuplicate
-		}
+		}}},
+		part{"endpoint", types.TransactWriteItem{Put: &types.Put{TableName: s.table, Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}}},
+	)
+	switch {
+	case r.has("count"):
+		return ErrLimit
+	case r != nil:
+		return ErrDuplicate
 	}
 	return err
 }
@@ -166,12 +164,12 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 // DeleteEndpoint removes an endpoint and gives its place back to the
 // account's count, in one transaction. Its deliveries stay in the log.
 func (s *Store) DeleteEndpoint(ctx context.Context, accountID, id string) error {
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}},
-		{Update: &types.Update{TableName: s.table, Key: key(accountPK(accountID), skAccount),
-			UpdateExpression: aws.String("ADD endpoint_count :minus"), ExpressionAttributeValues: item{":minus": num(-1)}}},
-	}})
-	if onlyConditionFailures(cancelReasons(err)) {
+	r, err := s.transact(ctx,
+		part{"endpoint", types.TransactWriteItem{Delete: &types.Delete{TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}}},
+		part{"count", types.TransactWriteItem{Update: &types.Update{TableName: s.table, Key: key(accountPK(accountID), skAccount),
+			UpdateExpression: aws.String("ADD endpoint_count :minus"), ExpressionAttributeValues: item{":minus": num(-1)}}}},
+	)
+	if r.has("endpoint") {
 		return ErrNotFound
 	}
 	return err

@@ -87,7 +87,7 @@ func (s *Store) commitEvent(ctx context.Context, ev domain.Event, evItem item) (
 		return ev.ID, err
 	}
 	bodyHash := sha256.Sum256(ev.Body)
-	tx := []types.TransactWriteItem{{Put: &types.Put{
+	claim := part{"idempotency", types.TransactWriteItem{Put: &types.Put{
 		TableName: s.table,
 		Item: item{
 			"pk": str(idempotencyPK(ev.AccountID, ev.IdempotencyKey)), "sk": str(skIdempotency),
@@ -99,16 +99,15 @@ func (s *Store) commitEvent(ctx context.Context, ev domain.Event, evItem item) (
 		ExpressionAttributeNames:            map[string]string{"#ttl": "ttl"},
 		ExpressionAttributeValues:           item{":now": num(s.now().Unix())},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, {Put: put}}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-	reasons := cancelReasons(err)
-	if len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+	}}}
+	r, err := s.transact(ctx, claim, part{"event", types.TransactWriteItem{Put: put}})
+	if taken, ok := r["idempotency"]; ok {
 		var prior struct {
 			EventID string `dynamodbav:"event_id"`
 			Body    []byte `dynamodbav:"body_sha256"`
 		}
-		if reasons[0].Item != nil {
-			if err := attributevalue.UnmarshalMap(reasons[0].Item, &prior); err != nil {
+		if taken.Item != nil {
+			if err := attributevalue.UnmarshalMap(taken.Item, &prior); err != nil {
 				return "", err
 			}
 		} else if err := s.get(ctx, key(idempotencyPK(ev.AccountID, ev.IdempotencyKey), skIdempotency), &prior); err != nil {
@@ -119,7 +118,7 @@ func (s *Store) commitEvent(ctx context.Context, ev domain.Event, evItem item) (
 		}
 		return prior.EventID, ErrDuplicate
 	}
-	if onlyConditionFailures(reasons) {
+	if r != nil {
 		return "", errNotCommitted
 	}
 	return ev.ID, err

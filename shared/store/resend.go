@@ -28,15 +28,15 @@ func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Att
 	put := &types.Put{TableName: s.table, Item: it,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR (outcome = :ip AND lease_until < :now)"),
 		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress), ":now": num(domain.Millis(s.now()))}}
-	tx := []types.TransactWriteItem{{Put: put}}
+	parts := []part{{"attempt", types.TransactWriteItem{Put: put}}}
 	if c.Slot != "" {
-		tx = append(tx, types.TransactWriteItem{Update: s.slotUpdate(d.EndpointID, c)})
+		parts = append(parts, part{"slot", types.TransactWriteItem{Update: s.slotUpdate(d.EndpointID, c)}})
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-	if reasons := cancelReasons(err); onlyConditionFailures(reasons) {
-		if aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
-			return ErrDuplicate // this resend was already made
-		}
+	r, err := s.transact(ctx, parts...)
+	switch {
+	case r.has("attempt"):
+		return ErrDuplicate // this resend was already made
+	case r.has("slot"):
 		return ErrConflict // the slot was taken meanwhile
 	}
 	return err

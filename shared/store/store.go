@@ -79,25 +79,43 @@ func isConditionFailed(err error) bool {
 	return errors.As(err, &ccf)
 }
 
-// cancelReasons returns the per-item codes of a cancelled transaction, or nil.
-func cancelReasons(err error) []types.CancellationReason {
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) {
-		return tce.CancellationReasons
-	}
-	return nil
+// part is one named write of a transaction.
+type part struct {
+	name string
+	types.TransactWriteItem
 }
 
-func onlyConditionFailures(reasons []types.CancellationReason) bool {
-	if len(reasons) == 0 {
-		return false
+// refused names the parts of a cancelled transaction whose condition
+// failed, with what DynamoDB returned for each (the old item, when asked).
+type refused map[string]types.CancellationReason
+
+func (r refused) has(name string) bool { _, ok := r[name]; return ok }
+
+// transact writes parts in one transaction. When conditions alone cancelled
+// it, refused names the parts whose condition failed and err is nil; any
+// other failure (throttling, a conflict with another transaction) is err.
+// A cancellation is read by part name, never by position.
+func (s *Store) transact(ctx context.Context, parts ...part) (refused, error) {
+	items := make([]types.TransactWriteItem, len(parts))
+	for i, p := range parts {
+		items[i] = p.TransactWriteItem
 	}
-	for _, r := range reasons {
-		if c := aws.ToString(r.Code); c != "None" && c != "ConditionalCheckFailed" {
-			return false
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || len(tce.CancellationReasons) != len(parts) {
+		return nil, err
+	}
+	r := refused{}
+	for i, reason := range tce.CancellationReasons {
+		switch aws.ToString(reason.Code) {
+		case "None":
+		case "ConditionalCheckFailed":
+			r[parts[i].name] = reason
+		default:
+			return nil, err
 		}
 	}
-	return true
+	return r, nil
 }
 
 // get reads one item (strongly consistent) into v; ErrNotFound when absent.

@@ -732,3 +732,23 @@ func TestIngestDyingBetweenItsWritesLeavesOrphansThatAreDroppedAndDeleted(t *tes
 		t.Fatalf("a committed delivery: %+v", snap)
 	}
 }
+
+// The transaction parts are read by name: which condition failed decides
+// the error, whatever the part's position.
+func TestEndpointWritesNameWhichConditionFailed(t *testing.T) {
+	s := newStore(t)
+	a := account(t, s)
+	ep := endpoint(t, s, a.ID)
+	if err := s.CreateEndpoint(ctx, ep); !errors.Is(err, store.ErrDuplicate) {
+		t.Fatalf("the same endpoint again: %v, want ErrDuplicate", err)
+	}
+	if err := s.DeleteEndpoint(ctx, a.ID, "ep_nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("delete of an unknown endpoint: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteEndpoint(ctx, a.ID, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if acct, eps, err := s.AccountWithEndpoints(ctx, a.ID); err != nil || len(eps) != 0 || acct.EndpointCount != 0 {
+		t.Fatalf("after the delete: %d endpoints, count %d, %v", len(eps), acct.EndpointCount, err)
+	}
+}
