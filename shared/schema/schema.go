@@ -43,6 +43,7 @@ const (
 	IndexSweep          = "sweep"
 	IndexEndpointLog    = "endpoint_log"
 	IndexEndpointStatus = "endpoint_status"
+	IndexPark           = "park"
 )
 
 // Table is the single table. Items (pk / sk):
@@ -77,6 +78,11 @@ var Table = TableDef{
 			Name: IndexEndpointStatus, PK: Key{"gsi2pk", String}, SK: Key{"gsi2sk", String},
 			Projection: "ALL",
 			Purpose:    "an endpoint's deliveries in one status, newest first (gsi2pk = EP#<endpoint>#<status>)",
+		},
+		{
+			Name: IndexPark, PK: Key{"park_shard", String}, SK: Key{"park_until", Number},
+			Projection: "KEYS_ONLY",
+			Purpose:    "sparse: only deliveries parked for a wait longer than SQS's 15-minute delay, by when they are due (the scheduler's every-minute query)",
 		},
 	},
 }
