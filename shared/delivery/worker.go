@@ -22,7 +22,6 @@ import (
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -35,6 +34,7 @@ type Store interface {
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	ClaimDeadLetter(context.Context, string) error
 	PushDue(ctx context.Context, id string, gen int, until int64) error
+	ParkDelivery(ctx context.Context, id string, p store.Park) error
 	MarkDeadLettered(ctx context.Context, id string, gen int) error
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
@@ -96,10 +96,14 @@ type Worker struct {
 	MaxInFlight  int           // per endpoint; 0: no cap
 	DisableAfter time.Duration // disable an endpoint failing for this long; 0: never
 	SweepGrace   time.Duration // the sweeper's grace: deferrals longer than half of it move the due time
-	LeaseFor     time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
-	Log          *slog.Logger
-	Metrics      *obs.Metrics
-	Now          func() time.Time
+	// ParkAfter: a wait longer than this is parked in the table for the
+	// scheduler instead of sent back delayed; 0 or more than SQS's delay
+	// limit: queue.MaxDelay (15 min).
+	ParkAfter time.Duration
+	LeaseFor  time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
+	Log       *slog.Logger
+	Metrics   *obs.Metrics
+	Now       func() time.Time
 }
 
 // Handle is the SQS event source handler: it processes the batch's messages
@@ -178,22 +182,55 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 	return true
 }
 
-// putBack makes the message come back after d: by hiding it (and reporting
-// it as a batch failure), or, for a message already received many times, by
-// sending a fresh copy so that ordinary waiting never reaches the queue's
-// maxReceiveCount, which is kept for real poison messages.
+// putBack makes the message come back after d without keeping it in
+// flight (waitFor); the received copy is then finished. Only when that fails
+// (SQS or DynamoDB unavailable) is the received copy hidden for the short
+// system-error backoff and left to SQS.
 func (w *Worker) putBack(ctx context.Context, rec events.SQSMessage, msg queue.Message, d time.Duration, log *slog.Logger) bool {
-	n := receiveCount(rec)
-	if n >= schema.Queues.ResendAfter {
-		msg.Deferred += n
-		if err := w.Queue.Send(ctx, msg, d); err == nil {
-			return true
+	if s := w.waitFor(ctx, msg, w.Now().Add(d)); s.err != nil {
+		log.Error("could not put the message back; SQS will redeliver it", "error", s.err)
+		_ = w.Queue.Hide(ctx, rec.ReceiptHandle, systemErrorBackoff)
+		return false
+	}
+	return true
+}
+
+// waitFor makes msg come back at until and parks nothing in flight (design
+// BC, docs/scale.md): a wait up to ParkAfter (at most SQS's 15-minute delay)
+// is a fresh copy of the message sent with that delay; a longer wait of a
+// delivery's own message is parked in the table (store.Park: its due time,
+// its slot) and the scheduler sends it again, delayed to until exactly. A
+// manual resend's message is not the delivery's, so a long wait of one
+// hops in delayed copies instead. On success the caller finishes the
+// received copy (done): if the process dies before that, the received copy
+// comes back after the visibility timeout and finds the same decision (a
+// second copy of one generation never makes a second attempt: the claim
+// decides), and a parked delivery's due time is in the sweep index.
+func (w *Worker) waitFor(ctx context.Context, msg queue.Message, until time.Time) step {
+	wait := until.Sub(w.Now())
+	msg.Deferred++
+	if wait <= w.parkAfter() || msg.Kind == queue.KindResend {
+		if err := w.Queue.Send(ctx, msg, min(wait, queue.MaxDelay)); err != nil {
+			return step{err: err}
 		}
+		return done
 	}
-	if err := w.Queue.Hide(ctx, rec.ReceiptHandle, d); err != nil {
-		log.Warn("could not hide message; it returns after the queue's visibility timeout", "error", err)
+	err := w.Store.ParkDelivery(ctx, msg.DeliveryID, store.Park{Until: domain.Millis(until), Gen: msg.Gen,
+		SlotAt: msg.SlotAt, SlotFor: msg.SlotFor, Deferred: msg.Deferred})
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		w.Log.Debug("message superseded while parking it; dropped", "delivery_id", msg.DeliveryID, "gen", msg.Gen)
+	case err != nil:
+		return step{err: err}
 	}
-	return false
+	return done
+}
+
+func (w *Worker) parkAfter() time.Duration {
+	if w.ParkAfter <= 0 || w.ParkAfter > queue.MaxDelay {
+		return queue.MaxDelay
+	}
+	return w.ParkAfter
 }
 
 func receiveCount(rec events.SQSMessage) int {
@@ -314,8 +351,9 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 		}
 		next := msg
 		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
-		if err := w.Queue.Send(ctx, next, wait); err != nil {
-			return now, step{err: err}, false
+		next.Deferred-- // waitFor counts put-backs; a far slot is not one
+		if s := w.waitFor(ctx, next, slotAt); s.err != nil {
+			return now, s, false
 		}
 		return now, done, false
 	}
