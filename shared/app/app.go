@@ -109,7 +109,8 @@ func (a *App) Worker() *delivery.Worker {
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
 		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout),
 		DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
-		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
+		BreakerOff: !a.Config.Breaker,
+		Log:        a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
 

@@ -34,6 +34,7 @@ type Config struct {
 	AllowedSchemes        []string       // ALLOWED_SCHEMES (default https)
 	SweepGrace            time.Duration  // SWEEP_GRACE: how overdue a delivery must be before the sweeper re-queues it (default 5m)
 	ParkAfter             time.Duration  // PARK_AFTER: a wait longer than this is parked in the table for the scheduler, shorter ones are delayed sends (default and most 15m, SQS's delay limit)
+	Breaker               bool           // BREAKER: "on" (default) or "off": the per-endpoint circuit breaker (lifecycle.Breaker*)
 	ScheduleAhead         time.Duration  // SCHEDULE_AHEAD: how far ahead each scheduler run sends parked deliveries (default 2m: twice its 1-minute period)
 	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default 24h)
 	EndpointDisableAfter  time.Duration  // ENDPOINT_DISABLE_AFTER: disable an endpoint failing without a success for this long (default 120h; 0 = never)
@@ -59,6 +60,7 @@ func Defaults() Config {
 		SweepGrace:           5 * time.Minute,
 		ParkAfter:            15 * time.Minute,
 		ScheduleAhead:        2 * time.Minute,
+		Breaker:              true,
 		SecretRotationGrace:  24 * time.Hour,
 		EndpointDisableAfter: 5 * 24 * time.Hour,
 		APIKeyCacheTTL:       30 * time.Second,
@@ -160,6 +162,16 @@ func Parse(getenv func(string) string) (Config, error) {
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v))
+		}
+	}
+	if v := getenv("BREAKER"); v != "" {
+		switch v {
+		case "on":
+			c.Breaker = true
+		case "off":
+			c.Breaker = false
+		default:
+			errs = append(errs, fmt.Errorf("BREAKER=%q: want on or off", v))
 		}
 	}
 	if v := getenv("METRICS"); v != "" {

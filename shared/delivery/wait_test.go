@@ -58,7 +58,9 @@ func TestWaitsParkNothingInFlight(t *testing.T) {
 			if len(r.q.hides) != 0 {
 				t.Fatalf("ChangeMessageVisibility asked for %v", r.q.hides)
 			}
-			near := func(got, want time.Duration) bool { return got >= want-2*time.Second && got <= want*116/100+2*time.Second }
+			near := func(got, want time.Duration) bool {
+				return got >= want-2*time.Second && got <= want*116/100+2*time.Second
+			}
 			park, parked := r.st.parks[r.d.ID]
 			switch {
 			case c.send > 0:
@@ -163,3 +165,19 @@ func (r *rig) due(in time.Duration) {
 	r.st.deliveries[r.d.ID], r.d = d, d
 }
 
+// While the endpoint's breaker is open a delivery waits for the pause's end
+// in a delayed copy: no POST, no attempt used.
+func TestOpenBreakerHoldsWithoutAnAttempt(t *testing.T) {
+	r := newRig(t, 200)
+	for k, ep := range r.st.endpoints {
+		ep.BreakerOpenUntil = domain.Millis(time.Now().Add(20 * time.Second))
+		r.st.endpoints[k] = ep
+	}
+	if !r.handle(t, queue.For(r.d)) {
+		t.Fatal("not finished")
+	}
+	got := r.st.deliveries[r.d.ID]
+	if len(r.recv.got) != 0 || got.Attempts != 0 || len(r.q.sent) != 1 || r.q.delays[0] < 18*time.Second || r.q.delays[0] > 21*time.Second {
+		t.Fatalf("%d POSTs, %d attempts, sent %d with delays %v", len(r.recv.got), got.Attempts, len(r.q.sent), r.q.delays)
+	}
+}

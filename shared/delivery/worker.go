@@ -35,6 +35,7 @@ type Store interface {
 	ClaimDeadLetter(context.Context, string) error
 	PushDue(ctx context.Context, id string, gen int, until int64) error
 	ParkDelivery(ctx context.Context, id string, p store.Park) error
+	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
 	MarkDeadLettered(ctx context.Context, id string, gen int) error
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
@@ -100,10 +101,12 @@ type Worker struct {
 	// scheduler instead of sent back delayed; 0 or more than SQS's delay
 	// limit: queue.MaxDelay (15 min).
 	ParkAfter time.Duration
-	LeaseFor  time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
-	Log       *slog.Logger
-	Metrics   *obs.Metrics
-	Now       func() time.Time
+	// BreakerOff turns the per-endpoint circuit breaker off (BREAKER=off).
+	BreakerOff bool
+	LeaseFor   time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
+	Log        *slog.Logger
+	Metrics    *obs.Metrics
+	Now        func() time.Time
 }
 
 // Handle is the SQS event source handler: it processes the batch's messages
@@ -209,8 +212,8 @@ func (w *Worker) putBack(ctx context.Context, rec events.SQSMessage, msg queue.M
 func (w *Worker) waitFor(ctx context.Context, msg queue.Message, until time.Time) step {
 	wait := until.Sub(w.Now())
 	msg.Deferred++
-	if wait <= w.parkAfter() || msg.Kind == queue.KindResend {
-		if err := w.Queue.Send(ctx, msg, min(wait, queue.MaxDelay)); err != nil {
+	if lifecycle.HowToWait(wait, w.parkAfter(), msg.Kind == queue.KindResend) == lifecycle.WaitDelayed {
+		if err := w.Queue.Send(ctx, msg, min(wait, w.parkAfter())); err != nil {
 			return step{err: err}
 		}
 		return done
@@ -280,6 +283,9 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	case lifecycle.Fail:
 		return w.fail(ctx, *d, act.Reason, m, log)
 	}
+	if s, ok := w.takeProbe(ctx, act, snap.Endpoint, now, log); !ok {
+		return s
+	}
 	slot, ok := w.freeSlot(snap.Endpoint, now, nil)
 	if !ok {
 		m.Count(obs.MetricEndpointDeferrals, 1)
@@ -308,6 +314,41 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		}
 	}
 	return w.attempt(ctx, snap, slot, sendAt, m, log)
+}
+
+// takeProbe carries out a Probe decision: the endpoint's breaker is
+// half-open, and one worker may send the probe. The conditional write on
+// the endpoint decides who; the others wait for the probe's answer (held no
+// longer than a lease). ok is false when the message must not go on now.
+func (w *Worker) takeProbe(ctx context.Context, act lifecycle.Action, ep *domain.Endpoint, now time.Time, log *slog.Logger) (step, bool) {
+	if !act.Probe || w.BreakerOff {
+		return done, true
+	}
+	switch err := w.Store.TakeProbe(ctx, ep.AccountID, ep.ID, domain.Millis(now.Add(w.LeaseFor))); {
+	case errors.Is(err, store.ErrConflict):
+		return later(time.Second), false // another worker probes: look again shortly (then Decide waits for it)
+	case err != nil:
+		return step{err: err}, false
+	}
+	log.Info("breaker half-open: this attempt is the probe")
+	return done, true
+}
+
+// breakerAfter is what an automatic attempt's answer does to its
+// endpoint's breaker (ep as read before the attempt).
+func (w *Worker) breakerAfter(ep domain.Endpoint, r retry.Result, at time.Time, log *slog.Logger) lifecycle.BreakerChange {
+	if w.BreakerOff {
+		return lifecycle.BreakerChange{}
+	}
+	probe := lifecycle.BreakerOf(ep, at) == lifecycle.BreakerHalfOpen
+	c := lifecycle.BreakerAfterAttempt(ep, r, probe, w.Now(), nil)
+	switch c.On {
+	case lifecycle.BreakerTripped, lifecycle.BreakerProbeBad:
+		log.Warn("endpoint breaker open: no attempts until its probe", "breaker", c.On, "open_until", time.UnixMilli(c.OpenUntil).UTC())
+	case lifecycle.BreakerProbeOK:
+		log.Info("endpoint breaker closed: the probe was answered")
+	}
+	return c
 }
 
 // endpointChanged reports whether the endpoint was disabled, deleted or
@@ -452,6 +493,7 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)
 	o := lifecycle.Settle(claimed, lifecycle.Answer{Result: res.Result, Verdict: verdict}, w.Now(), w.Schedule, nil)
+	o.Breaker = w.breakerAfter(*ep, res.Result, now, log)
 	if !o.Healthy && !o.GiveBack && w.DisableAfter > 0 && ep.FailingSince != 0 && now.Sub(time.UnixMilli(ep.FailingSince)) >= w.DisableAfter {
 		o.DisableEndpoint = "failing without a success since " + time.UnixMilli(ep.FailingSince).UTC().Format(time.RFC3339)
 		log.Warn("endpoint disabled: failing for too long", "failing_since", time.UnixMilli(ep.FailingSince).UTC())

@@ -147,7 +147,8 @@ func (m *memStore) GetEndpoint(_ context.Context, account, id string) (domain.En
 	return ep, nil
 }
 
-func (m *memStore) PushDue(context.Context, string, int, int64) error { return nil }
+func (m *memStore) PushDue(context.Context, string, int, int64) error      { return nil }
+func (m *memStore) TakeProbe(context.Context, string, string, int64) error { return nil }
 
 // ParkDelivery applies store.ParkDelivery's condition and keeps the park.
 func (m *memStore) ParkDelivery(_ context.Context, id string, p store.Park) error {

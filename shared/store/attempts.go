@@ -316,6 +316,7 @@ func (s *Store) endpointAfterAttempt(d domain.Delivery, ep *domain.Endpoint, c C
 		set = append(set, "disabled = :true", "disabled_reason = :why", "updated_at = :upd")
 		vals[":true"], vals[":why"], vals[":upd"] = boolean(true), str(o.DisableEndpoint), num(now)
 	}
+	breakerWrites(o.Breaker, &set, &remove, vals)
 	cond := "attribute_exists(pk)"
 	if c.Slot != "" {
 		remove = append(remove, "leases.#slot")
