@@ -35,6 +35,12 @@ func breakerWrites(c lifecycle.BreakerChange, set, remove *[]string, vals item) 
 	switch {
 	case c.Close:
 		*remove = append(*remove, "breaker_fails", "breaker_open_until", "breaker_pause_ms", "breaker_probe_until")
+	case c.OpenUntil != 0 && c.On == lifecycle.BreakerTripped:
+		// Attempts in flight together may each see the fifth failure: the
+		// first to write opens it, the others leave its pause alone.
+		*set = append(*set, "breaker_open_until = if_not_exists(breaker_open_until, :bopen)", "breaker_pause_ms = if_not_exists(breaker_pause_ms, :bpause)")
+		*remove = append(*remove, "breaker_fails")
+		vals[":bopen"], vals[":bpause"] = num(c.OpenUntil), num(c.PauseMs)
 	case c.OpenUntil != 0:
 		*set = append(*set, "breaker_open_until = :bopen", "breaker_pause_ms = :bpause")
 		*remove = append(*remove, "breaker_fails", "breaker_probe_until")
