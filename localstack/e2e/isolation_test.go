@@ -29,7 +29,11 @@ func (g *gauge) leave() { g.mu.Lock(); g.now--; g.mu.Unlock() }
 
 func (g *gauge) reset() { g.mu.Lock(); g.peak, g.started = g.now, 0; g.mu.Unlock() }
 
-func (g *gauge) read() (peak, started int) { g.mu.Lock(); defer g.mu.Unlock(); return g.peak, g.started }
+func (g *gauge) read() (peak, started int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.peak, g.started
+}
 
 // hang answers nothing until the sender gives up (a dead endpoint), counting
 // itself in g and in all.
