@@ -16,6 +16,7 @@ import (
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/redrive"
+	"github.com/gifq/webhooks/shared/sweep"
 )
 
 func roundTrip(t *testing.T, file string, into any) {
@@ -119,6 +120,21 @@ func TestSweeperSample(t *testing.T) {
 	roundTrip(t, "sweeper.json", &ev)
 	if ev.DetailType != "Scheduled Event" || ev.Source != "aws.events" {
 		t.Fatalf("%+v", ev)
+	}
+}
+
+// The scheduler rule's input selects the scheduler; the sweep's scheduled
+// event selects the sweep.
+func TestSchedulerSample(t *testing.T) {
+	var in sweep.Invocation
+	roundTrip(t, "scheduler.json", &in)
+	if in.Mode != sweep.ModeSchedule {
+		t.Fatalf("%+v", in)
+	}
+	raw, _ := os.ReadFile("sweeper.json")
+	var sw sweep.Invocation
+	if err := json.Unmarshal(raw, &sw); err != nil || sw.Mode != "" {
+		t.Fatalf("sweeper.json selects mode %q (%v)", sw.Mode, err)
 	}
 }
 

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
 )
 
 func getter(m map[string]any) func(string) (string, bool) {
@@ -139,4 +142,25 @@ func TestNewStackRejectsInvalidConfig(t *testing.T) {
 		}
 	}()
 	NewStack(nil, "Never", &StackProps{Config: cfg, AssetDir: "unused"})
+}
+
+// The stack's defaults are the ones docs/scale.md's simulation chose (issue
+// 11): 300 concurrent deliver batches of 10 (50 fell behind by 01:07 on the
+// simulated day) and the API stage throttle at the account's 10,000 rps /
+// 5,000 burst (the old 50 rps was below the day's mean; each key's ingest
+// limit isolates producers).
+func TestDefaultsFromTheSimulation(t *testing.T) {
+	c := DefaultConfig()
+	if c.DeliverMaxConcurrency != 300 || c.APIThrottleRate != 10000 || c.APIThrottleBurst != 5000 {
+		t.Fatalf("deliverMaxConcurrency %d, apiThrottleRate %v, apiThrottleBurst %d; want 300, 10000, 5000",
+			c.DeliverMaxConcurrency, c.APIThrottleRate, c.APIThrottleBurst)
+	}
+	s := synth(t, "dev")
+	check(t, "deliver mapping: 300 x batches of 10", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), m{"BatchSize": 10, "ScalingConfig": m{"MaximumConcurrency": 300}})
+	})
+	check(t, "stage throttle at the account's", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), m{"MethodSettings": []any{assertions.Match_ObjectLike(&map[string]any{
+			"ThrottlingRateLimit": 10000, "ThrottlingBurstLimit": 5000})}})
+	})
 }

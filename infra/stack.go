@@ -48,12 +48,19 @@ var functionSpecs = map[string]struct {
 }{
 	FnAPI:     {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second},
 	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout},
-	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes)", 256, 5 * time.Minute},
+	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute},
 	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute},
 }
 
 // SweepRate is the sweeper's schedule.
 const SweepRate = 15 // minutes
+
+// ScheduleRate is the scheduler's (the sweeper function with ScheduleInput):
+// every minute it sends the parked deliveries due within SCHEDULE_AHEAD.
+const ScheduleRate = 1 // minute
+
+// ScheduleInput is the scheduler rule's constant input (events/scheduler.json).
+var ScheduleInput = map[string]any{"mode": "schedule"}
 
 // LogRetention is how long function and access logs are kept.
 const LogRetention = awslogs.RetentionDays_ONE_MONTH
@@ -160,6 +167,18 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	rule.AddTarget(awseventstargets.NewLambdaFunction(sweeper, &awseventstargets.LambdaFunctionProps{
 		RetryAttempts: jsii.Number(2),
 		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(10)),
+	}))
+	// The same function every minute in its schedule mode (design BC,
+	// docs/scale.md): no new permissions, it queries the park index and
+	// sends to the delivery queue, which the grants above already allow.
+	scheduleRule := awsevents.NewRule(stack, jsii.String("SchedulerSchedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("Runs the %s scheduler of parked deliveries every minute", name)),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(ScheduleRate))),
+	})
+	scheduleRule.AddTarget(awseventstargets.NewLambdaFunction(sweeper, &awseventstargets.LambdaFunctionProps{
+		Event:         awsevents.RuleTargetInput_FromObject(ScheduleInput),
+		RetryAttempts: jsii.Number(1),
+		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(1)), // the next minute's run does the same
 	}))
 	// redrive: reads and deletes DLQ messages, sends them back to the
 	// delivery queue, resets the deliveries in the table. No trigger.

@@ -271,7 +271,7 @@ func TestDeliverEventSource(t *testing.T) {
 			"EventSourceArn":                 m{"Fn::GetAtt": []any{queueID, "Arn"}},
 			"BatchSize":                      10,
 			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
-			"ScalingConfig":                  m{"MaximumConcurrency": 50},
+			"ScalingConfig":                  m{"MaximumConcurrency": 300},
 			"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
 		})
 	})
@@ -287,7 +287,15 @@ func TestSweeperScheduleAndRedriveHasNoTrigger(t *testing.T) {
 	s := synth(t, "dev")
 	sweeperID, _ := s.functionByName(t, FnSweeper)
 	redriveID, _ := s.functionByName(t, FnRedrive)
-	s.tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1))
+	s.tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(2))
+	check(t, "scheduler schedule: the sweeper function every minute with {\"mode\":\"schedule\"}", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), m{
+			"ScheduleExpression": "rate(1 minute)",
+			"State":              "ENABLED",
+			"Targets": []any{m{"Arn": m{"Fn::GetAtt": []any{sweeperID, "Arn"}}, "Id": assertions.Match_AnyValue(),
+				"Input": `{"mode":"schedule"}`, "RetryPolicy": assertions.Match_AnyValue()}},
+		})
+	})
 	check(t, "sweeper schedule", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), m{
 			"ScheduleExpression": "rate(15 minutes)",
@@ -351,7 +359,7 @@ func TestAPI(t *testing.T) {
 			"TracingEnabled": true,
 			"MethodSettings": []any{m{
 				"HttpMethod": "*", "ResourcePath": "/*",
-				"ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100,
+				"ThrottlingRateLimit": 10000, "ThrottlingBurstLimit": 5000,
 				"LoggingLevel": "ERROR", "DataTraceEnabled": false, "MetricsEnabled": true,
 			}},
 			"AccessLogSetting": m{

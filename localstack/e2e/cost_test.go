@@ -129,7 +129,10 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	// A retry (its own rate-limit slot, claim, attempt, outcome, slot) and
 	// the endpoint's health: failing_since set by the 500, cleared by the 200.
 	extra := map[string]int{
-		"SQS.ChangeMessageVisibility": 1, "SQS.ReceiveMessage": 1, "DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": 1, "DynamoDB.PutItem": 1,
+		// the retry's wait is a delayed copy of the message (issue 11), and the
+		// received copy is deleted: never a ChangeMessageVisibility
+		"SQS.SendMessage": 1, "SQS.DeleteMessageBatch": 1, "SQS.ReceiveMessage": 1, "SQS.ChangeMessageVisibility": 0,
+		"DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": 1, "DynamoDB.PutItem": 1,
 		"DynamoDB.UpdateItem":         1 + 2 + slotWrites + 2,
 		"DynamoDB.TransactWriteItems": 0, "DynamoDB.BatchWriteItem": 0,
 	}
@@ -144,5 +147,8 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	t.Logf("write units a retry adds: %g", retryUnits)
 	if wantUnits := 8.0 + float64(slotWrites); retryUnits != wantUnits {
 		t.Errorf("a retry adds %g write units, want %g", retryUnits, wantUnits)
+	}
+	if n := retried["SQS.ChangeMessageVisibility"]; n != 0 {
+		t.Errorf("a retry asked for %d visibility changes, want none", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
 )
 
 // The tests in this file exercise what only a deployed stack has: the
@@ -167,16 +168,8 @@ func TestDeployedSweeperRuleAndRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	arn := aws.ToString(fn.Configuration.FunctionArn)
-	rules, err := eb.ListRuleNamesByTarget(ctx, &eventbridge.ListRuleNamesByTargetInput{TargetArn: aws.String(arn)})
-	if err != nil || len(rules.RuleNames) != 1 {
-		t.Fatalf("rules targeting %s: %v %v", arn, rules, err)
-	}
-	rule, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rules.RuleNames[0])})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if aws.ToString(rule.ScheduleExpression) != "rate(15 minutes)" || rule.State != "ENABLED" {
-		t.Fatalf("rule %s: schedule %q, state %s", rules.RuleNames[0], aws.ToString(rule.ScheduleExpression), rule.State)
+	if rule := sweeperRule(t, eb, arn, "rate(15 minutes)"); rule.State != "ENABLED" {
+		t.Fatalf("sweep rule: state %s", rule.State)
 	}
 
 	h := start(t, opts{})
@@ -191,6 +184,75 @@ func TestDeployedSweeperRuleAndRun(t *testing.T) {
 	}
 	if got := h.waitFor(t, key, d.ID, 30*time.Second, settled); got.Status != "delivered" || got.AttemptCount != 1 {
 		t.Fatalf("swept delivery %+v", got)
+	}
+	if n := len(rv.requests()); n != 1 {
+		t.Fatalf("receiver got %d requests", n)
+	}
+}
+
+// sweeperRule finds the rule targeting the sweeper function with schedule
+// expr (the sweep's and the scheduler's both target it).
+func sweeperRule(t *testing.T, eb *eventbridge.Client, arn, expr string) *eventbridge.DescribeRuleOutput {
+	t.Helper()
+	rules, err := eb.ListRuleNamesByTarget(ctx, &eventbridge.ListRuleNamesByTargetInput{TargetArn: aws.String(arn)})
+	if err != nil || len(rules.RuleNames) != 2 {
+		t.Fatalf("rules targeting %s: %v %v; want the sweep's and the scheduler's", arn, rules, err)
+	}
+	for _, name := range rules.RuleNames {
+		rule, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if aws.ToString(rule.ScheduleExpression) == expr {
+			return rule
+		}
+	}
+	t.Fatalf("no rule with %s targets %s", expr, arn)
+	return nil
+}
+
+// The scheduler's rule runs the sweeper function every minute with
+// {"mode":"schedule"} (events/scheduler.json); invoked with that input, the
+// function sends a parked delivery's message and the delivery is made, once.
+func TestDeployedSchedulerRuleAndRun(t *testing.T) {
+	deployedOnly(t)
+	lc, eb := awsClients(t)
+	sweeper := os.Getenv("E2E_STACK_NAME") + "-sweeper"
+	fn, err := lc.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(sweeper)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := aws.ToString(fn.Configuration.FunctionArn)
+	rule := sweeperRule(t, eb, arn, "rate(1 minute)")
+	targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: rule.Name})
+	if err != nil || len(targets.Targets) != 1 || rule.State != "ENABLED" {
+		t.Fatalf("scheduler rule %s (%s): targets %v %v", aws.ToString(rule.Name), rule.State, targets, err)
+	}
+	var input, sample map[string]any
+	_ = json.Unmarshal([]byte(aws.ToString(targets.Targets[0].Input)), &input)
+	_ = json.Unmarshal(sampleEvent(t, "scheduler.json"), &sample)
+	if input["mode"] != "schedule" || sample["mode"] != "schedule" {
+		t.Fatalf("scheduler rule input %v, sample %v", input, sample)
+	}
+
+	h := start(t, opts{})
+	acct, key := h.account(t)
+	rv, ep := h.registerReceiver(t, key, always(200))
+	d := pendingWithoutMessage(t, h, acct, ep.ID)
+	if err := h.store.ParkDelivery(ctx, d.ID, store.Park{Until: time.Now().Add(3 * time.Second).UnixMilli(), Gen: d.Gen}); err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Found, Sent, Skipped int }
+	invoke(t, lc, sweeper, sampleEvent(t, "scheduler.json"), &res)
+	// The rule itself may have run first: then this run skips it.
+	if res.Found < 1 && res.Skipped < 1 {
+		t.Logf("scheduler run: %+v (the rule's own run took it)", res)
+	}
+	if got := h.waitFor(t, key, d.ID, 60*time.Second, settled); got.Status != "delivered" || got.AttemptCount != 1 {
+		t.Fatalf("parked delivery %+v", got)
+	}
+	if cur, err := h.store.GetDelivery(ctx, d.ID); err != nil || cur.Gen != d.Gen+1 {
+		t.Fatalf("gen %d (%v): want one unpark", cur.Gen, err)
 	}
 	if n := len(rv.requests()); n != 1 {
 		t.Fatalf("receiver got %d requests", n)

@@ -18,7 +18,7 @@ func Handler(a *app.App, fn string) (lambda.Handler, error) {
 	case "deliver":
 		return lambda.NewHandler(a.Worker().Handle), nil
 	case "sweeper":
-		return lambda.NewHandler(a.Sweeper().Handle), nil
+		return lambda.NewHandler(a.SweeperFunction().Handle), nil
 	case "redrive":
 		return lambda.NewHandler(a.Redriver().Handle), nil
 	}

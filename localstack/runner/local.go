@@ -20,6 +20,10 @@ type Options struct {
 	APIAddr    string        // where the API listens; "127.0.0.1:0" picks a port
 	Pollers    int           // concurrent deliver invocations, like the mapping's maximum concurrency (default 32)
 	SweepEvery time.Duration // the sweeper's timer; 0 turns it off
+	// ScheduleEvery is the scheduler's timer (the sweeper function invoked
+	// with {"mode":"schedule"}, as the stack's 1-minute rule does): 0 is
+	// the stack's minute, < 0 turns it off.
+	ScheduleEvery time.Duration
 }
 
 // Local is every function running in this process.
@@ -62,12 +66,25 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	go func() { defer l.wg.Done(); poller.Run(ctx) }()
 	if o.SweepEvery > 0 {
 		l.wg.Add(1)
-		go func() { defer l.wg.Done(); l.sweepEvery(ctx, o.SweepEvery) }()
+		// The same scheduled event EventBridge sends (events/sweeper.json).
+		go func() { defer l.wg.Done(); l.every(ctx, o.SweepEvery, 5*time.Minute, scheduledEvent) }()
+	}
+	if o.ScheduleEvery == 0 {
+		o.ScheduleEvery = time.Minute
+	}
+	if o.ScheduleEvery > 0 {
+		l.wg.Add(1)
+		// The scheduler rule's constant input (events/scheduler.json).
+		go func() { defer l.wg.Done(); l.every(ctx, o.ScheduleEvery, time.Minute, ScheduleInput) }()
 	}
 	return l, nil
 }
 
-func (l *Local) sweepEvery(ctx context.Context, every time.Duration) {
+// ScheduleInput is what the scheduler rule sends the sweeper function.
+func ScheduleInput() []byte { return []byte(`{"mode":"schedule"}`) }
+
+// every invokes the sweeper function with event() on a timer.
+func (l *Local) every(ctx context.Context, every, timeout time.Duration, event func() []byte) {
 	sweeper, _ := Handler(l.app, "sweeper")
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -76,9 +93,8 @@ func (l *Local) sweepEvery(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			// The same scheduled event EventBridge sends (events/sweeper.json).
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-			_, _ = sweeper.Invoke(sctx, scheduledEvent())
+			sctx, cancel := context.WithTimeout(ctx, timeout)
+			_, _ = sweeper.Invoke(sctx, event())
 			cancel()
 		}
 	}

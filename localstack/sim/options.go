@@ -1,6 +1,10 @@
 package main
 
-import "time"
+import (
+	"time"
+
+	"github.com/gifq/webhooks/shared/lifecycle"
+)
 
 // Waiting is where a message waits between now and its next step (a retry,
 // a rate-limit slot, a cap deferral, an endpoint pause).
@@ -77,10 +81,12 @@ const (
 	sweepGraceHalf  = 150.0 // deferrals longer than half the sweep grace move the due time (PushDue)
 )
 
-// Breaker tunables (the option under test; not in the code yet).
-const (
-	probeFirst = 30.0  // the first pause after the breaker opens
-	probeMax   = 300.0 // pauses double up to this
+// Breaker tunables: the worker's (shared/lifecycle/breaker.go). The model
+// keeps its own cohort-level breaker (the option's threshold, these pauses,
+// ±20 % jitter, one probe at a time) beside the real Decide and Settle.
+var (
+	probeFirst = lifecycle.BreakerFirstPause.Seconds() // the first pause after the breaker opens
+	probeMax   = lifecycle.BreakerMaxPause.Seconds()   // pauses double up to this
 )
 
 // capBackoff is the worker's back-off for a message that found its endpoint

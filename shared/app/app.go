@@ -108,8 +108,9 @@ func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
 		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout),
-		DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace,
-		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
+		DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
+		BreakerOff: !a.Config.Breaker,
+		Log:        a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
 
@@ -119,6 +120,17 @@ func (a *App) Sweeper() *sweep.Sweeper {
 		Store: a.Store, Queue: a.Queue, MaxAttempts: a.Config.Retry.MaxAttempts(), Grace: a.Config.SweepGrace,
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
+}
+
+// SweeperFunction is the sweeper function's handler: the 15-minute sweep,
+// or, with {"mode":"schedule"}, the every-minute scheduler of parked waits.
+func (a *App) SweeperFunction() sweep.Function {
+	return sweep.Function{Sweeper: a.Sweeper(), Scheduler: a.Scheduler()}
+}
+
+// Scheduler sends parked deliveries' messages shortly before they are due.
+func (a *App) Scheduler() *sweep.Scheduler {
+	return &sweep.Scheduler{Store: a.Store, Queue: a.Queue, Ahead: a.Config.ScheduleAhead, Log: a.Log, Now: a.Now}
 }
 
 // Redriver is the redrive function's handler.

@@ -33,6 +33,9 @@ type Config struct {
 	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
 	AllowedSchemes        []string       // ALLOWED_SCHEMES (default https)
 	SweepGrace            time.Duration  // SWEEP_GRACE: how overdue a delivery must be before the sweeper re-queues it (default 5m)
+	ParkAfter             time.Duration  // PARK_AFTER: a wait longer than this is parked in the table for the scheduler, shorter ones are delayed sends (default and most 15m, SQS's delay limit)
+	Breaker               bool           // BREAKER: "on" (default) or "off": the per-endpoint circuit breaker (lifecycle.Breaker*)
+	ScheduleAhead         time.Duration  // SCHEDULE_AHEAD: how far ahead each scheduler run sends parked deliveries (default 2m: twice its 1-minute period)
 	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default 24h)
 	EndpointDisableAfter  time.Duration  // ENDPOINT_DISABLE_AFTER: disable an endpoint failing without a success for this long (default 120h; 0 = never)
 	APIKeyCacheTTL        time.Duration  // API_KEY_CACHE_TTL: how long the api function remembers a valid key (default 30s; 0 = off); a revoked key works at most this long
@@ -55,6 +58,9 @@ func Defaults() Config {
 		DeliveryTimeout:      10 * time.Second,
 		AllowedSchemes:       []string{"https"},
 		SweepGrace:           5 * time.Minute,
+		ParkAfter:            15 * time.Minute,
+		ScheduleAhead:        2 * time.Minute,
+		Breaker:              true,
 		SecretRotationGrace:  24 * time.Hour,
 		EndpointDisableAfter: 5 * 24 * time.Hour,
 		APIKeyCacheTTL:       30 * time.Second,
@@ -93,6 +99,11 @@ func Parse(getenv func(string) string) (Config, error) {
 	str("METRICS_NAMESPACE", &c.MetricsNamespace)
 	dur("DELIVERY_TIMEOUT", &c.DeliveryTimeout)
 	dur("SWEEP_GRACE", &c.SweepGrace)
+	dur("PARK_AFTER", &c.ParkAfter)
+	dur("SCHEDULE_AHEAD", &c.ScheduleAhead)
+	if c.ParkAfter > 15*time.Minute || c.ScheduleAhead > 15*time.Minute {
+		errs = append(errs, fmt.Errorf("PARK_AFTER and SCHEDULE_AHEAD: at most 15m (SQS's longest delay)"))
+	}
 	dur("SECRET_ROTATION_GRACE", &c.SecretRotationGrace)
 	dur("ENDPOINT_DISABLE_AFTER", &c.EndpointDisableAfter)
 	dur("API_KEY_CACHE_TTL", &c.APIKeyCacheTTL)
@@ -151,6 +162,16 @@ func Parse(getenv func(string) string) (Config, error) {
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v))
+		}
+	}
+	if v := getenv("BREAKER"); v != "" {
+		switch v {
+		case "on":
+			c.Breaker = true
+		case "off":
+			c.Breaker = false
+		default:
+			errs = append(errs, fmt.Errorf("BREAKER=%q: want on or off", v))
 		}
 	}
 	if v := getenv("METRICS"); v != "" {

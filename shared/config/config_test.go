@@ -56,3 +56,22 @@ func TestParseIngestLimit(t *testing.T) {
 		}
 	}
 }
+
+// The waiting and breaker settings: defaults, values, and waits SQS cannot
+// delay refused.
+func TestWaitingAndBreakerSettings(t *testing.T) {
+	d, err := Parse(func(string) string { return "" })
+	if err != nil || d.ParkAfter != 15*time.Minute || d.ScheduleAhead != 2*time.Minute || !d.Breaker {
+		t.Fatalf("defaults: park after %v, ahead %v, breaker %v (%v)", d.ParkAfter, d.ScheduleAhead, d.Breaker, err)
+	}
+	env := map[string]string{"PARK_AFTER": "2s", "SCHEDULE_AHEAD": "1s", "BREAKER": "off"}
+	c, err := Parse(func(k string) string { return env[k] })
+	if err != nil || c.ParkAfter != 2*time.Second || c.ScheduleAhead != time.Second || c.Breaker {
+		t.Fatalf("%+v %v", c, err)
+	}
+	for k, v := range map[string]string{"PARK_AFTER": "16m", "SCHEDULE_AHEAD": "1h", "BREAKER": "maybe"} {
+		if _, err := Parse(func(n string) string { return map[string]string{k: v}[n] }); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s accepted (%v)", k, v, err)
+		}
+	}
+}

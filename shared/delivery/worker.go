@@ -22,7 +22,6 @@ import (
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -35,6 +34,8 @@ type Store interface {
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	ClaimDeadLetter(context.Context, string) error
 	PushDue(ctx context.Context, id string, gen int, until int64) error
+	ParkDelivery(ctx context.Context, id string, p store.Park) error
+	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
 	MarkDeadLettered(ctx context.Context, id string, gen int) error
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
@@ -96,10 +97,16 @@ type Worker struct {
 	MaxInFlight  int           // per endpoint; 0: no cap
 	DisableAfter time.Duration // disable an endpoint failing for this long; 0: never
 	SweepGrace   time.Duration // the sweeper's grace: deferrals longer than half of it move the due time
-	LeaseFor     time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
-	Log          *slog.Logger
-	Metrics      *obs.Metrics
-	Now          func() time.Time
+	// ParkAfter: a wait longer than this is parked in the table for the
+	// scheduler instead of sent back delayed; 0 or more than SQS's delay
+	// limit: queue.MaxDelay (15 min).
+	ParkAfter time.Duration
+	// BreakerOff turns the per-endpoint circuit breaker off (BREAKER=off).
+	BreakerOff bool
+	LeaseFor   time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
+	Log        *slog.Logger
+	Metrics    *obs.Metrics
+	Now        func() time.Time
 }
 
 // Handle is the SQS event source handler: it processes the batch's messages
@@ -178,22 +185,55 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 	return true
 }
 
-// putBack makes the message come back after d: by hiding it (and reporting
-// it as a batch failure), or, for a message already received many times, by
-// sending a fresh copy so that ordinary waiting never reaches the queue's
-// maxReceiveCount, which is kept for real poison messages.
+// putBack makes the message come back after d without keeping it in
+// flight (waitFor); the received copy is then finished. Only when that fails
+// (SQS or DynamoDB unavailable) is the received copy hidden for the short
+// system-error backoff and left to SQS.
 func (w *Worker) putBack(ctx context.Context, rec events.SQSMessage, msg queue.Message, d time.Duration, log *slog.Logger) bool {
-	n := receiveCount(rec)
-	if n >= schema.Queues.ResendAfter {
-		msg.Deferred += n
-		if err := w.Queue.Send(ctx, msg, d); err == nil {
-			return true
+	if s := w.waitFor(ctx, msg, w.Now().Add(d)); s.err != nil {
+		log.Error("could not put the message back; SQS will redeliver it", "error", s.err)
+		_ = w.Queue.Hide(ctx, rec.ReceiptHandle, systemErrorBackoff)
+		return false
+	}
+	return true
+}
+
+// waitFor makes msg come back at until and parks nothing in flight (design
+// BC, docs/scale.md): a wait up to ParkAfter (at most SQS's 15-minute delay)
+// is a fresh copy of the message sent with that delay; a longer wait of a
+// delivery's own message is parked in the table (store.Park: its due time,
+// its slot) and the scheduler sends it again, delayed to until exactly. A
+// manual resend's message is not the delivery's, so a long wait of one
+// hops in delayed copies instead. On success the caller finishes the
+// received copy (done): if the process dies before that, the received copy
+// comes back after the visibility timeout and finds the same decision (a
+// second copy of one generation never makes a second attempt: the claim
+// decides), and a parked delivery's due time is in the sweep index.
+func (w *Worker) waitFor(ctx context.Context, msg queue.Message, until time.Time) step {
+	wait := until.Sub(w.Now())
+	msg.Deferred++
+	if lifecycle.HowToWait(wait, w.parkAfter(), msg.Kind == queue.KindResend) == lifecycle.WaitDelayed {
+		if err := w.Queue.Send(ctx, msg, min(wait, w.parkAfter())); err != nil {
+			return step{err: err}
 		}
+		return done
 	}
-	if err := w.Queue.Hide(ctx, rec.ReceiptHandle, d); err != nil {
-		log.Warn("could not hide message; it returns after the queue's visibility timeout", "error", err)
+	err := w.Store.ParkDelivery(ctx, msg.DeliveryID, store.Park{Until: domain.Millis(until), Gen: msg.Gen,
+		SlotAt: msg.SlotAt, SlotFor: msg.SlotFor, Deferred: msg.Deferred})
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		w.Log.Debug("message superseded while parking it; dropped", "delivery_id", msg.DeliveryID, "gen", msg.Gen)
+	case err != nil:
+		return step{err: err}
 	}
-	return false
+	return done
+}
+
+func (w *Worker) parkAfter() time.Duration {
+	if w.ParkAfter <= 0 || w.ParkAfter > queue.MaxDelay {
+		return queue.MaxDelay
+	}
+	return w.ParkAfter
 }
 
 func receiveCount(rec events.SQSMessage) int {
@@ -243,6 +283,9 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	case lifecycle.Fail:
 		return w.fail(ctx, *d, act.Reason, m, log)
 	}
+	if s, ok := w.takeProbe(ctx, act, snap.Endpoint, now, log); !ok {
+		return s
+	}
 	slot, ok := w.freeSlot(snap.Endpoint, now, nil)
 	if !ok {
 		m.Count(obs.MetricEndpointDeferrals, 1)
@@ -271,6 +314,41 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		}
 	}
 	return w.attempt(ctx, snap, slot, sendAt, m, log)
+}
+
+// takeProbe carries out a Probe decision: the endpoint's breaker is
+// half-open, and one worker may send the probe. The conditional write on
+// the endpoint decides who; the others wait for the probe's answer (held no
+// longer than a lease). ok is false when the message must not go on now.
+func (w *Worker) takeProbe(ctx context.Context, act lifecycle.Action, ep *domain.Endpoint, now time.Time, log *slog.Logger) (step, bool) {
+	if !act.Probe || w.BreakerOff {
+		return done, true
+	}
+	switch err := w.Store.TakeProbe(ctx, ep.AccountID, ep.ID, domain.Millis(now.Add(w.LeaseFor))); {
+	case errors.Is(err, store.ErrConflict):
+		return later(time.Second), false // another worker probes: look again shortly (then Decide waits for it)
+	case err != nil:
+		return step{err: err}, false
+	}
+	log.Info("breaker half-open: this attempt is the probe")
+	return done, true
+}
+
+// breakerAfter is what an automatic attempt's answer does to its
+// endpoint's breaker (ep as read before the attempt).
+func (w *Worker) breakerAfter(ep domain.Endpoint, r retry.Result, at time.Time, log *slog.Logger) lifecycle.BreakerChange {
+	if w.BreakerOff {
+		return lifecycle.BreakerChange{}
+	}
+	probe := lifecycle.BreakerOf(ep, at) == lifecycle.BreakerHalfOpen
+	c := lifecycle.BreakerAfterAttempt(ep, r, probe, w.Now(), nil)
+	switch c.On {
+	case lifecycle.BreakerTripped, lifecycle.BreakerProbeBad:
+		log.Warn("endpoint breaker open: no attempts until its probe", "breaker", c.On, "open_until", time.UnixMilli(c.OpenUntil).UTC())
+	case lifecycle.BreakerProbeOK:
+		log.Info("endpoint breaker closed: the probe was answered")
+	}
+	return c
 }
 
 // endpointChanged reports whether the endpoint was disabled, deleted or
@@ -314,8 +392,9 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 		}
 		next := msg
 		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
-		if err := w.Queue.Send(ctx, next, wait); err != nil {
-			return now, step{err: err}, false
+		next.Deferred-- // waitFor counts put-backs; a far slot is not one
+		if s := w.waitFor(ctx, next, slotAt); s.err != nil {
+			return now, s, false
 		}
 		return now, done, false
 	}
@@ -414,6 +493,7 @@ func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, 
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)
 	o := lifecycle.Settle(claimed, lifecycle.Answer{Result: res.Result, Verdict: verdict}, w.Now(), w.Schedule, nil)
+	o.Breaker = w.breakerAfter(*ep, res.Result, now, log)
 	if !o.Healthy && !o.GiveBack && w.DisableAfter > 0 && ep.FailingSince != 0 && now.Sub(time.UnixMilli(ep.FailingSince)) >= w.DisableAfter {
 		o.DisableEndpoint = "failing without a success since " + time.UnixMilli(ep.FailingSince).UTC().Format(time.RFC3339)
 		log.Warn("endpoint disabled: failing for too long", "failing_since", time.UnixMilli(ep.FailingSince).UTC())

@@ -38,6 +38,7 @@ type memStore struct {
 	events      map[string]domain.Event
 	attempts    []domain.Attempt
 	failRecords int // the next n RecordAttempt calls fail transiently, writing nothing
+	parks       map[string]store.Park
 	now         func() time.Time
 }
 
@@ -146,7 +147,25 @@ func (m *memStore) GetEndpoint(_ context.Context, account, id string) (domain.En
 	return ep, nil
 }
 
-func (m *memStore) PushDue(context.Context, string, int, int64) error { return nil }
+func (m *memStore) PushDue(context.Context, string, int, int64) error      { return nil }
+func (m *memStore) TakeProbe(context.Context, string, string, int64) error { return nil }
+
+// ParkDelivery applies store.ParkDelivery's condition and keeps the park.
+func (m *memStore) ParkDelivery(_ context.Context, id string, p store.Park) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.deliveries[id]
+	if d.Status != domain.StatusPending || d.Gen != p.Gen {
+		return store.ErrConflict
+	}
+	if m.parks == nil {
+		m.parks = map[string]store.Park{}
+	}
+	m.parks[id] = p
+	d.DueAt = p.Until
+	m.deliveries[id] = d
+	return nil
+}
 func (m *memStore) Restart(context.Context, string, string, int) (domain.Delivery, error) {
 	return domain.Delivery{}, store.ErrConflict
 }
@@ -160,17 +179,30 @@ func (m *memStore) FinishManual(context.Context, domain.Delivery, *domain.Endpoi
 type memQueue struct {
 	mu          sync.Mutex
 	sent        []queue.Message
+	delays      []time.Duration // of each sent message
+	hides       []time.Duration // every ChangeMessageVisibility asked for
+	failSends   int             // the next n sends fail
 	deadLetters []queue.Message
 	raw         []string // bodies moved to the DLQ as they were, with their reason
 }
 
-func (q *memQueue) Send(_ context.Context, m queue.Message, _ time.Duration) error {
+func (q *memQueue) Send(_ context.Context, m queue.Message, d time.Duration) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.failSends > 0 {
+		q.failSends--
+		return errTransient
+	}
 	q.sent = append(q.sent, m)
+	q.delays = append(q.delays, d)
 	return nil
 }
-func (q *memQueue) Hide(context.Context, string, time.Duration) error { return nil }
+func (q *memQueue) Hide(_ context.Context, _ string, d time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.hides = append(q.hides, d)
+	return nil
+}
 func (q *memQueue) DeadLetter(_ context.Context, m queue.Message) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -185,11 +217,14 @@ func (q *memQueue) DeadLetterRaw(_ context.Context, body, reason string) error {
 }
 
 // nowLimiter grants every reservation at once.
-type nowLimiter struct{ reserved int }
+type nowLimiter struct {
+	reserved int
+	ahead    time.Duration // grant the slot this far ahead instead
+}
 
 func (l *nowLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (ratelimit.Reservation, error) {
 	l.reserved += n
-	return ratelimit.Reservation{First: time.Now(), Interval: time.Millisecond}, nil
+	return ratelimit.Reservation{First: time.Now().Add(l.ahead), Interval: time.Millisecond}, nil
 }
 
 // receiver answers every POST with one status code and counts them.

@@ -115,6 +115,13 @@ type Endpoint struct {
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
 	// PausedUntil is set from a receiver's Retry-After.
 	PausedUntil int64 `dynamodbav:"paused_until,omitempty"`
+	// The circuit breaker (lifecycle.BreakerOf): consecutive timeouts or
+	// connection failures; open until (unix ms), with its last pause; a
+	// probe held until (unix ms).
+	BreakerFails      int   `dynamodbav:"breaker_fails,omitempty"`
+	BreakerOpenUntil  int64 `dynamodbav:"breaker_open_until,omitempty"`
+	BreakerPauseMs    int64 `dynamodbav:"breaker_pause_ms,omitempty"`
+	BreakerProbeUntil int64 `dynamodbav:"breaker_probe_until,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

@@ -33,6 +33,9 @@ type Action struct {
 	// Deferral: the wait is the endpoint's (paused), not the delivery's own
 	// schedule; the worker counts it and keeps the due time ahead of the sweeper.
 	Deferral bool
+	// Probe: the endpoint's breaker is half-open; this attempt is its one
+	// probe, once the worker wins it (store.TakeProbe).
+	Probe bool
 }
 
 // ExpiryMargin is how long before its TTL a pending delivery is failed as
@@ -120,10 +123,49 @@ func Decide(in Input) Action {
 		return Action{Verb: Fail, On: Unattemptable, Reason: domain.ReasonEventExpired, Why: "event gone"}
 	case ep.PausedUntil > now:
 		return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.PausedUntil), Why: "the receiver asked us to wait (Retry-After)", Deferral: true}
-	case d.Claim != "":
-		return Action{Verb: Attempt, On: TakenOver, Why: "the previous attempt's worker died after claiming it"}
 	}
-	return Action{Verb: Attempt, On: Claimed}
+	if w, held := breakerWait(*ep, in.Now); held {
+		return w
+	}
+	probe := BreakerOf(*ep, in.Now) == BreakerHalfOpen
+	if d.Claim != "" {
+		return Action{Verb: Attempt, On: TakenOver, Why: "the previous attempt's worker died after claiming it", Probe: probe}
+	}
+	return Action{Verb: Attempt, On: Claimed, Probe: probe}
+}
+
+// breakerWait is the wait an endpoint's breaker imposes: until the pause
+// ends while open, until the probe's lease runs out while another worker
+// probes. No attempt is used.
+func breakerWait(ep domain.Endpoint, now time.Time) (Action, bool) {
+	switch BreakerOf(ep, now) {
+	case BreakerOpen:
+		return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.BreakerOpenUntil), Why: "the endpoint's breaker is open", Deferral: true}, true
+	case BreakerProbing:
+		return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.BreakerProbeUntil), Why: "another worker is probing the endpoint", Deferral: true}, true
+	}
+	return Action{}, false
+}
+
+// WaitVerb is how a message waits.
+type WaitVerb int
+
+// The ways to wait. Neither keeps a message in flight.
+const (
+	WaitDelayed WaitVerb = iota // a fresh copy of the message, sent with the wait as its delay
+	WaitParked                  // kept in the table (event Parked); the scheduler sends it again, delayed to its time
+)
+
+// HowToWait decides how a message waits for wait (design BC, docs/scale.md):
+// a delayed copy up to maxDelay (SQS's 15-minute limit, or less), parked in
+// the table beyond that. A manual resend's message is not the delivery's
+// own (parking belongs to the automatic series), so it hops in delayed
+// copies of at most maxDelay.
+func HowToWait(wait, maxDelay time.Duration, resend bool) WaitVerb {
+	if wait <= maxDelay || resend {
+		return WaitDelayed
+	}
+	return WaitParked
 }
 
 // DecideResend is the decision for a manual resend message: one attempt
@@ -140,6 +182,8 @@ func DecideResend(in Input) Action {
 		return Action{Verb: Drop, Why: "resend dropped: the endpoint is disabled or deleted"}
 	case ep.PausedUntil > now:
 		return Action{Verb: Wait, Until: time.UnixMilli(ep.PausedUntil), Why: "the receiver asked us to wait (Retry-After)", Deferral: true}
+	case BreakerOf(*ep, in.Now) == BreakerOpen:
+		return Action{Verb: Wait, Until: time.UnixMilli(ep.BreakerOpenUntil), Why: "the endpoint's breaker is open", Deferral: true}
 	}
 	return Action{Verb: Attempt}
 }

@@ -291,7 +291,9 @@ func TestEveryDecidedTransitionIsCovered(t *testing.T) {
 	t.Run("decide", TestDecide)
 	t.Run("settle", TestSettle)
 	t.Run("sweep", TestDecideSweep)
-	notDecidedHere := map[lifecycle.Event]bool{lifecycle.Ingested: true, lifecycle.Requeued: true, lifecycle.Restarted: true, lifecycle.Expired: true}
+	t.Run("wait", TestHowToWait)
+	notDecidedHere := map[lifecycle.Event]bool{lifecycle.Ingested: true, lifecycle.Requeued: true, lifecycle.Unparked: true,
+		lifecycle.Restarted: true, lifecycle.Expired: true}
 	for _, tr := range lifecycle.Transitions {
 		if !covered[tr.On] && !notDecidedHere[tr.On] {
 			t.Errorf("no decision test makes %s --%s--> %s", tr.From, tr.On, tr.To)
@@ -302,7 +304,7 @@ func TestEveryDecidedTransitionIsCovered(t *testing.T) {
 // The table's writes are the store's methods: a renamed method renames its edge.
 func TestEveryWriteIsAStoreMethod(t *testing.T) {
 	st := reflect.TypeOf(&store.Store{})
-	for _, tr := range lifecycle.Transitions {
+	for _, tr := range append(append([]lifecycle.Transition{}, lifecycle.Transitions...), lifecycle.BreakerTransitions...) {
 		if tr.Write == "" {
 			continue
 		}

@@ -30,6 +30,9 @@ type Outcome struct {
 	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
 	// DisableEndpoint: the endpoint has failed for too long; stop sending to it.
 	DisableEndpoint string // the reason shown on the endpoint
+	// Breaker: what the answer does to the endpoint's circuit breaker
+	// (BreakerAfterAttempt).
+	Breaker BreakerChange
 }
 
 // Answer is what came back from one attempt.

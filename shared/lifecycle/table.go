@@ -43,6 +43,8 @@ const (
 	Unattemptable Event = "unattemptable" // endpoint deleted or disabled or changed, event expired or about to, attempts used up by a crash
 	Deferred      Event = "deferred"      // rate limit, cap or pause: the due time moves later
 	Requeued      Event = "requeued"      // the sweeper hands a stuck delivery to a new message (gen+1)
+	Parked        Event = "parked"        // a wait longer than SQS's 15-minute delay is kept in the table, not in the queue
+	Unparked      Event = "unparked"      // the scheduler hands a parked delivery to a new message (gen+1), delayed to its time
 	DLQSent       Event = "dlq_sent"      // its DLQ message was sent and marked
 	Restarted     Event = "restarted"     // recover or a DLQ redrive: a fresh series (gen+1, series+1)
 	Expired       Event = "expired"       // TTL: DynamoDB deletes it (reads treat it as gone from the TTL on)
@@ -77,6 +79,8 @@ var Transitions = []Transition{
 	{Pending, Unattemptable, DLQPending, "FailWithoutAttempt", "status = pending AND gen = g AND " + noLease},
 	{Pending, Deferred, Pending, "PushDue", "status = pending AND gen = g AND due_at < until"},
 	{Pending, Requeued, Pending, "Requeue", "status = pending AND due_at < now - grace AND attempts < max AND ttl beyond the expiry margin AND " + noLease},
+	{Pending, Parked, Pending, "ParkDelivery", "status = pending AND gen = g; due_at = park_until = until (the sweep and park indexes), the message's slot kept"},
+	{Pending, Unparked, Pending, "Unpark", "status = pending AND park_until < now + ahead AND park_gen = gen; gen + 1, out of the park index (one scheduler run wins)"},
 	{DLQPending, DLQSent, DeadLettered, "MarkDeadLettered", "status = failed AND dlq_pending AND gen = g (after ClaimDeadLetter: dlq claim free, then the SQS send)"},
 	{DLQPending, Restarted, Pending, "Restart", "status = failed AND ttl beyond the expiry margin (AND gen = g for a redriven DLQ message)"},
 	{DeadLettered, Restarted, Pending, "Restart", "status = failed AND ttl beyond the expiry margin (AND gen = g for a redriven DLQ message)"},

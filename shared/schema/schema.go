@@ -43,6 +43,7 @@ const (
 	IndexSweep          = "sweep"
 	IndexEndpointLog    = "endpoint_log"
 	IndexEndpointStatus = "endpoint_status"
+	IndexPark           = "park"
 )
 
 // Table is the single table. Items (pk / sk):
@@ -84,6 +85,11 @@ var Table = TableDef{
 			// (their status filters read the log index).
 			Projection: "KEYS_ONLY",
 			Purpose:    "an endpoint's failed deliveries, newest first (gsi2pk = EP#<endpoint>#failed)",
+		},
+		{
+			Name: IndexPark, PK: Key{"park_shard", String}, SK: Key{"park_until", Number},
+			Projection: "KEYS_ONLY",
+			Purpose:    "sparse: only deliveries parked for a wait longer than SQS's 15-minute delay, by when they are due (the scheduler's every-minute query)",
 		},
 	},
 }

@@ -339,6 +339,7 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 		set = append(set, "disabled = :true", "disabled_reason = :why", "updated_at = :upd")
 		vals[":true"], vals[":why"], vals[":upd"] = boolean(true), str(o.DisableEndpoint), num(now)
 	}
+	breakerWrites(o.Breaker, &set, &remove, vals)
 	if len(set) == 0 && len(remove) == 0 {
 		return nil
 	}

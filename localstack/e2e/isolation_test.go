@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/lifecycle"
+)
+
+// gauge counts a receiver's requests in progress and the most at once
+// since it was last reset.
+type gauge struct {
+	mu        sync.Mutex
+	now, peak int
+	started   int // requests begun since the reset
+}
+
+func (g *gauge) enter() {
+	g.mu.Lock()
+	g.now++
+	g.started++
+	g.peak = max(g.peak, g.now)
+	g.mu.Unlock()
+}
+
+func (g *gauge) leave() { g.mu.Lock(); g.now--; g.mu.Unlock() }
+
+func (g *gauge) reset() { g.mu.Lock(); g.peak, g.started = g.now, 0; g.mu.Unlock() }
+
+func (g *gauge) read() (peak, started int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.peak, g.started
+}
+
+// hang answers nothing until the sender gives up (a dead endpoint), counting
+// itself in g and in all.
+func hang(g, all *gauge) respondFunc {
+	return func(_ int, _ http.ResponseWriter, r *http.Request) (int, string) {
+		g.enter()
+		all.enter()
+		defer g.leave()
+		defer all.leave()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second):
+		}
+		return 0, ""
+	}
+}
+
+// Issue 11, test (b): while account A's endpoints all time out, A holds
+// at most its share of the workers, measured at its receivers as requests
+// in progress: the in-flight cap per endpoint times its endpoints until the
+// breakers open, then one probe per endpoint at a time; and account B's
+// deliveries, posted during the outage, all complete.
+//
+// Without the breaker (BREAKER=off) A keeps cap x endpoints requests in
+// progress for the whole outage and the second phase fails.
+func TestTimingOutAccountHoldsOnlyItsShare(t *testing.T) {
+	localOnly(t)
+	const endpointsA, capPer, eventsA, eventsB = 4, 3, 40, 150
+	h := start(t, opts{maxInFlight: capPer, rate: 1000, retry: "1s,2s,4s,8s,16s,32s,64s",
+		env: map[string]string{"DELIVERY_TIMEOUT": "1s"}})
+	acctA, keyA := h.account(t)
+	_, keyB := h.account(t)
+	all := &gauge{}
+	per := make([]*gauge, endpointsA)
+	var epIDs []string
+	for i := range per {
+		per[i] = &gauge{}
+		_, ep := h.registerReceiver(t, keyA, hang(per[i], all))
+		epIDs = append(epIDs, ep.ID)
+	}
+	rvB, _ := h.registerReceiver(t, keyB, always(200))
+
+	h.publishMany(t, keyA, eventsA) // 160 deliveries to dead endpoints
+	// Phase 1: the breakers open; A never has more than cap x endpoints in progress.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		open := 0
+		for _, id := range epIDs {
+			ep, err := h.store.GetEndpoint(ctx, acctA, id)
+			if err == nil && lifecycle.BreakerOf(ep, time.Now()) != lifecycle.BreakerClosed {
+				open++
+			}
+		}
+		if open == endpointsA {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d breakers open after 60 s", open, endpointsA)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if peak, _ := all.read(); peak > capPer*endpointsA {
+		t.Fatalf("A had %d requests in progress before its breakers opened, its share is %d", peak, capPer*endpointsA)
+	}
+	t.Logf("phase 1: breakers open; A's peak in progress %d (share %d)", func() int { p, _ := all.read(); return p }(), capPer*endpointsA)
+
+	// B posts during the outage.
+	b := h.publishMany(t, keyB, eventsB)
+	// Let the attempts in flight when the breakers opened time out (1 s).
+	time.Sleep(2 * time.Second)
+	all.reset()
+	for _, g := range per {
+		g.reset()
+	}
+	// Phase 2: until every endpoint has been probed, at most one request
+	// at a time per endpoint.
+	deadline = time.Now().Add(90 * time.Second)
+	for probed := 0; probed < endpointsA; {
+		probed = 0
+		for _, g := range per {
+			if _, started := g.read(); started > 0 {
+				probed++
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d endpoints probed after 90 s", probed, endpointsA)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i, g := range per {
+		if peak, started := g.read(); peak > 1 {
+			t.Errorf("endpoint %d: %d requests in progress at once with its breaker open (%d started); want one probe", i, peak, started)
+		}
+	}
+	peak, started := all.read()
+	if peak > endpointsA {
+		t.Errorf("A had %d requests in progress with its breakers open; its share is one probe per endpoint, %d", peak, endpointsA)
+	}
+	t.Logf("phase 2: A's peak in progress %d, %d requests (probes)", peak, started)
+
+	waitCount(t, "B delivered", eventsB, 60*time.Second, func() int { return len(rvB.requests()) })
+	for _, ev := range b[:10] {
+		if d := h.delivery(t, keyB, ev.Deliveries[0].ID); d.Status != "delivered" || d.AttemptCount != 1 {
+			t.Fatalf("B's delivery %+v", d)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/schema"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// ScheduleStore is what the scheduler needs of the table.
+type ScheduleStore interface {
+	ParkedBefore(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.ParkedPage, error)
+	Unpark(ctx context.Context, id string, before int64) (domain.Delivery, store.Park, error)
+}
+
+// Scheduler is the every-minute half of design BC (docs/scale.md): the
+// worker parks waits longer than SQS's 15-minute delay in the table
+// (store.Park); each run sends the parks that fall due within Ahead as new
+// messages, each delayed to its exact time. Unpark's conditional write (a gen
+// bump) picks one run per park, so concurrent or repeated runs never make two
+// live messages; a run that dies between that write and the send leaves the
+// delivery due in the sweep index, where the sweeper finds it.
+type Scheduler struct {
+	Store ScheduleStore
+	Queue Queue
+	// Ahead is how far ahead a run looks: more than the period between runs,
+	// so that a late run still sends every park before it is due; at most
+	// SQS's 15-minute delay.
+	Ahead time.Duration
+	Log   *slog.Logger
+	Now   func() time.Time
+}
+
+// ScheduleResult counts what a run did.
+type ScheduleResult struct {
+	Found    int  `json:"found"`
+	Sent     int  `json:"sent"`
+	Skipped  int  `json:"skipped"`  // unparked by another run, or stale
+	Unsent   int  `json:"unsent"`   // unparked but the send failed: the sweeper takes them
+	Complete bool `json:"complete"` // false when the run stopped at its time budget or an error
+}
+
+// Run sends the parks due before now + Ahead.
+func (s *Scheduler) Run(ctx context.Context) (ScheduleResult, error) {
+	before := domain.Millis(s.Now().Add(min(s.Ahead, queue.MaxDelay)))
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-2*time.Second))
+		defer cancel()
+	}
+	var mu sync.Mutex
+	total := ScheduleResult{Complete: true}
+	var errs []error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for shard := 0; shard < schema.SweepShards; shard++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(shard int) {
+			defer func() { <-sem; wg.Done() }()
+			r, err := s.shard(ctx, shard, before)
+			mu.Lock()
+			defer mu.Unlock()
+			total.Found += r.Found
+			total.Sent += r.Sent
+			total.Skipped += r.Skipped
+			total.Unsent += r.Unsent
+			if err != nil {
+				total.Complete = false
+				if !errors.Is(err, context.DeadlineExceeded) {
+					errs = append(errs, err)
+				}
+			}
+		}(shard)
+	}
+	wg.Wait()
+	lvl := slog.LevelDebug
+	if total.Unsent > 0 || !total.Complete {
+		lvl = slog.LevelWarn
+	}
+	s.Log.Log(ctx, lvl, "schedule run finished", "found", total.Found, "sent", total.Sent, "skipped", total.Skipped,
+		"unsent", total.Unsent, "complete", total.Complete)
+	return total, errors.Join(errs...)
+}
+
+func (s *Scheduler) shard(ctx context.Context, shard int, before int64) (ScheduleResult, error) {
+	var r ScheduleResult
+	var start store.Cursor
+	for {
+		page, err := s.Store.ParkedBefore(ctx, shard, before, 100, start)
+		if err != nil {
+			return r, err
+		}
+		for _, id := range page.IDs {
+			r.Found++
+			if err := s.one(ctx, id, before, &r); err != nil {
+				return r, err
+			}
+		}
+		if page.Next == nil {
+			return r, nil
+		}
+		start = page.Next
+	}
+}
+
+func (s *Scheduler) one(ctx context.Context, id string, before int64, r *ScheduleResult) error {
+	d, p, err := s.Store.Unpark(ctx, id, before)
+	if errors.Is(err, store.ErrConflict) {
+		r.Skipped++
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	msg := queue.For(d)
+	msg.SlotAt, msg.SlotFor, msg.Deferred = p.SlotAt, p.SlotFor, p.Deferred
+	if err := s.Queue.Send(ctx, msg, time.UnixMilli(p.Until).Sub(s.Now())); err != nil {
+		r.Unsent++
+		s.Log.Warn("parked delivery unparked but not sent; the sweeper re-queues it after its grace", "delivery_id", id, "error", err)
+		return nil
+	}
+	r.Sent++
+	return nil
+}
+
+// Invocation is the sweeper function's input: EventBridge's scheduled event
+// for the 15-minute sweep (no mode), or the scheduler rule's constant input
+// {"mode":"schedule"} every minute (events/scheduler.json).
+type Invocation struct {
+	Mode string `json:"mode"`
+}
+
+// ModeSchedule selects the scheduler.
+const ModeSchedule = "schedule"
+
+// Function is the sweeper function: the sweep or the scheduler, as the
+// invocation asks.
+type Function struct {
+	Sweeper   *Sweeper
+	Scheduler *Scheduler
+}
+
+// Handle runs the mode the invocation names.
+func (f Function) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	var in Invocation
+	_ = json.Unmarshal(raw, &in) // a scheduled event has no mode: the sweep
+	if in.Mode == ModeSchedule {
+		return f.Scheduler.Run(ctx)
+	}
+	return f.Sweeper.Run(ctx)
+}
