@@ -82,7 +82,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(AWSHTTPClient()))
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
