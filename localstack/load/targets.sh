@@ -7,13 +7,15 @@
 #   3. 1,000 events paced at 50/s, cap off
 # LOAD_RUNS picks some of them (e.g. LOAD_RUNS="1 3"); PPROF=1 also writes a
 # CPU profile of make dev during each run to .cache/load/run<N>.pprof;
-# LOAD_EVENTS overrides the event count of the unpaced runs.
+# LOAD_EVENTS overrides the event count of the unpaced runs; DEV_BIN runs
+# another build of make dev's binary (to compare commits on the same machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-go}
 out=.cache/load
 mkdir -p "$out"
-$GO build -o "$out/dev" ./localstack/dev
+dev_bin=${DEV_BIN:-$out/dev}
+[ -n "${DEV_BIN:-}" ] || $GO build -o "$out/dev" ./localstack/dev
 $GO build -o "$out/load" ./localstack/load
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -30,7 +32,7 @@ for n in ${LOAD_RUNS:-1 2 3}; do
   api=$(free_port); ddb=$(free_port); sqs=$(free_port); rcv=$(free_port); pp=$(free_port)
   env API_ADDR=127.0.0.1:$api DYNAMODB_ADDR=127.0.0.1:$ddb SQS_ADDR=127.0.0.1:$sqs RECEIVER_ADDR=127.0.0.1:$rcv \
     DATA_DIR="$data" ENDPOINT_MAX_IN_FLIGHT=${cap[$n]} GIFQ_PPROF_ADDR=127.0.0.1:$pp \
-    "$out/dev" >"$out/run$n.dev.log" 2>&1 &
+    "$dev_bin" >"$out/run$n.dev.log" 2>&1 &
   dev=$!
   for _ in $(seq 300); do
     grep -q 'gifq-webhooks is running' "$out/run$n.dev.log" && break
