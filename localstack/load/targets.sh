@@ -44,12 +44,14 @@ for n in ${LOAD_RUNS:-1 2 3}; do
   echo "== run $n: ${label[$n]}"
   "$out/load" -api http://127.0.0.1:$api -dynamodb http://127.0.0.1:$ddb -accounts 1 -workers 8 \
     -account-rate 1000 -body-bytes 200 ${args[$n]} "${prof[@]}" -row "${label[$n]}" | tee "$out/run$n.txt"
-  rows+=("$(grep '^| ' "$out/run$n.txt" || echo "| ${label[$n]} | failed: see $out/run$n.txt |")")
   kill -INT $dev; wait $dev || true
+  # The poller's last line: its receives and the messages they returned.
+  recv=$(grep -o '"msg":"poller stopped".*' "$out/run$n.dev.log" | sed -E 's/.*"receives":([0-9]+),"messages":([0-9]+).*/\1 for \2 messages/' || true)
+  rows+=("$(grep '^| ' "$out/run$n.txt" || echo "| ${label[$n]} | failed: see $out/run$n.txt | | | |") ${recv:-?} |")
   rm -rf "$data"
 done
 
 echo
-echo "| run | delivered | deliveries/s | ingest to first attempt p50 / p99 | CPU ms per delivery (ours + emulators) |"
-echo "|---|---|---|---|---|"
+echo "| run | delivered | deliveries/s | ingest to first attempt p50 / p99 | CPU ms per delivery (ours + emulators) | SQS receives |"
+echo "|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
