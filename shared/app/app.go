@@ -135,6 +135,7 @@ func LeaseFor(deliveryTimeout time.Duration) time.Duration { return 2*deliveryTi
 // hand the Lambda runtime the handler handler picks. A bad environment stops
 // the function at init, where Lambda reports it.
 func Start(function string, handler func(*App) any) {
+	TuneGC(os.Getenv)
 	a, err := FromEnv(context.Background(), function, os.Stdout)
 	if err != nil {
 		log.Fatalf("%s: %v", function, err)
