@@ -7,9 +7,9 @@ import (
 
 // gcPercent is the functions' GOGC: the garbage collector runs when the heap
 // has grown 400 % over what the last collection kept, instead of Go's 100 %.
-// A function's live heap is a few MB (one batch or one request at a time),
-// so the heap stays far under a 256 MB function's memory, and the collector
-// runs a quarter as often: -9.6 % CPU per event in BenchmarkIngest and -12 %
+// A function's live heap is small (BenchmarkHandle keeps 2 MB live; its heap
+// goal goes from 4 to 16 MB, GODEBUG=gctrace=1), far under a 256 MB
+// function's memory, and the collector runs a quarter as often: -9.6 % CPU per event in BenchmarkIngest and -12 %
 // (median; not significant at n=6) per message in BenchmarkHandle
 // (docs/performance.md); GC marking and allocation were ~16 % of make dev's CPU.
 const gcPercent = 400
