@@ -68,6 +68,12 @@ fmt:
 load:
 	$(GO) run ./localstack/load $(ARGS)
 
+# Issue 14's three throughput targets, each against its own fresh make dev,
+# one table at the end (docs/performance.md); PPROF=1 adds CPU profiles.
+.PHONY: load-targets
+load-targets: emulators
+	GO=$(GO) localstack/load/targets.sh
+
 # The chaos run at full size (make test runs it with 300 events and 3 kills).
 CHAOS_EVENTS ?= 3000
 CHAOS_KILLS  ?= 6

@@ -130,6 +130,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	app.TuneGC(os.Getenv) // the functions' collector settings (shared/app/gc.go)
 	if err := servePprof(os.Getenv("GIFQ_PPROF_ADDR")); err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gifq/webhooks/shared/app"
 )
 
 // Options say where the emulators live and listen.
@@ -154,6 +156,7 @@ func Config() aws.Config {
 	return aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		HTTPClient:  app.AWSHTTPClient(), // the functions' own (keeps a connection per call in flight)
 	}
 }
 

@@ -36,6 +36,10 @@ type options struct {
 	events, accounts, workers int
 	rate, accountRate         float64
 	bodyBytes                 int
+	row                       string // print one Markdown table row labelled so (make load-targets)
+	profile                   string // the make dev pprof address: write a CPU profile of the run here
+	profileOut                string
+	profileSeconds            int
 }
 
 func main() {
@@ -49,6 +53,10 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 50, "events posted per second, all accounts together")
 	flag.Float64Var(&o.accountRate, "account-rate", 0, "per-account delivery limit to set (0: leave the deployment's 5/s)")
 	flag.IntVar(&o.bodyBytes, "body-bytes", 512, "approximate size of each event body")
+	flag.StringVar(&o.row, "row", "", "also print the figures as one Markdown table row with this label")
+	flag.StringVar(&o.profile, "pprof", "", "make dev's GIFQ_PPROF_ADDR: take a CPU profile of the system while the events are posted")
+	flag.StringVar(&o.profileOut, "pprof-out", "cpu.pprof", "where -pprof writes the profile")
+	flag.IntVar(&o.profileSeconds, "pprof-seconds", 15, "length of the -pprof profile")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -131,6 +139,7 @@ func run(o options) error {
 
 	// The system under test, and its CPU time from /proc around the run.
 	cpuBefore, cpuErr := sampleTree(apiPort(o.api))
+	profiled := profileDuring(o)
 	posted := make([]time.Time, o.events)
 	ids := make([]string, o.events)
 	start := time.Now()
@@ -153,6 +162,9 @@ func run(o options) error {
 
 	delivered, requests := rcv.count()
 	cpuAfter, err := sampleTree(apiPort(o.api))
+	if err := profiled(); err != nil {
+		fmt.Fprintln(os.Stderr, "load: profile:", err)
+	}
 	if cpuErr == nil {
 		cpuErr = err
 	}
@@ -191,6 +203,13 @@ func run(o options) error {
 		per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(delivered) }
 		fmt.Printf("CPU per delivery   %.2f ms: ours %.2f ms, emulators %.2f ms (%s; from /proc, the make dev tree)\n",
 			per(used.ours+used.emulators), per(used.ours), per(used.emulators), strings.Join(used.emulatorNames, ", "))
+	}
+	if o.row != "" && delivered > 0 && cpuErr == nil {
+		used := cpuAfter.sub(cpuBefore)
+		per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(delivered) }
+		fmt.Printf("| %s | %d/%d | %.1f | %s / %s | %.2f (%.2f + %.2f) |\n", o.row, delivered, o.events,
+			float64(delivered)/last.Sub(start).Seconds(), pct(lat, 50), pct(lat, 99),
+			per(used.ours+used.emulators), per(used.ours), per(used.emulators))
 	}
 	fmt.Printf("busiest second     %d deliveries (per-account limit x %d accounts)\n", busiestSecond(arrivals), o.accounts)
 	fmt.Printf("ceiling            %.0f POSTs/s from a plain Go client with %d workers\n", ceiling, o.workers)

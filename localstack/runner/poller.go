@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -25,6 +26,13 @@ type SQS interface {
 // queue, invokes the handler with batches of up to 10, and deletes the
 // messages the handler did not report as batch item failures (all of them
 // stay when the invocation fails).
+//
+// One long poll is waiting at a time, and a batch is received only when an
+// invocation is free to take it: the invocations run concurrently, up to
+// Concurrency. (One poll loop per invocation was tried first: the SQS
+// emulator wakes every waiting long poll for each message sent and all but
+// one come back empty, so 32 loops made 24,880 receives for 2,000 messages,
+// most of make dev's SQS work; 4 loops still made 930. docs/performance.md.)
 type Poller struct {
 	SQS         SQS
 	QueueURL    string
@@ -34,27 +42,54 @@ type Poller struct {
 	BatchSize   int32         // at most 10
 	Timeout     time.Duration // the function's timeout
 	Log         *slog.Logger
+
+	receives, messages atomic.Int64 // ReceiveMessage calls made, messages they returned
 }
 
-// Run polls until ctx ends.
+// Stats are the ReceiveMessage calls made so far and the messages they returned.
+func (p *Poller) Stats() (receives, messages int64) { return p.receives.Load(), p.messages.Load() }
+
+// Run polls until ctx ends, then waits for the invocations in flight.
 func (p *Poller) Run(ctx context.Context) {
+	free := make(chan struct{}, max(p.Concurrency, 1))
 	var wg sync.WaitGroup
-	for i := 0; i < max(p.Concurrency, 1); i++ {
+	for ctx.Err() == nil {
+		select {
+		case free <- struct{}{}: // an invocation is free
+		case <-ctx.Done():
+			continue
+		}
+		msgs, err := p.receive(ctx)
+		if err != nil && ctx.Err() == nil {
+			p.Log.Warn("poll failed", "error", err)
+			sleepCtx(ctx, time.Second)
+		}
+		if len(msgs) == 0 {
+			<-free
+			continue
+		}
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				if err := p.pollOnce(ctx); err != nil && ctx.Err() == nil {
-					p.Log.Warn("poll failed", "error", err)
-					time.Sleep(time.Second)
-				}
+			defer func() { <-free; wg.Done() }()
+			if err := p.invoke(ctx, msgs); err != nil && ctx.Err() == nil {
+				p.Log.Warn("deleting handled messages failed; they return after their visibility timeout", "error", err)
 			}
 		}()
 	}
 	wg.Wait()
+	p.Log.Info("poller stopped", "receives", p.receives.Load(), "messages", p.messages.Load())
 }
 
-func (p *Poller) pollOnce(ctx context.Context) error {
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (p *Poller) receive(ctx context.Context) ([]types.Message, error) {
 	out, err := p.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl: aws.String(p.QueueURL), MaxNumberOfMessages: max(min(p.BatchSize, 10), 1), WaitTimeSeconds: 2,
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
@@ -62,15 +97,19 @@ func (p *Poller) pollOnce(ctx context.Context) error {
 	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
-	if len(out.Messages) == 0 {
-		return nil
-	}
-	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(out.Messages))}
-	for _, m := range out.Messages {
+	p.receives.Add(1)
+	p.messages.Add(int64(len(out.Messages)))
+	return out.Messages, nil
+}
+
+// invoke hands the handler one batch and deletes what it did not report as failed.
+func (p *Poller) invoke(ctx context.Context, msgs []types.Message) error {
+	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
+	for _, m := range msgs {
 		ev.Records = append(ev.Records, toRecord(m, p.QueueARN))
 	}
 	payload, _ := json.Marshal(ev)
@@ -90,14 +129,15 @@ func (p *Poller) pollOnce(ctx context.Context) error {
 		failed[f.ItemIdentifier] = true
 	}
 	var del []types.DeleteMessageBatchRequestEntry
-	for _, m := range out.Messages {
+	for _, m := range msgs {
 		if !failed[aws.ToString(m.MessageId)] {
 			del = append(del, types.DeleteMessageBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle})
 		}
 	}
-	if len(del) > 0 {
-		_, err = p.SQS.DeleteMessageBatch(context.WithoutCancel(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: del})
+	if len(del) == 0 {
+		return nil
 	}
+	_, err = p.SQS.DeleteMessageBatch(context.WithoutCancel(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: del})
 	return err
 }
 

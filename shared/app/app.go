@@ -82,7 +82,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(AWSHTTPClient()))
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
@@ -147,6 +147,7 @@ func LeaseFor(deliveryTimeout time.Duration) time.Duration { return 2*deliveryTi
 // hand the Lambda runtime the handler handler picks. A bad environment stops
 // the function at init, where Lambda reports it.
 func Start(function string, handler func(*App) any) {
+	TuneGC(os.Getenv)
 	a, err := FromEnv(context.Background(), function, os.Stdout)
 	if err != nil {
 		log.Fatalf("%s: %v", function, err)

@@ -161,8 +161,9 @@ func (a *API) Handle(ctx context.Context, in events.APIGatewayProxyRequest) (eve
 		lvl = slog.LevelError
 	}
 	// The path and status only: never headers (API keys) or bodies.
-	a.Log.Log(ctx, lvl, "request", "method", in.HTTPMethod, "path", in.Path, "status", resp.status,
-		"duration_ms", a.Now().Sub(start).Milliseconds(), "request_id", in.RequestContext.RequestID, "error_code", resp.code())
+	a.Log.Log(ctx, lvl, "request", append([]any{"method", in.HTTPMethod, "path", in.Path, "status", resp.status,
+		"duration_ms", a.Now().Sub(start).Milliseconds(), "request_id", in.RequestContext.RequestID, "error_code", resp.code()},
+		resp.logged...)...)
 	return out, nil
 }
 
@@ -355,6 +356,7 @@ type response struct {
 	status  int
 	body    any
 	headers map[string]string
+	logged  []any // attributes the request's log line adds (the accepted event's ids)
 }
 
 type errorBody struct {

@@ -39,6 +39,9 @@ func (a *API) postEvent(ctx context.Context, req *request) response {
 		return a.ingestError(ctx, err)
 	}
 	r := ok(http.StatusAccepted, viewAccepted(res))
+	// The one info line of an accepted event (ingest logs it at debug level).
+	r.logged = []any{"event_id", res.Event.ID, "account_id", req.account, "event_type", res.Event.Type,
+		"deliveries", len(res.Deliveries), "replayed", res.Replayed}
 	if res.Replayed {
 		r.headers = map[string]string{"Idempotent-Replayed": "true"}
 	}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -145,7 +146,7 @@ func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {
 	case err != nil:
 		return ItemResult{Err: err}
 	}
-	s.accepted(ne)
+	s.accepted(ctx, ne, slog.LevelInfo)
 	return ItemResult{Result: Result{Event: ne.Event, Deliveries: ne.Deliveries}}
 }
 

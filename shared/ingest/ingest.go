@@ -164,7 +164,9 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 		return Result{}, err
 	}
 	s.enqueue(ctx, ne.Deliveries, slots, now)
-	s.accepted(ne)
+	// The API's request line names the event (httpapi): one info line per
+	// accepted event is enough, so this one is for debugging.
+	s.accepted(ctx, ne, slog.LevelDebug)
 	return Result{Event: ne.Event, Deliveries: ne.Deliveries}, nil
 }
 
@@ -218,12 +220,12 @@ func dueAt(slots []time.Time) []int64 {
 }
 
 // accepted counts and logs a stored event.
-func (s *Service) accepted(ne store.NewEvent) {
+func (s *Service) accepted(ctx context.Context, ne store.NewEvent, level slog.Level) {
 	m := s.Metrics.Batch()
 	m.Count(obs.MetricEventsIngested, 1)
 	m.Count(obs.MetricDeliveriesCreated, float64(len(ne.Deliveries)))
 	m.Flush()
-	s.Log.Info("event accepted", "event_id", ne.Event.ID, "account_id", ne.Event.AccountID, "event_type", ne.Event.Type,
+	s.Log.Log(ctx, level, "event accepted", "event_id", ne.Event.ID, "account_id", ne.Event.AccountID, "event_type", ne.Event.Type,
 		"deliveries", len(ne.Deliveries), "bytes", len(ne.Event.Body))
 }
 
