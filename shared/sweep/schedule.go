@@ -10,7 +10,6 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
-	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -50,44 +49,26 @@ type ScheduleResult struct {
 // Run sends the parks due before now + Ahead.
 func (s *Scheduler) Run(ctx context.Context) (ScheduleResult, error) {
 	before := domain.Millis(s.Now().Add(min(s.Ahead, queue.MaxDelay)))
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-2*time.Second))
-		defer cancel()
-	}
 	var mu sync.Mutex
-	total := ScheduleResult{Complete: true}
-	var errs []error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for shard := 0; shard < schema.SweepShards; shard++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(shard int) {
-			defer func() { <-sem; wg.Done() }()
-			r, err := s.shard(ctx, shard, before)
-			mu.Lock()
-			defer mu.Unlock()
-			total.Found += r.Found
-			total.Sent += r.Sent
-			total.Skipped += r.Skipped
-			total.Unsent += r.Unsent
-			if err != nil {
-				total.Complete = false
-				if !errors.Is(err, context.DeadlineExceeded) {
-					errs = append(errs, err)
-				}
-			}
-		}(shard)
-	}
-	wg.Wait()
+	var total ScheduleResult
+	complete, err := overShards(ctx, 2*time.Second, func(ctx context.Context, shard int) error {
+		r, err := s.shard(ctx, shard, before)
+		mu.Lock()
+		defer mu.Unlock()
+		total.Found += r.Found
+		total.Sent += r.Sent
+		total.Skipped += r.Skipped
+		total.Unsent += r.Unsent
+		return err
+	})
+	total.Complete = complete
 	lvl := slog.LevelDebug
 	if total.Unsent > 0 || !total.Complete {
 		lvl = slog.LevelWarn
 	}
 	s.Log.Log(ctx, lvl, "schedule run finished", "found", total.Found, "sent", total.Sent, "skipped", total.Skipped,
 		"unsent", total.Unsent, "complete", total.Complete)
-	return total, errors.Join(errs...)
+	return total, err
 }
 
 func (s *Scheduler) shard(ctx context.Context, shard int, before int64) (ScheduleResult, error) {

@@ -72,37 +72,19 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Result
 // run, when the context is about to run out.
 func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 	before := domain.Millis(s.Now().Add(-s.Grace))
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-5*time.Second))
-		defer cancel()
-	}
 	var mu sync.Mutex
-	total := Result{Complete: true}
-	var errs []error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for shard := 0; shard < schema.SweepShards; shard++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(shard int) {
-			defer func() { <-sem; wg.Done() }()
-			r, err := s.sweepShard(ctx, shard, before)
-			mu.Lock()
-			defer mu.Unlock()
-			total.Found += r.Found
-			total.Requeued += r.Requeued
-			total.DeadLettered += r.DeadLettered
-			total.Skipped += r.Skipped
-			if err != nil {
-				total.Complete = false
-				if !errors.Is(err, context.DeadlineExceeded) {
-					errs = append(errs, err)
-				}
-			}
-		}(shard)
-	}
-	wg.Wait()
+	var total Result
+	complete, err := overShards(ctx, 5*time.Second, func(ctx context.Context, shard int) error {
+		r, err := s.sweepShard(ctx, shard, before)
+		mu.Lock()
+		defer mu.Unlock()
+		total.Found += r.Found
+		total.Requeued += r.Requeued
+		total.DeadLettered += r.DeadLettered
+		total.Skipped += r.Skipped
+		return err
+	})
+	total.Complete = complete
 	m := s.Metrics.Batch()
 	m.Count(obs.MetricSweeperRequeued, float64(total.Requeued))
 	m.Count(obs.MetricSweeperDeadLettered, float64(total.DeadLettered))
@@ -113,7 +95,41 @@ func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 	}
 	s.Log.Log(ctx, lvl, "sweep finished", "found", total.Found, "requeued", total.Requeued,
 		"dead_lettered", total.DeadLettered, "skipped", total.Skipped, "complete", total.Complete)
-	return total, errors.Join(errs...)
+	return total, err
+}
+
+// overShards runs fn for every shard of the sweep and park indexes, four at
+// a time, with ctx's deadline brought margin closer so that a run ends
+// cleanly before its Lambda does. complete is false when a shard stopped
+// early (its error, or the deadline); the next run picks up the rest.
+func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.Context, shard int) error) (complete bool, err error) {
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
+		defer cancel()
+	}
+	var mu sync.Mutex
+	var errs []error
+	complete = true
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for shard := 0; shard < schema.SweepShards; shard++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(shard int) {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(ctx, shard); err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				complete = false
+				if !errors.Is(err, context.DeadlineExceeded) {
+					errs = append(errs, err)
+				}
+			}
+		}(shard)
+	}
+	wg.Wait()
+	return complete, errors.Join(errs...)
 }
 
 func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (Result, error) {
