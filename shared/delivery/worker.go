@@ -67,6 +67,18 @@ const (
 	// A message whose rate-limit slot is this close waits in the worker
 	// instead of going back to the queue (a second receive costs more).
 	maxWaitInWorker = time.Second
+	// A worker holding a claim (and so one of the endpoint's in-flight
+	// slots) waits at most this long for a new rate slot; a later one gives
+	// the claim back and the message goes back for it (Delay: without the
+	// claim it waits in a worker before claiming again). Holding the claim
+	// for up to a second was tried: at 20/s with the cap of 5 the held slots
+	// ran out, the messages finding none lost their booked slots, needed new
+	// ones, and the burst drained at less than half the rate.
+	maxHoldWait = 100 * time.Millisecond
+	// A message carrying its booked slot claims this much before it (a
+	// claim write takes a few ms, tens on a loaded machine), so that the
+	// POST leaves at the slot rather than a claim's latency after it.
+	claimAhead = 50 * time.Millisecond
 	// A message carrying a slot booked with ratelimit.Lead (ingest's, or a
 	// put-back's) arrives up to this early, by design (SQS delays are whole
 	// seconds): it waits for its slot in the worker. Earlier, it goes back.
@@ -263,13 +275,17 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		// meanwhile, and no reservation is lost if the claim is. (Claiming
 		// ahead of the slot was tried: at 20/s with the cap of 5 the held
 		// slots ran out and the burst drained at half the rate.)
-		if err := sleepUntil(ctx, slotAt); err != nil {
+		if err := sleepUntil(ctx, slotAt.Add(-claimAhead)); err != nil {
 			return step{err: err}
 		}
 		if s, changed := w.beforeClaim(ctx, snap, slot, log); changed {
 			return s
 		}
-		return w.attempt(ctx, snap, slot, slotAt, m, log)
+		claimed, claim, s := w.claim(ctx, snap, slot, w.Now(), m)
+		if claim == nil {
+			return s
+		}
+		return w.onSlot(ctx, snap, claimed, *claim, slotAt, m, log)
 	}
 	// A new slot is needed (a retry, or the booked one was missed): claim
 	// first, so that a worker losing the endpoint's cap reserves nothing,
@@ -287,7 +303,19 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	if !ok {
 		return s
 	}
-	return w.post(ctx, snap, claimed, *claim, sendAt, m, log)
+	return w.onSlot(ctx, snap, claimed, *claim, sendAt, m, log)
+}
+
+// onSlot makes the claimed attempt at its rate slot sendAt: the POST never
+// leaves before it. (It is not booked again when the claim itself made it
+// late: on a loaded machine that turned a slow claim write into a storm of
+// re-reservations and cap deferrals, and a burst drained at a fifth of the
+// rate; see docs/lifecycle.md "Rate slots".)
+func (w *Worker) onSlot(ctx context.Context, snap store.Snapshot, claimed domain.Delivery, claim store.Claim, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
+	if err := w.stayOnSlot(ctx, sendAt); err != nil {
+		return step{err: err} // the lease runs out and the next claim logs this one as interrupted
+	}
+	return w.post(ctx, snap, claimed, claim, m, log)
 }
 
 // bookedSlot is the rate slot the message carries, when it was booked for
@@ -339,10 +367,11 @@ func (w *Worker) endpointChanged(ctx context.Context, seen *domain.Endpoint, log
 
 // rateSlot finds when this attempt may go under the account's rate: the
 // slot the message carries, if it was reserved for this attempt (forThis)
-// and has not been missed, or a new one. A slot more than a second away sends the
-// message back carrying it (one more receive, no further reservation), after
-// release (the claim given back; nil when there is none); a nearer one is
-// returned for the worker to wait for. ok is false when the message must not
+// and has not been missed, or a new one. A slot more than a second away
+// (maxHoldWait when a claim is held) sends the message back carrying it (one
+// more receive, no further reservation), after release (the claim given
+// back; nil when there is none); a nearer one is returned for the worker to
+// wait for. ok is false when the message must not
 // go on now. auto: the message is the delivery's own, so a far slot moves its
 // due time (a resend's slot must not move the automatic series').
 func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, d domain.Delivery, auto bool, m *obs.Batch, release func() error) (time.Time, step, bool) {
@@ -361,7 +390,11 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 		return now, step{err: err}, false
 	}
 	slotAt = res.First
-	if wait := slotAt.Sub(now); wait > maxWaitInWorker {
+	near := maxWaitInWorker
+	if release != nil {
+		near = maxHoldWait // a claim is held: its endpoint slot must not sit idle
+	}
+	if wait := slotAt.Sub(now); wait > near {
 		m.Count(obs.MetricRateLimitDeferrals, 1)
 		if release != nil {
 			if err := release(); err != nil {
@@ -455,15 +488,6 @@ func capBackoff(deferrals int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d/4)+1))
 }
 
-// attempt claims, sends, records and settles one automatic attempt.
-func (w *Worker) attempt(ctx context.Context, snap store.Snapshot, slot string, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
-	claimed, claim, s := w.claim(ctx, snap, slot, w.Now(), m)
-	if claim == nil {
-		return s
-	}
-	return w.post(ctx, snap, claimed, *claim, sendAt, m, log)
-}
-
 // claim takes the delivery's next attempt (store.ClaimAttempt) on the
 // endpoint slot given, or another one seen free if that one was taken a
 // moment ago. The claim is nil when it was not taken, with the step to
@@ -495,14 +519,12 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, slot string, no
 	return claimed, &claim, done
 }
 
-// post makes the claimed attempt at sendAt, records it and settles the delivery.
-func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.Delivery, claim store.Claim, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
+// post makes the claimed attempt (now: its rate slot has come), records
+// it and settles the delivery.
+func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.Delivery, claim store.Claim, m *obs.Batch, log *slog.Logger) step {
 	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
 	now := w.Now()
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
-	if err := w.stayOnSlot(ctx, sendAt); err != nil {
-		return step{err: err} // the lease runs out and the next claim logs this one as interrupted
-	}
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
 		EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
