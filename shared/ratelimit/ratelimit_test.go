@@ -111,3 +111,54 @@ func BenchmarkReserve(b *testing.B) {
 		}
 	}
 }
+
+// ReserveAhead carries out Book: an idle account's first slot is now; once
+// busy, the next slot is no earlier than now + lead (the slots in between
+// stay unused), and after that the slots follow each other; several booked
+// on an idle account start now and continue after the lead.
+func TestReserveAheadBooksPastTheLeadWhenBusy(t *testing.T) {
+	l := limiter(t, 5)
+	const lead = time.Second
+	before := time.Now()
+	a, err := l.ReserveAhead(ctx, "acct_1", 1, 5, lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	if a.First.Before(before.Truncate(time.Millisecond)) || a.First.After(after) {
+		t.Fatalf("idle: first slot %s, want now (%s..%s)", a.First, before, after)
+	}
+	before = time.Now()
+	b, err := l.ReserveAhead(ctx, "acct_1", 1, 5, lead) // busy, tat 200 ms ahead: within the lead
+	if err != nil {
+		t.Fatal(err)
+	}
+	after = time.Now()
+	if b.First.Before(before.Add(lead).Truncate(time.Millisecond)) || b.First.After(after.Add(lead)) {
+		t.Fatalf("busy within the lead: slot %s, want now + %s (%s..%s)", b.First, lead, before.Add(lead), after.Add(lead))
+	}
+	c, err := l.ReserveAhead(ctx, "acct_1", 2, 5, lead) // tat beyond the lead: the slots follow
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Slot(0) != b.First.Add(200*time.Millisecond) || c.Slot(1) != c.Slot(0).Add(200*time.Millisecond) {
+		t.Fatalf("busy beyond the lead: %s, %s after %s", c.Slot(0), c.Slot(1), b.First)
+	}
+	d, err := l.Reserve(ctx, "acct_1", 1, 0) // a worker books with no lead: right after
+	if err != nil || d.First != c.Slot(1).Add(200*time.Millisecond) {
+		t.Fatalf("a worker's slot %s (%v), want %s", d.First, err, c.Slot(1).Add(200*time.Millisecond))
+	}
+
+	before = time.Now()
+	e, err := l.ReserveAhead(ctx, "acct_2", 3, 5, lead) // several on an idle account
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.First.Before(before.Truncate(time.Millisecond)) || e.Slot(1) != e.First.Add(lead) || e.Slot(2) != e.Slot(1).Add(200*time.Millisecond) {
+		t.Fatalf("several on an idle account: %s, %s, %s", e.Slot(0), e.Slot(1), e.Slot(2))
+	}
+	f, err := l.Reserve(ctx, "acct_2", 1, 0)
+	if err != nil || f.First != e.Slot(2).Add(200*time.Millisecond) {
+		t.Fatalf("after several: %s (%v), want %s", f.First, err, e.Slot(2).Add(200*time.Millisecond))
+	}
+}
