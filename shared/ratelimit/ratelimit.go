@@ -46,22 +46,14 @@ func New(db DynamoDB, table string, key KeyFunc, defaultRate float64) *Limiter {
 	return &Limiter{db: db, table: aws.String(table), key: key, defaultRate: defaultRate, now: time.Now}
 }
 
-// Reservation is n consecutive slots: slot 0 starts at First, slot i > 0 at
-// First + Gap + i*Interval (Gap is 0 but for a booking that started an idle
-// limiter with a lead: its first slot is now, the others follow the lead).
+// Reservation is n consecutive slots: slot i starts at First + i*Interval.
 type Reservation struct {
 	First    time.Time
 	Interval time.Duration
-	Gap      time.Duration
 }
 
 // Slot returns the start of slot i.
-func (r Reservation) Slot(i int) time.Time {
-	if i == 0 {
-		return r.First
-	}
-	return r.First.Add(r.Gap + time.Duration(i)*r.Interval)
-}
+func (r Reservation) Slot(i int) time.Time { return r.First.Add(time.Duration(i) * r.Interval) }
 
 // Lead is how far ahead of now ingest books the slots of an account whose
 // limiter is already busy (ReserveAhead): a little more than the pipeline's
@@ -76,23 +68,17 @@ const Lead = time.Second
 // Book is the booking rule in plain values, which the limiter's conditional
 // writes carry out: n slots, ivl apart, for a limiter whose next free slot is
 // tat, at now. An idle limiter (tat <= now) starts now; a busy one at the
-// later of tat and now + lead. When an idle limiter books several slots
-// with a lead, the first is now and the others start after the lead. It
-// returns the reservation and the limiter's new tat.
+// later of tat and now + lead. It returns the reservation and the limiter's
+// new tat.
 func Book(tat, now time.Time, n int, ivl, lead time.Duration) (Reservation, time.Time) {
-	switch st := state(tat.UnixMilli(), now.UnixMilli(), lead); st {
+	first := tat
+	switch state(tat.UnixMilli(), now.UnixMilli(), lead) {
 	case idle:
-		gap := max(lead-ivl, 0)
-		if n == 1 {
-			gap = 0
-		}
-		return Reservation{First: now, Interval: ivl, Gap: gap}, now.Add(gap + time.Duration(n)*ivl)
+		first = now
 	case near:
-		first := now.Add(lead)
-		return Reservation{First: first, Interval: ivl}, first.Add(time.Duration(n) * ivl)
-	default:
-		return Reservation{First: tat, Interval: ivl}, tat.Add(time.Duration(n) * ivl)
+		first = now.Add(lead)
 	}
+	return Reservation{First: first, Interval: ivl}, first.Add(time.Duration(n) * ivl)
 }
 
 // Delay is how long to delay the SQS message of a slot booked with lead,
@@ -158,7 +144,7 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 		var err error
 		switch st {
 		case idle:
-			res, err = l.start(ctx, k, n, perSecond, now, lead)
+			res, err = l.start(ctx, k, n, perSecond, now)
 		case near:
 			res, err = l.skip(ctx, k, n, perSecond, now, lead)
 		default:
@@ -196,18 +182,13 @@ func (l *Limiter) intervalMs(perSecond float64) int64 {
 	return int64(math.Max(1, math.Round(1000/perSecond)))
 }
 
-// start: the limiter is idle (tat in the past): the first slot is now (and
-// the others of several, booked with a lead, follow the lead: Book).
-func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (Reservation, error) {
+// start: the limiter is idle (tat in the past): the first slot is now.
+func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64) (Reservation, error) {
 	ivl := l.intervalMs(perSecond)
 	vals := map[string]types.AttributeValue{":now": numAV(now)}
 	expr := "SET tat = :now + :step, ivl = :ivl"
-	var gap int64
 	if ivl != 0 {
-		if n > 1 {
-			gap = max(lead.Milliseconds()-ivl, 0)
-		}
-		vals[":step"], vals[":ivl"] = numAV(gap+ivl*int64(n)), numAV(ivl)
+		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
 	} else if n == 1 {
 		// A worker retrying does not know the account's rate: use the stored one.
 		expr = "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def)"
@@ -223,8 +204,7 @@ func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, 
 	if err != nil {
 		return Reservation{}, err
 	}
-	res, err := reservation(out.Attributes, n, gap)
-	return res, err
+	return reservation(out.Attributes, n)
 }
 
 var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs the account's rate")
@@ -267,18 +247,17 @@ func (l *Limiter) update(ctx context.Context, k map[string]types.AttributeValue,
 	if err != nil {
 		return Reservation{}, err
 	}
-	return reservation(out.Attributes, n, 0)
+	return reservation(out.Attributes, n)
 }
 
 // reservation reads the n slots just booked back from the limiter's new tat.
-func reservation(attrs map[string]types.AttributeValue, n int, gapMs int64) (Reservation, error) {
+func reservation(attrs map[string]types.AttributeValue, n int) (Reservation, error) {
 	tat, err1 := numOf(attrs["tat"])
 	ivl, err2 := numOf(attrs["ivl"])
 	if err := errors.Join(err1, err2); err != nil {
 		return Reservation{}, err
 	}
-	return Reservation{First: time.UnixMilli(tat - gapMs - ivl*int64(n)), Interval: time.Duration(ivl) * time.Millisecond,
-		Gap: time.Duration(gapMs) * time.Millisecond}, nil
+	return Reservation{First: time.UnixMilli(tat - ivl*int64(n)), Interval: time.Duration(ivl) * time.Millisecond}, nil
 }
 
 func numAV(v int64) types.AttributeValue {
