@@ -138,7 +138,8 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 	if lead <= 0 && st == near {
 		st = ahead
 	}
-	for try := 0; try < 6; try++ {
+	failed := map[bookState]bool{}
+	for try := 0; try < 12; try++ {
 		now := l.now().UnixMilli()
 		var res Reservation
 		var err error
@@ -152,9 +153,11 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			st = nextGuess(st, lead) // another state holds: try its write
+			failed[st] = true
+			st = nextGuess(st, lead, failed) // another state holds: try its write
 			continue
 		}
+		clear(failed)
 		if err == nil {
 			l.busy.Store(account, st)
 		}
@@ -163,15 +166,28 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 	return Reservation{}, fmt.Errorf("ratelimit: no reservation for %s after repeated races", account)
 }
 
-// nextGuess is the state to try after a booking's condition failed in st.
-func nextGuess(st bookState, lead time.Duration) bookState {
+// nextGuess is the state to try after a booking's condition failed in st
+// (failed: the states that failed since the last success). tat only grows,
+// so a limiter found not idle is most likely near or ahead, and the boundary
+// between those moves with now (a booking past the lead leaves tat right at
+// it): those two are tried in turn, idle again only when both failed.
+func nextGuess(st bookState, lead time.Duration, failed map[bookState]bool) bookState {
 	if lead <= 0 {
 		if st == idle {
 			return ahead
 		}
 		return idle
 	}
-	return (st + 1) % 3
+	switch {
+	case st == idle:
+		return near
+	case failed[near] && failed[ahead]:
+		clear(failed)
+		return idle
+	case st == near:
+		return ahead
+	}
+	return near
 }
 
 // intervalMs is 1/perSecond in milliseconds, or 0 to use the stored one.
