@@ -227,3 +227,61 @@ func TestRetryAfterPausesTheEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/events/{id} bounds its answer: each delivery shows its newest 10
+// attempts and counts the rest in attempts_omitted (a delivery recovered or
+// resent often would otherwise make the answer grow past Lambda's limit);
+// GET /v1/deliveries/{id} still has them all.
+func TestEventShowsTheNewestTenAttemptsOfEachDelivery(t *testing.T) {
+	t.Parallel()
+	h := start(t, opts{})
+	_, key := h.account(t)
+	h.registerReceiver(t, key, always(200))
+	ev := h.publish(t, key, payout)
+	id := ev.Deliveries[0].ID
+	h.waitFor(t, key, id, 15*time.Second, settled)
+	const resends = 12 // 13 attempts in all
+	for i := 0; i < resends; i++ {
+		if code := h.call(t, key, "POST", "/v1/deliveries/"+id+"/resend", nil, nil); code != 202 {
+			t.Fatalf("resend %d: %d", i, code)
+		}
+	}
+	type attempts struct {
+		ID              string `json:"id"`
+		AttemptsOmitted int    `json:"attempts_omitted"`
+		Attempts        []struct {
+			ID   string `json:"id"`
+			Kind string `json:"kind"`
+		} `json:"attempts"`
+	}
+	var all attempts
+	deadline := time.Now().Add(30 * time.Second)
+	for len(all.Attempts) < 1+resends {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d attempts of %d after 30 s", len(all.Attempts), 1+resends)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if code := h.call(t, key, "GET", "/v1/deliveries/"+id, nil, &all); code != 200 {
+			t.Fatalf("GET delivery: %d", code)
+		}
+	}
+	var got struct {
+		Deliveries []attempts `json:"deliveries"`
+	}
+	if code := h.call(t, key, "GET", "/v1/events/"+ev.ID, nil, &got); code != 200 || len(got.Deliveries) != 1 {
+		t.Fatalf("GET event: %d %+v", code, got)
+	}
+	shown := got.Deliveries[0]
+	if all.AttemptsOmitted != 0 || len(all.Attempts) != 1+resends {
+		t.Fatalf("GET /v1/deliveries/{id} must have every attempt: %d, %d omitted", len(all.Attempts), all.AttemptsOmitted)
+	}
+	if len(shown.Attempts) != 10 || shown.AttemptsOmitted != 1+resends-10 {
+		t.Fatalf("the event shows %d attempts, %d omitted; want 10 and %d", len(shown.Attempts), shown.AttemptsOmitted, 1+resends-10)
+	}
+	newest := all.Attempts[len(all.Attempts)-10:]
+	for i, a := range shown.Attempts {
+		if a.ID != newest[i].ID {
+			t.Fatalf("attempt %d shown is %s, want the newest ten in order: %s", i, a.ID, newest[i].ID)
+		}
+	}
+}

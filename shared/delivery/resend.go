@@ -44,7 +44,7 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 		m.Count(obs.MetricEndpointDeferrals, 1)
 		return later(capBackoff(received + msg.Deferred))
 	}
-	sendAt, s, ok := w.rateSlot(ctx, msg, true, *d, false, m)
+	sendAt, s, ok := w.rateSlot(ctx, msg, true, *d, false, m, nil)
 	if !ok {
 		return s
 	}

@@ -43,8 +43,8 @@ func TestWaitsParkNothingInFlight(t *testing.T) {
 		{"retry after 2401 s: parked", func(r *rig) { r.setAttempts(6) }, 500, 0, 2401 * time.Second, false},
 		{"endpoint paused for an hour: parked", func(r *rig) { r.pause(time.Hour) }, 200, 0, time.Hour, false},
 		{"endpoint paused for a minute: a delayed copy", func(r *rig) { r.pause(time.Minute) }, 200, time.Minute, 0, false},
-		{"rate slot in 100 s: a copy carrying it", func(r *rig) { r.lim.ahead = 100 * time.Second }, 200, 100 * time.Second, 0, true},
-		{"rate slot in 2,000 s: parked with it", func(r *rig) { r.lim.ahead = 2000 * time.Second }, 200, 0, 2000 * time.Second, true},
+		{"rate slot in 100 s: a copy carrying it", func(r *rig) { r.lim.after = 100 * time.Second }, 200, 100 * time.Second, 0, true},
+		{"rate slot in 2,000 s: parked with it", func(r *rig) { r.lim.after = 2000 * time.Second }, 200, 0, 2000 * time.Second, true},
 		{"not due for an hour (a stray copy): parked", func(r *rig) { r.due(time.Hour) }, 200, 0, time.Hour, false},
 	}
 	for _, c := range cases {

@@ -40,6 +40,8 @@ type memStore struct {
 	failRecords int // the next n RecordAttempt calls fail transiently, writing nothing
 	parks       map[string]store.Park
 	now         func() time.Time
+	pushed      []int64 // PushDue's until, in order
+	yields      int     // claims given back (YieldClaim)
 }
 
 func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapshot, error) {
@@ -66,6 +68,22 @@ func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store
 	if d.Status != domain.StatusPending || d.Gen != seen.Gen || d.Attempts != seen.Attempts || d.NextAttemptAt > now || d.LeaseUntil >= now {
 		return seen, store.ErrConflict
 	}
+	if c.Slot != "" {
+		// The endpoint's in-flight slot, as shared/store's claim takes it.
+		k := d.AccountID + "/" + d.EndpointID
+		ep := m.endpoints[k]
+		if l, held := ep.Leases[c.Slot]; held && l.Until >= now {
+			return seen, store.ErrSlotTaken
+		}
+		leases := map[string]domain.Lease{c.Slot: {Until: c.LeaseUntil, Claim: c.ID}}
+		for slot, l := range ep.Leases {
+			if slot != c.Slot {
+				leases[slot] = l
+			}
+		}
+		ep.Leases = leases
+		m.endpoints[k] = ep
+	}
 	if c.Interrupted != nil {
 		m.attempts = append(m.attempts, *c.Interrupted)
 	}
@@ -88,6 +106,7 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 		return store.ErrConflict
 	}
 	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.LastAttemptID = "", "", 0, a.ID
+	m.freeSlot(d, c)
 	d.Status = o.Status
 	switch o.Status {
 	case domain.StatusFailed:
@@ -100,6 +119,36 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 		}
 	}
 	m.deliveries[d.ID] = d
+	return nil
+}
+
+// freeSlot frees the endpoint slot c holds (mu held).
+func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
+	k := d.AccountID + "/" + d.EndpointID
+	if ep := m.endpoints[k]; c.Slot != "" && ep.Leases[c.Slot].Claim == c.ID {
+		leases := map[string]domain.Lease{}
+		for slot, l := range ep.Leases {
+			if slot != c.Slot {
+				leases[slot] = l
+			}
+		}
+		ep.Leases = leases
+		m.endpoints[k] = ep
+	}
+}
+
+func (m *memStore) YieldClaim(_ context.Context, seen, claimed domain.Delivery, c store.Claim) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.deliveries[claimed.ID]
+	m.freeSlot(d, c)
+	if d.Claim != c.ID || d.Attempts != claimed.Attempts || d.Status != domain.StatusPending {
+		return store.ErrConflict
+	}
+	d.Attempts--
+	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.UpdatedAt = "", "", 0, seen.UpdatedAt
+	m.deliveries[d.ID] = d
+	m.yields++
 	return nil
 }
 
@@ -147,7 +196,12 @@ func (m *memStore) GetEndpoint(_ context.Context, account, id string) (domain.En
 	return ep, nil
 }
 
-func (m *memStore) PushDue(context.Context, string, int, int64) error      { return nil }
+func (m *memStore) PushDue(_ context.Context, _ string, _ int, until int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pushed = append(m.pushed, until)
+	return nil
+}
 func (m *memStore) TakeProbe(context.Context, string, string, int64) error { return nil }
 
 // ParkDelivery applies store.ParkDelivery's condition and keeps the park.
@@ -216,15 +270,24 @@ func (q *memQueue) DeadLetterRaw(_ context.Context, body, reason string) error {
 	return nil
 }
 
-// nowLimiter grants every reservation at once.
+// nowLimiter grants every reservation at once, or after `after` when set.
 type nowLimiter struct {
+	mu       sync.Mutex
 	reserved int
-	ahead    time.Duration // grant the slot this far ahead instead
+	after    time.Duration
 }
 
 func (l *nowLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (ratelimit.Reservation, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.reserved += n
-	return ratelimit.Reservation{First: time.Now().Add(l.ahead), Interval: time.Millisecond}, nil
+	return ratelimit.Reservation{First: time.Now().Add(l.after), Interval: time.Millisecond}, nil
+}
+
+func (l *nowLimiter) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reserved
 }
 
 // receiver answers every POST with one status code and counts them.

@@ -36,9 +36,10 @@ type Queue interface {
 	SendAll(context.Context, []queue.Outgoing) ([]int, error)
 }
 
-// Limiter reserves rate-limit slots for the deliveries.
+// Limiter reserves rate-limit slots for the deliveries, ahead of the
+// pipeline's latency when the account is busy (ratelimit.Lead).
 type Limiter interface {
-	Reserve(ctx context.Context, account string, n int, perSecond float64) (ratelimit.Reservation, error)
+	ReserveAhead(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (ratelimit.Reservation, error)
 }
 
 // Service accepts events.
@@ -243,7 +244,7 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 	if rate <= 0 {
 		rate = s.DefaultRate
 	}
-	res, err := s.Limiter.Reserve(ctx, acct.ID, n, rate)
+	res, err := s.Limiter.ReserveAhead(ctx, acct.ID, n, rate, ratelimit.Lead)
 	if err != nil {
 		s.Log.Warn("rate limiter unavailable; the worker will pace these deliveries", "account_id", acct.ID, "error", err)
 		return slots
@@ -265,8 +266,8 @@ func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slo
 	for i, d := range deliveries {
 		m := queue.For(d)
 		m.SlotAt = domain.Millis(slots[i])
-		// Whole seconds, rounded down: the worker waits out the rest.
-		out[i] = queue.Outgoing{Message: m, Delay: slots[i].Sub(now).Truncate(time.Second)}
+		// Whole seconds, so that it arrives before its slot: the worker waits out the rest.
+		out[i] = queue.Outgoing{Message: m, Delay: ratelimit.Delay(slots[i], now, ratelimit.Lead)}
 	}
 	failed, err := s.Queue.SendAll(ctx, out)
 	if err != nil {

@@ -53,7 +53,7 @@ func (s *keyedStore) GetDeliveries(context.Context, []string) ([]domain.Delivery
 
 type countingLimiter struct{ slots int }
 
-func (l *countingLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (ratelimit.Reservation, error) {
+func (l *countingLimiter) ReserveAhead(_ context.Context, _ string, n int, _ float64, _ time.Duration) (ratelimit.Reservation, error) {
 	l.slots += n
 	return ratelimit.Reservation{First: time.Now(), Interval: time.Millisecond}, nil
 }

@@ -35,6 +35,7 @@ const (
 	Ingested      Event = "ingested"      // the api wrote the event and its deliveries
 	Claimed       Event = "claimed"       // a worker took the next attempt
 	TakenOver     Event = "taken_over"    // the lease ran out (worker died): the next claim logs the attempt as interrupted
+	Yielded       Event = "yielded"       // the claim is given back unused: its rate slot is far, the message goes back for it
 	Answered2xx   Event = "answered_2xx"  // the receiver took it
 	Retryable     Event = "retryable"     // 5xx or transport error, attempts left
 	Throttled     Event = "throttled"     // 429 with Retry-After, free throttles left: the attempt is given back
@@ -70,6 +71,7 @@ var Transitions = []Transition{
 	{Start, Ingested, Pending, "CreateEvent", "written (fresh id) before its event, whose conditional put commits it; due_at = now in the sweep index"},
 	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: an endpoint slot taken just before, on the endpoint's slot item (free or its lease run out; given back if the claim loses)"},
 	{InFlight, TakenOver, InFlight, "ClaimAttempt", "as claimed, the old lease having run out; the interrupted attempt is logged just before (left as it is if that attempt id is logged already)"},
+	{InFlight, Yielded, Pending, "YieldClaim", "claim = c AND attempts = n AND status = pending; attempts - 1, claim and lease removed, the endpoint slot freed on its slot item (no request was made)"},
 	{InFlight, Answered2xx, Delivered, "RecordAttempt", "claim = c; leaves the sweep index"},
 	{InFlight, Retryable, Pending, "RecordAttempt", "claim = c; next_attempt_at = due_at = now + schedule wait"},
 	{InFlight, Throttled, Pending, "RecordAttempt", "claim = c; attempts - 1, throttles + 1 (at most MaxFreeThrottles)"},

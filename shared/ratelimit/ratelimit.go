@@ -55,36 +55,139 @@ type Reservation struct {
 // Slot returns the start of slot i.
 func (r Reservation) Slot(i int) time.Time { return r.First.Add(time.Duration(i) * r.Interval) }
 
-// Reserve books n slots for account. perSecond is the account's rate; 0
-// means the rate last stored for the account (set by ingest), or the default.
+// Lead is how far ahead of now ingest books the slots of an account whose
+// limiter is already busy (ReserveAhead): a little more than the pipeline's
+// latency from the booking to a worker holding the message (the write of
+// the event, the SQS send, the delay, the poll; measured in
+// docs/lifecycle.md "Rate slots"), so that a message reaches its worker
+// before its slot and leaves at the slot, not late and bunched with the
+// slots after it. An idle account's first slot is still now: a lone event
+// waits for nothing.
+const Lead = time.Second
+
+// Book is the booking rule in plain values, which the limiter's conditional
+// writes carry out: n slots, ivl apart, for a limiter whose next free slot is
+// tat, at now. An idle limiter (tat <= now) starts now; a busy one at the
+// later of tat and now + lead. It returns the reservation and the limiter's
+// new tat.
+func Book(tat, now time.Time, n int, ivl, lead time.Duration) (Reservation, time.Time) {
+	first := tat
+	switch state(tat.UnixMilli(), now.UnixMilli(), lead) {
+	case idle:
+		first = now
+	case near:
+		first = now.Add(lead)
+	}
+	return Reservation{First: first, Interval: ivl}, first.Add(time.Duration(n) * ivl)
+}
+
+// Delay is how long to delay the SQS message of a slot booked with lead,
+// sent at now: SQS delays are whole seconds, so it is rounded down, and the
+// lead is taken off first, so the message becomes visible between lead + 1 s
+// and lead before its slot and, with a pipeline faster than the lead, reaches
+// its worker before the slot (which then waits; see MaxEarly). Never
+// negative.
+func Delay(slot, now time.Time, lead time.Duration) time.Duration {
+	return max(slot.Sub(now)-lead, 0).Truncate(time.Second)
+}
+
+// MaxEarly is how early a message delayed by Delay(slot, now, Lead) can
+// reach a worker: the lead plus the second lost to rounding the delay down.
+// A worker waits that long for such a slot rather than putting the message
+// back (which SQS would return whole seconds later, after its slot).
+const MaxEarly = Lead + time.Second
+
+// limiter states, as a booking finds them.
+type bookState int
+
+const (
+	idle  bookState = iota // tat <= now (or no item): the first slot is now
+	near                   // now < tat < now + lead: the first slot is now + lead
+	ahead                  // tat >= now + lead (always, with no lead): the slots follow tat
+)
+
+func state(tat, now int64, lead time.Duration) bookState {
+	switch {
+	case tat <= now:
+		return idle
+	case tat < now+lead.Milliseconds():
+		return near
+	}
+	return ahead
+}
+
+// Reserve books n slots for account, at once if the account is idle, else
+// after the slots already booked. perSecond is the account's rate; 0 means
+// the rate last stored for the account (set by ingest), or the default.
 func (l *Limiter) Reserve(ctx context.Context, account string, n int, perSecond float64) (Reservation, error) {
+	return l.ReserveAhead(ctx, account, n, perSecond, 0)
+}
+
+// ReserveAhead books n slots as Reserve does, but, when the account is
+// already busy, no earlier than now + lead (Book). Ingest books with Lead,
+// so that its messages reach a worker before their slots; a worker holding
+// the message already books with none.
+func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (Reservation, error) {
 	if n <= 0 {
 		return Reservation{First: l.now()}, nil
 	}
 	pk, sk := l.key(account)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
-	wasBusy, _ := l.busy.Load(account)
-	busyFirst := wasBusy == true
-	for try := 0; try < 6; try++ {
+	last, _ := l.busy.Load(account)
+	st, _ := last.(bookState)
+	if lead <= 0 && st == near {
+		st = ahead
+	}
+	failed := map[bookState]bool{}
+	for try := 0; try < 12; try++ {
 		now := l.now().UnixMilli()
 		var res Reservation
 		var err error
-		if busyFirst {
-			res, err = l.append(ctx, k, n, perSecond, now)
-		} else {
+		switch st {
+		case idle:
 			res, err = l.start(ctx, k, n, perSecond, now)
+		case near:
+			res, err = l.skip(ctx, k, n, perSecond, now, lead)
+		default:
+			res, err = l.append(ctx, k, n, perSecond, now, lead)
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			busyFirst = !busyFirst // the other state holds: try the other write
+			failed[st] = true
+			st = nextGuess(st, lead, failed) // another state holds: try its write
 			continue
 		}
+		clear(failed)
 		if err == nil {
-			l.busy.Store(account, busyFirst)
+			l.busy.Store(account, st)
 		}
 		return res, err
 	}
 	return Reservation{}, fmt.Errorf("ratelimit: no reservation for %s after repeated races", account)
+}
+
+// nextGuess is the state to try after a booking's condition failed in st
+// (failed: the states that failed since the last success). tat only grows,
+// so a limiter found not idle is most likely near or ahead, and the boundary
+// between those moves with now (a booking past the lead leaves tat right at
+// it): those two are tried in turn, idle again only when both failed.
+func nextGuess(st bookState, lead time.Duration, failed map[bookState]bool) bookState {
+	if lead <= 0 {
+		if st == idle {
+			return ahead
+		}
+		return idle
+	}
+	switch {
+	case st == idle:
+		return near
+	case failed[near] && failed[ahead]:
+		clear(failed)
+		return idle
+	case st == near:
+		return ahead
+	}
+	return near
 }
 
 // intervalMs is 1/perSecond in milliseconds, or 0 to use the stored one.
@@ -122,17 +225,37 @@ func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, 
 
 var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs the account's rate")
 
-// append: the limiter is busy (tat ahead of now): the slots follow the last one booked.
-func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64) (Reservation, error) {
+// append: the limiter is busy (tat ahead of now, by the lead at least): the
+// slots follow the last one booked.
+func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (Reservation, error) {
 	ivl := l.intervalMs(perSecond)
-	vals := map[string]types.AttributeValue{":now": numAV(now)}
-	expr, cond := "SET tat = tat + ivl", "tat > :now AND attribute_exists(ivl)"
+	vals := map[string]types.AttributeValue{":from": numAV(now + max(lead.Milliseconds(), 1) - 1)}
+	expr, cond := "SET tat = tat + ivl", "tat > :from AND attribute_exists(ivl)"
 	if ivl != 0 {
-		expr, cond = "SET tat = tat + :step, ivl = :ivl", "tat > :now"
+		expr, cond = "SET tat = tat + :step, ivl = :ivl", "tat > :from"
 		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
 	} else if n != 1 {
 		return Reservation{}, errSeveralNeedRate
 	}
+	return l.update(ctx, k, expr, cond, vals, n)
+}
+
+// skip: the limiter is busy, but its next free slot is nearer than the
+// lead: the slots start at now + lead (the ones in between stay unused).
+func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (Reservation, error) {
+	ivl := l.intervalMs(perSecond)
+	vals := map[string]types.AttributeValue{":now": numAV(now), ":from": numAV(now + lead.Milliseconds())}
+	expr, cond := "SET tat = :from + ivl", "tat > :now AND tat < :from AND attribute_exists(ivl)"
+	if ivl != 0 {
+		expr, cond = "SET tat = :from + :step, ivl = :ivl", "tat > :now AND tat < :from"
+		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
+	} else if n != 1 {
+		return Reservation{}, errSeveralNeedRate
+	}
+	return l.update(ctx, k, expr, cond, vals, n)
+}
+
+func (l *Limiter) update(ctx context.Context, k map[string]types.AttributeValue, expr, cond string, vals map[string]types.AttributeValue, n int) (Reservation, error) {
 	out, err := l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: l.table, Key: k, UpdateExpression: aws.String(expr), ConditionExpression: aws.String(cond),
 		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
@@ -143,6 +266,7 @@ func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue,
 	return reservation(out.Attributes, n)
 }
 
+// reservation reads the n slots just booked back from the limiter's new tat.
 func reservation(attrs map[string]types.AttributeValue, n int) (Reservation, error) {
 	tat, err1 := numOf(attrs["tat"])
 	ivl, err2 := numOf(attrs["ivl"])

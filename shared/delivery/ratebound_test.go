@@ -1,0 +1,204 @@
+package delivery
+
+// The README's rate bound (at most 10 % + 1 over the account's rate in any
+// second at the receiver), proven with a fake clock: events go through
+// ingest's booking (ratelimit.Book with ratelimit.Lead, ratelimit.Delay)
+// and the worker's slot rules (maxEarly, bookedSlot, claimAhead, a new
+// reservation held at most maxHoldWait, or the message sent back for it),
+// with a pipeline latency drawn per message, and every POST's time is
+// counted per sliding second. Issue 10, defect 3: with the old rules (the
+// delay rounded down from the slot, no lead, slots up to 1 s late used) a
+// burst showed rate x (1 + latency) in one second.
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/ratelimit"
+)
+
+// simArrival is a message reaching a worker at `at`, carrying slot (zero: none).
+type simArrival struct {
+	at   time.Time
+	slot time.Time
+	seq  int
+}
+
+type arrivals []simArrival
+
+func (a arrivals) Len() int { return len(a) }
+func (a arrivals) Less(i, j int) bool {
+	if !a[i].at.Equal(a[j].at) {
+		return a[i].at.Before(a[j].at)
+	}
+	return a[i].seq < a[j].seq
+}
+func (a arrivals) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
+func (a *arrivals) Push(x any)   { *a = append(*a, x.(simArrival)) }
+func (a *arrivals) Pop() any {
+	old := *a
+	x := old[len(old)-1]
+	*a = old[:len(old)-1]
+	return x
+}
+
+// rateSim is one account's pipeline with a fake clock.
+type rateSim struct {
+	ivl     time.Duration
+	tat     time.Time
+	rnd     *rand.Rand
+	latency func(*rand.Rand) time.Duration // from a send (or a visibility) to a worker holding the message
+	jitter  time.Duration                  // a claim's latency and the POST's own delay, at most
+	stalls  func(time.Time) time.Time      // when a message due at a worker at t gets there (nil: at t)
+	queue   arrivals
+	seq     int
+	posts   []time.Time
+	books   int // reservations after ingest's
+}
+
+func (s *rateSim) arrive(at, slot time.Time) {
+	if s.stalls != nil {
+		at = s.stalls(at)
+	}
+	s.seq++
+	heap.Push(&s.queue, simArrival{at: at, slot: slot, seq: s.seq})
+}
+
+// ingest books one delivery's slot at now and sends its message as ingest does.
+func (s *rateSim) ingest(now time.Time) {
+	res, tat := ratelimit.Book(s.tat, now, 1, s.ivl, ratelimit.Lead)
+	s.tat = tat
+	s.arrive(now.Add(ratelimit.Delay(res.First, now, ratelimit.Lead)+s.latency(s.rnd)), res.First)
+}
+
+// work handles one message at its arrival, with the worker's rules.
+func (s *rateSim) work(m simArrival) {
+	now := m.at
+	if !m.slot.IsZero() && m.slot.Sub(now) > maxEarly {
+		s.arrive(now.Add(ratelimit.Delay(m.slot, now, ratelimit.Lead)+s.latency(s.rnd)), m.slot) // put back
+		return
+	}
+	if !m.slot.IsZero() && usableSlot(m.slot, now) {
+		// Claims claimAhead before the slot (or now); the POST leaves at the
+		// slot, or when the claim is done if that is later.
+		claimAt := maxTime(now, m.slot.Add(-claimAhead))
+		s.posts = append(s.posts, maxTime(m.slot, claimAt.Add(s.jitterOf())))
+		return
+	}
+	// A new slot: claimed first, then reserved (the worker books with no lead).
+	s.books++
+	res, tat := ratelimit.Book(s.tat, now, 1, s.ivl, 0)
+	s.tat = tat
+	if res.First.Sub(now) <= maxHoldWait {
+		s.posts = append(s.posts, maxTime(res.First, now.Add(s.jitterOf())))
+		return
+	}
+	s.arrive(now.Add(ratelimit.Delay(res.First, now, ratelimit.Lead)+s.latency(s.rnd)), res.First) // the claim given back
+}
+
+func (s *rateSim) jitterOf() time.Duration { return time.Duration(s.rnd.Int64N(int64(s.jitter) + 1)) }
+
+func (s *rateSim) run(events []time.Time) {
+	sort.Slice(events, func(i, j int) bool { return events[i].Before(events[j]) })
+	i := 0
+	for i < len(events) || s.queue.Len() > 0 {
+		if i < len(events) && (s.queue.Len() == 0 || !s.queue[0].at.Before(events[i])) {
+			s.ingest(events[i])
+			i++
+			continue
+		}
+		s.work(heap.Pop(&s.queue).(simArrival))
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func TestRateBoundAtTheReceiver(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	upTo := func(d time.Duration) func(*rand.Rand) time.Duration {
+		return func(r *rand.Rand) time.Duration { return time.Duration(r.Int64N(int64(d) + 1)) }
+	}
+	behind := func(r *rand.Rand) time.Duration { // one message in five far behind its slot
+		if r.IntN(5) == 0 {
+			return time.Second + time.Duration(r.Int64N(int64(3*time.Second)))
+		}
+		return time.Duration(r.Int64N(int64(800 * time.Millisecond)))
+	}
+	// The pipeline stops for 1.5 s every 4 s (a machine stalled, the
+	// pollers busy): what would reach a worker meanwhile gets there at once
+	// when it ends, most of it after its slot.
+	stalled := func(at time.Time) time.Time {
+		const period, stall = 4 * time.Second, 1500 * time.Millisecond
+		if in := at.Sub(t0) % period; in < stall {
+			return at.Add(stall - in)
+		}
+		return at
+	}
+	for _, rate := range []float64{5, 20} {
+		n := int(rate) * 25 // 25 s of the account's rate
+		burst := make([]time.Time, n)
+		for i := range burst { // all within a quarter of a second
+			burst[i] = t0.Add(time.Duration(i) * 250 * time.Millisecond / time.Duration(n))
+		}
+		backlog := make([]time.Time, 2*n)
+		for i := range backlog { // twice the rate for 25 s: the queue falls 25 s behind
+			backlog[i] = t0.Add(time.Duration(float64(i) / (2 * rate) * float64(time.Second)))
+		}
+		trickle := make([]time.Time, n)
+		for i := range trickle { // lone events, each on an idle account: "now"
+			trickle[i] = t0.Add(time.Duration(i) * 3 * time.Second / 2)
+		}
+		bound := int(math.Ceil(rate*1.1)) + 1
+		for _, c := range []struct {
+			name    string
+			events  []time.Time
+			latency func(*rand.Rand) time.Duration
+			stalls  func(time.Time) time.Time
+		}{
+			{"burst, pipeline within the lead", burst, upTo(800 * time.Millisecond), nil},
+			{"backlog, pipeline within the lead", backlog, upTo(800 * time.Millisecond), nil},
+			{"burst, pipeline behind", burst, behind, nil},
+			{"backlog, pipeline behind", backlog, behind, nil},
+			{"burst, pipeline stalling", burst, upTo(300 * time.Millisecond), stalled},
+			{"backlog, pipeline stalling", backlog, upTo(300 * time.Millisecond), stalled},
+			{"lone events", trickle, upTo(80 * time.Millisecond), nil},
+		} {
+			t.Run(fmt.Sprintf("%g per s, %s", rate, c.name), func(t *testing.T) {
+				s := &rateSim{ivl: time.Duration(float64(time.Second) / rate), rnd: rand.New(rand.NewPCG(1, uint64(rate))),
+					latency: c.latency, jitter: 40 * time.Millisecond, stalls: c.stalls}
+				s.run(append([]time.Time(nil), c.events...))
+				if len(s.posts) != len(c.events) {
+					t.Fatalf("%d POSTs for %d events", len(s.posts), len(c.events))
+				}
+				busiest := maxInSecond(s.posts)
+				t.Logf("%d POSTs, busiest second %d (bound %d), %d slots booked again", len(s.posts), busiest, bound, s.books)
+				if busiest > bound {
+					t.Errorf("%d POSTs in one second at %g/s: over the README's bound of %d", busiest, rate, bound)
+				}
+			})
+		}
+	}
+}
+
+// maxInSecond is the most POSTs within any window shorter than a second.
+func maxInSecond(at []time.Time) int {
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	best, j := 0, 0
+	for i := range at {
+		for at[i].Sub(at[j]) >= time.Second {
+			j++
+		}
+		best = max(best, i-j+1)
+	}
+	return best
+}

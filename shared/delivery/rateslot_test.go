@@ -1,0 +1,202 @@
+package delivery
+
+// Rate slots and the claim (issue 10, defects 2 and 3), and the worker's
+// checks before the claim, with the in-memory stand-ins of worker_test.go.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// barrierStore holds every LoadForAttempt until n of them have been made:
+// n workers read the endpoint before any of them claims.
+type barrierStore struct {
+	*memStore
+	wg sync.WaitGroup
+}
+
+func (b *barrierStore) LoadForAttempt(ctx context.Context, r store.Ref) (store.Snapshot, error) {
+	snap, err := b.memStore.LoadForAttempt(ctx, r)
+	b.wg.Done()
+	b.wg.Wait()
+	return snap, err
+}
+
+// gatedReceiver blocks every POST until release is closed.
+type gatedReceiver struct {
+	*receiver
+	release chan struct{}
+}
+
+func (g *gatedReceiver) Send(ctx context.Context, req sender.Request) sender.Result {
+	<-g.release
+	return g.receiver.Send(ctx, req)
+}
+
+// addDelivery puts one more pending delivery of the rig's event and endpoint.
+func (r *rig) addDelivery() domain.Delivery {
+	d := r.d
+	d.ID = domain.NewID("dlv")
+	r.st.deliveries[d.ID] = d
+	return d
+}
+
+func handleOne(t *testing.T, w *Worker, m queue.Message) {
+	t.Helper()
+	raw, _ := json.Marshal(m)
+	if _, err := w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-" + m.DeliveryID, Body: string(raw),
+		Attributes: map[string]string{"ApproximateReceiveCount": "1"}}}}); err != nil {
+		t.Error(err)
+	}
+}
+
+// Defect 2: ten workers needing a fresh rate slot (retries: no slot booked
+// at ingest) for one endpoint with one free in-flight slot reserved ten
+// account slots and made one POST: the nine losing the cap threw theirs
+// away (2 s of a 5/s budget), and the account's other endpoints waited
+// behind them. Now a worker needing a new slot claims first, and only the
+// winner reserves.
+func TestWorkersLosingTheCapReserveNoRateSlot(t *testing.T) {
+	const n = 10
+	r := newRig(t, 200)
+	r.w.MaxInFlight = 1
+	gate := &gatedReceiver{receiver: r.recv, release: make(chan struct{})}
+	r.w.Sender = gate
+	bs := &barrierStore{memStore: r.st}
+	bs.wg.Add(n)
+	r.w.Store = bs
+	var msgs []queue.Message
+	for i := 0; i < n; i++ {
+		d := r.addDelivery()
+		d.Attempts = 1 // a retry: its message carries no slot for this attempt
+		r.st.deliveries[d.ID] = d
+		msgs = append(msgs, queue.For(d))
+	}
+	finished := make(chan struct{}, n)
+	for _, m := range msgs {
+		go func() { handleOne(t, r.w, m); finished <- struct{}{} }()
+	}
+	// The one that won the slot is held in its POST until the other nine
+	// have given up, so the slot stays taken while they try.
+	for i := 0; i < n-1; i++ {
+		<-finished
+	}
+	close(gate.release)
+	<-finished
+	if got := len(r.recv.got); got != 1 {
+		t.Fatalf("%d POSTs through an endpoint slot of 1, want 1", got)
+	}
+	if got := r.lim.count(); got > 1 {
+		t.Fatalf("%d account rate slots reserved for 1 POST: the workers that lost the cap threw theirs away", got)
+	}
+}
+
+// A worker that claimed and then finds its new rate slot far gives the
+// claim back, exactly (attempt count, no lease, the endpoint slot free), and
+// the message goes back carrying that slot, for this attempt, with the
+// delivery's due time moved to it (so the sweeper leaves it alone).
+func TestFarRateSlotGivesTheClaimBackAndCarriesTheSlot(t *testing.T) {
+	r := newRig(t, 200)
+	r.w.MaxInFlight = 5
+	r.w.SweepGrace = 2 * time.Second
+	r.lim.after = maxWaitInWorker + 200*time.Millisecond // beyond what a worker waits holding a claim
+	d := r.st.deliveries[r.d.ID]
+	d.Attempts = 2
+	r.st.deliveries[d.ID] = d
+	before := d
+	handleOne(t, r.w, queue.For(d))
+
+	if len(r.recv.got) != 0 || r.st.yields != 1 {
+		t.Fatalf("%d POSTs, %d claims given back; want 0 and 1", len(r.recv.got), r.st.yields)
+	}
+	if got := r.st.deliveries[d.ID]; got != before {
+		t.Fatalf("the delivery was not restored:\n got %+v\nwant %+v", got, before)
+	}
+	if ep := r.st.endpoints[d.AccountID+"/"+d.EndpointID]; len(ep.Leases) != 0 {
+		t.Fatalf("the endpoint slot is still held: %+v", ep.Leases)
+	}
+	if len(r.q.sent) != 1 {
+		t.Fatalf("%d messages sent back, want 1", len(r.q.sent))
+	}
+	back := r.q.sent[0]
+	if back.SlotAt == 0 || back.SlotFor != before.Attempts || time.Until(time.UnixMilli(back.SlotAt)) < maxWaitInWorker {
+		t.Fatalf("the message went back without its slot for this attempt: %+v", back)
+	}
+	if len(r.st.pushed) != 1 || r.st.pushed[0] != back.SlotAt {
+		t.Fatalf("due time moves %v, want one to the slot %d", r.st.pushed, back.SlotAt)
+	}
+	// Back (before its slot: it waits for it), it uses that slot: no second reservation.
+	reserved := r.lim.count()
+	handleOne(t, r.w, back)
+	if len(r.recv.got) != 1 || r.lim.count() != reserved {
+		t.Fatalf("at its slot: %d POSTs, %d more reservations; want 1 and 0", len(r.recv.got), r.lim.count()-reserved)
+	}
+}
+
+// A manual resend's rate slot is its own: a far one sends the resend back
+// carrying it, and never moves the automatic series' due time (rateSlot
+// with auto=false), which would hide the delivery from the sweeper.
+func TestResendsFarSlotDoesNotMoveTheSeriesDueTime(t *testing.T) {
+	r := newRig(t, 200)
+	r.w.SweepGrace = 2 * time.Second
+	r.lim.after = 30 * time.Second
+	m := queue.For(r.d)
+	m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
+	m.SlotAt = domain.Millis(time.Now().Add(-10 * time.Second)) // its booked slot was missed: a new one is reserved
+	handleOne(t, r.w, m)
+	if r.lim.count() != 1 || len(r.q.sent) != 1 || len(r.recv.got) != 0 {
+		t.Fatalf("%d reservations, %d messages back, %d POSTs; want 1, 1, 0", r.lim.count(), len(r.q.sent), len(r.recv.got))
+	}
+	if back := r.q.sent[0]; back.Kind != queue.KindResend || back.AttemptID != m.AttemptID || back.SlotAt == m.SlotAt {
+		t.Fatalf("the resend went back as %+v", back)
+	}
+	if len(r.st.pushed) != 0 {
+		t.Fatalf("a resend's slot moved the automatic series' due time to %v", r.st.pushed)
+	}
+}
+
+// With the per-endpoint cap off, the claim writes only the delivery, so the
+// worker reads the endpoint again right before it (endpointChanged): a
+// PATCH answered between the worker's first read and its claim (disabled,
+// or a new URL) means no POST to what the endpoint was.
+func TestEndpointChangedBeforeTheClaimMakesNoPost(t *testing.T) {
+	for name, change := range map[string]func(*domain.Endpoint){
+		"disabled":    func(ep *domain.Endpoint) { ep.Disabled = true },
+		"url changed": func(ep *domain.Endpoint) { ep.URL = "https://b.example.com/new" },
+	} {
+		for _, booked := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, slot booked %v", name, booked), func(t *testing.T) {
+				r := newRig(t, 200)
+				r.w.MaxInFlight = 0
+				r.w.Store = &patchAfterLoad{memStore: r.st, patch: change}
+				m := queue.For(r.d)
+				if booked {
+					m.SlotAt = domain.Millis(time.Now()) // ingest's slot: it waits for it, then claims
+				} else {
+					d := r.st.deliveries[r.d.ID]
+					d.Attempts = 1 // a retry: it claims, then reserves
+					r.st.deliveries[d.ID] = d
+					m = queue.For(d)
+				}
+				handleOne(t, r.w, m)
+				if len(r.recv.got) != 0 {
+					t.Fatalf("POSTed to %s after the endpoint was %s", r.recv.got[0].URL, name)
+				}
+				if got, was := r.st.deliveries[r.d.ID], r.st.deliveries[r.d.ID]; got.Claim != "" || r.st.yields != 0 {
+					t.Fatalf("the delivery was claimed: %+v (was %+v)", got, was)
+				}
+			})
+		}
+	}
+}
