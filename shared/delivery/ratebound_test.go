@@ -159,6 +159,10 @@ func TestRateBoundAtTheReceiver(t *testing.T) {
 			trickle[i] = t0.Add(time.Duration(i) * 3 * time.Second / 2)
 		}
 		bound := int(math.Ceil(rate*1.1)) + 1
+		// A pipeline that stalls as a whole (every message held 1.5 s in
+		// every 4 s) hands the worker slots up to slotTolerance late all at
+		// once: the documented bound there is twice the rate.
+		stalledBound := int(2 * rate)
 		for _, c := range []struct {
 			name    string
 			events  []time.Time
@@ -182,8 +186,12 @@ func TestRateBoundAtTheReceiver(t *testing.T) {
 				}
 				busiest := maxInSecond(s.posts)
 				t.Logf("%d POSTs, busiest second %d (bound %d), %d slots booked again", len(s.posts), busiest, bound, s.books)
-				if busiest > bound {
-					t.Errorf("%d POSTs in one second at %g/s: over the README's bound of %d", busiest, rate, bound)
+				want := bound
+				if c.stalls != nil {
+					want = stalledBound
+				}
+				if busiest > want {
+					t.Errorf("%d POSTs in one second at %g/s: over the bound of %d", busiest, rate, want)
 				}
 			})
 		}
