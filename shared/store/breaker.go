@@ -29,12 +29,16 @@ func (s *Store) TakeProbe(ctx context.Context, accountID, endpointID string, unt
 	return err
 }
 
+// breakerAttrs are the endpoint item's breaker fields: removing them closes
+// the breaker.
+var breakerAttrs = []string{"breaker_fails", "breaker_open_until", "breaker_pause_ms", "breaker_probe_until"}
+
 // breakerWrites adds a breaker change (lifecycle.BreakerAfterAttempt) to the
 // endpoint's update after an attempt (endpointAfterAttempt).
 func breakerWrites(c lifecycle.BreakerChange, set, remove *[]string, vals item) {
 	switch {
 	case c.Close:
-		*remove = append(*remove, "breaker_fails", "breaker_open_until", "breaker_pause_ms", "breaker_probe_until")
+		*remove = append(*remove, breakerAttrs...)
 	case c.OpenUntil != 0 && c.On == lifecycle.BreakerTripped:
 		// Attempts in flight together may each see the fifth failure: the
 		// first to write opens it, the others leave its pause alone.

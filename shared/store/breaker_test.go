@@ -96,3 +96,24 @@ func TestBreakerStateAndOneProbe(t *testing.T) {
 		t.Fatalf("not closed: %+v", closed)
 	}
 }
+
+// Enabling an endpoint again, or giving it a new URL, closes its breaker:
+// what was learnt of the old receiver does not hold the new one back.
+func TestEnableOrNewURLClosesTheBreaker(t *testing.T) {
+	enabled, url := false, "https://new.example.com/hook"
+	for name, patch := range map[string]store.EndpointPatch{"enabled": {Disabled: &enabled}, "new url": {URL: &url}} {
+		s := newStore(t)
+		ep := endpoint(t, s, account(t, s).ID)
+		opened := recordWithBreaker(t, s, ep, lifecycle.BreakerChange{On: lifecycle.BreakerTripped, OpenUntil: time.Now().Add(time.Hour).UnixMilli(), PauseMs: 30_000})
+		if lifecycle.BreakerOf(opened, time.Now()) != lifecycle.BreakerOpen {
+			t.Fatalf("%s: not open: %+v", name, opened)
+		}
+		got, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lifecycle.BreakerOf(got, time.Now()) != lifecycle.BreakerClosed || got.BreakerOpenUntil != 0 || got.BreakerPauseMs != 0 {
+			t.Fatalf("%s: breaker not closed: %+v", name, got)
+		}
+	}
+}

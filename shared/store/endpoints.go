@@ -113,7 +113,10 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 	var remove []string
 	vals := item{":now": num(now)}
 	if p.URL != nil {
+		// A new URL is a new receiver: what the breaker learnt of the old one
+		// does not hold it back.
 		set, vals[":url"] = append(set, "#url = :url"), str(*p.URL)
+		remove = append(remove, breakerAttrs...)
 	}
 	if p.Description != nil {
 		set, vals[":desc"] = append(set, "description = :desc"), str(*p.Description)
@@ -134,7 +137,11 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 		if *p.Disabled {
 			set, vals[":why"] = append(set, "disabled_reason = :why"), str("disabled through the API")
 		} else {
+			// Enabled again: it starts healthy, its breaker closed.
 			remove = append(remove, "disabled_reason", "failing_since", "paused_until")
+			if p.URL == nil {
+				remove = append(remove, breakerAttrs...)
+			}
 		}
 	}
 	expr := "SET " + strings.Join(set, ", ")
