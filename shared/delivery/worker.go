@@ -576,14 +576,17 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, slot string, no
 		tried[claim.Slot] = true
 		next, ok := w.freeSlot(ep, now, tried)
 		if !ok {
-			m.Count(obs.MetricEndpointDeferrals, 1)
-			return d, nil, later(capBackoff(1))
+			// Lost the cap: like any put-back, keep the due time ahead of the
+			// sweeper (many such short waits in a row add up to its grace).
+			return d, nil, w.capDeferral(ctx, d, 1, now, m, w.Log.With("delivery_id", d.ID))
 		}
 		claim.Slot = next
 		claimed, err = w.Store.ClaimAttempt(ctx, d, claim)
 	}
 	if errors.Is(err, store.ErrConflict) {
-		return d, nil, later(time.Second) // changed under us: look again shortly
+		// Changed under us: look again shortly, the due time kept ahead.
+		w.keepDue(ctx, d, now.Add(time.Second), w.Log.With("delivery_id", d.ID))
+		return d, nil, later(time.Second)
 	}
 	if err != nil {
 		return d, nil, step{err: err}
