@@ -291,9 +291,13 @@ func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
 	}
 	busiest := maxInWindow(at, time.Second)
 	t.Logf("%d events at %d/s: drained in %s, busiest second %d", n, rate, took.Round(time.Millisecond), busiest)
-	// The documented burst: at most 10 % + 1 over the limit in any second.
-	if busiest > rate+rate/10+1 {
-		t.Errorf("%d requests in one second, limit %d", busiest, rate)
+	// The documented bound for a pipeline running later than the booking's
+	// 1 s lead: LocalStack's one SQS poller and serialised DynamoDB are that
+	// case (a machine that keeps up gets 10 % + 1, TestBurstDrainsAtTheAccountRate;
+	// both bounds are shown with a fake clock in TestRateBoundAtTheReceiver):
+	// late slots used up to slotTolerance late make at most twice the rate.
+	if busiest > 2*rate {
+		t.Errorf("%d requests in one second, limit %d (at most %d on a late pipeline)", busiest, rate, 2*rate)
 	}
 	if least := time.Duration(n/rate-1) * time.Second; took < least {
 		t.Errorf("drained %d in %s, faster than %d/s allows (%s)", n, took, rate, least)
