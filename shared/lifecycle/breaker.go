@@ -1,9 +1,7 @@
 package lifecycle
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -130,29 +128,4 @@ func jitter(d time.Duration, rnd *rand.Rand) time.Duration {
 		f = rnd.Float64
 	}
 	return time.Duration(float64(d) * (1 - BreakerJitter + 2*BreakerJitter*f()))
-}
-
-// BreakerMermaid draws BreakerTransitions; docs/lifecycle.md holds its
-// output (a test keeps the two the same).
-func BreakerMermaid() string {
-	var b strings.Builder
-	b.WriteString("stateDiagram-v2\n")
-	for _, t := range BreakerTransitions {
-		label := string(t.On)
-		if t.Write != "" {
-			label += " / " + t.Write
-		}
-		fmt.Fprintf(&b, "    %s --> %s : %s\n", t.From, t.To, label)
-	}
-	return b.String()
-}
-
-// BreakerMarkdownTable lists BreakerTransitions as docs/lifecycle.md shows them.
-func BreakerMarkdownTable() string {
-	var b strings.Builder
-	b.WriteString("| from | event | to | write | condition |\n|---|---|---|---|---|\n")
-	for _, t := range BreakerTransitions {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.From, t.On, t.To, t.Write, t.Condition)
-	}
-	return b.String()
 }

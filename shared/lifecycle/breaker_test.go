@@ -200,10 +200,10 @@ func TestBreakerDiagramMatchesTheTable(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("docs/lifecycle.md has no breaker section with a mermaid block")
 	}
-	if block != lifecycle.BreakerMermaid() {
-		t.Errorf("the breaker diagram differs; replace it with:\n%s", lifecycle.BreakerMermaid())
+	if block != lifecycle.Mermaid(lifecycle.BreakerTransitions) {
+		t.Errorf("the breaker diagram differs; replace it with:\n%s", lifecycle.Mermaid(lifecycle.BreakerTransitions))
 	}
-	if !strings.Contains(string(doc), lifecycle.BreakerMarkdownTable()) {
-		t.Errorf("the breaker table differs; it should contain:\n%s", lifecycle.BreakerMarkdownTable())
+	if !strings.Contains(string(doc), lifecycle.MarkdownTable(lifecycle.BreakerTransitions)) {
+		t.Errorf("the breaker table differs; it should contain:\n%s", lifecycle.MarkdownTable(lifecycle.BreakerTransitions))
 	}
 }

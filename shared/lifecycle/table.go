@@ -91,12 +91,13 @@ var Transitions = []Transition{
 	{DeadLettered, Expired, Start, "", "ttl <= now"},
 }
 
-// Mermaid draws Transitions as a Mermaid state diagram; docs/lifecycle.md
-// holds its output (a test keeps the two the same).
-func Mermaid() string {
+// Mermaid draws a transition table (Transitions, BreakerTransitions) as a
+// Mermaid state diagram; docs/lifecycle.md holds its output (tests keep the
+// two the same).
+func Mermaid(table []Transition) string {
 	var b strings.Builder
 	b.WriteString("stateDiagram-v2\n")
-	for _, t := range Transitions {
+	for _, t := range table {
 		label := string(t.On)
 		if t.Write != "" {
 			label += " / " + t.Write
@@ -116,12 +117,12 @@ func Allowed(from State, on Event, to State) bool {
 	return false
 }
 
-// MarkdownTable lists Transitions with their writes and conditions, as
-// docs/lifecycle.md shows them.
-func MarkdownTable() string {
+// MarkdownTable lists a transition table with its writes and conditions,
+// as docs/lifecycle.md shows them.
+func MarkdownTable(table []Transition) string {
 	var b strings.Builder
 	b.WriteString("| from | event | to | write | condition |\n|---|---|---|---|---|\n")
-	for _, t := range Transitions {
+	for _, t := range table {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.From, t.On, t.To, t.Write, t.Condition)
 	}
 	return b.String()
