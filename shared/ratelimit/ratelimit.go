@@ -228,29 +228,31 @@ var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs th
 // append: the limiter is busy (tat ahead of now, by the lead at least): the
 // slots follow the last one booked.
 func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (Reservation, error) {
-	ivl := l.intervalMs(perSecond)
 	vals := map[string]types.AttributeValue{":from": numAV(now + max(lead.Milliseconds(), 1) - 1)}
-	expr, cond := "SET tat = tat + ivl", "tat > :from AND attribute_exists(ivl)"
-	if ivl != 0 {
-		expr, cond = "SET tat = tat + :step, ivl = :ivl", "tat > :from"
-		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
-	} else if n != 1 {
-		return Reservation{}, errSeveralNeedRate
-	}
-	return l.update(ctx, k, expr, cond, vals, n)
+	return l.after(ctx, k, n, perSecond, "tat", "tat > :from", vals)
 }
 
 // skip: the limiter is busy, but its next free slot is nearer than the
 // lead: the slots start at now + lead (the ones in between stay unused).
 func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (Reservation, error) {
-	ivl := l.intervalMs(perSecond)
 	vals := map[string]types.AttributeValue{":now": numAV(now), ":from": numAV(now + lead.Milliseconds())}
-	expr, cond := "SET tat = :from + ivl", "tat > :now AND tat < :from AND attribute_exists(ivl)"
-	if ivl != 0 {
-		expr, cond = "SET tat = :from + :step, ivl = :ivl", "tat > :now AND tat < :from"
+	return l.after(ctx, k, n, perSecond, ":from", "tat > :now AND tat < :from", vals)
+}
+
+// after books n slots starting at base (an operand of the update: "tat" or
+// a value) when cond holds, at the given rate or, for one slot, at the
+// interval the item stores.
+func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, base, cond string, vals map[string]types.AttributeValue) (Reservation, error) {
+	ivl := l.intervalMs(perSecond)
+	expr := "SET tat = " + base + " + ivl"
+	switch {
+	case ivl != 0:
+		expr = "SET tat = " + base + " + :step, ivl = :ivl"
 		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
-	} else if n != 1 {
+	case n != 1:
 		return Reservation{}, errSeveralNeedRate
+	default:
+		cond += " AND attribute_exists(ivl)"
 	}
 	return l.update(ctx, k, expr, cond, vals, n)
 }
