@@ -162,12 +162,7 @@ type sweepOut struct {
 func TestDeployedSweeperRuleAndRun(t *testing.T) {
 	deployedOnly(t)
 	lc, eb := awsClients(t)
-	sweeper := os.Getenv("E2E_STACK_NAME") + "-sweeper"
-	fn, err := lc.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(sweeper)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(fn.Configuration.FunctionArn)
+	sweeper, arn := sweeperFunction(t, lc)
 	if rule := sweeperRule(t, eb, arn, "rate(15 minutes)"); rule.State != "ENABLED" {
 		t.Fatalf("sweep rule: state %s", rule.State)
 	}
@@ -188,6 +183,17 @@ func TestDeployedSweeperRuleAndRun(t *testing.T) {
 	if n := len(rv.requests()); n != 1 {
 		t.Fatalf("receiver got %d requests", n)
 	}
+}
+
+// sweeperFunction is the deployed sweeper function's name and ARN.
+func sweeperFunction(t *testing.T, lc *lambda.Client) (name, arn string) {
+	t.Helper()
+	name = os.Getenv("E2E_STACK_NAME") + "-sweeper"
+	fn, err := lc.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name, aws.ToString(fn.Configuration.FunctionArn)
 }
 
 // sweeperRule finds the rule targeting the sweeper function with schedule
@@ -217,12 +223,7 @@ func sweeperRule(t *testing.T, eb *eventbridge.Client, arn, expr string) *eventb
 func TestDeployedSchedulerRuleAndRun(t *testing.T) {
 	deployedOnly(t)
 	lc, eb := awsClients(t)
-	sweeper := os.Getenv("E2E_STACK_NAME") + "-sweeper"
-	fn, err := lc.GetFunction(ctx, &lambda.GetFunctionInput{FunctionName: aws.String(sweeper)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(fn.Configuration.FunctionArn)
+	sweeper, arn := sweeperFunction(t, lc)
 	rule := sweeperRule(t, eb, arn, "rate(1 minute)")
 	targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: rule.Name})
 	if err != nil || len(targets.Targets) != 1 || rule.State != "ENABLED" {
