@@ -99,13 +99,13 @@ var Queues = QueueDefs{
 	// The deliver function runs for at most FunctionTimeout; AWS asks for a
 	// visibility timeout of at least six times that.
 	VisibilityTimeout: 6 * FunctionTimeout,
-	// Only a safety net for poison messages: retries and deferrals set the
-	// visibility themselves, and a message that has been put back this often
-	// is sent again as a new one, so ordinary work never reaches this count.
+	// Only a safety net for poison messages: every wait (a retry, a
+	// deferral) is a new delayed message or a park, never a receive of the
+	// same one, so ordinary work never reaches this count; only a message
+	// failing with system errors does.
 	MaxReceiveCount:  25,
 	Retention:        4 * 24 * time.Hour,
 	DLQRetention:     14 * 24 * time.Hour,
-	ResendAfter:      10,
 	DeliveryQueueTag: "deliveries",
 	DLQTag:           "dlq",
 }
@@ -120,9 +120,6 @@ type QueueDefs struct {
 	MaxReceiveCount   int
 	Retention         time.Duration
 	DLQRetention      time.Duration
-	// ResendAfter: a message received this many times is put back as a new
-	// message instead of by changing its visibility.
-	ResendAfter      int
-	DeliveryQueueTag string // queue name suffix
-	DLQTag           string
+	DeliveryQueueTag  string // queue name suffix
+	DLQTag            string
 }
