@@ -50,7 +50,7 @@ func (a *arrivals) Pop() any {
 // rateSim is one account's pipeline with a fake clock.
 type rateSim struct {
 	ivl     time.Duration
-	tat     time.Time
+	lim     ratelimit.Limit
 	rnd     *rand.Rand
 	latency func(*rand.Rand) time.Duration // from a send (or a visibility) to a worker holding the message
 	jitter  time.Duration                  // a claim's latency and the POST's own delay, at most
@@ -71,8 +71,8 @@ func (s *rateSim) arrive(at, slot time.Time) {
 
 // ingest books one delivery's slot at now and sends its message as ingest does.
 func (s *rateSim) ingest(now time.Time) {
-	res, tat := ratelimit.Book(s.tat, now, 1, s.ivl, ratelimit.Lead)
-	s.tat = tat
+	res, lim := ratelimit.Book(s.lim, now, 1, s.ivl, ratelimit.Lead)
+	s.lim = lim
 	s.arrive(now.Add(ratelimit.Delay(res.First, now, ratelimit.Lead)+s.latency(s.rnd)), res.First)
 }
 
@@ -92,8 +92,8 @@ func (s *rateSim) work(m simArrival) {
 	}
 	// A new slot: claimed first, then reserved (the worker books with no lead).
 	s.books++
-	res, tat := ratelimit.Book(s.tat, now, 1, s.ivl, 0)
-	s.tat = tat
+	res, lim := ratelimit.Book(s.lim, now, 1, s.ivl, 0)
+	s.lim = lim
 	if res.First.Sub(now) <= maxHoldWait {
 		s.posts = append(s.posts, maxTime(res.First, now.Add(s.jitterOf())))
 		return

@@ -65,20 +65,38 @@ func (r Reservation) Slot(i int) time.Time { return r.First.Add(time.Duration(i)
 // waits for nothing.
 const Lead = time.Second
 
+// Limit is a limiter item as a booking finds it: TAT, its next free slot,
+// and Led, whether the slots booked up to it were booked with the lead (by
+// a skip, or after one), so that they reach their workers in time.
+type Limit struct {
+	TAT time.Time
+	Led bool
+}
+
 // Book is the booking rule in plain values, which the limiter's conditional
-// writes carry out: n slots, ivl apart, for a limiter whose next free slot is
-// tat, at now. An idle limiter (tat <= now) starts now; a busy one at the
-// later of tat and now + lead. It returns the reservation and the limiter's
-// new tat.
-func Book(tat, now time.Time, n int, ivl, lead time.Duration) (Reservation, time.Time) {
-	first := tat
-	switch state(tat.UnixMilli(), now.UnixMilli(), lead) {
+// writes carry out: n slots, ivl apart, for the limiter l, at now.
+//   - Idle (TAT <= now): the first slot is now; a lone event waits for nothing.
+//   - A fresh run of slots (booked from idle, not led) reaching more than a
+//     tenth of the lead ahead, but less than the lead: the account has turned
+//     busy, and those slots are too close for the pipeline, so the first is
+//     now + lead (a skip; the slots in between stay unused) and the run is led.
+//   - Otherwise the slots follow TAT: a run already led (its slots are far
+//     enough ahead, and booking them so lets a busy spell drain back to idle
+//     instead of skipping a lead again each time TAT comes within it), or
+//     one nearer than a tenth of the lead (an account far under its rate:
+//     those few slots, late, add at most a tenth of a second's worth to any
+//     second, the receiver bound's 10 %).
+//
+// It returns the reservation and the limiter's new state.
+func Book(l Limit, now time.Time, n int, ivl, lead time.Duration) (Reservation, Limit) {
+	first, led := l.TAT, l.Led
+	switch state(l.TAT.UnixMilli(), now.UnixMilli(), lead, l.Led) {
 	case idle:
-		first = now
+		first, led = now, false
 	case near:
-		first = now.Add(lead)
+		first, led = now.Add(lead), true
 	}
-	return Reservation{First: first, Interval: ivl}, first.Add(time.Duration(n) * ivl)
+	return Reservation{First: first, Interval: ivl}, Limit{TAT: first.Add(time.Duration(n) * ivl), Led: led}
 }
 
 // Delay is how long to delay the SQS message of a slot booked with lead,
@@ -97,20 +115,20 @@ func Delay(slot, now time.Time, lead time.Duration) time.Duration {
 // back (which SQS would return whole seconds later, after its slot).
 const MaxEarly = Lead + time.Second
 
-// limiter states, as a booking finds them.
+// limiter states, as a booking finds them (Book).
 type bookState int
 
 const (
 	idle  bookState = iota // tat <= now (or no item): the first slot is now
-	near                   // now < tat < now + lead: the first slot is now + lead
-	ahead                  // tat >= now + lead (always, with no lead): the slots follow tat
+	near                   // a fresh run, now + lead/10 <= tat < now + lead: the first slot is now + lead
+	ahead                  // otherwise: the slots follow tat
 )
 
-func state(tat, now int64, lead time.Duration) bookState {
-	switch {
+func state(tat, now int64, lead time.Duration, led bool) bookState {
+	switch ms := lead.Milliseconds(); {
 	case tat <= now:
 		return idle
-	case tat < now+lead.Milliseconds():
+	case !led && tat >= now+ms/10 && tat < now+ms:
 		return near
 	}
 	return ahead
@@ -202,12 +220,12 @@ func (l *Limiter) intervalMs(perSecond float64) int64 {
 func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64) (Reservation, error) {
 	ivl := l.intervalMs(perSecond)
 	vals := map[string]types.AttributeValue{":now": numAV(now)}
-	expr := "SET tat = :now + :step, ivl = :ivl"
+	expr := "SET tat = :now + :step, ivl = :ivl REMOVE led"
 	if ivl != 0 {
 		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
 	} else if n == 1 {
 		// A worker retrying does not know the account's rate: use the stored one.
-		expr = "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def)"
+		expr = "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def) REMOVE led"
 		vals[":def"] = numAV(l.intervalMs(l.defaultRate))
 	} else {
 		return Reservation{}, errSeveralNeedRate
@@ -225,34 +243,38 @@ func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, 
 
 var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs the account's rate")
 
-// append: the limiter is busy (tat ahead of now, by the lead at least): the
-// slots follow the last one booked.
+// append: the limiter is busy and its slots follow tat: tat is at least the
+// lead ahead, or nearer than a tenth of it, or its run is led (Book).
 func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (Reservation, error) {
-	vals := map[string]types.AttributeValue{":from": numAV(now + max(lead.Milliseconds(), 1) - 1)}
-	return l.after(ctx, k, n, perSecond, "tat", "tat > :from", vals)
+	ms := lead.Milliseconds()
+	vals := map[string]types.AttributeValue{":now": numAV(now), ":from": numAV(now + max(ms, 1) - 1), ":tenth": numAV(now + ms/10)}
+	cond := "tat > :from OR (tat > :now AND (tat < :tenth OR attribute_exists(led)))"
+	return l.after(ctx, k, n, perSecond, "tat", "", cond, vals)
 }
 
-// skip: the limiter is busy, but its next free slot is nearer than the
-// lead: the slots start at now + lead (the ones in between stay unused).
+// skip: a fresh run of slots has come within the lead (Book): the slots
+// start at now + lead (the ones in between stay unused), and the run is led.
 func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (Reservation, error) {
-	vals := map[string]types.AttributeValue{":now": numAV(now), ":from": numAV(now + lead.Milliseconds())}
-	return l.after(ctx, k, n, perSecond, ":from", "tat > :now AND tat < :from", vals)
+	ms := lead.Milliseconds()
+	vals := map[string]types.AttributeValue{":tenth": numAV(now + ms/10), ":from": numAV(now + ms), ":led": &types.AttributeValueMemberBOOL{Value: true}}
+	cond := "tat >= :tenth AND tat < :from AND attribute_not_exists(led)"
+	return l.after(ctx, k, n, perSecond, ":from", ", led = :led", cond, vals)
 }
 
 // after books n slots starting at base (an operand of the update: "tat" or
 // a value) when cond holds, at the given rate or, for one slot, at the
-// interval the item stores.
-func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, base, cond string, vals map[string]types.AttributeValue) (Reservation, error) {
+// interval the item stores; set adds to the update's SET clause.
+func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, base, set, cond string, vals map[string]types.AttributeValue) (Reservation, error) {
 	ivl := l.intervalMs(perSecond)
-	expr := "SET tat = " + base + " + ivl"
+	expr := "SET tat = " + base + " + ivl" + set
 	switch {
 	case ivl != 0:
-		expr = "SET tat = " + base + " + :step, ivl = :ivl"
+		expr = "SET tat = " + base + " + :step, ivl = :ivl" + set
 		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
 	case n != 1:
 		return Reservation{}, errSeveralNeedRate
 	default:
-		cond += " AND attribute_exists(ivl)"
+		cond = "(" + cond + ") AND attribute_exists(ivl)"
 	}
 	return l.update(ctx, k, expr, cond, vals, n)
 }

@@ -194,3 +194,71 @@ func TestConcurrentReservationsAheadAllSucceed(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Book's rule in plain values, at 5/s (200 ms apart) and 1,000/s (1 ms)
+// with ingest's lead of 1 s.
+func TestBookSkipsTheLeadOnlyWhenAFreshRunTurnsBusy(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	ms := func(d int) time.Time { return now.Add(time.Duration(d) * time.Millisecond) }
+	const lead = time.Second
+	cases := []struct {
+		name      string
+		limit     ratelimit.Limit
+		ivl       time.Duration
+		lead      time.Duration
+		wantFirst time.Time
+		wantLed   bool
+	}{
+		{"idle: now", ratelimit.Limit{TAT: ms(-5), Led: true}, 200 * time.Millisecond, lead, now, false},
+		{"fresh run 200 ms ahead at 5/s: skip to the lead", ratelimit.Limit{TAT: ms(200)}, 200 * time.Millisecond, lead, ms(1000), true},
+		{"fresh run 2 ms ahead at 1,000/s: follow it", ratelimit.Limit{TAT: ms(2)}, time.Millisecond, lead, ms(2), false},
+		{"fresh run 99 ms ahead: follow it", ratelimit.Limit{TAT: ms(99)}, time.Millisecond, lead, ms(99), false},
+		{"fresh run 100 ms ahead: skip", ratelimit.Limit{TAT: ms(100)}, time.Millisecond, lead, ms(1000), true},
+		{"led run back within the lead: follow it, drain", ratelimit.Limit{TAT: ms(600), Led: true}, 200 * time.Millisecond, lead, ms(600), true},
+		{"past the lead: follow it", ratelimit.Limit{TAT: ms(1500)}, 200 * time.Millisecond, lead, ms(1500), false},
+		{"a worker (no lead): follow it", ratelimit.Limit{TAT: ms(300)}, 200 * time.Millisecond, 0, ms(300), false},
+	}
+	for _, c := range cases {
+		res, next := ratelimit.Book(c.limit, now, 2, c.ivl, c.lead)
+		if !res.First.Equal(c.wantFirst) || next.Led != c.wantLed || !next.TAT.Equal(c.wantFirst.Add(2*c.ivl)) {
+			t.Errorf("%s: first %d ms, next %+v; want first %d ms, led %v",
+				c.name, res.First.Sub(now).Milliseconds(), next, c.wantFirst.Sub(now).Milliseconds(), c.wantLed)
+		}
+	}
+}
+
+// The limiter's writes carry out Book: an account far under its rate books
+// right after the last slot, with no lead, however close together its events
+// come (the unpaced load run at 1,000/s had every event wait the lead); a run
+// that skipped the lead follows its slots when they come back within it.
+func TestReserveAheadFollowsCloseSlotsAndDrainsALedRun(t *testing.T) {
+	l := limiter(t, 5)
+	const lead = time.Second
+	a, err := l.ReserveAhead(ctx, "fast", 1, 1000, lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.ReserveAhead(ctx, "fast", 1, 1000, lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gap := b.First.Sub(a.First); gap < time.Millisecond || gap >= 100*time.Millisecond {
+		t.Fatalf("1,000/s, two events at once: slots %s then %s, want the second right after (or now), not a lead later", a.First, b.First)
+	}
+
+	if _, err := l.ReserveAhead(ctx, "slow", 1, 5, lead); err != nil { // idle: now
+		t.Fatal(err)
+	}
+	c, err := l.ReserveAhead(ctx, "slow", 1, 5, lead) // tat 200 ms ahead: skip
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // tat (c + 200 ms) is now within the lead
+	d, err := l.ReserveAhead(ctx, "slow", 1, 5, lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.First != c.First.Add(200*time.Millisecond) {
+		t.Fatalf("a led run back within the lead: slot %s, want %s (right after %s)", d.First, c.First.Add(200*time.Millisecond), c.First)
+	}
+}
