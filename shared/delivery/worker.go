@@ -31,6 +31,7 @@ type Store interface {
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	ClaimAttempt(context.Context, domain.Delivery, store.Claim) (domain.Delivery, error)
 	YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim) error
+	FreeSlot(ctx context.Context, endpointID, slot, claim string)
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	ClaimDeadLetter(context.Context, string) error
@@ -126,6 +127,8 @@ type Worker struct {
 	Log        *slog.Logger
 	Metrics    *obs.Metrics
 	Now        func() time.Time
+
+	local handoffs // endpoint slots handed over between this process's claims (handoff.go)
 }
 
 // Handle is the SQS event source handler: it processes the batch's messages
@@ -306,9 +309,10 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	if s, ok := w.takeProbe(ctx, act, snap.Endpoint, now, log); !ok {
 		return s
 	}
-	slot, ok := w.freeSlot(snap.Endpoint, now, nil)
-	if !ok {
-		return w.capDeferral(ctx, *d, received+msg.Deferred, now, m, log)
+	deferrals := received + msg.Deferred
+	if _, free := w.freeSlot(snap.Endpoint, now, nil); !free && !w.local.holds(endpointKey(snap.Endpoint)) {
+		// Every slot held elsewhere: nothing to wait for here.
+		return w.capDeferral(ctx, *d, deferrals, now, m, log)
 	}
 	if slotAt, booked := bookedSlot(msg, *d, now); booked {
 		// The slot booked for this attempt (at ingest, or by the worker that
@@ -320,10 +324,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		if err := sleepUntil(ctx, slotAt.Add(-claimAhead)); err != nil {
 			return step{err: err}
 		}
-		if s, changed := w.endpointChanged(ctx, snap.Endpoint, log); changed {
-			return s
-		}
-		claimed, claim, s := w.claim(ctx, snap, slot, w.Now(), m)
+		claimed, claim, s := w.claim(ctx, snap, deferrals, m, log)
 		if claim == nil {
 			return s
 		}
@@ -333,10 +334,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	// first, so that a worker losing the endpoint's cap reserves nothing,
 	// then reserve; a far slot gives the claim back (YieldClaim) and the
 	// message goes back carrying the slot, to use it then.
-	if s, changed := w.endpointChanged(ctx, snap.Endpoint, log); changed {
-		return s
-	}
-	claimed, claim, s := w.claim(ctx, snap, slot, now, m)
+	claimed, claim, s := w.claim(ctx, snap, deferrals, m, log)
 	if claim == nil {
 		return s
 	}
@@ -354,6 +352,9 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 // re-reservations and cap deferrals, and a burst drained at a fifth of the
 // rate; see docs/lifecycle.md "Rate slots".)
 func (w *Worker) onSlot(ctx context.Context, snap store.Snapshot, claimed domain.Delivery, claim store.Claim, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
+	if claim.Slot != "" {
+		defer w.local.hold(endpointKey(snap.Endpoint))() // a waiter here may get the slot after the POST
+	}
 	if err := w.stayOnSlot(ctx, sendAt); err != nil {
 		return step{err: err} // the lease runs out and the next claim logs this one as interrupted
 	}
@@ -560,39 +561,64 @@ func capBackoff(deferrals int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d/4)+1))
 }
 
-// claim takes the delivery's next attempt (store.ClaimAttempt) on the
-// endpoint slot given, or another one seen free if that one was taken a
-// moment ago. The claim is nil when it was not taken, with the step to
-// take then.
-func (w *Worker) claim(ctx context.Context, snap store.Snapshot, slot string, now time.Time, m *obs.Batch) (domain.Delivery, *store.Claim, step) {
+// claim takes the delivery's next attempt (store.ClaimAttempt) on an
+// endpoint slot seen free, or one handed over by a claim of this process
+// (handoff.go) when every slot is held. The endpoint is read again right
+// before the claim, and again after a wait for a handoff (endpointChanged).
+// The claim is nil when it was not taken, with the step to take then.
+func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, m *obs.Batch, log *slog.Logger) (domain.Delivery, *store.Claim, step) {
 	d, ep := *snap.Delivery, snap.Endpoint
-	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(now.Add(w.LeaseFor)), Slot: slot, AttemptID: domain.NewID("att"), URL: ep.URL}
+	claim := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL}
 	// The previous attempt's worker died after claiming it: log it, under
 	// the id it would have sent (the receiver may have seen it).
 	claim.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
-	claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
-	for tried := map[string]bool{}; errors.Is(err, store.ErrSlotTaken); {
-		// Another worker took that slot a moment ago: try the others we saw free.
-		tried[claim.Slot] = true
-		next, ok := w.freeSlot(ep, now, tried)
-		if !ok {
-			// Lost the cap: like any put-back, keep the due time ahead of the
-			// sweeper (many such short waits in a row add up to its grace).
-			return d, nil, w.capDeferral(ctx, d, 1, now, m, w.Log.With("delivery_id", d.ID))
+	waitUntil := w.Now().Add(capWait)
+	checked := false
+	for tried := map[string]bool{}; ; {
+		now := w.Now()
+		slot, free := w.freeSlot(ep, now, tried)
+		claim.From = ""
+		if !free {
+			got, ok := w.local.await(ctx, endpointKey(ep), 2*w.MaxInFlight, waitUntil)
+			if !ok {
+				// Like any put-back, keep the due time ahead of the sweeper
+				// (many such short waits in a row add up to its grace).
+				return d, nil, w.capDeferral(ctx, d, deferrals, now, m, log)
+			}
+			slot, claim.From, checked = got.slot, got.from, false
 		}
-		claim.Slot = next
-		claimed, err = w.Store.ClaimAttempt(ctx, d, claim)
+		if !checked {
+			if s, changed := w.endpointChanged(ctx, ep, log); changed {
+				w.passOn(ctx, ep, slot, claim.From)
+				return d, nil, s
+			}
+			checked = true
+		}
+		claim.Slot, claim.LeaseUntil = slot, domain.Millis(w.Now().Add(w.LeaseFor))
+		claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
+		switch {
+		case errors.Is(err, store.ErrSlotTaken):
+			tried[slot] = true // another worker took it a moment ago: try the others seen free
+			continue
+		case errors.Is(err, store.ErrConflict):
+			// Changed under us: look again shortly, the due time kept ahead.
+			w.keepDue(ctx, d, w.Now().Add(time.Second), log)
+			return d, nil, later(time.Second)
+		case err != nil:
+			return d, nil, step{err: err}
+		}
+		return claimed, &claim, done
 	}
-	if errors.Is(err, store.ErrConflict) {
-		// Changed under us: look again shortly, the due time kept ahead.
-		w.keepDue(ctx, d, now.Add(time.Second), w.Log.With("delivery_id", d.ID))
-		return d, nil, later(time.Second)
-	}
-	if err != nil {
-		return d, nil, step{err: err}
-	}
-	return claimed, &claim, done
 }
+
+// passOn gives a slot handed over but not used to the next waiter, or frees it.
+func (w *Worker) passOn(ctx context.Context, ep *domain.Endpoint, slot, from string) {
+	if from != "" && !w.local.handOff(endpointKey(ep), slot, from) {
+		w.Store.FreeSlot(ctx, ep.ID, slot, from)
+	}
+}
+
+func endpointKey(ep *domain.Endpoint) string { return ep.AccountID + "/" + ep.ID }
 
 // post makes the claimed attempt (now: its rate slot has come), records
 // it and settles the delivery.
@@ -604,6 +630,9 @@ func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.D
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
 		EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
 	})
+	if claim.Slot != "" && w.local.handOff(endpointKey(ep), claim.Slot, claim.ID) {
+		claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
+	}
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)
 	o := lifecycle.Settle(claimed, lifecycle.Answer{Result: res.Result, Verdict: verdict}, w.Now(), w.Schedule, nil)

@@ -72,7 +72,7 @@ func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store
 		// The endpoint's in-flight slot, as shared/store's claim takes it.
 		k := d.AccountID + "/" + d.EndpointID
 		ep := m.endpoints[k]
-		if l, held := ep.Leases[c.Slot]; held && l.Until >= now {
+		if l, held := ep.Leases[c.Slot]; held && l.Until >= now && (c.From == "" || l.Claim != c.From) {
 			return seen, store.ErrSlotTaken
 		}
 		leases := map[string]domain.Lease{c.Slot: {Until: c.LeaseUntil, Claim: c.ID}}
@@ -134,6 +134,17 @@ func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
 		}
 		ep.Leases = leases
 		m.endpoints[k] = ep
+	}
+}
+
+func (m *memStore) FreeSlot(_ context.Context, endpointID, slot, claim string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, d := range m.deliveries {
+		if d.EndpointID == endpointID {
+			m.freeSlot(d, store.Claim{ID: claim, Slot: slot})
+			return
+		}
 	}
 }
 

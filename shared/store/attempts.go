@@ -143,7 +143,11 @@ type Claim struct {
 	ID         string // unique per claim
 	LeaseUntil int64  // unix ms; after it another worker may take over
 	Slot       string // the endpoint's in-flight slot it holds; "" when the cap is off
-	AttemptID  string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
+	// From is the claim that handed Slot over (the worker's in-process
+	// handoff): it has answered and will not free the slot, so this claim
+	// may take the slot while that claim still holds it.
+	From      string
+	AttemptID string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
 	// URL is the endpoint URL the attempt will POST to, as read. The store
 	// does not check it: the worker reads the endpoint again, strongly
 	// consistent, right before the claim (defect 7).

@@ -30,15 +30,22 @@ func slotAttr(slot string) string { return "s" + slot }
 const slotTTL = 24 * time.Hour
 
 // slotUpdate takes slot c.Slot of the endpoint for the claim, if the slot is
-// free or its lease ran out (the item is created on first use).
+// free, or its lease ran out, or the claim holding it handed it over to this
+// one (c.From; the item is created on first use).
 func (s *Store) slotUpdate(endpointID string, c Claim) *types.Update {
+	cond := "attribute_not_exists(#slot) OR #slot.u < :now"
+	vals := item{":now": num(domain.Millis(s.now())), ":ttl": num(s.now().Add(slotTTL).Unix()),
+		":lease": &types.AttributeValueMemberM{Value: item{"u": num(c.LeaseUntil), "c": str(c.ID)}}}
+	if c.From != "" {
+		cond += " OR #slot.c = :from"
+		vals[":from"] = str(c.From)
+	}
 	return &types.Update{
 		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
-		UpdateExpression:         aws.String("SET #slot = :lease, #ttl = :ttl"),
-		ConditionExpression:      aws.String("attribute_not_exists(#slot) OR #slot.u < :now"),
-		ExpressionAttributeNames: map[string]string{"#slot": slotAttr(c.Slot), "#ttl": "ttl"},
-		ExpressionAttributeValues: item{":now": num(domain.Millis(s.now())), ":ttl": num(s.now().Add(slotTTL).Unix()),
-			":lease": &types.AttributeValueMemberM{Value: item{"u": num(c.LeaseUntil), "c": str(c.ID)}}},
+		UpdateExpression:          aws.String("SET #slot = :lease, #ttl = :ttl"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#slot": slotAttr(c.Slot), "#ttl": "ttl"},
+		ExpressionAttributeValues: vals,
 	}
 }
 
@@ -53,6 +60,12 @@ func (s *Store) takeSlot(ctx context.Context, endpointID string, c Claim) error 
 		return ErrSlotTaken
 	}
 	return err
+}
+
+// FreeSlot frees an endpoint's slot held by claim (one handed over in the
+// worker and then not used), as releaseSlot does.
+func (s *Store) FreeSlot(ctx context.Context, endpointID, slot, claim string) {
+	s.releaseSlot(ctx, endpointID, Claim{ID: claim, Slot: slot})
 }
 
 // releaseSlot frees the claim's slot if the claim still holds it. Best

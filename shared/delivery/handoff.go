@@ -1,0 +1,128 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Handing an endpoint's in-flight slot over, in one process.
+//
+// With the per-endpoint cap, a message that finds every slot held used to go
+// back to the queue for at least a second (capBackoff), and the slots it
+// could have used sat idle: a burst to one endpoint with the cap of 5 drained
+// at a third of what 5 slots allow, and its messages went round the queue
+// several times each. Now, when a claim of the same endpoint is held in this
+// process (a Lambda batch holds up to 10 messages, make dev all of them), the
+// message waits a little (capWait) for it: the holder, once its POST has
+// answered, hands its slot to the oldest waiter instead of freeing it, and the
+// waiter's claim takes the slot over from the holder's claim (store.Claim's
+// From) in the one conditional write that takes a slot anyway. The cap still
+// counts POSTs in flight (a slot changes hands only after its POST answered),
+// DynamoDB still decides who holds it, and a process that dies loses only its
+// own leases, which run out as before.
+
+// capWait is how long a message waits in the worker for a slot handed over
+// by a claim of the same endpoint in this process, before going back to the
+// queue (capBackoff). Several attempts to a healthy endpoint end in that
+// time; an endpoint slow enough to hold its slots longer is what the
+// back-off is for, and waiting longer would hold invocations idle.
+const capWait = 250 * time.Millisecond
+
+// handed is a slot given to a waiter: its key and the claim that held it.
+type handed struct{ slot, from string }
+
+type slotWaiter struct{ got chan handed }
+
+// handoffs are the endpoints' local claims and waiters, keyed by endpoint.
+type handoffs struct {
+	mu      sync.Mutex
+	holders map[string]int           // claims holding one of the endpoint's slots, here
+	waiters map[string][]*slotWaiter // oldest first
+}
+
+// hold counts a claim of the endpoint holding a slot here, until done.
+func (h *handoffs) hold(endpoint string) (done func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.holders == nil {
+		h.holders = map[string]int{}
+	}
+	h.holders[endpoint]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if h.holders[endpoint]--; h.holders[endpoint] <= 0 {
+				delete(h.holders, endpoint)
+			}
+		})
+	}
+}
+
+// handOff gives slot, held by claim from, to the endpoint's oldest waiter;
+// false when none waits (the caller frees the slot).
+func (h *handoffs) handOff(endpoint, slot, from string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.waiters[endpoint]
+	if len(q) == 0 {
+		return false
+	}
+	w := q[0]
+	if len(q) == 1 {
+		delete(h.waiters, endpoint)
+	} else {
+		h.waiters[endpoint] = q[1:]
+	}
+	w.got <- handed{slot: slot, from: from} // buffered: never blocks
+	return true
+}
+
+// await waits until until for a slot of the endpoint handed over here. It
+// waits only when a claim of the endpoint is held here (no handoff can come
+// otherwise) and fewer than max others wait already (each holds a message,
+// and a Lambda invocation, idle); ok is false when it did not get one.
+func (h *handoffs) await(ctx context.Context, endpoint string, max int, until time.Time) (handed, bool) {
+	h.mu.Lock()
+	if h.holders[endpoint] == 0 || len(h.waiters[endpoint]) >= max {
+		h.mu.Unlock()
+		return handed{}, false
+	}
+	if h.waiters == nil {
+		h.waiters = map[string][]*slotWaiter{}
+	}
+	w := &slotWaiter{got: make(chan handed, 1)}
+	h.waiters[endpoint] = append(h.waiters[endpoint], w)
+	h.mu.Unlock()
+
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
+	select {
+	case got := <-w.got:
+		return got, true
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.waiters[endpoint]
+	for i, o := range q {
+		if o == w {
+			h.waiters[endpoint] = append(q[:i:i], q[i+1:]...)
+			if len(h.waiters[endpoint]) == 0 {
+				delete(h.waiters, endpoint)
+			}
+			return handed{}, false
+		}
+	}
+	return <-w.got, true // handed over as the wait ended: it is ours to use or pass on
+}
+
+// holds reports whether a claim of the endpoint holds a slot here.
+func (h *handoffs) holds(endpoint string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.holders[endpoint] > 0
+}

@@ -1,0 +1,129 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/sender"
+)
+
+// busyReceiver answers each POST after a pause and tracks how many are in
+// flight at once.
+type busyReceiver struct {
+	*receiver
+	pause         time.Duration
+	mu            sync.Mutex
+	now, mostSeen int
+}
+
+func (b *busyReceiver) Send(ctx context.Context, req sender.Request) sender.Result {
+	b.mu.Lock()
+	b.now++
+	b.mostSeen = max(b.mostSeen, b.now)
+	b.mu.Unlock()
+	time.Sleep(b.pause)
+	b.mu.Lock()
+	b.now--
+	b.mu.Unlock()
+	return b.receiver.Send(ctx, req)
+}
+
+// A batch of six messages to one endpoint with a cap of 2: two claim, the
+// other four wait in the worker, and each holder, once answered, hands its
+// slot to the oldest waiter. All six are delivered in the one invocation,
+// never more than 2 POSTs at once, and none goes back to the queue (before,
+// the four that found the cap full each went back for a second or more).
+func TestBatchBeyondTheCapIsServedByHandingSlotsOver(t *testing.T) {
+	r := newRig(t, 200)
+	r.w.MaxInFlight = 2
+	busy := &busyReceiver{receiver: r.recv, pause: 20 * time.Millisecond}
+	r.w.Sender = busy
+	var recs []events.SQSMessage
+	for i := 0; i < 6; i++ {
+		raw, _ := json.Marshal(queue.For(r.addDelivery()))
+		recs = append(recs, events.SQSMessage{MessageId: "m" + string(rune('a'+i)), Body: string(raw), Attributes: map[string]string{"ApproximateReceiveCount": "1"}})
+	}
+	delete(r.st.deliveries, r.d.ID) // only the six
+	resp, err := r.w.Handle(context.Background(), events.SQSEvent{Records: recs})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v, %d failures", err, len(resp.BatchItemFailures))
+	}
+	if len(r.recv.got) != 6 || len(r.q.sent) != 0 {
+		t.Fatalf("%d POSTs and %d messages put back for 6 deliveries, want 6 and 0", len(r.recv.got), len(r.q.sent))
+	}
+	if busy.mostSeen > 2 {
+		t.Fatalf("%d POSTs in flight at once through a cap of 2", busy.mostSeen)
+	}
+	for id, d := range r.st.deliveries {
+		if d.Status != domain.StatusDelivered {
+			t.Errorf("delivery %s is %s", id, d.Status)
+		}
+	}
+	ep := r.st.endpoints[r.d.AccountID+"/"+r.d.EndpointID]
+	if len(ep.Leases) != 0 {
+		t.Fatalf("slots still held after the batch: %v", ep.Leases)
+	}
+}
+
+// The handoff registry: a message waits only while a claim of its endpoint
+// is held here and the waiters are fewer than the limit; slots go to the
+// oldest waiter; a wait that ends with nothing handed leaves no trace, and
+// one handed a slot as it ends still gets it.
+func TestHandoffsWaitOnlyForALocalHolderAndServeTheOldestFirst(t *testing.T) {
+	var h handoffs
+	ctx := context.Background()
+	soon := func() time.Time { return time.Now().Add(time.Second) }
+	if _, ok := h.await(ctx, "ep", 4, soon()); ok {
+		t.Fatal("waited with no local holder")
+	}
+	if h.handOff("ep", "0", "clm_a") {
+		t.Fatal("handed a slot to nobody")
+	}
+	done := h.hold("ep")
+	got := []chan handed{make(chan handed, 1), make(chan handed, 1)}
+	for i := 0; i < 2; i++ {
+		go func() {
+			if g, ok := h.await(ctx, "ep", 2, soon()); ok {
+				got[i] <- g
+			}
+		}()
+		waitFor(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.waiters["ep"]) == i+1 })
+	}
+	if _, ok := h.await(ctx, "ep", 2, soon()); ok {
+		t.Fatal("a third waiter past the limit of 2")
+	}
+	if !h.handOff("ep", "1", "clm_b") || !h.handOff("ep", "0", "clm_c") {
+		t.Fatal("two waiters, two handoffs refused")
+	}
+	if first, second := <-got[0], <-got[1]; first != (handed{"1", "clm_b"}) || second != (handed{"0", "clm_c"}) {
+		t.Fatalf("the first waiter got %v, the second %v: want the oldest served first", first, second)
+	}
+	if _, ok := h.await(ctx, "ep", 2, time.Now().Add(10*time.Millisecond)); ok {
+		t.Fatal("a wait with nothing handed over got a slot")
+	}
+	if h.handOff("ep", "0", "clm_d") {
+		t.Fatal("a timed-out waiter was handed a slot")
+	}
+	done()
+	done() // once only
+	if h.holds("ep") {
+		t.Fatal("holder still counted after done")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 500 && !cond(); i++ {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if !cond() {
+		t.Fatal("condition never held")
+	}
+}
