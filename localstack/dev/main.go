@@ -47,6 +47,7 @@ type settings struct {
 	dataDir, prefix, devKey                    string
 	sweepEvery                                 time.Duration
 	pollers                                    int
+	inMemory                                   bool // EMULATORS_IN_MEMORY=1: the emulators keep nothing on disk
 }
 
 func getenv(k, def string) string {
@@ -65,7 +66,7 @@ func loadSettings() (settings, error) {
 		apiAddr: getenv("API_ADDR", "127.0.0.1:8080"), receiverAddr: getenv("RECEIVER_ADDR", "127.0.0.1:9000"),
 		dynamoAddr: getenv("DYNAMODB_ADDR", "127.0.0.1:8000"), sqsAddr: getenv("SQS_ADDR", "127.0.0.1:4566"),
 		dataDir: getenv("DATA_DIR", filepath.Join(root, "localstack", ".data")), prefix: getenv("RESOURCE_PREFIX", "gifq-webhooks-dev"),
-		devKey: os.Getenv("DEV_API_KEY"),
+		devKey: os.Getenv("DEV_API_KEY"), inMemory: os.Getenv("EMULATORS_IN_MEMORY") == "1",
 	}
 	if v := os.Getenv("POLLERS"); v != "" {
 		if s.pollers, err = strconv.Atoi(v); err != nil {
@@ -104,7 +105,11 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 		dynamoURL, sqsURL = "http://"+s.dynamoAddr, "http://"+s.sqsAddr
 		if start {
 			var err error
-			emu, err = emulator.Start(ctx, emulator.Options{DataDir: s.dataDir, DynamoDBAddr: s.dynamoAddr, SQSAddr: s.sqsAddr, Log: os.Stderr})
+			emuDir := s.dataDir
+			if s.inMemory {
+				emuDir = "" // throwaway runs (make load-targets LOAD_MEMORY=1): no SQLite file, no queue files
+			}
+			emu, err = emulator.Start(ctx, emulator.Options{DataDir: emuDir, DynamoDBAddr: s.dynamoAddr, SQSAddr: s.sqsAddr, Log: os.Stderr})
 			if err != nil {
 				return nil, nil, err
 			}

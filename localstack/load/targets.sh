@@ -8,7 +8,9 @@
 # LOAD_RUNS picks some of them (e.g. LOAD_RUNS="1 3"); PPROF=1 also writes a
 # CPU profile of make dev during each run to .cache/load/run<N>.pprof;
 # LOAD_EVENTS overrides the event count of the unpaced runs; DEV_BIN runs
-# another build of make dev's binary (to compare commits on the same machine).
+# another build of make dev's binary (to compare commits on the same machine);
+# LOAD_MEMORY=1 runs the emulators without their files (dynoxide in memory,
+# fauxqs without its data directory), for what the SQLite file costs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-go}
@@ -31,7 +33,7 @@ for n in ${LOAD_RUNS:-1 2 3}; do
   data=$(mktemp -d)
   api=$(free_port); ddb=$(free_port); sqs=$(free_port); rcv=$(free_port); pp=$(free_port)
   env API_ADDR=127.0.0.1:$api DYNAMODB_ADDR=127.0.0.1:$ddb SQS_ADDR=127.0.0.1:$sqs RECEIVER_ADDR=127.0.0.1:$rcv \
-    DATA_DIR="$data" ENDPOINT_MAX_IN_FLIGHT=${cap[$n]} GIFQ_PPROF_ADDR=127.0.0.1:$pp \
+    DATA_DIR="$data" EMULATORS_IN_MEMORY=${LOAD_MEMORY:-0} ENDPOINT_MAX_IN_FLIGHT=${cap[$n]} GIFQ_PPROF_ADDR=127.0.0.1:$pp \
     "$dev_bin" >"$out/run$n.dev.log" 2>&1 &
   dev=$!
   for _ in $(seq 300); do
