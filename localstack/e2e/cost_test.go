@@ -80,7 +80,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 		"DynamoDB.BatchWriteItem": 1,
 		// deliver function (and the event source mapping's receive and delete): one read
 		// of delivery, endpoint, event and slot item; the endpoint again, strongly
-		// consistent, right before the claim (defect 7); PutItem: ingest's event and the
+		// consistent, alongside the claim (defect 7); PutItem: ingest's event and the
 		// attempt's log entry
 		"DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": 1, "DynamoDB.PutItem": 2,
 		"SQS.ReceiveMessage": 1, "SQS.DeleteMessageBatch": 1,

@@ -419,7 +419,7 @@ func (w *Worker) breakerAfter(ep domain.Endpoint, r retry.Result, at time.Time, 
 
 // endpointChanged reports whether the endpoint was disabled, deleted or
 // given a new URL since it was read; the message then looks again shortly.
-// It runs right before every claim: the claim writes only the delivery (and,
+// It runs alongside every claim (claim): the claim writes only the delivery (and,
 // with the cap, the endpoint's slot item), so this strongly consistent read
 // is what sees a PATCH (disabled, new URL) answered before this point.
 func (w *Worker) endpointChanged(ctx context.Context, seen *domain.Endpoint, log *slog.Logger) (step, bool) {
@@ -563,9 +563,11 @@ func capBackoff(deferrals int) time.Duration {
 
 // claim takes the delivery's next attempt (store.ClaimAttempt) on an
 // endpoint slot seen free, or one handed over by a claim of this process
-// (handoff.go) when every slot is held. The endpoint is read again right
-// before the claim, and again after a wait for a handoff (endpointChanged).
-// The claim is nil when it was not taken, with the step to take then.
+// (handoff.go) when every slot is held. The endpoint is read again as the
+// claim is made, and again after a wait for a handoff (endpointChanged),
+// the read and the claim at the same time, so that it costs no round trip
+// of its own: if the endpoint changed, the claim is given back and no POST
+// follows. The claim is nil when it was not taken, with the step to take then.
 func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, m *obs.Batch, log *slog.Logger) (domain.Delivery, *store.Claim, step) {
 	d, ep := *snap.Delivery, snap.Endpoint
 	claim := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL}
@@ -587,15 +589,22 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 			}
 			slot, claim.From, checked = got.slot, got.from, false
 		}
+		var check chan step // the endpoint read again, alongside the claim: nil when done already
 		if !checked {
-			if s, changed := w.endpointChanged(ctx, ep, log); changed {
-				w.passOn(ctx, ep, slot, claim.From)
-				return d, nil, s
-			}
-			checked = true
+			check, checked = make(chan step, 1), true
+			go func() {
+				if s, changed := w.endpointChanged(ctx, ep, log); changed {
+					check <- s
+				}
+				close(check)
+			}()
 		}
 		claim.Slot, claim.LeaseUntil = slot, domain.Millis(w.Now().Add(w.LeaseFor))
 		claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
+		if s, changed := <-check; check != nil && changed {
+			w.unclaim(ctx, d, claimed, claim, err, log)
+			return d, nil, s
+		}
 		switch {
 		case errors.Is(err, store.ErrSlotTaken):
 			tried[slot] = true // another worker took it a moment ago: try the others seen free
@@ -608,6 +617,21 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 			return d, nil, step{err: err}
 		}
 		return claimed, &claim, done
+	}
+}
+
+// unclaim undoes a claim whose endpoint changed while it was made (err:
+// the claim's own outcome): a claim taken is given back (YieldClaim, its
+// slot freed), a slot handed over and not taken is passed on; a claim that
+// failed otherwise left nothing behind.
+func (w *Worker) unclaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim, err error, log *slog.Logger) {
+	switch {
+	case err == nil:
+		if yerr := w.yield(ctx, seen, claimed, c, log); yerr != nil {
+			log.Warn("could not give the claim back; the next claim logs it as interrupted", "error", yerr)
+		}
+	case errors.Is(err, store.ErrSlotTaken):
+		w.passOn(ctx, &domain.Endpoint{ID: seen.EndpointID, AccountID: seen.AccountID}, c.Slot, c.From)
 	}
 }
 

@@ -150,7 +150,7 @@ type Claim struct {
 	AttemptID string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
 	// URL is the endpoint URL the attempt will POST to, as read. The store
 	// does not check it: the worker reads the endpoint again, strongly
-	// consistent, right before the claim (defect 7).
+	// consistent, as it claims (defect 7).
 	URL string
 	// Interrupted, when set, is the log entry for an earlier attempt whose
 	// worker died after claiming it; it is written before the claim, and an
