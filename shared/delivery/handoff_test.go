@@ -12,6 +12,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/store"
 )
 
 // busyReceiver answers each POST after a pause and tracks how many are in
@@ -125,5 +126,39 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	if !cond() {
 		t.Fatal("condition never held")
+	}
+}
+
+// slotTakenOnce answers the first claim as if another worker had just taken
+// its slot.
+type slotTakenOnce struct {
+	*memStore
+	once sync.Once
+}
+
+func (s *slotTakenOnce) ClaimAttempt(ctx context.Context, d domain.Delivery, c store.Claim) (domain.Delivery, error) {
+	taken := false
+	s.once.Do(func() { taken = true })
+	if taken {
+		return d, store.ErrSlotTaken
+	}
+	return s.memStore.ClaimAttempt(ctx, d, c)
+}
+
+// A slot seen free but taken a moment ago: the worker claims another one it
+// saw free (the endpoint read once, alongside the first claim), and delivers.
+func TestClaimLosingASlotTriesAnotherSeenFree(t *testing.T) {
+	r := newRig(t, 200)
+	r.w.MaxInFlight = 2
+	r.w.Store = &slotTakenOnce{memStore: r.st}
+	finished := make(chan struct{})
+	go func() { handleOne(t, r.w, queue.For(r.d)); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the worker never finished after losing a slot")
+	}
+	if got := r.st.deliveries[r.d.ID]; got.Status != domain.StatusDelivered || len(r.recv.got) != 1 {
+		t.Fatalf("delivery %s after %d POSTs", got.Status, len(r.recv.got))
 	}
 }

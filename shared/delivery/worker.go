@@ -601,9 +601,11 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 		}
 		claim.Slot, claim.LeaseUntil = slot, domain.Millis(w.Now().Add(w.LeaseFor))
 		claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
-		if s, changed := <-check; check != nil && changed {
-			w.unclaim(ctx, d, claimed, claim, err, log)
-			return d, nil, s
+		if check != nil {
+			if s, changed := <-check; changed {
+				w.unclaim(ctx, d, claimed, claim, err, log)
+				return d, nil, s
+			}
 		}
 		switch {
 		case errors.Is(err, store.ErrSlotTaken):
