@@ -74,7 +74,7 @@ func TestTimingOutAccountHoldsOnlyItsShare(t *testing.T) {
 		_, ep := h.registerReceiver(t, keyA, hang(per[i], all))
 		epIDs = append(epIDs, ep.ID)
 	}
-	rvB, _ := h.registerReceiver(t, keyB, always(200))
+	rvB, epB := h.registerReceiver(t, keyB, always(200))
 
 	h.publishMany(t, keyA, eventsA) // 160 deliveries to dead endpoints
 	// Phase 1: the breakers open; A never has more than cap x endpoints in progress.
@@ -99,6 +99,24 @@ func TestTimingOutAccountHoldsOnlyItsShare(t *testing.T) {
 		t.Fatalf("A had %d requests in progress before its breakers opened, its share is %d", peak, capPer*endpointsA)
 	}
 	t.Logf("phase 1: breakers open; A's peak in progress %d (share %d)", func() int { p, _ := all.read(); return p }(), capPer*endpointsA)
+	// The API shows why A's deliveries wait: the breaker, and until when.
+	var got struct {
+		Breaker *struct {
+			State     string    `json:"state"`
+			OpenUntil time.Time `json:"open_until"`
+			Failures  int       `json:"failures"`
+		} `json:"breaker"`
+	}
+	if code := h.call(t, keyA, "GET", "/v1/endpoints/"+epIDs[0], nil, &got); code != 200 || got.Breaker == nil ||
+		got.Breaker.State == "" || got.Breaker.OpenUntil.IsZero() || got.Breaker.Failures < 1 {
+		t.Fatalf("GET the endpoint with its breaker open: %d %+v", code, got.Breaker)
+	}
+	var closed struct {
+		Breaker *struct{} `json:"breaker"`
+	}
+	if code := h.call(t, keyB, "GET", "/v1/endpoints/"+epB.ID, nil, &closed); code != 200 || closed.Breaker != nil {
+		t.Fatalf("GET a healthy endpoint: %d, breaker %+v (want none shown)", code, closed.Breaker)
+	}
 
 	// B posts during the outage.
 	b := h.publishMany(t, keyB, eventsB)

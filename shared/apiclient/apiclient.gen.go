@@ -68,6 +68,27 @@ func (e BatchResultStatus) Valid() bool {
 	}
 }
 
+// Defines values for BreakerState.
+const (
+	HalfOpen BreakerState = "half_open"
+	Open     BreakerState = "open"
+	Probing  BreakerState = "probing"
+)
+
+// Valid indicates whether the value is a known member of the BreakerState enum.
+func (e BreakerState) Valid() bool {
+	switch e {
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	case Probing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryStatus.
 const (
 	Delivered DeliveryStatus = "delivered"
@@ -167,6 +188,16 @@ type BatchResult struct {
 // BatchResultStatus defines model for BatchResult.Status.
 type BatchResultStatus int
 
+// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
+type Breaker struct {
+	Failures  int          `json:"failures"`
+	OpenUntil time.Time    `json:"open_until"`
+	State     BreakerState `json:"state"`
+}
+
+// BreakerState defines model for Breaker.State.
+type BreakerState string
+
 // Delivery defines model for Delivery.
 type Delivery struct {
 	// AttemptCount Automatic attempts of the current series.
@@ -251,6 +282,8 @@ type DeliveryWithAttempts struct {
 
 // Endpoint defines model for Endpoint.
 type Endpoint struct {
+	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
+	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
 	Description    string     `json:"description"`
 	Disabled       bool       `json:"disabled"`
@@ -264,6 +297,8 @@ type Endpoint struct {
 
 // EndpointFields An endpoint as registration and rotation answer it, with its new secret.
 type EndpointFields struct {
+	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
+	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
 	Description    string     `json:"description"`
 	Disabled       bool       `json:"disabled"`
@@ -293,6 +328,8 @@ type EndpointPatch struct {
 
 // EndpointWithSecret defines model for EndpointWithSecret.
 type EndpointWithSecret struct {
+	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
+	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
 	Description    string     `json:"description"`
 	Disabled       bool       `json:"disabled"`
@@ -357,6 +394,8 @@ type NewEndpoint struct {
 
 // RotatedEndpoint defines model for RotatedEndpoint.
 type RotatedEndpoint struct {
+	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
+	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
 	Description    string     `json:"description"`
 	Disabled       bool       `json:"disabled"`

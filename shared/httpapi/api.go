@@ -52,7 +52,7 @@ type Queue interface {
 
 // Limiter reserves a resend's rate-limit slot.
 type Limiter interface {
-	Reserve(ctx context.Context, account string, n int, perSecond float64) (ratelimit.Reservation, error)
+	ReserveAhead(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (ratelimit.Reservation, error)
 }
 
 // Ingester accepts events.

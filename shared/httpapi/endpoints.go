@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/netguard"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
@@ -19,28 +21,45 @@ import (
 // endpointView is an endpoint as the API shows it. The secret appears only
 // in the answers that create it (registration and rotation).
 type endpointView struct {
-	ID             string   `json:"id"`
-	URL            string   `json:"url"`
-	Description    string   `json:"description"`
-	EventTypes     []string `json:"event_types"`
-	Disabled       bool     `json:"disabled"`
-	DisabledReason string   `json:"disabled_reason,omitempty"`
-	FailingSince   string   `json:"failing_since,omitempty"`
-	CreatedAt      string   `json:"created_at"`
-	UpdatedAt      string   `json:"updated_at"`
-	Secret         string   `json:"secret,omitempty"`
+	ID             string       `json:"id"`
+	URL            string       `json:"url"`
+	Description    string       `json:"description"`
+	EventTypes     []string     `json:"event_types"`
+	Disabled       bool         `json:"disabled"`
+	DisabledReason string       `json:"disabled_reason,omitempty"`
+	FailingSince   string       `json:"failing_since,omitempty"`
+	Breaker        *breakerView `json:"breaker,omitempty"`
+	CreatedAt      string       `json:"created_at"`
+	UpdatedAt      string       `json:"updated_at"`
+	Secret         string       `json:"secret,omitempty"`
 }
 
-func viewEndpoint(ep domain.Endpoint) endpointView {
+// breakerView is an endpoint's circuit breaker when it is not closed: why
+// its deliveries wait without using attempts, and until when.
+type breakerView struct {
+	State     string `json:"state"`      // open, half_open (the next attempt is the probe), probing
+	OpenUntil string `json:"open_until"` // when the pause ends (or ended) and one probe may go
+	Failures  int    `json:"failures"`   // consecutive timeouts or connection failures that opened it
+}
+
+var breakerStates = map[lifecycle.BreakerState]string{
+	lifecycle.BreakerOpen: "open", lifecycle.BreakerHalfOpen: "half_open", lifecycle.BreakerProbing: "probing",
+}
+
+func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 	types := ep.EventTypes
 	if types == nil {
 		types = []string{}
 	}
-	return endpointView{
+	v := endpointView{
 		ID: ep.ID, URL: ep.URL, Description: ep.Description, EventTypes: types, Disabled: ep.Disabled,
 		DisabledReason: ep.DisabledReason, FailingSince: rfc3339(ep.FailingSince),
 		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt),
 	}
+	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
+		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil), Failures: ep.BreakerFails}
+	}
+	return v
 }
 
 var eventFilterRE = regexp.MustCompile(`^(\*|` + domain.EventTypePattern + `(\.\*)?)$`)
@@ -109,7 +128,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	case err != nil:
 		return a.internal(ctx, err)
 	}
-	v := viewEndpoint(ep)
+	v := viewEndpoint(ep, a.Now())
 	v.Secret = ep.Secrets[0].Value
 	return ok(http.StatusCreated, v)
 }
@@ -121,7 +140,7 @@ func (a *API) listEndpoints(ctx context.Context, req *request) response {
 	}
 	views := make([]endpointView, 0, len(eps))
 	for _, ep := range eps {
-		views = append(views, viewEndpoint(ep))
+		views = append(views, viewEndpoint(ep, a.Now()))
 	}
 	return ok(http.StatusOK, list{Data: views})
 }
@@ -158,7 +177,7 @@ func (a *API) getEndpoint(ctx context.Context, req *request) response {
 	if failed {
 		return r
 	}
-	return ok(http.StatusOK, viewEndpoint(ep))
+	return ok(http.StatusOK, viewEndpoint(ep, a.Now()))
 }
 
 func (a *API) patchEndpoint(ctx context.Context, req *request) response {
@@ -200,7 +219,7 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	if in.Disabled != nil && *in.Disabled {
 		a.stopPending(ctx, ep.ID, domain.ReasonEndpointDisabled)
 	}
-	return ok(http.StatusOK, viewEndpoint(ep))
+	return ok(http.StatusOK, viewEndpoint(ep, a.Now()))
 }
 
 func (a *API) deleteEndpoint(ctx context.Context, req *request) response {

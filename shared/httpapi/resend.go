@@ -8,6 +8,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -41,9 +42,11 @@ func (a *API) resend(ctx context.Context, req *request) response {
 	msg := resendMessage(d)
 	msg.AttemptID = domain.NewID("att")
 	delay := time.Duration(0)
-	if res, err := a.Limiter.Reserve(ctx, req.account, 1, rate); err == nil {
+	// Booked as ingest books (ratelimit.Lead, ratelimit.Delay), so that on a
+	// busy account the message reaches a worker before its slot.
+	if res, err := a.Limiter.ReserveAhead(ctx, req.account, 1, rate, ratelimit.Lead); err == nil {
 		msg.SlotAt = domain.Millis(res.First)
-		delay = res.First.Sub(now).Truncate(time.Second)
+		delay = ratelimit.Delay(res.First, now, ratelimit.Lead)
 	}
 	if err := a.Queue.Send(ctx, msg, delay); err != nil {
 		return a.internal(ctx, err)

@@ -44,7 +44,7 @@ func (a *API) rotateSecret(ctx context.Context, req *request) response {
 	v := struct {
 		endpointView
 		PreviousSecretExpiresAt string `json:"previous_secret_expires_at,omitempty"`
-	}{endpointView: viewEndpoint(ep)}
+	}{endpointView: viewEndpoint(ep, a.Now())}
 	v.Secret = secret
 	if len(ep.Secrets) > 1 {
 		v.PreviousSecretExpiresAt = rfc3339(ep.Secrets[1].ExpiresAt)
