@@ -190,7 +190,6 @@ type BatchResultStatus int
 
 // Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
 type Breaker struct {
-	Failures  int          `json:"failures"`
 	OpenUntil time.Time    `json:"open_until"`
 	State     BreakerState `json:"state"`
 }

@@ -39,7 +39,6 @@ type endpointView struct {
 type breakerView struct {
 	State     string `json:"state"`      // open, half_open (the next attempt is the probe), probing
 	OpenUntil string `json:"open_until"` // when the pause ends (or ended) and one probe may go
-	Failures  int    `json:"failures"`   // consecutive timeouts or connection failures that opened it
 }
 
 var breakerStates = map[lifecycle.BreakerState]string{
@@ -57,7 +56,7 @@ func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt),
 	}
 	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
-		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil), Failures: ep.BreakerFails}
+		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil)}
 	}
 	return v
 }
