@@ -317,6 +317,30 @@ test('the portal fits a narrow iframe', async () => {
   await page.context().close();
 });
 
+test('an endpoint that does not answer shows as paused until its next test attempt', async () => {
+  // Connections to a port nobody listens on are refused: after 5 in a row the breaker opens.
+  const dead = await call('POST', '/v1/endpoints', {
+    url: `http://127.0.0.1:${await freePort()}/hooks`, description: 'Warehouse (offline)', event_types: ['stock.*'],
+  });
+  assert.equal(dead.status, 201);
+  for (let i = 0; i < 8; i++) {
+    assert.equal((await call('POST', '/v1/events', { event: 'stock.updated', data: { sku: 'sku_' + i } })).status, 202);
+  }
+  const open = await until('the breaker to open', async () => (await call('GET', '/v1/endpoints/' + dead.body.id)).body.breaker);
+  assert.equal(open.state, 'open');
+  const s = await session({ read_only: true });
+  const page = await newPage();
+  await page.goto(s.url);
+  const card = page.locator('.card', { hasText: 'Warehouse (offline)' });
+  await card.getByText('Not answering').waitFor();
+  await card.locator('a.title').click();
+  await page.getByText('Deliveries paused until').waitFor();
+  await page.screenshot({ path: join(shots, 'portal-paused.png'), fullPage: false });
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+  assert.equal((await call('DELETE', '/v1/endpoints/' + dead.body.id)).status, 204);
+});
+
 test('a forged, revoked or signed-out token is refused and changes nothing', async () => {
   const before = await call('GET', '/v1/endpoints');
   const s = await session();

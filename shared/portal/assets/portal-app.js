@@ -111,8 +111,14 @@
 
   function health(ep) {
     if (ep.disabled) return badge('disabled', 'Disabled');
+    if (ep.breaker) return badge('paused', 'Not answering');
     if (ep.failing_since) return badge('failing', 'Failing');
     return badge('ok', 'Healthy');
+  }
+
+  // An open circuit breaker: deliveries wait, using no attempts, until one test attempt.
+  function paused(ep) {
+    return ep.breaker ? fact('Deliveries paused until', when(ep.breaker.open_until)) : null;
   }
 
   function statusBadge(st) { return badge(st, st[0].toUpperCase() + st.slice(1)); }
@@ -161,6 +167,7 @@
       h('dl', { class: 'facts' },
         fact('Last success', when(successes[i])),
         fact('Failing since', when(ep.failing_since)),
+        paused(ep),
         fact('Events', ep.event_types.length ? ep.event_types.join(', ') : 'All events'),
         ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null)));
     show(head, h('p', { class: 'muted' }, list.data.length + ' of 16 endpoints'), h('ul', { class: 'cards' }, cards));
@@ -306,6 +313,7 @@
       h('dl', { class: 'facts' },
         fact('Last success', when(success)),
         fact('Failing since', when(ep.failing_since)),
+        paused(ep),
         fact('Events', ep.event_types.length ? ep.event_types.join(', ') : 'All events'),
         fact('Created', when(ep.created_at)),
         ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null),
