@@ -26,7 +26,7 @@ func (s *Stack) appMetric(name, statistic string) awscloudwatch.Metric {
 var DashboardAppMetrics = []string{
 	obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricDelivered,
 	obs.MetricAttemptsFailed, obs.MetricDeadLettered, obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals,
-	obs.MetricAttemptDuration, obs.MetricTimeToDeliver, obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered,
+	obs.MetricSlotHandoffs, obs.MetricAttemptDuration, obs.MetricTimeToDeliver, obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered,
 	obs.MetricRedriveMoved, obs.MetricEnqueueFailures,
 }
 
@@ -106,7 +106,7 @@ func (s *Stack) addDashboard(name string) {
 	)
 	s.Dashboard.AddWidgets(
 		graph("Ingest", 8, counts(obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricEnqueueFailures), nil),
-		graph("Deferrals (no attempt used)", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals), nil),
+		graph("Deferrals (no attempt used) and slot handoffs", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals, obs.MetricSlotHandoffs), nil),
 		graph("Sweeper and redrive", 8, counts(obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered, obs.MetricRedriveMoved), nil),
 	)
 	s.Dashboard.AddWidgets(

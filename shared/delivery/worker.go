@@ -658,6 +658,7 @@ func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.D
 	})
 	if claim.Slot != "" && w.local.handOff(endpointKey(ep), claim.Slot, claim.ID) {
 		claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
+		m.Count(obs.MetricSlotHandoffs, 1)
 	}
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)

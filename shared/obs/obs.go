@@ -25,8 +25,9 @@ const (
 	MetricDeadLettered        = "DeadLettered"
 	MetricRateLimitDeferrals  = "RateLimitDeferrals"
 	MetricEndpointDeferrals   = "EndpointDeferrals"
-	MetricAttemptDuration     = "AttemptDuration" // ms
-	MetricTimeToDeliver       = "TimeToDeliver"   // ms from ingest to the 2xx
+	MetricSlotHandoffs        = "EndpointSlotHandoffs" // an endpoint's in-flight slot passed to a waiting message in the same instance
+	MetricAttemptDuration     = "AttemptDuration"      // ms
+	MetricTimeToDeliver       = "TimeToDeliver"        // ms from ingest to the 2xx
 	MetricSweeperRequeued     = "SweeperRequeued"
 	MetricSweeperDeadLettered = "SweeperDeadLettered"
 	MetricRedriveMoved        = "RedriveMoved"
