@@ -204,3 +204,36 @@ func TestEndpointChangedBeforeTheClaimMakesNoPost(t *testing.T) {
 		}
 	}
 }
+
+// A resend's message is booked and delayed as ingest's are (the lead, then
+// ratelimit.Delay), so it may reach the worker up to maxEarly before its
+// slot: it waits for the slot there and POSTs at it, not before; one that
+// came back earlier than that goes back again, delayed to arrive before it.
+func TestResendEarlyForItsSlotWaitsForItInTheWorker(t *testing.T) {
+	r := newRig(t, 200)
+	m := queue.For(r.d)
+	m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
+	slot := time.Now().Add(1500 * time.Millisecond)
+	m.SlotAt = domain.Millis(slot)
+	handleOne(t, r.w, m)
+	if len(r.q.sent) != 0 || len(r.recv.got) != 1 {
+		t.Fatalf("1.5 s early: %d messages back, %d POSTs; want 0 and 1", len(r.q.sent), len(r.recv.got))
+	}
+	if time.Now().Before(slot) {
+		t.Fatal("the resend was made before its slot")
+	}
+	if r.recv.got[0].AttemptID != m.AttemptID || r.lim.count() != 0 {
+		t.Fatalf("the POST %+v, %d reservations: want the resend's attempt on its own slot", r.recv.got[0], r.lim.count())
+	}
+
+	far := m
+	far.AttemptID = domain.NewID("att")
+	far.SlotAt = domain.Millis(time.Now().Add(5 * time.Second))
+	handleOne(t, r.w, far)
+	if len(r.q.sent) != 1 || len(r.recv.got) != 1 {
+		t.Fatalf("5 s early: %d messages back, %d POSTs; want 1 and none more", len(r.q.sent), len(r.recv.got))
+	}
+	if d := r.q.delays[0]; d < 2900*time.Millisecond || d > 4*time.Second {
+		t.Fatalf("5 s early: back after %s, want the slot minus the lead, rounded down to seconds (3-4 s)", d)
+	}
+}
