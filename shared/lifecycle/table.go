@@ -69,7 +69,7 @@ const noLease = "no live lease (lease_until absent or < now)"
 // state is one of these.
 var Transitions = []Transition{
 	{Start, Ingested, Pending, "CreateEvent", "written (fresh id) before its event, whose conditional put commits it; due_at = now in the sweep index"},
-	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: an endpoint slot taken just before, on the endpoint's slot item (free or its lease run out; given back if the claim loses)"},
+	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: an endpoint slot taken just before, on the endpoint's slot item (free, its lease run out, or handed over by the answered claim From in the same process; given back if the claim loses)"},
 	{InFlight, TakenOver, InFlight, "ClaimAttempt", "as claimed, the old lease having run out; the interrupted attempt is logged just before (left as it is if that attempt id is logged already)"},
 	{InFlight, Yielded, Pending, "YieldClaim", "claim = c AND attempts = n AND status = pending; attempts - 1, claim and lease removed, the endpoint slot freed on its slot item (no request was made)"},
 	{InFlight, Answered2xx, Delivered, "RecordAttempt", "claim = c; leaves the sweep index"},
