@@ -213,8 +213,8 @@ func TestResendEarlyForItsSlotWaitsForItInTheWorker(t *testing.T) {
 	r := newRig(t, 200)
 	m := queue.For(r.d)
 	m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
-	slot := time.Now().Add(1500 * time.Millisecond)
-	m.SlotAt = domain.Millis(slot)
+	m.SlotAt = domain.Millis(time.Now().Add(1500 * time.Millisecond))
+	slot := time.UnixMilli(m.SlotAt)
 	handleOne(t, r.w, m)
 	if len(r.q.sent) != 0 || len(r.recv.got) != 1 {
 		t.Fatalf("1.5 s early: %d messages back, %d POSTs; want 0 and 1", len(r.q.sent), len(r.recv.got))
