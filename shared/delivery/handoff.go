@@ -41,23 +41,24 @@ type handoffs struct {
 	waiters map[string][]*slotWaiter // oldest first
 }
 
-// hold counts a claim of the endpoint holding a slot here, until done.
-func (h *handoffs) hold(endpoint string) (done func()) {
+// hold counts a claim of the endpoint holding a slot here, from the moment
+// it is taken (so that a message losing the race to it waits for it), until
+// release.
+func (h *handoffs) hold(endpoint string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.holders == nil {
 		h.holders = map[string]int{}
 	}
 	h.holders[endpoint]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if h.holders[endpoint]--; h.holders[endpoint] <= 0 {
-				delete(h.holders, endpoint)
-			}
-		})
+}
+
+// release ends one hold of the endpoint.
+func (h *handoffs) release(endpoint string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.holders[endpoint]--; h.holders[endpoint] <= 0 {
+		delete(h.holders, endpoint)
 	}
 }
 

@@ -87,7 +87,7 @@ func TestHandoffsWaitOnlyForALocalHolderAndServeTheOldestFirst(t *testing.T) {
 	if h.handOff("ep", "0", "clm_a") {
 		t.Fatal("handed a slot to nobody")
 	}
-	done := h.hold("ep")
+	h.hold("ep")
 	got := []chan handed{make(chan handed, 1), make(chan handed, 1)}
 	for i := 0; i < 2; i++ {
 		go func() {
@@ -112,10 +112,9 @@ func TestHandoffsWaitOnlyForALocalHolderAndServeTheOldestFirst(t *testing.T) {
 	if h.handOff("ep", "0", "clm_d") {
 		t.Fatal("a timed-out waiter was handed a slot")
 	}
-	done()
-	done() // once only
+	h.release("ep")
 	if h.holds("ep") {
-		t.Fatal("holder still counted after done")
+		t.Fatal("holder still counted after its release")
 	}
 }
 

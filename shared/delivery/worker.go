@@ -328,6 +328,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		if claim == nil {
 			return s
 		}
+		defer w.unhold(snap.Endpoint, *claim)
 		return w.onSlot(ctx, snap, claimed, *claim, slotAt, m, log)
 	}
 	// A new slot is needed (a retry, or the booked one was missed): claim
@@ -338,6 +339,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	if claim == nil {
 		return s
 	}
+	defer w.unhold(snap.Endpoint, *claim)
 	yield := func() error { return w.yield(ctx, *d, claimed, *claim, log) }
 	sendAt, s, ok := w.rateSlot(ctx, msg, false, *d, true, m, yield)
 	if !ok {
@@ -352,9 +354,6 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 // re-reservations and cap deferrals, and a burst drained at a fifth of the
 // rate; see docs/lifecycle.md "Rate slots".)
 func (w *Worker) onSlot(ctx context.Context, snap store.Snapshot, claimed domain.Delivery, claim store.Claim, sendAt time.Time, m *obs.Batch, log *slog.Logger) step {
-	if claim.Slot != "" {
-		defer w.local.hold(endpointKey(snap.Endpoint))() // a waiter here may get the slot after the POST
-	}
 	if err := w.stayOnSlot(ctx, sendAt); err != nil {
 		return step{err: err} // the lease runs out and the next claim logs this one as interrupted
 	}
@@ -591,19 +590,13 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 		}
 		var check chan step // the endpoint read again, alongside the claim: nil when done already
 		if !checked {
-			check, checked = make(chan step, 1), true
-			go func() {
-				if s, changed := w.endpointChanged(ctx, ep, log); changed {
-					check <- s
-				}
-				close(check)
-			}()
+			check, checked = w.endpointCheck(ctx, ep, log), true
 		}
 		claim.Slot, claim.LeaseUntil = slot, domain.Millis(w.Now().Add(w.LeaseFor))
-		claimed, err := w.Store.ClaimAttempt(ctx, d, claim)
+		claimed, err := w.takeClaim(ctx, d, ep, claim)
 		if check != nil {
 			if s, changed := <-check; changed {
-				w.unclaim(ctx, d, claimed, claim, err, log)
+				w.unclaim(ctx, ep, d, claimed, claim, err, log)
 				return d, nil, s
 			}
 		}
@@ -622,18 +615,55 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 	}
 }
 
+// unhold ends the local hold a claim with a slot took (claim).
+func (w *Worker) unhold(ep *domain.Endpoint, c store.Claim) {
+	if c.Slot != "" {
+		w.local.release(endpointKey(ep))
+	}
+}
+
+// endpointCheck reads the endpoint again (endpointChanged) while the claim
+// is written; the channel gives the step to take if it changed, and is
+// closed when it did not.
+func (w *Worker) endpointCheck(ctx context.Context, ep *domain.Endpoint, log *slog.Logger) chan step {
+	check := make(chan step, 1)
+	go func() {
+		if s, changed := w.endpointChanged(ctx, ep, log); changed {
+			check <- s
+		}
+		close(check)
+	}()
+	return check
+}
+
+// takeClaim writes the claim. A claim with a slot is counted as a local
+// hold of the endpoint from before the write, so that a message here losing
+// the race for that slot finds a holder to wait for; unhold ends it (here,
+// when the claim was not taken).
+func (w *Worker) takeClaim(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c store.Claim) (domain.Delivery, error) {
+	if c.Slot != "" {
+		w.local.hold(endpointKey(ep))
+	}
+	claimed, err := w.Store.ClaimAttempt(ctx, d, c)
+	if err != nil {
+		w.unhold(ep, c)
+	}
+	return claimed, err
+}
+
 // unclaim undoes a claim whose endpoint changed while it was made (err:
 // the claim's own outcome): a claim taken is given back (YieldClaim, its
-// slot freed), a slot handed over and not taken is passed on; a claim that
-// failed otherwise left nothing behind.
-func (w *Worker) unclaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim, err error, log *slog.Logger) {
+// slot freed, its local hold ended), a slot handed over and not taken is
+// passed on; a claim that failed otherwise left nothing behind.
+func (w *Worker) unclaim(ctx context.Context, ep *domain.Endpoint, seen, claimed domain.Delivery, c store.Claim, err error, log *slog.Logger) {
 	switch {
 	case err == nil:
+		w.unhold(ep, c)
 		if yerr := w.yield(ctx, seen, claimed, c, log); yerr != nil {
 			log.Warn("could not give the claim back; the next claim logs it as interrupted", "error", yerr)
 		}
 	case errors.Is(err, store.ErrSlotTaken):
-		w.passOn(ctx, &domain.Endpoint{ID: seen.EndpointID, AccountID: seen.AccountID}, c.Slot, c.From)
+		w.passOn(ctx, ep, c.Slot, c.From)
 	}
 }
 
