@@ -9,7 +9,6 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
-	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
@@ -21,10 +20,8 @@ import (
 // it is: a 2xx does not cancel pending retries.
 func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
 	now := w.Now()
-	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxEarly {
-		// Early for its slot (booked with the lead, as ingest's): again,
-		// delayed to reach us before it, as process does.
-		return later(ratelimit.Delay(time.UnixMilli(msg.SlotAt), now, ratelimit.Lead))
+	if s, early := tooEarly(msg, now); early {
+		return s
 	}
 	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
 	if err != nil {

@@ -275,9 +275,8 @@ func lifecycleMessage(msg queue.Message) lifecycle.Message {
 // carries it out.
 func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m *obs.Batch) step {
 	now := w.Now()
-	if msg.SlotAt != 0 && time.UnixMilli(msg.SlotAt).Sub(now) > maxEarly {
-		// Came back early for its slot: again, delayed to reach us before it.
-		return later(ratelimit.Delay(time.UnixMilli(msg.SlotAt), now, ratelimit.Lead))
+	if s, early := tooEarly(msg, now); early {
+		return s
 	}
 	snap, err := w.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: msg.DeliveryID, AccountID: msg.AccountID, EndpointID: msg.EndpointID, EventID: msg.EventID})
 	if err != nil {
@@ -358,6 +357,17 @@ func (w *Worker) onSlot(ctx context.Context, snap store.Snapshot, claimed domain
 		return step{err: err} // the lease runs out and the next claim logs this one as interrupted
 	}
 	return w.post(ctx, snap, claimed, claim, m, log)
+}
+
+// tooEarly: the message came back more than maxEarly before the slot it
+// carries (booked with the lead, by ingest, a resend or a put-back): it goes
+// back again, delayed by the same rule to reach a worker before the slot.
+func tooEarly(msg queue.Message, now time.Time) (step, bool) {
+	slotAt := time.UnixMilli(msg.SlotAt)
+	if msg.SlotAt == 0 || slotAt.Sub(now) <= maxEarly {
+		return done, false
+	}
+	return later(ratelimit.Delay(slotAt, now, ratelimit.Lead)), true
 }
 
 // bookedSlot is the rate slot the message carries, when it was booked for
