@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,14 +27,32 @@ type proc struct {
 	cpu       time.Duration // user + system, this process's threads only
 }
 
-// cpuSample is the CPU time used so far by our process and by the emulators.
+// cpuSample is the CPU time used so far by our process and by the emulators,
+// in all and by process name (dynoxide: DynamoDB; node: fauxqs, SQS).
 type cpuSample struct {
 	ours, emulators time.Duration
-	emulatorNames   []string
+	emulator        map[string]time.Duration
 }
 
 func (a cpuSample) sub(b cpuSample) cpuSample {
-	return cpuSample{ours: a.ours - b.ours, emulators: a.emulators - b.emulators, emulatorNames: a.emulatorNames}
+	d := cpuSample{ours: a.ours - b.ours, emulators: a.emulators - b.emulators, emulator: map[string]time.Duration{}}
+	for name, t := range a.emulator {
+		d.emulator[name] = t - b.emulator[name]
+	}
+	return d
+}
+
+// split is each emulator's share, "dynoxide 4.10, node 2.20", per(d) each.
+func (a cpuSample) split(per func(time.Duration) float64) string {
+	names := make([]string, 0, len(a.emulator))
+	for name := range a.emulator {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		names[i] = fmt.Sprintf("%s %.2f", name, per(a.emulator[name]))
+	}
+	return strings.Join(names, ", ")
 }
 
 // sampleTree reads the tree rooted at the process listening on port.
@@ -50,13 +69,13 @@ func sampleTree(port int) (cpuSample, error) {
 	for _, p := range procs {
 		children[p.ppid] = append(children[p.ppid], p.pid)
 	}
-	s := cpuSample{ours: procs[root].cpu}
+	s := cpuSample{ours: procs[root].cpu, emulator: map[string]time.Duration{}}
 	stack := append([]int(nil), children[root]...)
 	for len(stack) > 0 {
 		pid := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		s.emulators += procs[pid].cpu
-		s.emulatorNames = append(s.emulatorNames, procs[pid].comm)
+		s.emulator[procs[pid].comm] += procs[pid].cpu
 		stack = append(stack, children[pid]...)
 	}
 	return s, nil

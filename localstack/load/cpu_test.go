@@ -3,6 +3,8 @@ package main
 import (
 	"net"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,5 +57,34 @@ func TestSampleTreeFindsTheListener(t *testing.T) {
 	b, _ := sampleTree(port)
 	if b.sub(a).ours <= 0 {
 		t.Fatalf("300 ms of busy loop not seen: %v then %v", a.ours, b.ours)
+	}
+}
+
+// A child of the listening process is an emulator, counted under its name.
+func TestSampleTreeCountsEachChildByName(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = busy.Process.Kill(); _ = busy.Wait() }()
+	a, err := sampleTree(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	b, _ := sampleTree(port)
+	used := b.sub(a)
+	if used.emulator["sh"] <= 0 || used.emulators != used.emulator["sh"] {
+		t.Fatalf("a busy child: %v by name, %v in all; want all of it under sh", used.emulator, used.emulators)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) }
+	if s := used.split(ms); !strings.HasPrefix(s, "sh ") {
+		t.Fatalf("split = %q; want it to name sh", s)
 	}
 }

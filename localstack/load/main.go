@@ -202,7 +202,7 @@ func run(o options) error {
 		used := cpuAfter.sub(cpuBefore)
 		per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(delivered) }
 		fmt.Printf("CPU per delivery   %.2f ms: ours %.2f ms, emulators %.2f ms (%s; from /proc, the make dev tree)\n",
-			per(used.ours+used.emulators), per(used.ours), per(used.emulators), strings.Join(used.emulatorNames, ", "))
+			per(used.ours+used.emulators), per(used.ours), per(used.emulators), used.split(per))
 	}
 	if o.row != "" && delivered > 0 && cpuErr == nil {
 		used := cpuAfter.sub(cpuBefore)
