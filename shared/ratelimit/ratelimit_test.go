@@ -4,8 +4,11 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/ratelimit"
@@ -260,5 +263,72 @@ func TestReserveAheadFollowsCloseSlotsAndDrainsALedRun(t *testing.T) {
 	}
 	if d.First != c.First.Add(200*time.Millisecond) {
 		t.Fatalf("a led run back within the lead: slot %s, want %s (right after %s)", d.First, c.First.Add(200*time.Millisecond), c.First)
+	}
+}
+
+// countingDB counts the limiter's writes to the emulator.
+type countingDB struct {
+	ratelimit.DynamoDB
+	writes atomic.Int64
+}
+
+func (c *countingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.writes.Add(1)
+	return c.DynamoDB.UpdateItem(ctx, in, opts...)
+}
+
+// A booking is one write, whichever state the limiter is in, and one more
+// when another instance booked in between: the write whose condition
+// failed returns the item as it is, which says the state to write for.
+func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
+	env := testenv.New(t)
+	const lead = time.Second
+	a, b := &countingDB{DynamoDB: env.DB}, &countingDB{DynamoDB: env.DB}
+	la, lb := ratelimit.New(a, env.Table, store.RateKey, 5), ratelimit.New(b, env.Table, store.RateKey, 5)
+	book := func(l *ratelimit.Limiter, rate float64) ratelimit.Reservation {
+		t.Helper()
+		r, err := l.ReserveAhead(ctx, "acct_1", 1, rate, lead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// One instance alone at 5/s: idle (now), then a fresh run within the
+	// lead (a skip to now + lead), then a led run (after it): one write each.
+	first := book(la, 5)
+	second := book(la, 5)
+	third := book(la, 5)
+	if second.First.Sub(first.First) < lead || third.First != second.First.Add(200*time.Millisecond) {
+		t.Fatalf("slots %s, %s, %s: want a skip of the lead, then the next slot", first.First, second.First, third.First)
+	}
+	if n := a.writes.Load(); n != 3 {
+		t.Fatalf("3 bookings by one instance took %d writes; want 3", n)
+	}
+	// Another instance, which has never seen the account, guesses idle: its
+	// failed write returns the led run, and the next write follows it.
+	if r := book(lb, 5); r.First != third.First.Add(200*time.Millisecond) {
+		t.Fatalf("the other instance's slot %s, want %s", r.First, third.First.Add(200*time.Millisecond))
+	}
+	if n := b.writes.Load(); n != 2 {
+		t.Fatalf("a booking after another instance's took %d writes; want 2", n)
+	}
+	// At 1,000/s two bookings a millisecond apart: tat just ahead of now,
+	// which the slots follow; the second instance's second write is it.
+	la2, lb2 := ratelimit.New(a, env.Table, store.RateKey, 5), ratelimit.New(b, env.Table, store.RateKey, 5)
+	a.writes.Store(0)
+	b.writes.Store(0)
+	x, err := la2.ReserveAhead(ctx, "fast", 1, 1000, lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := lb2.ReserveAhead(ctx, "fast", 1, 1000, lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !y.First.After(x.First) || y.First.Sub(x.First) >= 100*time.Millisecond {
+		t.Fatalf("1,000/s: slots %s then %s, want the second right after", x.First, y.First)
+	}
+	if a.writes.Load() != 1 || b.writes.Load() > 2 {
+		t.Fatalf("1,000/s: %d and %d writes; want 1, and at most 2 for the one that came second", a.writes.Load(), b.writes.Load())
 	}
 }
