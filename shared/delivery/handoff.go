@@ -37,29 +37,56 @@ type slotWaiter struct{ got chan handed }
 // handoffs are the endpoints' local claims and waiters, keyed by endpoint.
 type handoffs struct {
 	mu      sync.Mutex
-	holders map[string]int           // claims holding one of the endpoint's slots, here
-	waiters map[string][]*slotWaiter // oldest first
+	holders map[string]map[string]int // endpoint -> slot -> claims holding it here (two while it is handed over)
+	waiters map[string][]*slotWaiter  // oldest first
 }
 
-// hold counts a claim of the endpoint holding a slot here, from the moment
-// it is taken (so that a message losing the race to it waits for it), until
-// release.
-func (h *handoffs) hold(endpoint string) {
+// hold counts a claim of the endpoint holding slot here, from the moment it
+// is taken (so that a message losing the race to it waits for it, and
+// another message here picks another slot), until release.
+func (h *handoffs) hold(endpoint, slot string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.holdLocked(endpoint, slot)
+}
+
+func (h *handoffs) holdLocked(endpoint, slot string) {
 	if h.holders == nil {
-		h.holders = map[string]int{}
+		h.holders = map[string]map[string]int{}
 	}
-	h.holders[endpoint]++
+	if h.holders[endpoint] == nil {
+		h.holders[endpoint] = map[string]int{}
+	}
+	h.holders[endpoint][slot]++
 }
 
-// release ends one hold of the endpoint.
-func (h *handoffs) release(endpoint string) {
+// release ends one hold of the endpoint's slot.
+func (h *handoffs) release(endpoint, slot string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.holders[endpoint]--; h.holders[endpoint] <= 0 {
+	slots := h.holders[endpoint]
+	if slots[slot]--; slots[slot] <= 0 {
+		delete(slots, slot)
+	}
+	if len(slots) == 0 {
 		delete(h.holders, endpoint)
 	}
+}
+
+// takeFree holds the first of slots (seen free) that no claim here holds or
+// is taking, for a claim about to take it: a snapshot may still show a slot
+// free that a claim here has just taken, and a claim for it would only lose
+// the race. false when every one is held here.
+func (h *handoffs) takeFree(endpoint string, slots []string) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, slot := range slots {
+		if h.holders[endpoint][slot] == 0 {
+			h.holdLocked(endpoint, slot)
+			return slot, true
+		}
+	}
+	return "", false
 }
 
 // handOff gives slot, held by claim from, to the endpoint's oldest waiter;
@@ -87,7 +114,7 @@ func (h *handoffs) handOff(endpoint, slot, from string) bool {
 // and a Lambda invocation, idle); ok is false when it did not get one.
 func (h *handoffs) await(ctx context.Context, endpoint string, max int, until time.Time) (handed, bool) {
 	h.mu.Lock()
-	if h.holders[endpoint] == 0 || len(h.waiters[endpoint]) >= max {
+	if len(h.holders[endpoint]) == 0 || len(h.waiters[endpoint]) >= max {
 		h.mu.Unlock()
 		return handed{}, false
 	}
@@ -125,5 +152,5 @@ func (h *handoffs) await(ctx context.Context, endpoint string, max int, until ti
 func (h *handoffs) holds(endpoint string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.holders[endpoint] > 0
+	return len(h.holders[endpoint]) > 0
 }

@@ -40,7 +40,8 @@ func (b *busyReceiver) Send(ctx context.Context, req sender.Request) sender.Resu
 // other four wait in the worker, and each holder, once answered, hands its
 // slot to the oldest waiter. All six are delivered in the one invocation,
 // never more than 2 POSTs at once, and none goes back to the queue (before,
-// the four that found the cap full each went back for a second or more).
+// the four that found the cap full each went back for a second or more),
+// nor loses a slot's race to another message of the batch.
 func TestBatchBeyondTheCapIsServedByHandingSlotsOver(t *testing.T) {
 	r := newRig(t, 200)
 	r.w.MaxInFlight = 2
@@ -61,6 +62,11 @@ func TestBatchBeyondTheCapIsServedByHandingSlotsOver(t *testing.T) {
 	}
 	if busy.mostSeen > 2 {
 		t.Fatalf("%d POSTs in flight at once through a cap of 2", busy.mostSeen)
+	}
+	if r.st.slotsLost != 0 {
+		// The six read both slots free at once; each picks one no claim
+		// here holds or is taking, or waits for a handoff.
+		t.Fatalf("%d claims lost a slot to another claim of the same batch", r.st.slotsLost)
 	}
 	for id, d := range r.st.deliveries {
 		if d.Status != domain.StatusDelivered {
@@ -87,7 +93,7 @@ func TestHandoffsWaitOnlyForALocalHolderAndServeTheOldestFirst(t *testing.T) {
 	if h.handOff("ep", "0", "clm_a") {
 		t.Fatal("handed a slot to nobody")
 	}
-	h.hold("ep")
+	h.hold("ep", "1")
 	got := []chan handed{make(chan handed, 1), make(chan handed, 1)}
 	for i := 0; i < 2; i++ {
 		go func() {
@@ -112,7 +118,7 @@ func TestHandoffsWaitOnlyForALocalHolderAndServeTheOldestFirst(t *testing.T) {
 	if h.handOff("ep", "0", "clm_d") {
 		t.Fatal("a timed-out waiter was handed a slot")
 	}
-	h.release("ep")
+	h.release("ep", "1")
 	if h.holds("ep") {
 		t.Fatal("holder still counted after its release")
 	}

@@ -309,7 +309,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		return s
 	}
 	deferrals := received + msg.Deferred
-	if _, free := w.freeSlot(snap.Endpoint, now, nil); !free && !w.local.holds(endpointKey(snap.Endpoint)) {
+	if w.MaxInFlight > 0 && len(w.freeSlots(snap.Endpoint, now, nil)) == 0 && !w.local.holds(endpointKey(snap.Endpoint)) {
 		// Every slot held elsewhere: nothing to wait for here.
 		return w.capDeferral(ctx, *d, deferrals, now, m, log)
 	}
@@ -545,23 +545,19 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// freeSlot picks an in-flight slot of the endpoint that nobody holds (as
-// read; the claim's conditional write decides). "" with ok when there is no cap.
-func (w *Worker) freeSlot(ep *domain.Endpoint, now time.Time, skip map[string]bool) (string, bool) {
-	if w.MaxInFlight <= 0 {
-		return "", true
-	}
-	start := rand.IntN(w.MaxInFlight) // spread concurrent workers over the slots
+// freeSlots lists the endpoint's in-flight slots that nobody held as read
+// (the claim's conditional write decides), except skip, from a random one on
+// (spreading concurrent workers over the slots). None when there is no cap.
+func (w *Worker) freeSlots(ep *domain.Endpoint, now time.Time, skip map[string]bool) []string {
+	var free []string
+	start := rand.IntN(max(w.MaxInFlight, 1))
 	for i := 0; i < w.MaxInFlight; i++ {
 		k := strconv.Itoa((start + i) % w.MaxInFlight)
-		if skip[k] {
-			continue
-		}
-		if l, held := ep.Leases[k]; !held || l.Until < domain.Millis(now) {
-			return k, true
+		if l, held := ep.Leases[k]; !skip[k] && (!held || l.Until < domain.Millis(now)) {
+			free = append(free, k)
 		}
 	}
-	return "", false
+	return free
 }
 
 func capBackoff(deferrals int) time.Duration {
@@ -587,8 +583,13 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 	checked := false
 	for tried := map[string]bool{}; ; {
 		now := w.Now()
-		slot, free := w.freeSlot(ep, now, tried)
-		claim.From = ""
+		var slot, from string
+		free := w.MaxInFlight <= 0
+		if !free {
+			// A slot seen free that no claim here holds or is taking (the
+			// messages of a batch read the same slots free at once).
+			slot, free = w.local.takeFree(endpointKey(ep), w.freeSlots(ep, now, tried))
+		}
 		if !free {
 			got, ok := w.local.await(ctx, endpointKey(ep), 2*w.MaxInFlight, waitUntil)
 			if !ok {
@@ -596,8 +597,10 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 				// (many such short waits in a row add up to its grace).
 				return d, nil, w.capDeferral(ctx, d, deferrals, now, m, log)
 			}
-			slot, claim.From, checked = got.slot, got.from, false
+			slot, from, checked = got.slot, got.from, false
+			w.local.hold(endpointKey(ep), slot)
 		}
+		claim.From = from
 		var check chan step // the endpoint read again, alongside the claim: nil when done already
 		if !checked {
 			check, checked = w.endpointCheck(ctx, ep, log), true
@@ -628,7 +631,7 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 // unhold ends the local hold a claim with a slot took (claim).
 func (w *Worker) unhold(ep *domain.Endpoint, c store.Claim) {
 	if c.Slot != "" {
-		w.local.release(endpointKey(ep))
+		w.local.release(endpointKey(ep), c.Slot)
 	}
 }
 
@@ -647,13 +650,11 @@ func (w *Worker) endpointCheck(ctx context.Context, ep *domain.Endpoint, log *sl
 }
 
 // takeClaim writes the claim. A claim with a slot is counted as a local
-// hold of the endpoint from before the write, so that a message here losing
-// the race for that slot finds a holder to wait for; unhold ends it (here,
-// when the claim was not taken).
+// hold of the slot from before the write (claim: takeFree, or hold for a
+// slot handed over), so that a message here losing the race for that slot
+// finds a holder to wait for, and another message here picks another slot;
+// unhold ends it (here, when the claim was not taken).
 func (w *Worker) takeClaim(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c store.Claim) (domain.Delivery, error) {
-	if c.Slot != "" {
-		w.local.hold(endpointKey(ep))
-	}
 	claimed, err := w.Store.ClaimAttempt(ctx, d, c)
 	if err != nil {
 		w.unhold(ep, c)

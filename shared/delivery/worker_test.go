@@ -42,6 +42,7 @@ type memStore struct {
 	now         func() time.Time
 	pushed      []int64 // PushDue's until, in order
 	yields      int     // claims given back (YieldClaim)
+	slotsLost   int     // claims refused because another claim held their slot
 }
 
 func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapshot, error) {
@@ -73,6 +74,7 @@ func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store
 		k := d.AccountID + "/" + d.EndpointID
 		ep := m.endpoints[k]
 		if l, held := ep.Leases[c.Slot]; held && l.Until >= now && (c.From == "" || l.Claim != c.From) {
+			m.slotsLost++
 			return seen, store.ErrSlotTaken
 		}
 		leases := map[string]domain.Lease{c.Slot: {Until: c.LeaseUntil, Claim: c.ID}}
