@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"sync"
 	"time"
@@ -48,42 +47,16 @@ type Limiter struct {
 	ttl   string // the table's TTL attribute
 	now   func() time.Time
 
-	mu    sync.Mutex
-	seen  map[string]int64 // key id -> the last tat seen (unix ms)
-	turns [turnStripes]chan struct{}
+	mu   sync.Mutex
+	seen map[string]int64 // key id -> the last tat seen (unix ms)
 }
-
-// turnStripes: an instance takes one key's tokens one Take at a time, on
-// one of this many turns (a key hashes to one; keys sharing it wait for each
-// other's write, a millisecond or so in one process). Concurrent takes of
-// one key in one instance (make dev's one process; several producers on a
-// key) would only race each other for the item, and each lost race is a
-// write; waiting, the next one knows the item's state from the write before.
-const turnStripes = 64
 
 const memoryMax = 10000 // keys remembered per instance before the memory starts over
 
 // New returns a limiter keeping its items in table; ttlAttribute is the
 // table's TTL attribute, so an idle key's item goes away.
 func New(db DynamoDB, table, ttlAttribute string, key KeyFunc) *Limiter {
-	lim := &Limiter{db: db, table: aws.String(table), key: key, ttl: ttlAttribute, now: time.Now, seen: map[string]int64{}}
-	for i := range lim.turns {
-		lim.turns[i] = make(chan struct{}, 1)
-	}
-	return lim
-}
-
-// turn waits for keyID's turn (or ctx); done ends it.
-func (lim *Limiter) turn(ctx context.Context, keyID string) (done func(), err error) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(keyID))
-	t := lim.turns[h.Sum32()%turnStripes]
-	select {
-	case t <- struct{}{}:
-		return func() { <-t }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return &Limiter{db: db, table: aws.String(table), key: key, ttl: ttlAttribute, now: time.Now, seen: map[string]int64{}}
 }
 
 // Take takes n tokens from keyID's bucket under l. It returns nil when the
@@ -99,14 +72,6 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 	if Exceeds(n, l) {
 		return ErrExceedsBurst
 	}
-	if err := lim.Refused(keyID, n, l); err != nil {
-		return err // known over the limit: no need to wait for a turn
-	}
-	done, err := lim.turn(ctx, keyID)
-	if err != nil {
-		return err
-	}
-	defer done()
 	now := lim.now().UnixMilli()
 	tat := lim.seenTAT(keyID)
 	if err := lim.refusal(tat, now, n, l); err != nil {

@@ -137,26 +137,3 @@ func TestAnEmptyBucketSeenIsRefusedWithoutACall(t *testing.T) {
 		t.Fatalf("another key: %v after %d calls, want allowed with one", err, db.calls.Load()-before)
 	}
 }
-
-// Takes of one key in one instance at once do not race each other for its
-// item: each waits for the one before and makes one write.
-func TestConcurrentTakesInOneInstanceWriteOnceEach(t *testing.T) {
-	env := testenv.New(t)
-	db := &countingDB{DynamoDB: env.DB}
-	l := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
-	const n = 16
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := l.Take(ctx, "key_busy", 1, keylimit.Limit{Rate: 1000, Burst: 100}); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if c := db.calls.Load(); c != n {
-		t.Fatalf("%d takes at once in one instance made %d writes; want one each", n, c)
-	}
-}
