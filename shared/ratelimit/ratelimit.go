@@ -38,30 +38,7 @@ type Limiter struct {
 	key         KeyFunc
 	defaultRate float64
 	now         func() time.Time
-	accounts    sync.Map // account -> *booker
-}
-
-// booker is what an instance keeps of one account: one booking at a time
-// (bookings in one instance would only race each other for the item, and
-// each lost race is a write), and the item as the last booking saw it.
-type booker struct {
-	turn chan struct{} // holds one token while a booking runs
-	seen Limit         // guarded by turn
-}
-
-// booker returns account's booker, waiting its turn (or ctx); done ends it.
-func (l *Limiter) booker(ctx context.Context, account string) (b *booker, done func(), err error) {
-	v, ok := l.accounts.Load(account)
-	if !ok {
-		v, _ = l.accounts.LoadOrStore(account, &booker{turn: make(chan struct{}, 1)})
-	}
-	b = v.(*booker)
-	select {
-	case b.turn <- struct{}{}:
-		return b, func() { <-b.turn }, nil
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
-	}
+	seen        sync.Map // account -> Limit: its item as this instance last saw it (which write to try first)
 }
 
 // New returns a limiter at defaultRate deliveries per second per account.
@@ -176,25 +153,19 @@ func (l *Limiter) Reserve(ctx context.Context, account string, n int, perSecond 
 // instance that came in between. (Guessing the state from the last booking
 // alone cost 1.9 writes per booking in the unpaced load run: eight producers
 // at once left tat a millisecond ahead, and the guesses went idle, near,
-// ahead in turn.) An instance books an account's slots one booking at a
-// time: the bookings of a deliver batch, or of make dev's one process, wait
-// for each other's write (as long as a lost race and its retry would take)
-// instead of racing for the item.
+// ahead in turn.)
 func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (Reservation, error) {
 	if n <= 0 {
 		return Reservation{First: l.now()}, nil
 	}
 	pk, sk := l.key(account)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
-	b, done, err := l.booker(ctx, account)
-	if err != nil {
-		return Reservation{}, err
-	}
-	defer done()
-	item := b.seen
+	last, _ := l.seen.Load(account)
+	item, _ := last.(Limit)
 	for try := 0; try < 12; try++ {
 		now := l.now().UnixMilli()
 		var attrs map[string]types.AttributeValue
+		var err error
 		switch state(item.TAT.UnixMilli(), now, lead, item.Led) {
 		case idle:
 			attrs, err = l.start(ctx, k, n, perSecond, now)
@@ -216,7 +187,7 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 		if item, err = limitOf(attrs); err != nil {
 			return Reservation{}, err
 		}
-		b.seen = item
+		l.seen.Store(account, item)
 		return reservation(attrs, n)
 	}
 	return Reservation{}, fmt.Errorf("ratelimit: no reservation for %s after repeated races", account)

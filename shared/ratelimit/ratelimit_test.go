@@ -332,37 +332,3 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 		t.Fatalf("1,000/s: %d and %d writes; want 1, and at most 2 for the one that came second", a.writes.Load(), b.writes.Load())
 	}
 }
-
-// Bookings of one account in one instance at once do not race each other:
-// each waits for the one before, whose write tells it the item's state, and
-// makes one write.
-func TestConcurrentBookingsInOneInstanceWriteOnceEach(t *testing.T) {
-	env := testenv.New(t)
-	db := &countingDB{DynamoDB: env.DB}
-	l := ratelimit.New(db, env.Table, store.RateKey, 5)
-	const n = 16
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	seen := map[time.Time]bool{}
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := l.ReserveAhead(ctx, "acct_1", 1, 1000, time.Second)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			seen[r.First] = true
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if len(seen) != n {
-		t.Fatalf("%d bookings got %d distinct slots", n, len(seen))
-	}
-	if w := db.writes.Load(); w != n {
-		t.Fatalf("%d bookings at once in one instance took %d writes; want one each", n, w)
-	}
-}
