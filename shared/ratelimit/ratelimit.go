@@ -38,12 +38,17 @@ type Limiter struct {
 	key         KeyFunc
 	defaultRate float64
 	now         func() time.Time
-	seen        sync.Map // account -> Limit: its item as this instance last saw it (which write to try first)
+	mu          sync.Mutex
+	seen        map[string]Limit // account -> its item as this instance last saw it (which write to try first)
 }
+
+// memoryMax is how many accounts an instance remembers before its memory
+// starts over (an account forgotten costs its next booking one more write).
+const memoryMax = 10000
 
 // New returns a limiter at defaultRate deliveries per second per account.
 func New(db DynamoDB, table string, key KeyFunc, defaultRate float64) *Limiter {
-	return &Limiter{db: db, table: aws.String(table), key: key, defaultRate: defaultRate, now: time.Now}
+	return &Limiter{db: db, table: aws.String(table), key: key, defaultRate: defaultRate, now: time.Now, seen: map[string]Limit{}}
 }
 
 // Reservation is n consecutive slots: slot i starts at First + i*Interval.
@@ -160,8 +165,7 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 	}
 	pk, sk := l.key(account)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
-	last, _ := l.seen.Load(account)
-	item, _ := last.(Limit)
+	item := l.lastSeen(account)
 	for try := 0; try < 12; try++ {
 		now := l.now().UnixMilli()
 		var attrs map[string]types.AttributeValue
@@ -187,10 +191,25 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 		if item, err = limitOf(attrs); err != nil {
 			return Reservation{}, err
 		}
-		l.seen.Store(account, item)
+		l.see(account, item)
 		return reservation(attrs, n)
 	}
 	return Reservation{}, fmt.Errorf("ratelimit: no reservation for %s after repeated races", account)
+}
+
+func (l *Limiter) lastSeen(account string) Limit {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seen[account]
+}
+
+func (l *Limiter) see(account string, item Limit) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.seen) >= memoryMax {
+		l.seen = map[string]Limit{}
+	}
+	l.seen[account] = item
 }
 
 // intervalMs is 1/perSecond in milliseconds, or 0 to use the stored one.
