@@ -11,6 +11,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -165,5 +166,52 @@ func TestClaimLosingASlotTriesAnotherSeenFree(t *testing.T) {
 	}
 	if got := r.st.deliveries[r.d.ID]; got.Status != domain.StatusDelivered || len(r.recv.got) != 1 {
 		t.Fatalf("delivery %s after %d POSTs", got.Status, len(r.recv.got))
+	}
+}
+
+// slowLimiter books every slot far ahead, after a pause.
+type slowLimiter struct {
+	nowLimiter
+	pause time.Duration
+}
+
+func (l *slowLimiter) Reserve(ctx context.Context, account string, n int, rate float64) (ratelimit.Reservation, error) {
+	time.Sleep(l.pause)
+	return l.nowLimiter.Reserve(ctx, account, n, rate)
+}
+
+// A claim given back (its retry's rate slot turned out far) hands its
+// endpoint slot to a message of the same batch waiting for one, as an
+// answered POST does: the waiter is delivered in the same invocation
+// instead of going back to the queue when its wait ends.
+func TestClaimGivenBackHandsItsSlotToAWaiter(t *testing.T) {
+	r := newRig(t, 200)
+	r.w.MaxInFlight = 1
+	lim := &slowLimiter{pause: 100 * time.Millisecond}
+	lim.after = maxWaitInWorker + 200*time.Millisecond
+	r.w.Limiter = lim
+	retry := r.addDelivery() // a retry: it books a new rate slot after its claim, and that slot is far
+	retry.Attempts = 2
+	r.st.deliveries[retry.ID] = retry
+	first := r.addDelivery() // a first attempt, its slot booked at ingest a moment ahead
+	delete(r.st.deliveries, r.d.ID)
+	mFirst := queue.For(first)
+	mFirst.SlotAt, mFirst.SlotFor = domain.Millis(time.Now().Add(claimAhead+20*time.Millisecond)), first.Attempts
+	var recs []events.SQSMessage
+	for i, m := range []queue.Message{queue.For(retry), mFirst} {
+		raw, _ := json.Marshal(m)
+		recs = append(recs, events.SQSMessage{MessageId: "m" + string(rune('a'+i)), Body: string(raw), Attributes: map[string]string{"ApproximateReceiveCount": "1"}})
+	}
+	if _, err := r.w.Handle(context.Background(), events.SQSEvent{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.st.deliveries[first.ID]; got.Status != domain.StatusDelivered || len(r.recv.got) != 1 {
+		t.Fatalf("the waiting first attempt: %s after %d POSTs; want delivered with the slot given back", got.Status, len(r.recv.got))
+	}
+	if len(r.q.sent) != 1 || r.q.sent[0].DeliveryID != retry.ID || r.st.yields != 1 {
+		t.Fatalf("%d messages put back, %d claims given back; want the retry's alone, for its far slot", len(r.q.sent), r.st.yields)
+	}
+	if ep := r.st.endpoints[r.d.AccountID+"/"+r.d.EndpointID]; len(ep.Leases) != 0 {
+		t.Fatalf("slots still held after the batch: %v", ep.Leases)
 	}
 }

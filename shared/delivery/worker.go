@@ -339,7 +339,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		return s
 	}
 	defer w.unhold(snap.Endpoint, *claim)
-	yield := func() error { return w.yield(ctx, *d, claimed, *claim, log) }
+	yield := func() error { return w.yield(ctx, snap.Endpoint, *d, claimed, *claim, log) }
 	sendAt, s, ok := w.rateSlot(ctx, msg, false, *d, true, m, yield)
 	if !ok {
 		return s
@@ -499,9 +499,13 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 // yield gives a claim that made no request back (store.YieldClaim), trying
 // a transient failure again while the lease lasts: a claim left held would
 // make the next one log an attempt that never left as interrupted. A claim
-// lost meanwhile is the new owner's.
-func (w *Worker) yield(ctx context.Context, seen, claimed domain.Delivery, c store.Claim, log *slog.Logger) error {
+// lost meanwhile is the new owner's. Its endpoint slot goes to the oldest
+// message here waiting for one (handoff.go), or is freed.
+func (w *Worker) yield(ctx context.Context, ep *domain.Endpoint, seen, claimed domain.Delivery, c store.Claim, log *slog.Logger) error {
 	ctx = context.WithoutCancel(ctx)
+	if c.Slot != "" && w.local.handOff(endpointKey(ep), c.Slot, c.ID) {
+		c.Slot = "" // a message here waiting for a slot takes it over from this claim: not ours to free
+	}
 	var err error
 	for try := 1; try <= recordTries; try++ {
 		if err = w.Store.YieldClaim(ctx, seen, claimed, c); err == nil || errors.Is(err, store.ErrConflict) {
@@ -670,7 +674,7 @@ func (w *Worker) unclaim(ctx context.Context, ep *domain.Endpoint, seen, claimed
 	switch {
 	case err == nil:
 		w.unhold(ep, c)
-		if yerr := w.yield(ctx, seen, claimed, c, log); yerr != nil {
+		if yerr := w.yield(ctx, ep, seen, claimed, c, log); yerr != nil {
 			log.Warn("could not give the claim back; the next claim logs it as interrupted", "error", yerr)
 		}
 	case errors.Is(err, store.ErrSlotTaken):
