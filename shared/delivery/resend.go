@@ -39,14 +39,10 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	case lifecycle.Wait:
 		return later(act.Until.Sub(now))
 	}
-	slot := ""
-	if w.MaxInFlight > 0 {
-		free := w.freeSlots(ep, now, nil)
-		if len(free) == 0 {
-			m.Count(obs.MetricEndpointDeferrals, 1)
-			return later(capBackoff(received + msg.Deferred))
-		}
-		slot = free[0]
+	slot, ok := w.freeSlot(ep, now)
+	if !ok {
+		m.Count(obs.MetricEndpointDeferrals, 1)
+		return later(capBackoff(received + msg.Deferred))
 	}
 	sendAt, s, ok := w.rateSlot(ctx, msg, true, *d, false, m, nil)
 	if !ok {

@@ -309,7 +309,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		return s
 	}
 	deferrals := received + msg.Deferred
-	if w.MaxInFlight > 0 && len(w.freeSlots(snap.Endpoint, now, nil)) == 0 && !w.local.holds(endpointKey(snap.Endpoint)) {
+	if _, free := w.freeSlot(snap.Endpoint, now); !free && !w.local.holds(endpointKey(snap.Endpoint)) {
 		// Every slot held elsewhere: nothing to wait for here.
 		return w.capDeferral(ctx, *d, deferrals, now, m, log)
 	}
@@ -549,9 +549,21 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// freeSlots lists the endpoint's in-flight slots that nobody held as read
-// (the claim's conditional write decides), except skip, from a random one on
-// (spreading concurrent workers over the slots). None when there is no cap.
+// freeSlot is one of the endpoint's in-flight slots that nobody held as read
+// (the claim's conditional write decides). "" with ok when there is no cap.
+func (w *Worker) freeSlot(ep *domain.Endpoint, now time.Time) (string, bool) {
+	if w.MaxInFlight <= 0 {
+		return "", true
+	}
+	if free := w.freeSlots(ep, now, nil); len(free) > 0 {
+		return free[0], true
+	}
+	return "", false
+}
+
+// freeSlots lists the endpoint's in-flight slots that nobody held as read,
+// except skip, from a random one on (spreading concurrent workers over the
+// slots). None when there is no cap.
 func (w *Worker) freeSlots(ep *domain.Endpoint, now time.Time, skip map[string]bool) []string {
 	var free []string
 	start := rand.IntN(max(w.MaxInFlight, 1))
