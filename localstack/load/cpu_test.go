@@ -35,15 +35,21 @@ func TestListeningInode(t *testing.T) {
 	}
 }
 
-// The tree of this test process: it listens, so it is "ours", and the CPU
-// it burns between two samples shows.
-func TestSampleTreeFindsTheListener(t *testing.T) {
+// listen opens a loopback port in this process for the test's length.
+func listen(t *testing.T) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// The tree of this test process: it listens, so it is "ours", and the CPU
+// it burns between two samples shows.
+func TestSampleTreeFindsTheListener(t *testing.T) {
+	port := listen(t)
 	pid, err := listenerPID(port)
 	if err != nil || pid != os.Getpid() {
 		t.Fatalf("listenerPID = %d, %v; want this process %d", pid, err, os.Getpid())
@@ -62,12 +68,7 @@ func TestSampleTreeFindsTheListener(t *testing.T) {
 
 // A child of the listening process is an emulator, counted under its name.
 func TestSampleTreeCountsEachChildByName(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := listen(t)
 	busy := exec.Command("sh", "-c", "while :; do :; done")
 	if err := busy.Start(); err != nil {
 		t.Fatal(err)

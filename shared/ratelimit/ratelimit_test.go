@@ -285,9 +285,9 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	const lead = time.Second
 	a, b := &countingDB{DynamoDB: env.DB}, &countingDB{DynamoDB: env.DB}
 	la, lb := ratelimit.New(a, env.Table, store.RateKey, 5), ratelimit.New(b, env.Table, store.RateKey, 5)
-	book := func(l *ratelimit.Limiter, rate float64) ratelimit.Reservation {
+	book := func(l *ratelimit.Limiter, account string, rate float64) ratelimit.Reservation {
 		t.Helper()
-		r, err := l.ReserveAhead(ctx, "acct_1", 1, rate, lead)
+		r, err := l.ReserveAhead(ctx, account, 1, rate, lead)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,9 +295,9 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	}
 	// One instance alone at 5/s: idle (now), then a fresh run within the
 	// lead (a skip to now + lead), then a led run (after it): one write each.
-	first := book(la, 5)
-	second := book(la, 5)
-	third := book(la, 5)
+	first := book(la, "acct_1", 5)
+	second := book(la, "acct_1", 5)
+	third := book(la, "acct_1", 5)
 	if second.First.Sub(first.First) < lead || third.First != second.First.Add(200*time.Millisecond) {
 		t.Fatalf("slots %s, %s, %s: want a skip of the lead, then the next slot", first.First, second.First, third.First)
 	}
@@ -306,7 +306,7 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	}
 	// Another instance, which has never seen the account, guesses idle: its
 	// failed write returns the led run, and the next write follows it.
-	if r := book(lb, 5); r.First != third.First.Add(200*time.Millisecond) {
+	if r := book(lb, "acct_1", 5); r.First != third.First.Add(200*time.Millisecond) {
 		t.Fatalf("the other instance's slot %s, want %s", r.First, third.First.Add(200*time.Millisecond))
 	}
 	if n := b.writes.Load(); n != 2 {
@@ -317,14 +317,7 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	la2, lb2 := ratelimit.New(a, env.Table, store.RateKey, 5), ratelimit.New(b, env.Table, store.RateKey, 5)
 	a.writes.Store(0)
 	b.writes.Store(0)
-	x, err := la2.ReserveAhead(ctx, "fast", 1, 1000, lead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := lb2.ReserveAhead(ctx, "fast", 1, 1000, lead)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := book(la2, "fast", 1000), book(lb2, "fast", 1000)
 	if !y.First.After(x.First) || y.First.Sub(x.First) >= 100*time.Millisecond {
 		t.Fatalf("1,000/s: slots %s then %s, want the second right after", x.First, y.First)
 	}
