@@ -138,8 +138,9 @@ func (a *API) listEndpoints(ctx context.Context, req *request) response {
 		return a.internal(ctx, err)
 	}
 	views := make([]endpointView, 0, len(eps))
+	now := a.Now() // one moment for the whole list's breaker states
 	for _, ep := range eps {
-		views = append(views, viewEndpoint(ep, a.Now()))
+		views = append(views, viewEndpoint(ep, now))
 	}
 	return ok(http.StatusOK, list{Data: views})
 }
