@@ -52,3 +52,27 @@ func Exceeds(n int, l Limit) bool { return n > l.Burst }
 func RetryAfterSeconds(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
 }
+
+// Window is how long tokens an instance took ahead for a key (its lease)
+// stay usable by that instance; after it they are dropped unused.
+const Window = 100 * time.Millisecond
+
+// Lease is how many tokens beyond n a take asks for, so that the next events
+// of a busy key are admitted from the instance's memory with no DynamoDB
+// call: as many as the instance admitted for the key in the current and the
+// previous Window (its recent demand, so a lease doubles while the key stays
+// busy), at most what the key's rate refills in one Window, and never past
+// the burst. Tokens are only ever taken from the shared bucket, so the key's
+// rate holds exactly; a lease dropped unused costs the key at most one
+// Window's refill, and a token used up to a Window after it was taken lets a
+// burst exceed the key's by at most as much (a tenth of a second's worth of
+// its rate). A key under ten events a second has no lease at all.
+func Lease(n, recent int, l Limit) int {
+	refill := int(Window.Milliseconds() / l.interval())
+	return max(0, min(recent, refill, l.Burst-n))
+}
+
+// Fit is how many events the bucket holds at now, given its tat.
+func Fit(tat, now int64, l Limit) int {
+	return int(max(0, (now+int64(l.Burst)*l.interval()-max(tat, now))/l.interval()))
+}

@@ -91,3 +91,40 @@ func TestExceedsAndRetryAfterSeconds(t *testing.T) {
 		}
 	}
 }
+
+// A lease is the instance's recent demand, up to one Window's refill and
+// the room left in the burst; a key under ten a second has none.
+func TestLeaseFollowsDemandUpToOneWindowsRefill(t *testing.T) {
+	cases := []struct {
+		n, recent int
+		l         Limit
+		want      int
+	}{
+		{1, 0, Limit{Rate: 1000, Burst: 1000}, 0},     // nothing admitted lately: no lease
+		{1, 7, Limit{Rate: 1000, Burst: 1000}, 7},     // the recent demand
+		{1, 500, Limit{Rate: 1000, Burst: 1000}, 100}, // at most 100 ms of refill at 1,000/s
+		{1, 500, Limit{Rate: 9, Burst: 50}, 0},        // under 10/s: no token refills within a Window
+		{1, 500, Limit{Rate: 20, Burst: 50}, 2},       // 20/s: 2 a Window
+		{4, 500, Limit{Rate: 1000, Burst: 10}, 6},     // never past the burst
+	}
+	for _, c := range cases {
+		if got := Lease(c.n, c.recent, c.l); got != c.want {
+			t.Errorf("Lease(%d, %d, %+v) = %d, want %d", c.n, c.recent, c.l, got, c.want)
+		}
+	}
+}
+
+// Fit is the largest n Decide allows.
+func TestFitIsTheLargestAllowed(t *testing.T) {
+	l := Limit{Rate: 10, Burst: 5}
+	now := int64(1_000_000)
+	for _, tat := range []int64{0, now - 5000, now, now + 100, now + 250, now + 500, now + 900} {
+		f := Fit(tat, now, l)
+		if f > 0 && !Decide(tat, now, f, l).Allowed {
+			t.Errorf("tat %+d: Fit %d is not allowed", tat-now, f)
+		}
+		if Decide(tat, now, f+1, l).Allowed {
+			t.Errorf("tat %+d: Fit %d, but %d are allowed", tat-now, f, f+1)
+		}
+	}
+}

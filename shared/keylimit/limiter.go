@@ -35,11 +35,13 @@ func (e *Limited) Error() string {
 var ErrExceedsBurst = errors.New("more events at once than the API key's burst allows")
 
 // Limiter takes ingest tokens for API keys. The table's item is the truth;
-// each instance also remembers the last tat it saw for a key. tat only
-// grows, so that memory is a lower bound: when it already refuses, the
-// table would too, and a flood past the limit is refused with no DynamoDB
-// call until the key's next token is due. It also picks which of the two
-// conditional writes to try first, so a call is usually one write.
+// each instance also remembers, per key, the last tat it saw and the tokens
+// it took ahead (Lease). tat only grows, so that memory is a lower bound:
+// when it already refuses, the table would too, and a flood past the limit
+// is refused with no DynamoDB call until the key's next token is due. It
+// also picks which of the two conditional writes to try first, so a call is
+// usually one write, and a busy key's events are mostly admitted from the
+// tokens taken ahead, with none.
 type Limiter struct {
 	db    DynamoDB
 	table *string
@@ -48,7 +50,44 @@ type Limiter struct {
 	now   func() time.Time
 
 	mu   sync.Mutex
-	seen map[string]int64 // key id -> the last tat seen (unix ms)
+	keys map[string]*keyState
+}
+
+// keyState is what an instance remembers of a key.
+type keyState struct {
+	tat        int64   // the last tat seen (unix ms)
+	leases     []lease // tokens taken ahead, the oldest first
+	window     int64   // the start of the current Window (unix ms)
+	used, prev int     // events admitted in the current Window and the one before
+}
+
+// lease is tokens taken ahead by one write, usable until a Window after it.
+type lease struct {
+	left  int
+	until int64 // unix ms
+}
+
+// held drops the leases that have run out at now and counts the tokens left.
+func (st *keyState) held(now int64) int {
+	for len(st.leases) > 0 && (st.leases[0].until <= now || st.leases[0].left == 0) {
+		st.leases = st.leases[1:]
+	}
+	n := 0
+	for _, l := range st.leases {
+		n += l.left
+	}
+	return n
+}
+
+// use takes n of the held tokens, the oldest first; held(now) >= n.
+func (st *keyState) use(n int) {
+	for i := range st.leases {
+		u := min(n, st.leases[i].left)
+		st.leases[i].left -= u
+		if n -= u; n == 0 {
+			return
+		}
+	}
 }
 
 const memoryMax = 10000 // keys remembered per instance before the memory starts over
@@ -56,7 +95,7 @@ const memoryMax = 10000 // keys remembered per instance before the memory starts
 // New returns a limiter keeping its items in table; ttlAttribute is the
 // table's TTL attribute, so an idle key's item goes away.
 func New(db DynamoDB, table, ttlAttribute string, key KeyFunc) *Limiter {
-	return &Limiter{db: db, table: aws.String(table), key: key, ttl: ttlAttribute, now: time.Now, seen: map[string]int64{}}
+	return &Limiter{db: db, table: aws.String(table), key: key, ttl: ttlAttribute, now: time.Now, keys: map[string]*keyState{}}
 }
 
 // Take takes n tokens from keyID's bucket under l. It returns nil when the
@@ -73,29 +112,35 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 		return ErrExceedsBurst
 	}
 	now := lim.now().UnixMilli()
-	tat := lim.seenTAT(keyID)
+	tat, want, ok := lim.fromHeld(keyID, n, l, now)
+	if ok {
+		return nil
+	}
 	if err := lim.refusal(tat, now, n, l); err != nil {
 		return err
 	}
+	want = min(want, Fit(tat, now, l))
 	pk, sk := lim.key(keyID)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
 	for try := 0; try < 4; try++ {
-		next, err := lim.write(ctx, k, n, l, now, tat > now)
+		next, err := lim.write(ctx, k, want, l, now, tat > now)
 		var ccf *types.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {
 			if err == nil {
-				lim.see(keyID, next)
+				lim.took(keyID, n, want, next, now)
 			}
 			return err
 		}
-		// The condition failed: the item as it was says which case holds.
+		// The condition failed: the item as it was says which case holds,
+		// and how many tokens are left to take.
 		if tat, err = tatOf(ccf.Item); err != nil {
 			return err
 		}
-		lim.see(keyID, tat)
+		lim.took(keyID, 0, 0, tat, now)
 		if d := Decide(tat, now, n, l); !d.Allowed {
 			return &Limited{RetryAfter: d.RetryAfter}
 		}
+		want = min(want, Fit(tat, now, l))
 	}
 	return fmt.Errorf("keylimit: no decision for key %s after repeated races", keyID)
 }
@@ -108,7 +153,19 @@ func (lim *Limiter) Refused(keyID string, n int, l Limit) error {
 	if !l.Valid() || n <= 0 || Exceeds(n, l) {
 		return nil // Take answers these
 	}
-	return lim.refusal(lim.seenTAT(keyID), lim.now().UnixMilli(), n, l)
+	now := lim.now().UnixMilli()
+	lim.mu.Lock()
+	st := lim.keys[keyID]
+	var tat int64
+	held := 0
+	if st != nil {
+		tat, held = st.tat, st.held(now)
+	}
+	lim.mu.Unlock()
+	if held >= n {
+		return nil // taken already
+	}
+	return lim.refusal(tat, now, n, l)
 }
 
 func (lim *Limiter) refusal(seen, now int64, n int, l Limit) error {
@@ -144,19 +201,52 @@ func (lim *Limiter) write(ctx context.Context, k map[string]types.AttributeValue
 	return tatOf(out.Attributes)
 }
 
-func (lim *Limiter) seenTAT(keyID string) int64 {
+// fromHeld admits n events from the tokens this instance took ahead for
+// keyID, if it holds that many. Otherwise it returns the last tat seen and
+// how many tokens to ask the table for (n and a Lease).
+func (lim *Limiter) fromHeld(keyID string, n int, l Limit, now int64) (tat int64, want int, ok bool) {
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
-	return lim.seen[keyID]
+	st := lim.state(keyID, now)
+	if st.held(now) >= n {
+		st.use(n)
+		st.used += n
+		return st.tat, 0, true
+	}
+	return st.tat, n + Lease(n, st.used+st.prev, l), false
 }
 
-func (lim *Limiter) see(keyID string, tat int64) {
+// took remembers a write's outcome for keyID: tat as the table has it, and,
+// when the write took want tokens for n events, the ones left to hold.
+func (lim *Limiter) took(keyID string, n, want int, tat, now int64) {
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
-	if len(lim.seen) >= memoryMax {
-		lim.seen = map[string]int64{}
+	st := lim.state(keyID, now)
+	st.tat = max(st.tat, tat)
+	if want > n {
+		st.leases = append(st.leases, lease{left: want - n, until: now + Window.Milliseconds()})
 	}
-	lim.seen[keyID] = max(lim.seen[keyID], tat)
+	st.used += n
+}
+
+// state is keyID's memory, its Window moved on to now. Call with mu held.
+func (lim *Limiter) state(keyID string, now int64) *keyState {
+	st := lim.keys[keyID]
+	if st == nil {
+		if len(lim.keys) >= memoryMax {
+			lim.keys = map[string]*keyState{}
+		}
+		st = &keyState{window: now}
+		lim.keys[keyID] = st
+	}
+	if w := Window.Milliseconds(); now >= st.window+w {
+		st.prev = 0
+		if now < st.window+2*w {
+			st.prev = st.used
+		}
+		st.used, st.window = 0, now
+	}
+	return st
 }
 
 // tatOf reads tat from an item (none: a key never used).

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -135,5 +136,119 @@ func TestAnEmptyBucketSeenIsRefusedWithoutACall(t *testing.T) {
 	}
 	if err := l.Take(ctx, "key_g", 1, slow); err != nil || db.calls.Load() != before+1 {
 		t.Fatalf("another key: %v after %d calls, want allowed with one", err, db.calls.Load()-before)
+	}
+}
+
+// fast refills a token a millisecond, so a busy key's takes lease; under a
+// frozen clock nothing refills while a test runs.
+var fast = keylimit.Limit{Rate: 1000, Burst: 100}
+
+func frozen(lims ...*keylimit.Limiter) *time.Time {
+	now := time.UnixMilli(1_900_000_000_000)
+	for _, l := range lims {
+		l.SetNow(func() time.Time { return now })
+	}
+	return &now
+}
+
+// A busy key's events are admitted mostly from the tokens its instance took
+// ahead: the lease doubles with the demand, so 60 events take 6 writes.
+func TestABusyKeyIsAdmittedFromTokensTakenAhead(t *testing.T) {
+	env := testenv.New(t)
+	db := &countingDB{DynamoDB: env.DB}
+	a := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
+	frozen(a)
+	for i := 0; i < 60; i++ {
+		if err := a.Take(ctx, "key_busy", 1, fast); err != nil {
+			t.Fatalf("take %d: %v", i, err)
+		}
+	}
+	if n := db.calls.Load(); n != 6 { // 1, 2, 4, 8, 16, 32 tokens
+		t.Fatalf("60 takes made %d writes, want 6", n)
+	}
+	if a.Held("key_busy") != 3 {
+		t.Fatalf("held %d after 63 taken for 60, want 3", a.Held("key_busy"))
+	}
+}
+
+// Tokens are only ever taken from the shared bucket: however the instances'
+// leases fall, what they admitted and what they still hold is the burst,
+// never more.
+func TestLeasesNeverAdmitPastTheBucket(t *testing.T) {
+	env := testenv.New(t)
+	var lims []*keylimit.Limiter
+	for i := 0; i < 4; i++ {
+		lims = append(lims, keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey))
+	}
+	frozen(lims...)
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func(l *keylimit.Limiter) {
+			defer wg.Done()
+			err := l.Take(ctx, "key_race", 1, fast)
+			var over *keylimit.Limited
+			switch {
+			case err == nil:
+				allowed.Add(1)
+			case !errors.As(err, &over):
+				t.Error(err)
+			}
+		}(lims[i%4])
+	}
+	wg.Wait()
+	held := 0
+	for _, l := range lims {
+		held += l.Held("key_race")
+	}
+	if allowed.Load()+int64(held) != int64(fast.Burst) {
+		t.Fatalf("allowed %d and held %d, want %d between them", allowed.Load(), held, fast.Burst)
+	}
+	// What is held is still admitted, and then nothing more.
+	for _, l := range lims {
+		for l.Held("key_race") > 0 {
+			if err := l.Take(ctx, "key_race", 1, fast); err != nil {
+				t.Fatalf("a held token refused: %v", err)
+			}
+		}
+		var over *keylimit.Limited
+		if err := l.Take(ctx, "key_race", 1, fast); !errors.As(err, &over) {
+			t.Fatalf("past the burst: %v, want Limited", err)
+		}
+	}
+}
+
+// Tokens taken ahead are dropped a Window after they were taken, each by
+// the write that took them: a later event asks the table again.
+func TestTokensTakenAheadLastOneWindow(t *testing.T) {
+	env := testenv.New(t)
+	db := &countingDB{DynamoDB: env.DB}
+	a := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
+	now := frozen(a)
+	for i := 0; i < 2; i++ { // 1 token, then 2: one held
+		if err := a.Take(ctx, "key_w", 1, fast); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.Held("key_w") != 1 || db.calls.Load() != 2 {
+		t.Fatalf("held %d after %d writes, want 1 after 2", a.Held("key_w"), db.calls.Load())
+	}
+	// Half a Window on, a batch of 2 finds 1 held: it takes 2 and 2 ahead.
+	*now = now.Add(keylimit.Window / 2)
+	if err := a.Take(ctx, "key_w", 2, fast); err != nil || a.Held("key_w") != 3 {
+		t.Fatalf("the batch: %v, %d held, want 3 (1 of the first write, 2 of the second)", err, a.Held("key_w"))
+	}
+	*now = now.Add(keylimit.Window / 2)
+	if a.Held("key_w") != 2 {
+		t.Fatalf("a Window after the first write: %d held, want its token dropped and 2 left", a.Held("key_w"))
+	}
+	*now = now.Add(keylimit.Window / 2)
+	if a.Held("key_w") != 0 {
+		t.Fatal("a token taken ahead outlived its Window")
+	}
+	before := db.calls.Load()
+	if err := a.Take(ctx, "key_w", 1, fast); err != nil || db.calls.Load() != before+1 {
+		t.Fatalf("the take after the Windows: %v after %d writes, want one more write", err, db.calls.Load()-before)
 	}
 }
