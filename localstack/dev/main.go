@@ -109,7 +109,7 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 			if s.inMemory {
 				emuDir = "" // throwaway runs (make load-targets LOAD_MEMORY=1): no SQLite file, no queue files
 			}
-			emu, err = emulator.Start(ctx, emulator.Options{DataDir: emuDir, DynamoDBAddr: s.dynamoAddr, SQSAddr: s.sqsAddr, Log: os.Stderr})
+			emu, err = emulator.Start(ctx, emulator.Options{DataDir: emuDir, Dynoxide: os.Getenv("DYNOXIDE"), DynamoDBAddr: s.dynamoAddr, SQSAddr: s.sqsAddr, Log: os.Stderr})
 			if err != nil {
 				return nil, nil, err
 			}

