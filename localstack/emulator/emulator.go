@@ -1,7 +1,7 @@
 // Package emulator starts the local DynamoDB (dynoxide) and SQS (fauxqs)
 // emulators on loopback, for make dev and the tests. They are installed by
-// `make emulators` into localstack/_emulators (npm; a folder the Go tool
-// ignores).
+// `make emulators` into localstack/_emulators (npm, and dynoxide built from
+// its crate where cargo is installed; a folder the Go tool ignores).
 package emulator
 
 import (
