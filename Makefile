@@ -28,9 +28,9 @@ $(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
 
 # dynoxide built for this machine from its crate: dynoxide-rs 2.0.1 is the same dynoxide 1.2.1
 # as the npm package, built with glibc's allocator and opt-level 3 instead of the npm binary's
-# static musl, size-optimized build, which costs about 60 % more CPU a call
-# (docs/performance.md). Once, about 4 minutes on 2 cores; the emulators use it when it is
-# there, and the npm binary when cargo is not.
+# static musl, size-optimized build, and costs a third less CPU a call (docs/performance.md).
+# Once, about 4 minutes on 2 cores; the emulators use it when it is there, and the npm binary
+# when cargo is not.
 $(DYNOXIDE_BIN):
 	@if command -v cargo >/dev/null; then \
 	  echo "building dynoxide from its crate (once, about 4 minutes)"; \
