@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,5 +236,38 @@ func TestResendEarlyForItsSlotWaitsForItInTheWorker(t *testing.T) {
 	}
 	if d := r.q.delays[0]; d < 2900*time.Millisecond || d > 4*time.Second {
 		t.Fatalf("5 s early: back after %s, want the slot minus the lead, rounded down to seconds (3-4 s)", d)
+	}
+}
+
+// slowReadStore moves the worker's clock on by `by` during each snapshot read.
+type slowReadStore struct {
+	*memStore
+	offset *atomic.Int64
+	by     time.Duration
+}
+
+func (s *slowReadStore) LoadForAttempt(ctx context.Context, r store.Ref) (store.Snapshot, error) {
+	snap, err := s.memStore.LoadForAttempt(ctx, r)
+	s.offset.Add(int64(s.by))
+	return snap, err
+}
+
+// A booked slot is checked against the clock of the claim, not of the
+// message's arrival: one that a slow snapshot read made more than
+// slotTolerance late is booked again, not used late and bunched with the
+// slots after it. Before, it was POSTed at once, 2 s after its slot.
+func TestASlotMadeLateByTheReadIsBookedAgain(t *testing.T) {
+	r := newRig(t, 200)
+	var offset atomic.Int64
+	r.w.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	r.w.Store = &slowReadStore{memStore: r.st, offset: &offset, by: 2 * slotTolerance}
+	m := queue.For(r.d)
+	m.SlotAt, m.SlotFor = domain.Millis(time.Now()), r.d.Attempts // the slot ingest booked: now, as the message arrives
+	handleOne(t, r.w, m)
+	if n := r.lim.count(); n != 1 {
+		t.Fatalf("%d slots reserved, want a new one for the slot the read made late", n)
+	}
+	if len(r.recv.got) != 1 {
+		t.Fatalf("%d POSTs, want 1 at the new slot", len(r.recv.got))
 	}
 }

@@ -313,7 +313,10 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		// Every slot held elsewhere: nothing to wait for here.
 		return w.capDeferral(ctx, *d, deferrals, now, m, log)
 	}
-	if slotAt, booked := bookedSlot(msg, *d, now); booked {
+	// The booked slot is checked against the clock as the claim is made,
+	// not as the message arrived: a slow snapshot read (a loaded DynamoDB)
+	// must not make a slot late past slotTolerance and still be used.
+	if slotAt, booked := bookedSlot(msg, *d, w.Now()); booked {
 		// The slot booked for this attempt (at ingest, or by the worker that
 		// put the message back): wait for it before the claim, which holds
 		// one of the endpoint's in-flight slots that must not sit idle
