@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,10 @@ type SQS interface {
 // messages the handler did not report as batch item failures (all of them
 // stay when the invocation fails).
 //
+// The handled messages of invocations that end within deleteLinger of each
+// other are deleted in one DeleteMessageBatch (up to 10), after the
+// invocation has ended, as the mapping does outside the function.
+//
 // One long poll is waiting at a time, and a batch is received only when an
 // invocation is free to take it: the invocations run concurrently, up to
 // Concurrency. (One poll loop per invocation was tried first: the SQS
@@ -43,16 +48,32 @@ type Poller struct {
 	Timeout     time.Duration // the function's timeout
 	Log         *slog.Logger
 
-	receives, messages atomic.Int64 // ReceiveMessage calls made, messages they returned
+	receives, messages, deletes atomic.Int64 // ReceiveMessage calls made, messages they returned, DeleteMessageBatch calls
+
+	mu      sync.Mutex
+	handled []types.DeleteMessageBatchRequestEntry // to delete
+	wake    chan struct{}
 }
+
+// deleteLinger is how long the first handled message waits for others to
+// share its delete: under make dev's unpaced load test invocations end every
+// few milliseconds, and a delete for each was half of make dev's SQS calls.
+const deleteLinger = 5 * time.Millisecond
 
 // Stats are the ReceiveMessage calls made so far and the messages they returned.
 func (p *Poller) Stats() (receives, messages int64) { return p.receives.Load(), p.messages.Load() }
 
-// Run polls until ctx ends, then waits for the invocations in flight.
+// Deletes is the DeleteMessageBatch calls made so far.
+func (p *Poller) Deletes() int64 { return p.deletes.Load() }
+
+// Run polls until ctx ends, then waits for the invocations in flight and
+// deletes what they handled.
 func (p *Poller) Run(ctx context.Context) {
 	free := make(chan struct{}, max(p.Concurrency, 1))
 	var wg sync.WaitGroup
+	p.wake = make(chan struct{}, 1)
+	stop, deleted := make(chan struct{}), make(chan struct{})
+	go func() { defer close(deleted); p.deleteHandled(stop) }()
 	for ctx.Err() == nil {
 		select {
 		case free <- struct{}{}: // an invocation is free
@@ -71,13 +92,54 @@ func (p *Poller) Run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-free; wg.Done() }()
-			if err := p.invoke(ctx, msgs); err != nil && ctx.Err() == nil {
-				p.Log.Warn("deleting handled messages failed; they return after their visibility timeout", "error", err)
-			}
+			p.invoke(ctx, msgs)
 		}()
 	}
 	wg.Wait()
-	p.Log.Info("poller stopped", "receives", p.receives.Load(), "messages", p.messages.Load())
+	close(stop)
+	<-deleted
+	p.Log.Info("poller stopped", "receives", p.receives.Load(), "messages", p.messages.Load(), "deletes", p.deletes.Load())
+}
+
+// deleteHandled deletes the handled messages as they come, each batch
+// deleteLinger after its first, until stop, and then the rest.
+func (p *Poller) deleteHandled(stop <-chan struct{}) {
+	for {
+		select {
+		case <-p.wake:
+			linger := time.NewTimer(deleteLinger)
+			select {
+			case <-linger.C:
+			case <-stop:
+				linger.Stop()
+			}
+			p.flush()
+		case <-stop:
+			p.flush()
+			return
+		}
+	}
+}
+
+// flush deletes every handled message, ten a call.
+func (p *Poller) flush() {
+	for {
+		p.mu.Lock()
+		n := min(len(p.handled), 10)
+		batch := p.handled[:n:n]
+		p.handled = p.handled[n:]
+		p.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		for i := range batch { // ids unique in the call, as a message received twice may be in it twice
+			batch[i].Id = aws.String(strconv.Itoa(i))
+		}
+		p.deletes.Add(1)
+		if _, err := p.SQS.DeleteMessageBatch(context.Background(), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: batch}); err != nil {
+			p.Log.Warn("deleting handled messages failed; they return after their visibility timeout", "error", err)
+		}
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
@@ -106,8 +168,9 @@ func (p *Poller) receive(ctx context.Context) ([]types.Message, error) {
 	return out.Messages, nil
 }
 
-// invoke hands the handler one batch and deletes what it did not report as failed.
-func (p *Poller) invoke(ctx context.Context, msgs []types.Message) error {
+// invoke hands the handler one batch, and what it did not report as failed
+// to be deleted.
+func (p *Poller) invoke(ctx context.Context, msgs []types.Message) {
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
 	for _, m := range msgs {
 		ev.Records = append(ev.Records, toRecord(m, p.QueueARN))
@@ -120,7 +183,7 @@ func (p *Poller) invoke(ctx context.Context, msgs []types.Message) error {
 	cancel()
 	if err != nil {
 		p.Log.Error("deliver invocation failed; the batch returns after its visibility timeout", "error", err)
-		return nil
+		return
 	}
 	var resp events.SQSEventResponse
 	_ = json.Unmarshal(res, &resp)
@@ -128,17 +191,17 @@ func (p *Poller) invoke(ctx context.Context, msgs []types.Message) error {
 	for _, f := range resp.BatchItemFailures {
 		failed[f.ItemIdentifier] = true
 	}
-	var del []types.DeleteMessageBatchRequestEntry
+	p.mu.Lock()
 	for _, m := range msgs {
 		if !failed[aws.ToString(m.MessageId)] {
-			del = append(del, types.DeleteMessageBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle})
+			p.handled = append(p.handled, types.DeleteMessageBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle})
 		}
 	}
-	if len(del) == 0 {
-		return nil
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default: // a delete is already due
 	}
-	_, err = p.SQS.DeleteMessageBatch(context.WithoutCancel(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: del})
-	return err
 }
 
 func toRecord(m types.Message, arn string) events.SQSMessage {

@@ -131,3 +131,39 @@ func queueDepth(t *testing.T, env *testenv.Env) int {
 	}
 	return n
 }
+
+// The messages of invocations that end together are deleted together, and
+// those handled as the poller stops are deleted before Run returns.
+func TestPollerDeletesTheMessagesOfInvocationsThatEndTogether(t *testing.T) {
+	env := testenv.New(t)
+	const concurrency = 6
+	var inHandler atomic.Int64
+	all := make(chan struct{})
+	var once sync.Once
+	p := &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
+		Handler: lambda.NewHandler(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			if inHandler.Add(1) == concurrency {
+				once.Do(func() { close(all) })
+			}
+			select {
+			case <-all:
+			case <-time.After(20 * time.Second): // only so that a broken poller fails instead of hanging
+			}
+			return events.SQSEventResponse{}, nil
+		}), Concurrency: concurrency, BatchSize: 1, Timeout: time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	for i := 0; i < concurrency; i++ {
+		send(t, env, "d"+strconv.Itoa(i))
+	}
+	<-all
+	cancel() // the poller stops as the six invocations end
+	<-done
+	if n := p.Deletes(); n < 1 || n >= concurrency {
+		t.Fatalf("%d invocations ending together took %d deletes, want fewer than one each", concurrency, n)
+	}
+	if d := queueDepth(t, env); d != 0 {
+		t.Fatalf("%d messages left after Run returned, want all %d deleted", d, concurrency)
+	}
+}
