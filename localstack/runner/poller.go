@@ -29,8 +29,9 @@ type SQS interface {
 // stay when the invocation fails).
 //
 // The handled messages of invocations that end within deleteLinger of each
-// other are deleted in one DeleteMessageBatch (up to 10), after the
-// invocation has ended, as the mapping does outside the function.
+// other are deleted in one DeleteMessageBatch (up to 10); an invocation's
+// slot is free again once its messages are deleted, so the messages in
+// flight stay at most Concurrency x BatchSize.
 //
 // One long poll is waiting at a time, and a batch is received only when an
 // invocation is free to take it: the invocations run concurrently, up to
@@ -51,8 +52,15 @@ type Poller struct {
 	receives, messages, deletes atomic.Int64 // ReceiveMessage calls made, messages they returned, DeleteMessageBatch calls
 
 	mu      sync.Mutex
-	handled []types.DeleteMessageBatchRequestEntry // to delete
+	handled []handled // to delete, in the order the invocations ended
 	wake    chan struct{}
+}
+
+// handled is one invocation's messages to delete; done is closed once the
+// delete was made.
+type handled struct {
+	entries []types.DeleteMessageBatchRequestEntry
+	done    chan struct{}
 }
 
 // deleteLinger is how long the first handled message waits for others to
@@ -66,8 +74,7 @@ func (p *Poller) Stats() (receives, messages int64) { return p.receives.Load(), 
 // Deletes is the DeleteMessageBatch calls made so far.
 func (p *Poller) Deletes() int64 { return p.deletes.Load() }
 
-// Run polls until ctx ends, then waits for the invocations in flight and
-// deletes what they handled.
+// Run polls until ctx ends, then waits for the invocations in flight.
 func (p *Poller) Run(ctx context.Context) {
 	free := make(chan struct{}, max(p.Concurrency, 1))
 	var wg sync.WaitGroup
@@ -101,43 +108,44 @@ func (p *Poller) Run(ctx context.Context) {
 	p.Log.Info("poller stopped", "receives", p.receives.Load(), "messages", p.messages.Load(), "deletes", p.deletes.Load())
 }
 
-// deleteHandled deletes the handled messages as they come, each batch
-// deleteLinger after its first, until stop, and then the rest.
+// deleteHandled deletes the handled messages as they come, each call
+// deleteLinger after the first invocation it serves ended, until stop.
 func (p *Poller) deleteHandled(stop <-chan struct{}) {
 	for {
 		select {
 		case <-p.wake:
-			linger := time.NewTimer(deleteLinger)
-			select {
-			case <-linger.C:
-			case <-stop:
-				linger.Stop()
-			}
+			time.Sleep(deleteLinger)
 			p.flush()
 		case <-stop:
-			p.flush()
 			return
 		}
 	}
 }
 
-// flush deletes every handled message, ten a call.
+// flush deletes every handled message: the messages of as many invocations
+// as fit in ten, a call.
 func (p *Poller) flush() {
 	for {
 		p.mu.Lock()
-		n := min(len(p.handled), 10)
-		batch := p.handled[:n:n]
+		n, entries := 0, []types.DeleteMessageBatchRequestEntry(nil)
+		for ; n < len(p.handled) && (n == 0 || len(entries)+len(p.handled[n].entries) <= 10); n++ {
+			entries = append(entries, p.handled[n].entries...)
+		}
+		served := p.handled[:n:n]
 		p.handled = p.handled[n:]
 		p.mu.Unlock()
 		if n == 0 {
 			return
 		}
-		for i := range batch { // ids unique in the call, as a message received twice may be in it twice
-			batch[i].Id = aws.String(strconv.Itoa(i))
+		for i := range entries { // ids unique in the call: a message received twice may be in it twice
+			entries[i].Id = aws.String(strconv.Itoa(i))
 		}
 		p.deletes.Add(1)
-		if _, err := p.SQS.DeleteMessageBatch(context.Background(), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: batch}); err != nil {
+		if _, err := p.SQS.DeleteMessageBatch(context.Background(), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: entries}); err != nil {
 			p.Log.Warn("deleting handled messages failed; they return after their visibility timeout", "error", err)
+		}
+		for _, h := range served {
+			close(h.done)
 		}
 	}
 }
@@ -168,8 +176,8 @@ func (p *Poller) receive(ctx context.Context) ([]types.Message, error) {
 	return out.Messages, nil
 }
 
-// invoke hands the handler one batch, and what it did not report as failed
-// to be deleted.
+// invoke hands the handler one batch, and returns once what it did not
+// report as failed is deleted.
 func (p *Poller) invoke(ctx context.Context, msgs []types.Message) {
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
 	for _, m := range msgs {
@@ -191,17 +199,23 @@ func (p *Poller) invoke(ctx context.Context, msgs []types.Message) {
 	for _, f := range resp.BatchItemFailures {
 		failed[f.ItemIdentifier] = true
 	}
-	p.mu.Lock()
+	h := handled{done: make(chan struct{})}
 	for _, m := range msgs {
 		if !failed[aws.ToString(m.MessageId)] {
-			p.handled = append(p.handled, types.DeleteMessageBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle})
+			h.entries = append(h.entries, types.DeleteMessageBatchRequestEntry{ReceiptHandle: m.ReceiptHandle})
 		}
 	}
+	if len(h.entries) == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.handled = append(p.handled, h)
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
 	default: // a delete is already due
 	}
+	<-h.done
 }
 
 func toRecord(m types.Message, arn string) events.SQSMessage {
