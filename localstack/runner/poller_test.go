@@ -95,19 +95,8 @@ func TestPollerWaitsInOneLongPollAtATime(t *testing.T) {
 func TestPollerInvokesConcurrently(t *testing.T) {
 	env := testenv.New(t)
 	const concurrency = 3
-	var inHandler atomic.Int64
-	all := make(chan struct{})
-	var once sync.Once
-	startPoller(t, env, concurrency, 1, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		if inHandler.Add(1) == concurrency {
-			once.Do(func() { close(all) })
-		}
-		select {
-		case <-all:
-		case <-time.After(20 * time.Second): // only so that a broken poller fails instead of hanging
-		}
-		return events.SQSEventResponse{}, nil
-	})
+	handle, inHandler, all := barrier(concurrency)
+	startPoller(t, env, concurrency, 1, handle)
 	for i := 0; i < concurrency; i++ {
 		send(t, env, "c"+strconv.Itoa(i))
 	}
@@ -116,6 +105,23 @@ func TestPollerInvokesConcurrently(t *testing.T) {
 	case <-time.After(25 * time.Second):
 		t.Fatalf("only %d of %d batches were in the handler at once", inHandler.Load(), concurrency)
 	}
+}
+
+// barrier is a deliver function that holds each invocation until n are in
+// it; all is closed then, and inHandler counts the invocations.
+func barrier(n int64) (handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), inHandler *atomic.Int64, all chan struct{}) {
+	inHandler, all = &atomic.Int64{}, make(chan struct{})
+	var once sync.Once
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		if inHandler.Add(1) == n {
+			once.Do(func() { close(all) })
+		}
+		select {
+		case <-all:
+		case <-time.After(20 * time.Second): // only so that a broken poller fails instead of hanging
+		}
+		return events.SQSEventResponse{}, nil
+	}, inHandler, all
 }
 
 func queueDepth(t *testing.T, env *testenv.Env) int {
@@ -137,20 +143,9 @@ func queueDepth(t *testing.T, env *testenv.Env) int {
 func TestPollerDeletesTheMessagesOfInvocationsThatEndTogether(t *testing.T) {
 	env := testenv.New(t)
 	const concurrency = 6
-	var inHandler atomic.Int64
-	all := make(chan struct{})
-	var once sync.Once
+	handle, _, all := barrier(concurrency)
 	p := &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
-		Handler: lambda.NewHandler(func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-			if inHandler.Add(1) == concurrency {
-				once.Do(func() { close(all) })
-			}
-			select {
-			case <-all:
-			case <-time.After(20 * time.Second): // only so that a broken poller fails instead of hanging
-			}
-			return events.SQSEventResponse{}, nil
-		}), Concurrency: concurrency, BatchSize: 1, Timeout: time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+		Handler: lambda.NewHandler(handle), Concurrency: concurrency, BatchSize: 1, Timeout: time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
