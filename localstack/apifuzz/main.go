@@ -23,8 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/runner"
 	"github.com/gifq/webhooks/shared/app"
@@ -95,7 +93,7 @@ func run(ctx context.Context, command []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	srv := &http.Server{Handler: &runner.APIGateway{Handler: lambda.NewHandler(api.Handle), Stage: "apifuzz", MaxBody: 10 << 20}}
+	srv := &http.Server{Handler: &runner.APIGateway{Handler: runner.Concurrent(api.Handle), Stage: "apifuzz", MaxBody: 10 << 20}}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()

@@ -2,7 +2,8 @@
 // them: an HTTP server that turns requests into API Gateway proxy events, an
 // SQS poller that invokes the deliver handler like the Lambda event source
 // mapping, and a timer for the sweeper. Handlers are called through
-// lambda.NewHandler(...).Invoke with JSON, the path the Lambda runtime uses.
+// lambda.NewHandler(...).Invoke with JSON, the path the Lambda runtime uses
+// (one such handler per invocation in flight: Concurrent).
 package runner
 
 import (

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/schema"
 )
@@ -47,7 +45,7 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Local{URL: "http://" + ln.Addr().String(), app: a, cancel: cancel}
 	l.srv = &http.Server{
-		Handler:           &APIGateway{Handler: lambda.NewHandler(a.API().Handle), Stage: a.Config.Stage, MaxBody: 10 << 20},
+		Handler:           &APIGateway{Handler: Concurrent(a.API().Handle), Stage: a.Config.Stage, MaxBody: 10 << 20},
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	l.wg.Add(1)
@@ -59,7 +57,7 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	}()
 	poller := &Poller{
 		SQS: a.SQS, QueueURL: a.Config.QueueURL, QueueARN: arnOf(a.Config.QueueURL),
-		Handler: lambda.NewHandler(a.Worker().Handle), Concurrency: o.Pollers, BatchSize: 10,
+		Handler: Concurrent(a.Worker().Handle), Concurrency: o.Pollers, BatchSize: 10,
 		Timeout: schema.FunctionTimeout, Log: a.Log,
 	}
 	l.wg.Add(1)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -25,7 +24,7 @@ import (
 func startPoller(t *testing.T, env *testenv.Env, concurrency int, batch int32, handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) *runner.Poller {
 	t.Helper()
 	p := &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
-		Handler: lambda.NewHandler(handle), Concurrency: concurrency, BatchSize: batch, Timeout: time.Minute,
+		Handler: runner.Concurrent(handle), Concurrency: concurrency, BatchSize: batch, Timeout: time.Minute,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -145,7 +144,7 @@ func TestPollerDeletesTheMessagesOfInvocationsThatEndTogether(t *testing.T) {
 	const concurrency = 6
 	handle, _, all := barrier(concurrency)
 	p := &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
-		Handler: lambda.NewHandler(handle), Concurrency: concurrency, BatchSize: 1, Timeout: time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+		Handler: runner.Concurrent(handle), Concurrency: concurrency, BatchSize: 1, Timeout: time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
