@@ -143,6 +143,13 @@ func (c *Calls) Snapshot() map[string]int {
 	return out
 }
 
+// Count is the calls of one "Service.Operation" so far.
+func (c *Calls) Count(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[op]
+}
+
 // Reset sets every count to zero.
 func (c *Calls) Reset() {
 	c.mu.Lock()

@@ -97,35 +97,33 @@ func TestAFreshInstanceLearnsFromTheRefusedWrite(t *testing.T) {
 	}
 }
 
-type countingDB struct {
-	keylimit.DynamoDB
-	calls atomic.Int64
-}
-
-func (c *countingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	c.calls.Add(1)
-	return c.DynamoDB.UpdateItem(ctx, in, opts...)
+// counted is a DynamoDB client on env whose calls are counted, and its
+// UpdateItem calls so far (the limiter makes no other).
+func counted(env *testenv.Env) (*dynamodb.Client, func() int) {
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	return db, func() int { return calls.Count("DynamoDB.UpdateItem") }
 }
 
 // Once an instance has seen a key's bucket empty, it refuses that key's
 // flood without a DynamoDB call until the next token is due.
 func TestAnEmptyBucketSeenIsRefusedWithoutACall(t *testing.T) {
 	env := testenv.New(t)
-	db := &countingDB{DynamoDB: env.DB}
+	db, writes := counted(env)
 	l := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
 	for i := 0; i < 5; i++ {
 		if err := l.Take(ctx, "key_f", 1, slow); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before := db.calls.Load()
+	before := writes()
 	var over *keylimit.Limited
 	for i := 0; i < 100; i++ {
 		if err := l.Take(ctx, "key_f", 1, slow); !errors.As(err, &over) {
 			t.Fatalf("take %d past the burst: %v", i, err)
 		}
 	}
-	if n := db.calls.Load() - before; n != 0 {
+	if n := writes() - before; n != 0 {
 		t.Fatalf("100 refusals made %d DynamoDB calls, want 0", n)
 	}
 	if err := l.Refused("key_f", 1, slow); !errors.As(err, &over) {
@@ -134,8 +132,8 @@ func TestAnEmptyBucketSeenIsRefusedWithoutACall(t *testing.T) {
 	if err := l.Refused("key_g", 1, slow); err != nil {
 		t.Fatalf("Refused for a key never seen: %v, want nil (only the table can tell)", err)
 	}
-	if err := l.Take(ctx, "key_g", 1, slow); err != nil || db.calls.Load() != before+1 {
-		t.Fatalf("another key: %v after %d calls, want allowed with one", err, db.calls.Load()-before)
+	if err := l.Take(ctx, "key_g", 1, slow); err != nil || writes() != before+1 {
+		t.Fatalf("another key: %v after %d calls, want allowed with one", err, writes()-before)
 	}
 }
 
@@ -155,7 +153,7 @@ func frozen(lims ...*keylimit.Limiter) *time.Time {
 // ahead: the lease doubles with the demand, so 60 events take 6 writes.
 func TestABusyKeyIsAdmittedFromTokensTakenAhead(t *testing.T) {
 	env := testenv.New(t)
-	db := &countingDB{DynamoDB: env.DB}
+	db, writes := counted(env)
 	a := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
 	frozen(a)
 	for i := 0; i < 60; i++ {
@@ -163,7 +161,7 @@ func TestABusyKeyIsAdmittedFromTokensTakenAhead(t *testing.T) {
 			t.Fatalf("take %d: %v", i, err)
 		}
 	}
-	if n := db.calls.Load(); n != 6 { // 1, 2, 4, 8, 16, 32 tokens
+	if n := writes(); n != 6 { // 1, 2, 4, 8, 16, 32 tokens
 		t.Fatalf("60 takes made %d writes, want 6", n)
 	}
 	if a.Held("key_busy") != 3 {
@@ -223,7 +221,7 @@ func TestLeasesNeverAdmitPastTheBucket(t *testing.T) {
 // the write that took them: a later event asks the table again.
 func TestTokensTakenAheadLastOneWindow(t *testing.T) {
 	env := testenv.New(t)
-	db := &countingDB{DynamoDB: env.DB}
+	db, writes := counted(env)
 	a := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
 	now := frozen(a)
 	for i := 0; i < 2; i++ { // 1 token, then 2: one held
@@ -231,8 +229,8 @@ func TestTokensTakenAheadLastOneWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a.Held("key_w") != 1 || db.calls.Load() != 2 {
-		t.Fatalf("held %d after %d writes, want 1 after 2", a.Held("key_w"), db.calls.Load())
+	if a.Held("key_w") != 1 || writes() != 2 {
+		t.Fatalf("held %d after %d writes, want 1 after 2", a.Held("key_w"), writes())
 	}
 	// Half a Window on, a batch of 2 finds 1 held: it takes 2 and 2 ahead.
 	*now = now.Add(keylimit.Window / 2)
@@ -247,8 +245,8 @@ func TestTokensTakenAheadLastOneWindow(t *testing.T) {
 	if a.Held("key_w") != 0 {
 		t.Fatal("a token taken ahead outlived its Window")
 	}
-	before := db.calls.Load()
-	if err := a.Take(ctx, "key_w", 1, fast); err != nil || db.calls.Load() != before+1 {
-		t.Fatalf("the take after the Windows: %v after %d writes, want one more write", err, db.calls.Load()-before)
+	before := writes()
+	if err := a.Take(ctx, "key_w", 1, fast); err != nil || writes() != before+1 {
+		t.Fatalf("the take after the Windows: %v after %d writes, want one more write", err, writes()-before)
 	}
 }

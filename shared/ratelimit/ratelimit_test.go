@@ -4,11 +4,8 @@ import (
 	"context"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/ratelimit"
@@ -266,24 +263,15 @@ func TestReserveAheadFollowsCloseSlotsAndDrainsALedRun(t *testing.T) {
 	}
 }
 
-// countingDB counts the limiter's writes to the emulator.
-type countingDB struct {
-	ratelimit.DynamoDB
-	writes atomic.Int64
-}
-
-func (c *countingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	c.writes.Add(1)
-	return c.DynamoDB.UpdateItem(ctx, in, opts...)
-}
-
 // A booking is one write, whichever state the limiter is in, and one more
 // when another instance booked in between: the write whose condition
 // failed returns the item as it is, which says the state to write for.
 func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	env := testenv.New(t)
 	const lead = time.Second
-	a, b := &countingDB{DynamoDB: env.DB}, &countingDB{DynamoDB: env.DB}
+	ca, cb := testenv.NewCalls(), testenv.NewCalls() // each instance's writes
+	a, _ := env.CountedClients(ca)
+	b, _ := env.CountedClients(cb)
 	la, lb := ratelimit.New(a, env.Table, store.RateKey, 5), ratelimit.New(b, env.Table, store.RateKey, 5)
 	book := func(l *ratelimit.Limiter, account string, rate float64) ratelimit.Reservation {
 		t.Helper()
@@ -301,7 +289,7 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	if second.First.Sub(first.First) < lead || third.First != second.First.Add(200*time.Millisecond) {
 		t.Fatalf("slots %s, %s, %s: want a skip of the lead, then the next slot", first.First, second.First, third.First)
 	}
-	if n := a.writes.Load(); n != 3 {
+	if n := ca.Count("DynamoDB.UpdateItem"); n != 3 {
 		t.Fatalf("3 bookings by one instance took %d writes; want 3", n)
 	}
 	// Another instance, which has never seen the account, guesses idle: its
@@ -309,19 +297,19 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	if r := book(lb, "acct_1", 5); r.First != third.First.Add(200*time.Millisecond) {
 		t.Fatalf("the other instance's slot %s, want %s", r.First, third.First.Add(200*time.Millisecond))
 	}
-	if n := b.writes.Load(); n != 2 {
+	if n := cb.Count("DynamoDB.UpdateItem"); n != 2 {
 		t.Fatalf("a booking after another instance's took %d writes; want 2", n)
 	}
 	// At 1,000/s two bookings a millisecond apart: tat just ahead of now,
 	// which the slots follow; the second instance's second write is it.
 	la2, lb2 := ratelimit.New(a, env.Table, store.RateKey, 5), ratelimit.New(b, env.Table, store.RateKey, 5)
-	a.writes.Store(0)
-	b.writes.Store(0)
+	ca.Reset()
+	cb.Reset()
 	x, y := book(la2, "fast", 1000), book(lb2, "fast", 1000)
 	if !y.First.After(x.First) || y.First.Sub(x.First) >= 100*time.Millisecond {
 		t.Fatalf("1,000/s: slots %s then %s, want the second right after", x.First, y.First)
 	}
-	if a.writes.Load() != 1 || b.writes.Load() > 2 {
-		t.Fatalf("1,000/s: %d and %d writes; want 1, and at most 2 for the one that came second", a.writes.Load(), b.writes.Load())
+	if ca.Count("DynamoDB.UpdateItem") != 1 || cb.Count("DynamoDB.UpdateItem") > 2 {
+		t.Fatalf("1,000/s: %d and %d writes; want 1, and at most 2 for the one that came second", ca.Count("DynamoDB.UpdateItem"), cb.Count("DynamoDB.UpdateItem"))
 	}
 }
