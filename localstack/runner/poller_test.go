@@ -20,17 +20,18 @@ import (
 )
 
 // startPoller runs a poller on env's delivery queue with handle as the
-// deliver function, until the test ends.
-func startPoller(t *testing.T, env *testenv.Env, concurrency int, batch int32, handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) *runner.Poller {
+// deliver function, until stop (which returns once Run has) or the test's end.
+func startPoller(t *testing.T, env *testenv.Env, concurrency int, batch int32, handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) (p *runner.Poller, stop func()) {
 	t.Helper()
-	p := &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
+	p = &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
 		Handler: runner.Concurrent(handle), Concurrency: concurrency, BatchSize: batch, Timeout: time.Minute,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return p
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return p, stop
 }
 
 func send(t *testing.T, env *testenv.Env, body string) {
@@ -59,7 +60,7 @@ func TestPollerWaitsInOneLongPollAtATime(t *testing.T) {
 	env := testenv.New(t)
 	var mu sync.Mutex
 	seen := map[string]int{}
-	p := startPoller(t, env, 8, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	p, _ := startPoller(t, env, 8, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, r := range ev.Records {
@@ -95,7 +96,7 @@ func TestPollerInvokesConcurrently(t *testing.T) {
 	env := testenv.New(t)
 	const concurrency = 3
 	handle, inHandler, all := barrier(concurrency)
-	startPoller(t, env, concurrency, 1, handle)
+	_, _ = startPoller(t, env, concurrency, 1, handle)
 	for i := 0; i < concurrency; i++ {
 		send(t, env, "c"+strconv.Itoa(i))
 	}
@@ -143,17 +144,12 @@ func TestPollerDeletesTheMessagesOfInvocationsThatEndTogether(t *testing.T) {
 	env := testenv.New(t)
 	const concurrency = 6
 	handle, _, all := barrier(concurrency)
-	p := &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
-		Handler: runner.Concurrent(handle), Concurrency: concurrency, BatchSize: 1, Timeout: time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { p.Run(ctx); close(done) }()
+	p, stop := startPoller(t, env, concurrency, 1, handle)
 	for i := 0; i < concurrency; i++ {
 		send(t, env, "d"+strconv.Itoa(i))
 	}
 	<-all
-	cancel() // the poller stops as the six invocations end
-	<-done
+	stop() // the poller stops as the six invocations end
 	if n := p.Deletes(); n < 1 || n >= concurrency {
 		t.Fatalf("%d invocations ending together took %d deletes, want fewer than one each", concurrency, n)
 	}
