@@ -26,37 +26,50 @@ var slow = keylimit.Limit{Rate: 0.01, Burst: 5}
 // Several instances sharing the table hand out exactly the burst between
 // them, and a refusal takes nothing from the bucket.
 func TestInstancesShareOneBucketPerKey(t *testing.T) {
-	env := testenv.New(t)
-	var allowed, limited atomic.Int64
-	var wg sync.WaitGroup
-	lims := []*keylimit.Limiter{}
-	for i := 0; i < 4; i++ {
-		lims = append(lims, keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey))
-	}
-	for i := 0; i < 40; i++ {
-		wg.Add(1)
-		go func(l *keylimit.Limiter) {
-			defer wg.Done()
-			err := l.Take(ctx, "key_flood", 1, slow)
-			var over *keylimit.Limited
-			switch {
-			case err == nil:
-				allowed.Add(1)
-			case errors.As(err, &over) && over.RetryAfter > 0:
-				limited.Add(1)
-			default:
-				t.Error(err)
-			}
-		}(lims[i%4])
-	}
-	wg.Wait()
-	if allowed.Load() != 5 || limited.Load() != 35 {
-		t.Fatalf("allowed %d, limited %d; want the burst of 5 and 35 refused", allowed.Load(), limited.Load())
+	lims := instances(testenv.New(t), 4)
+	allowed, limited := takeAtOnce(t, lims, "key_flood", 40, slow)
+	if allowed != 5 || limited != 35 {
+		t.Fatalf("allowed %d, limited %d; want the burst of 5 and 35 refused", allowed, limited)
 	}
 	// Another key has its own bucket.
 	if err := lims[0].Take(ctx, "key_quiet", 5, slow); err != nil {
 		t.Fatalf("another key's burst: %v", err)
 	}
+}
+
+// instances is n limiters sharing env's table, as n Lambda instances would.
+func instances(env *testenv.Env, n int) []*keylimit.Limiter {
+	var lims []*keylimit.Limiter
+	for i := 0; i < n; i++ {
+		lims = append(lims, keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey))
+	}
+	return lims
+}
+
+// takeAtOnce makes takes concurrent takes of one token of key under l,
+// spread over lims, and counts the answers: any but allowed, or refused
+// with a Retry-After, fails the test.
+func takeAtOnce(t *testing.T, lims []*keylimit.Limiter, key string, takes int, l keylimit.Limit) (allowed, limited int64) {
+	var a, r atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < takes; i++ {
+		wg.Add(1)
+		go func(lim *keylimit.Limiter) {
+			defer wg.Done()
+			err := lim.Take(ctx, key, 1, l)
+			var over *keylimit.Limited
+			switch {
+			case err == nil:
+				a.Add(1)
+			case errors.As(err, &over) && over.RetryAfter > 0:
+				r.Add(1)
+			default:
+				t.Error(err)
+			}
+		}(lims[i%len(lims)])
+	}
+	wg.Wait()
+	return a.Load(), r.Load()
 }
 
 // A batch takes n tokens; more than the burst at once is refused outright.
@@ -173,35 +186,15 @@ func TestABusyKeyIsAdmittedFromTokensTakenAhead(t *testing.T) {
 // leases fall, what they admitted and what they still hold is the burst,
 // never more.
 func TestLeasesNeverAdmitPastTheBucket(t *testing.T) {
-	env := testenv.New(t)
-	var lims []*keylimit.Limiter
-	for i := 0; i < 4; i++ {
-		lims = append(lims, keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey))
-	}
+	lims := instances(testenv.New(t), 4)
 	frozen(lims...)
-	var allowed atomic.Int64
-	var wg sync.WaitGroup
-	for i := 0; i < 200; i++ {
-		wg.Add(1)
-		go func(l *keylimit.Limiter) {
-			defer wg.Done()
-			err := l.Take(ctx, "key_race", 1, fast)
-			var over *keylimit.Limited
-			switch {
-			case err == nil:
-				allowed.Add(1)
-			case !errors.As(err, &over):
-				t.Error(err)
-			}
-		}(lims[i%4])
-	}
-	wg.Wait()
+	allowed, _ := takeAtOnce(t, lims, "key_race", 200, fast)
 	held := 0
 	for _, l := range lims {
 		held += l.Held("key_race")
 	}
-	if allowed.Load()+int64(held) != int64(fast.Burst) {
-		t.Fatalf("allowed %d and held %d, want %d between them", allowed.Load(), held, fast.Burst)
+	if allowed+int64(held) != int64(fast.Burst) {
+		t.Fatalf("allowed %d and held %d, want %d between them", allowed, held, fast.Burst)
 	}
 	// What is held is still admitted, and then nothing more.
 	for _, l := range lims {
