@@ -25,7 +25,7 @@ import (
 
 // APIGateway serves HTTP by invoking a REST API proxy-integration handler.
 type APIGateway struct {
-	Handler lambda.Handler
+	Handler lambda.Handler // invoked for requests at once: Concurrent, not lambda.NewHandler
 	Stage   string
 	// MaxBody is API Gateway's payload limit (10 MB); larger requests get 413
 	// from the gateway itself, as in AWS.

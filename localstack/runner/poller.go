@@ -43,10 +43,10 @@ type Poller struct {
 	SQS         SQS
 	QueueURL    string
 	QueueARN    string
-	Handler     lambda.Handler
-	Concurrency int           // concurrent invocations (the mapping's maximum concurrency)
-	BatchSize   int32         // at most 10
-	Timeout     time.Duration // the function's timeout
+	Handler     lambda.Handler // invoked for batches at once: Concurrent, not lambda.NewHandler
+	Concurrency int            // concurrent invocations (the mapping's maximum concurrency)
+	BatchSize   int32          // at most 10
+	Timeout     time.Duration  // the function's timeout
 	Log         *slog.Logger
 
 	receives, messages, deletes atomic.Int64 // ReceiveMessage calls made, messages they returned, DeleteMessageBatch calls
