@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
+	"github.com/gifq/webhooks/localstack/window"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -290,7 +291,7 @@ func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
 	if len(events) != n {
 		t.Fatalf("%d events delivered, want %d", len(events), n)
 	}
-	busiest := maxInWindow(at, time.Second)
+	busiest := window.Busiest(at, time.Second)
 	t.Logf("%d events at %d/s: drained in %s, busiest second %d", n, rate, took.Round(time.Millisecond), busiest)
 	// The documented bound for a pipeline running later than the booking's
 	// 1 s lead: LocalStack's one SQS poller and serialised DynamoDB are that

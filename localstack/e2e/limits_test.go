@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,21 +11,9 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/localstack/window"
 	"github.com/gifq/webhooks/shared/sender"
 )
-
-// maxInWindow is the most requests in any window of length w.
-func maxInWindow(at []time.Time, w time.Duration) int {
-	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
-	best, j := 0, 0
-	for i := range at {
-		for at[i].Sub(at[j]) >= w {
-			j++
-		}
-		best = max(best, i-j+1)
-	}
-	return best
-}
 
 // inParallel calls f(i) for i in [0, n) from workers goroutines.
 func inParallel(n, workers int, f func(i int)) {
@@ -118,10 +105,10 @@ func TestBurstDrainsAtTheAccountRate(t *testing.T) {
 		// plus its own processing delay (a few ms, more on a busy machine),
 		// so a window can catch a few extra at its edge. The documented
 		// burst: at most 10 % + 1 over the limit in any second.
-		if m := maxInWindow(at, time.Second); m > int(math.Ceil(rate*1.1))+1 {
+		if m := window.Busiest(at, time.Second); m > int(math.Ceil(rate*1.1))+1 {
 			t.Errorf("%s: %d requests in one second, limit %d (+10 %% +1)", name, m, rate)
 		}
-		t.Logf("%s: %d delivered, busiest second %d", name, n, maxInWindow(at, time.Second))
+		t.Logf("%s: %d delivered, busiest second %d", name, n, window.Busiest(at, time.Second))
 	}
 	if dl := h.dlq(t); len(dl) != 0 {
 		t.Fatalf("DLQ not empty: %v", dl)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/emulator"
+	"github.com/gifq/webhooks/localstack/window"
 	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
@@ -211,7 +212,7 @@ func run(o options) error {
 			float64(delivered)/last.Sub(start).Seconds(), pct(lat, 50), pct(lat, 99),
 			per(used.ours+used.emulators), per(used.ours), per(used.emulators))
 	}
-	fmt.Printf("busiest second     %d deliveries (per-account limit x %d accounts)\n", busiestSecond(arrivals), o.accounts)
+	fmt.Printf("busiest second     %d deliveries (per-account limit x %d accounts)\n", window.Busiest(arrivals, time.Second), o.accounts)
 	fmt.Printf("ceiling            %.0f POSTs/s from a plain Go client with %d workers\n", ceiling, o.workers)
 	fmt.Printf("system/ceiling     %.3f (at the asked rate; raise -rate to find the system's limit)\n", float64(delivered)/last.Sub(start).Seconds()/ceiling)
 	return nil
@@ -282,17 +283,4 @@ func pct(d []time.Duration, p int) time.Duration {
 	}
 	i := (len(d)*p + 99) / 100
 	return d[min(max(i-1, 0), len(d)-1)].Round(100 * time.Microsecond)
-}
-
-// busiestSecond is the most first attempts that arrived within any one second.
-func busiestSecond(at []time.Time) int {
-	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
-	best, j := 0, 0
-	for i := range at {
-		for at[i].Sub(at[j]) >= time.Second {
-			j++
-		}
-		best = max(best, i-j+1)
-	}
-	return best
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/localstack/window"
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
@@ -184,7 +185,7 @@ func TestRateBoundAtTheReceiver(t *testing.T) {
 				if len(s.posts) != len(c.events) {
 					t.Fatalf("%d POSTs for %d events", len(s.posts), len(c.events))
 				}
-				busiest := maxInSecond(s.posts)
+				busiest := window.Busiest(s.posts, time.Second)
 				t.Logf("%d POSTs, busiest second %d (bound %d), %d slots booked again", len(s.posts), busiest, bound, s.books)
 				want := bound
 				if c.stalls != nil {
@@ -196,17 +197,4 @@ func TestRateBoundAtTheReceiver(t *testing.T) {
 			})
 		}
 	}
-}
-
-// maxInSecond is the most POSTs within any window shorter than a second.
-func maxInSecond(at []time.Time) int {
-	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
-	best, j := 0, 0
-	for i := range at {
-		for at[i].Sub(at[j]) >= time.Second {
-			j++
-		}
-		best = max(best, i-j+1)
-	}
-	return best
 }
