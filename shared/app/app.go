@@ -82,10 +82,12 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(AWSHTTPClient()))
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(awsTransport(nil)),
+		awsconfig.WithLogger(obs.SDKLogger(obs.NewLogger(out, cfg.LogLevel, function))))
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
+	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
 	return New(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, function), nil
 }
 

@@ -28,15 +28,25 @@ const maxOneWriteBody = 1 << 20
 // own, with enough idle connections kept per host for the calls in flight,
 // and each request written to its connection in one piece.
 func AWSHTTPClient() aws.HTTPClient {
-	return awsHTTPClient(func(*http.Transport) {})
+	return awsHTTPClient(nil)
 }
 
 func awsHTTPClient(tune func(*http.Transport)) aws.HTTPClient {
-	return oneWrite{awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+	return oneWrite{awsTransport(tune)}
+}
+
+// awsTransport is the SDK's own client with the idle connections kept. The
+// SDK's config loader adds AWS_CA_BUNDLE's certificates only to a client of
+// this type, so FromEnv hands it this and wraps what it gets back. tune, when
+// not nil, changes the transport further (the tests count its writes).
+func awsTransport(tune func(*http.Transport)) *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConns = 2 * awsIdleConnsPerHost
 		tr.MaxIdleConnsPerHost = awsIdleConnsPerHost
-		tune(tr)
-	})}
+		if tune != nil {
+			tune(tr)
+		}
+	})
 }
 
 // oneWrite hands net/http each request's body as a bytes.Reader. The SDK

@@ -4,7 +4,9 @@
 package obs
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -13,6 +15,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/aws/smithy-go/logging"
 )
 
 // Metric names. The CDK stack's alarms and dashboard use the same names.
@@ -41,6 +45,21 @@ func NewLogger(w io.Writer, level slog.Level, function string) *slog.Logger {
 		w = os.Stdout
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("function", function)
+}
+
+// SDKLogger is the AWS SDK's logger writing through log, so that its
+// warnings (a retried call, a response body it could not close) are JSON
+// lines like the function's own, at warn level, not plain text beside them.
+// The SDK's debug lines are debug here; nothing it logs by default carries
+// a request's body or credentials (its ClientLogMode is left unset).
+func SDKLogger(log *slog.Logger) logging.Logger {
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		level := slog.LevelWarn
+		if c == logging.Debug {
+			level = slog.LevelDebug
+		}
+		log.Log(context.Background(), level, fmt.Sprintf(format, v...), "source", "aws-sdk")
+	})
 }
 
 // Metrics writes EMF lines.

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/smithy-go/logging"
 )
 
 func TestEMFLine(t *testing.T) {
@@ -121,5 +125,27 @@ func TestFlushAllocations(t *testing.T) {
 	off := NewMetrics(io.Discard, false, "GifqWebhooks", "prod")
 	if n := testing.AllocsPerRun(100, func() { batch(off) }); n > 1 {
 		t.Errorf("disabled metrics: %.0f allocations, want at most 1 (the batch)", n)
+	}
+}
+
+func TestSDKLinesAreJSONAtTheirLevel(t *testing.T) {
+	var out bytes.Buffer
+	log := SDKLogger(NewLogger(&out, slog.LevelInfo, "deliver"))
+	log.Logf(logging.Warn, "failed to close HTTP response body: %v", "response did not match expected checksum")
+	log.Logf(logging.Debug, "request %d", 1) // below info: not written
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("%d lines, want 1 (the warning; the debug line is below info):\n%s", len(lines), out.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Fatalf("not JSON: %s", lines[0])
+	}
+	want := map[string]any{"level": "WARN", "msg": "failed to close HTTP response body: response did not match expected checksum",
+		"function": "deliver", "source": "aws-sdk"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (line %s)", k, got[k], v, lines[0])
+		}
 	}
 }

@@ -1,0 +1,71 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/logging"
+)
+
+func fromEnv(t *testing.T, extra map[string]string) (*App, *bytes.Buffer) {
+	t.Helper()
+	env := map[string]string{"TABLE_NAME": "t", "QUEUE_URL": "http://127.0.0.1:1/q", "DLQ_URL": "http://127.0.0.1:1/dlq",
+		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_CA_BUNDLE": ""}
+	for k, v := range extra {
+		env[k] = v
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var out bytes.Buffer
+	a, err := FromEnv(context.Background(), "deliver", &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, &out
+}
+
+// In Lambda the SDK's own warnings are JSON lines of the function, like its
+// other logs, not the SDK's plain-text default.
+func TestFromEnvGivesTheSDKTheFunctionsLogger(t *testing.T) {
+	a, out := fromEnv(t, nil)
+	a.SQS.(*sqs.Client).Options().Logger.Logf(logging.Warn, "failed to close HTTP response body")
+	var line map[string]any
+	if err := json.Unmarshal(out.Bytes(), &line); err != nil {
+		t.Fatalf("the SDK's warning is not one JSON line: %q", out.String())
+	}
+	if line["level"] != "WARN" || line["function"] != "deliver" || line["source"] != "aws-sdk" {
+		t.Errorf("line %v: want level WARN, function deliver, source aws-sdk", line)
+	}
+}
+
+// AWS_CA_BUNDLE (a TLS-inspecting proxy's certificate, LocalStack behind
+// TLS) is honoured: the SDK adds it only to its own client type, which the
+// one-write wrapper hid, and the functions failed at start.
+func TestFromEnvTrustsAWSCABundle(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := fromEnv(t, map[string]string{"AWS_CA_BUNDLE": bundle})
+	client := a.SQS.(*sqs.Client).Options().HTTPClient
+	if _, ok := client.(oneWrite); !ok {
+		t.Errorf("HTTP client %T: want the one-write wrapper", client)
+	}
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a server signed by the bundle's certificate: %v", err)
+	}
+	resp.Body.Close()
+}
