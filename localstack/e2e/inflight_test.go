@@ -69,9 +69,10 @@ func TestWaitingDeliveriesAreNotInFlight(t *testing.T) {
 		n, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
 		waiting, done := count()
 		maxNotVisible, maxWaiting, samples = max(maxNotVisible, n), max(maxWaiting, waiting), samples+1
-		// A system error (here: the one account's rate limiter item
-		// contended by 320 workers) hides its message for 10 s outside any
-		// worker: the one ChangeMessageVisibility left.
+		// A system error (before the bookings of a process shared their
+		// writes: the one account's rate limiter item, contended by 320
+		// workers) hides its message for 10 s outside any worker: the one
+		// ChangeMessageVisibility left.
 		hidden := hides.since(time.Now().Add(-11 * time.Second))
 		if n > bound+hidden {
 			t.Fatalf("%d messages in flight with %d deliveries waiting; the workers hold at most %d, and %d were hidden after a system error",

@@ -39,7 +39,15 @@ type Limiter struct {
 	defaultRate float64
 	now         func() time.Time
 	mu          sync.Mutex
-	seen        map[string]Limit // account -> its item as this instance last saw it (which write to try first)
+	seen        map[string]seenItem // account -> its item as this instance last saw it (which write to try first)
+	lines       map[lineKey]*line   // bookings waiting for a write of theirs in flight (ReserveAhead)
+}
+
+// seenItem is a limiter item as this instance last saw it: its state, and
+// the interval it stores (ms; 0 if not known).
+type seenItem struct {
+	Limit
+	ivl int64
 }
 
 // memoryMax is how many accounts an instance remembers before its memory
@@ -48,7 +56,8 @@ const memoryMax = 10000
 
 // New returns a limiter at defaultRate deliveries per second per account.
 func New(db DynamoDB, table string, key KeyFunc, defaultRate float64) *Limiter {
-	return &Limiter{db: db, table: aws.String(table), key: key, defaultRate: defaultRate, now: time.Now, seen: map[string]Limit{}}
+	return &Limiter{db: db, table: aws.String(table), key: key, defaultRate: defaultRate, now: time.Now, seen: map[string]seenItem{},
+		lines: map[lineKey]*line{}}
 }
 
 // Reservation is n consecutive slots: slot i starts at First + i*Interval.
@@ -159,28 +168,126 @@ func (l *Limiter) Reserve(ctx context.Context, account string, n int, perSecond 
 // alone cost 1.9 writes per booking in the unpaced load run: eight producers
 // at once left tat a millisecond ahead, and the guesses went idle, near,
 // ahead in turn.)
+//
+// The bookings of one process for the same account, rate and lead that
+// come while a write of theirs is in flight wait for it, and then book
+// together in one write, whose slots they share in turn: the writes on the
+// account's item (its partition's hottest) are one per write's time, not
+// one per booking plus the races the bookings lost to each other. A worker's
+// bookings (no rate) join only once the item's interval is known, since
+// DynamoDB's updates cannot multiply the stored one.
 func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (Reservation, error) {
 	if n <= 0 {
 		return Reservation{First: l.now()}, nil
 	}
+	if perSecond <= 0 && l.lastSeen(account).ivl == 0 {
+		return l.book(ctx, account, n, perSecond, lead)
+	}
+	k := lineKey{account, perSecond, lead}
+	g, offset, writer := l.join(k, n)
+	if writer {
+		<-g.start // the write in flight before it has ended
+		g.res, g.err = l.book(ctx, account, g.n, perSecond, lead)
+		close(g.done)
+		l.next(k)
+	} else {
+		<-g.done
+	}
+	if g.err != nil {
+		return Reservation{}, g.err
+	}
+	return Reservation{First: g.res.Slot(offset), Interval: g.res.Interval}, nil
+}
+
+// lineKey is what bookings must share to book together.
+type lineKey struct {
+	account   string
+	perSecond float64
+	lead      time.Duration
+}
+
+// line is one lineKey's bookings: whether a write of theirs is in flight,
+// and the group gathering for the next write.
+type line struct {
+	writing bool
+	waiting *group
+}
+
+// group is the bookings made by one write: n slots in all, shared in the
+// order they joined. start is closed when the write may be made (the one
+// before it has ended), done when res and err are set.
+type group struct {
+	n           int
+	start, done chan struct{}
+	res         Reservation
+	err         error
+}
+
+// join adds a booking of n slots to k's gathering group (a new one if none
+// gathers), and says where its slots begin in the group's and whether its
+// caller makes the group's write. A group whose write can begin at once
+// (none in flight) stops gathering: it is the booking alone.
+func (l *Limiter) join(k lineKey, n int) (g *group, offset int, writer bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.lines[k]
+	if ln == nil {
+		ln = &line{}
+		l.lines[k] = ln
+	}
+	if g = ln.waiting; g == nil {
+		g, writer = &group{start: make(chan struct{}), done: make(chan struct{})}, true
+		ln.waiting = g
+	}
+	offset, g.n = g.n, g.n+n
+	if !ln.writing {
+		ln.writing, ln.waiting = true, nil
+		close(g.start)
+	}
+	return g, offset, writer
+}
+
+// next lets k's gathering group make its write, now that the one in flight
+// has ended; with none gathering, the line is idle and forgotten.
+func (l *Limiter) next(k lineKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.lines[k]
+	if g := ln.waiting; g != nil {
+		ln.waiting = nil
+		close(g.start)
+		return
+	}
+	delete(l.lines, k)
+}
+
+// book makes the conditional writes of one booking of n slots.
+func (l *Limiter) book(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (Reservation, error) {
 	pk, sk := l.key(account)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
 	item := l.lastSeen(account)
 	for try := 0; try < 12; try++ {
 		now := l.now().UnixMilli()
+		p := pace{ivl: l.intervalMs(perSecond)}
+		if p.ivl == 0 && item.ivl != 0 {
+			p = pace{ivl: item.ivl, kept: true}
+		}
+		if p.ivl == 0 && n != 1 {
+			return Reservation{}, errSeveralNeedRate
+		}
 		var attrs map[string]types.AttributeValue
 		var err error
 		switch state(item.TAT.UnixMilli(), now, lead, item.Led) {
 		case idle:
-			attrs, err = l.start(ctx, k, n, perSecond, now)
+			attrs, err = l.start(ctx, k, n, p, now)
 		case near:
-			attrs, err = l.skip(ctx, k, n, perSecond, now, lead)
+			attrs, err = l.skip(ctx, k, n, p, now, lead)
 		default:
-			attrs, err = l.append(ctx, k, n, perSecond, now, lead)
+			attrs, err = l.append(ctx, k, n, p, now, lead)
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			if item, err = limitOf(ccf.Item); err != nil { // another booking came first: the item as it is now
+			if item, err = itemOf(ccf.Item); err != nil { // another booking came first: the item as it is now
 				return Reservation{}, err
 			}
 			continue
@@ -188,7 +295,7 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 		if err != nil {
 			return Reservation{}, err
 		}
-		if item, err = limitOf(attrs); err != nil {
+		if item, err = itemOf(attrs); err != nil {
 			return Reservation{}, err
 		}
 		l.see(account, item)
@@ -197,19 +304,43 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 	return Reservation{}, fmt.Errorf("ratelimit: no reservation for %s after repeated races", account)
 }
 
-func (l *Limiter) lastSeen(account string) Limit {
+func (l *Limiter) lastSeen(account string) seenItem {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.seen[account]
 }
 
-func (l *Limiter) see(account string, item Limit) {
+func (l *Limiter) see(account string, item seenItem) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.seen) >= memoryMax {
-		l.seen = map[string]Limit{}
+		l.seen = map[string]seenItem{}
 	}
 	l.seen[account] = item
+}
+
+// pace is how a write spaces the slots it books: ivl ms apart, set as the
+// account's interval; kept, ivl is the one the item stores, as last seen,
+// and the write holds only while the item still stores it (a worker books
+// at the stored rate, which ingest may have changed since); 0, one slot at
+// the stored interval, whatever it is.
+type pace struct {
+	ivl  int64
+	kept bool
+}
+
+// spacing adds to a write what p says: the step of n slots (:step, or the
+// stored ivl for one slot), the interval's SET, and its condition.
+func (p pace) spacing(n int, vals map[string]types.AttributeValue) (step, set, cond string) {
+	switch {
+	case p.ivl == 0:
+		return "ivl", "", "attribute_exists(ivl)"
+	case p.kept:
+		vals[":step"], vals[":ivl"] = numAV(p.ivl*int64(n)), numAV(p.ivl)
+		return ":step", "", "ivl = :ivl"
+	}
+	vals[":step"], vals[":ivl"] = numAV(p.ivl*int64(n)), numAV(p.ivl)
+	return ":step", ", ivl = :ivl", ""
 }
 
 // intervalMs is 1/perSecond in milliseconds, or 0 to use the stored one.
@@ -221,58 +352,50 @@ func (l *Limiter) intervalMs(perSecond float64) int64 {
 }
 
 // start: the limiter is idle (tat in the past): the first slot is now.
-func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64) (map[string]types.AttributeValue, error) {
-	ivl := l.intervalMs(perSecond)
+func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64) (map[string]types.AttributeValue, error) {
 	vals := map[string]types.AttributeValue{":now": numAV(now)}
-	expr := "SET tat = :now + :step, ivl = :ivl REMOVE led"
-	if ivl != 0 {
-		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
-	} else if n == 1 {
+	cond := "attribute_not_exists(tat) OR tat <= :now"
+	if p.ivl == 0 {
 		// A worker retrying does not know the account's rate: use the stored one.
-		expr = "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def) REMOVE led"
 		vals[":def"] = numAV(l.intervalMs(l.defaultRate))
-	} else {
-		return nil, errSeveralNeedRate
+		return l.update(ctx, k, "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def) REMOVE led", cond, vals)
 	}
-	return l.update(ctx, k, expr, "attribute_not_exists(tat) OR tat <= :now", vals)
+	step, set, held := p.spacing(n, vals)
+	if held != "" {
+		cond = "(" + cond + ") AND " + held
+	}
+	return l.update(ctx, k, "SET tat = :now + "+step+set+" REMOVE led", cond, vals)
 }
 
 var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs the account's rate")
 
 // append: the limiter is busy and its slots follow tat: tat is at least the
 // lead ahead, or nearer than a tenth of it, or its run is led (Book).
-func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
+func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
 	ms := lead.Milliseconds()
 	vals := map[string]types.AttributeValue{":now": numAV(now), ":from": numAV(now + max(ms, 1) - 1), ":tenth": numAV(now + ms/10)}
 	cond := "tat > :from OR (tat > :now AND (tat < :tenth OR attribute_exists(led)))"
-	return l.after(ctx, k, n, perSecond, "tat", "", cond, vals)
+	return l.after(ctx, k, n, p, "tat", "", cond, vals)
 }
 
 // skip: a fresh run of slots has come within the lead (Book): the slots
 // start at now + lead (the ones in between stay unused), and the run is led.
-func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
+func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
 	ms := lead.Milliseconds()
 	vals := map[string]types.AttributeValue{":tenth": numAV(now + ms/10), ":from": numAV(now + ms), ":led": &types.AttributeValueMemberBOOL{Value: true}}
 	cond := "tat >= :tenth AND tat < :from AND attribute_not_exists(led)"
-	return l.after(ctx, k, n, perSecond, ":from", ", led = :led", cond, vals)
+	return l.after(ctx, k, n, p, ":from", ", led = :led", cond, vals)
 }
 
 // after books n slots starting at base (an operand of the update: "tat" or
-// a value) when cond holds, at the given rate or, for one slot, at the
-// interval the item stores; set adds to the update's SET clause.
-func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, perSecond float64, base, set, cond string, vals map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	ivl := l.intervalMs(perSecond)
-	expr := "SET tat = " + base + " + ivl" + set
-	switch {
-	case ivl != 0:
-		expr = "SET tat = " + base + " + :step, ivl = :ivl" + set
-		vals[":step"], vals[":ivl"] = numAV(ivl*int64(n)), numAV(ivl)
-	case n != 1:
-		return nil, errSeveralNeedRate
-	default:
-		cond = "(" + cond + ") AND attribute_exists(ivl)"
+// a value) when cond holds, spaced as p says; set adds to the update's SET
+// clause.
+func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, base, set, cond string, vals map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	step, ivlSet, held := p.spacing(n, vals)
+	if held != "" {
+		cond = "(" + cond + ") AND " + held
 	}
-	return l.update(ctx, k, expr, cond, vals)
+	return l.update(ctx, k, "SET tat = "+base+" + "+step+ivlSet+set, cond, vals)
 }
 
 // update makes one of the booking writes; it returns the item as written,
@@ -289,14 +412,19 @@ func (l *Limiter) update(ctx context.Context, k map[string]types.AttributeValue,
 	return out.Attributes, nil
 }
 
-// limitOf reads a limiter item's state (none: an account never booked, idle).
-func limitOf(attrs map[string]types.AttributeValue) (Limit, error) {
+// itemOf reads a limiter item's state and interval (none: an account never
+// booked, idle).
+func itemOf(attrs map[string]types.AttributeValue) (seenItem, error) {
 	if _, ok := attrs["tat"]; !ok {
-		return Limit{}, nil
+		return seenItem{}, nil
 	}
 	tat, err := numOf(attrs["tat"])
+	var ivl int64
+	if av, ok := attrs["ivl"]; ok && err == nil {
+		ivl, err = numOf(av)
+	}
 	_, led := attrs["led"]
-	return Limit{TAT: time.UnixMilli(tat), Led: led}, err
+	return seenItem{Limit: Limit{TAT: time.UnixMilli(tat), Led: led}, ivl: ivl}, err
 }
 
 // reservation reads the n slots just booked back from the limiter's new tat.

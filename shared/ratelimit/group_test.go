@@ -1,0 +1,141 @@
+package ratelimit_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/ratelimit"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// gated holds the first UpdateItem made once armed until release is closed.
+type gated struct {
+	ratelimit.DynamoDB
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newGated(db ratelimit.DynamoDB) *gated {
+	return &gated{DynamoDB: db, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gated) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.entered)
+		<-g.release
+	}
+	return g.DynamoDB.UpdateItem(ctx, in, o...)
+}
+
+// bookWhileAWriteIsInFlight books once, and while that write is held, n
+// more bookings of the same kind; it returns every slot's start, sorted.
+func bookWhileAWriteIsInFlight(t *testing.T, l *ratelimit.Limiter, g *gated, account string, n int, perSecond float64, lead time.Duration) []time.Time {
+	t.Helper()
+	var mu sync.Mutex
+	var slots []time.Time
+	var wg sync.WaitGroup
+	book := func() {
+		defer wg.Done()
+		r, err := l.ReserveAhead(ctx, account, 1, perSecond, lead)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		slots = append(slots, r.First)
+		mu.Unlock()
+	}
+	wg.Add(1 + n)
+	g.armed.Store(true)
+	go book()
+	<-g.entered
+	for range n {
+		go book()
+	}
+	for deadline := time.Now().Add(5 * time.Second); l.Gathering(account, perSecond, lead) < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(g.release)
+			wg.Wait()
+			t.Fatalf("%d of %d slots gathered behind the write in flight", l.Gathering(account, perSecond, lead), n)
+		}
+	}
+	close(g.release)
+	wg.Wait()
+	sort.Slice(slots, func(i, j int) bool { return slots[i].Before(slots[j]) })
+	return slots
+}
+
+func evenlySpaced(t *testing.T, slots []time.Time, ivl time.Duration) {
+	t.Helper()
+	for i := 1; i < len(slots); i++ {
+		if gap := slots[i].Sub(slots[i-1]); gap != ivl {
+			t.Fatalf("slots %d and %d are %s apart, want %s: %v", i-1, i, gap, ivl, slots)
+		}
+	}
+}
+
+// The bookings one process makes for an account while a write of theirs is
+// in flight wait for it and then book in one write, sharing its slots: 10
+// bookings, 2 writes, 10 distinct slots one interval apart.
+func TestBookingsWaitingForAWriteShareTheNext(t *testing.T) {
+	env := testenv.New(t)
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	g := newGated(db)
+	l := ratelimit.New(g, env.Table, store.RateKey, 5)
+	slots := bookWhileAWriteIsInFlight(t, l, g, "acct_1", 9, 10, ratelimit.Lead)
+	if len(slots) != 10 {
+		t.Fatalf("%d bookings succeeded, want 10", len(slots))
+	}
+	evenlySpaced(t, slots, 100*time.Millisecond)
+	if n := calls.Count("DynamoDB.UpdateItem"); n != 2 {
+		t.Fatalf("10 bookings took %d writes; want 2 (the first alone, the nine that waited for it together)", n)
+	}
+}
+
+// A worker's bookings (no rate: the stored one) share a write too once the
+// instance knows the stored interval, and such a write holds only while the
+// item still stores that interval: after another instance changed the rate,
+// the write is made again at the new one, which stays.
+func TestWorkerBookingsShareAWriteAtTheStoredRate(t *testing.T) {
+	env := testenv.New(t)
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	g := newGated(db)
+	la := ratelimit.New(g, env.Table, store.RateKey, 5)
+	lb := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
+	// la's first booking goes alone (it does not know the interval yet) and
+	// stores the default, 5/s; then ingest, elsewhere, books at 20/s.
+	if _, err := la.Reserve(ctx, "acct_1", 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lb.Reserve(ctx, "acct_1", 1, 20); err != nil {
+		t.Fatal(err)
+	}
+	calls.Reset()
+	slots := bookWhileAWriteIsInFlight(t, la, g, "acct_1", 6, 0, 0)
+	if len(slots) != 7 {
+		t.Fatalf("%d bookings succeeded, want 7", len(slots))
+	}
+	evenlySpaced(t, slots, 50*time.Millisecond)
+	// One alone, then the six together: a write for 5/s, refused (the item
+	// stores 20/s now), and one at 20/s.
+	if n := calls.Count("DynamoDB.UpdateItem"); n != 3 {
+		t.Fatalf("7 worker bookings took %d writes; want 3", n)
+	}
+	r, err := lb.Reserve(ctx, "acct_1", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := slots[len(slots)-1].Add(50 * time.Millisecond); !r.First.Equal(want) {
+		t.Fatalf("the next slot at the stored rate is %s, want %s: the workers' write changed the rate", r.First, want)
+	}
+}
