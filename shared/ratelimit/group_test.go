@@ -23,8 +23,13 @@ type gated struct {
 	release chan struct{}
 }
 
-func newGated(db ratelimit.DynamoDB) *gated {
-	return &gated{DynamoDB: db, entered: make(chan struct{}), release: make(chan struct{})}
+// gatedTable is a test's table, its calls counted, through a gate.
+func gatedTable(t *testing.T) (*testenv.Env, *testenv.Calls, *gated) {
+	t.Helper()
+	env := testenv.New(t)
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	return env, calls, &gated{DynamoDB: db, entered: make(chan struct{}), release: make(chan struct{})}
 }
 
 func (g *gated) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
@@ -86,10 +91,7 @@ func evenlySpaced(t *testing.T, slots []time.Time, ivl time.Duration) {
 // in flight wait for it and then book in one write, sharing its slots: 10
 // bookings, 2 writes, 10 distinct slots one interval apart.
 func TestBookingsWaitingForAWriteShareTheNext(t *testing.T) {
-	env := testenv.New(t)
-	calls := testenv.NewCalls()
-	db, _ := env.CountedClients(calls)
-	g := newGated(db)
+	env, calls, g := gatedTable(t)
 	l := ratelimit.New(g, env.Table, store.RateKey, 5)
 	slots := bookWhileAWriteIsInFlight(t, l, g, "acct_1", 9, 10, ratelimit.Lead)
 	if len(slots) != 10 {
@@ -106,10 +108,7 @@ func TestBookingsWaitingForAWriteShareTheNext(t *testing.T) {
 // item still stores that interval: after another instance changed the rate,
 // the write is made again at the new one, which stays.
 func TestWorkerBookingsShareAWriteAtTheStoredRate(t *testing.T) {
-	env := testenv.New(t)
-	calls := testenv.NewCalls()
-	db, _ := env.CountedClients(calls)
-	g := newGated(db)
+	env, calls, g := gatedTable(t)
 	la := ratelimit.New(g, env.Table, store.RateKey, 5)
 	lb := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
 	// la's first booking goes alone (it does not know the interval yet) and

@@ -48,11 +48,7 @@ func TestConcurrentReservationsGetDistinctEvenSlots(t *testing.T) {
 	}
 	wg.Wait()
 	sort.Slice(slots, func(i, j int) bool { return slots[i].Before(slots[j]) })
-	for i := 1; i < len(slots); i++ {
-		if gap := slots[i].Sub(slots[i-1]); gap != 200*time.Millisecond {
-			t.Fatalf("slots %d and %d are %s apart, want 200ms: %v", i-1, i, gap, slots)
-		}
-	}
+	evenlySpaced(t, slots, 200*time.Millisecond)
 	if span := slots[len(slots)-1].Sub(slots[0]); span != 39*200*time.Millisecond {
 		t.Fatalf("40 slots span %s", span)
 	}
