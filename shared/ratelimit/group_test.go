@@ -104,9 +104,10 @@ func TestBookingsWaitingForAWriteShareTheNext(t *testing.T) {
 }
 
 // A worker's bookings (no rate: the stored one) share a write too once the
-// instance knows the stored interval, and such a write holds only while the
-// item still stores that interval: after another instance changed the rate,
-// the write is made again at the new one, which stays.
+// instance knows the stored interval. Several slots at the stored rate are
+// booked at the interval last seen, on the condition that the item still
+// stores it: after another instance changed the rate, the write is made
+// again at the new one, which stays.
 func TestWorkerBookingsShareAWriteAtTheStoredRate(t *testing.T) {
 	env, calls, g := gatedTable(t)
 	la := ratelimit.New(g, env.Table, store.RateKey, 5)
@@ -120,21 +121,28 @@ func TestWorkerBookingsShareAWriteAtTheStoredRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls.Reset()
+	three, err := la.Reserve(ctx, "acct_1", 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if three.Interval != 50*time.Millisecond || calls.Count("DynamoDB.UpdateItem") != 2 {
+		t.Fatalf("3 slots at the stored rate: %s apart in %d writes; want 50ms (20/s) in 2 (the one for 5/s refused)",
+			three.Interval, calls.Count("DynamoDB.UpdateItem"))
+	}
+	calls.Reset()
 	slots := bookWhileAWriteIsInFlight(t, la, g, "acct_1", 6, 0, 0)
 	if len(slots) != 7 {
 		t.Fatalf("%d bookings succeeded, want 7", len(slots))
 	}
-	evenlySpaced(t, slots, 50*time.Millisecond)
-	// One alone, then the six together: a write for 5/s, refused (the item
-	// stores 20/s now), and one at 20/s.
-	if n := calls.Count("DynamoDB.UpdateItem"); n != 3 {
-		t.Fatalf("7 worker bookings took %d writes; want 3", n)
+	evenlySpaced(t, append([]time.Time{three.Slot(2)}, slots...), 50*time.Millisecond)
+	if n := calls.Count("DynamoDB.UpdateItem"); n != 2 {
+		t.Fatalf("7 worker bookings took %d writes; want 2 (one alone, the six that waited for it together)", n)
 	}
 	r, err := lb.Reserve(ctx, "acct_1", 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := slots[len(slots)-1].Add(50 * time.Millisecond); !r.First.Equal(want) {
-		t.Fatalf("the next slot at the stored rate is %s, want %s: the workers' write changed the rate", r.First, want)
+		t.Fatalf("the next slot at the stored rate is %s, want %s: the workers' writes changed the rate", r.First, want)
 	}
 }

@@ -175,7 +175,9 @@ func (l *Limiter) Reserve(ctx context.Context, account string, n int, perSecond 
 // account's item (its partition's hottest) are one per write's time, not
 // one per booking plus the races the bookings lost to each other. A worker's
 // bookings (no rate) join only once the item's interval is known, since
-// DynamoDB's updates cannot multiply the stored one.
+// DynamoDB's updates cannot multiply the stored one: several slots at the
+// stored rate are booked at the interval last seen, on the condition that
+// the item still stores it.
 func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (Reservation, error) {
 	if n <= 0 {
 		return Reservation{First: l.now()}, nil
@@ -269,8 +271,8 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 	for try := 0; try < 12; try++ {
 		now := l.now().UnixMilli()
 		p := pace{ivl: l.intervalMs(perSecond)}
-		if p.ivl == 0 && item.ivl != 0 {
-			p = pace{ivl: item.ivl, kept: true}
+		if p.ivl == 0 && n > 1 && item.ivl != 0 {
+			p = pace{ivl: item.ivl, kept: true} // one slot needs no interval of its own: the stored one is added
 		}
 		if p.ivl == 0 && n != 1 {
 			return Reservation{}, errSeveralNeedRate
