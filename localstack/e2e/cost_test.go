@@ -131,7 +131,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	extra := map[string]int{
 		// the retry's wait is a delayed copy of the message (issue 11), and the
 		// received copy is deleted: never a ChangeMessageVisibility
-		"SQS.SendMessage": 1, "SQS.DeleteMessageBatch": 1, "SQS.ReceiveMessage": 1, "SQS.ChangeMessageVisibility": 0,
+		"SQS.SendMessageBatch": 1, "SQS.SendMessage": 0, "SQS.DeleteMessageBatch": 1, "SQS.ReceiveMessage": 1, "SQS.ChangeMessageVisibility": 0,
 		"DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": 1, "DynamoDB.PutItem": 1,
 		"DynamoDB.UpdateItem":         1 + 2 + slotWrites + 2,
 		"DynamoDB.TransactWriteItems": 0, "DynamoDB.BatchWriteItem": 0,

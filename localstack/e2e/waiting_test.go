@@ -78,18 +78,19 @@ func TestLongWaitsAreParkedAndScheduledWithoutVisibility(t *testing.T) {
 	}
 }
 
-// failingSends fails every SendMessage while fail is set: the scheduler
-// dies, as far as the delivery is concerned, between its unpark and its send.
+// failingSends fails every send to the delivery queue (SendMessageBatch,
+// which queue.Send and SendAll make) while fail is set: the scheduler dies,
+// as far as the delivery is concerned, between its unpark and its send.
 type failingSends struct {
 	app.SQS
 	fail atomic.Bool
 }
 
-func (f *failingSends) SendMessage(ctx context.Context, in *sqs.SendMessageInput, o ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+func (f *failingSends) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, o ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	if f.fail.Load() {
 		return nil, errors.New("injected fault: connection reset")
 	}
-	return f.SQS.SendMessage(ctx, in, o...)
+	return f.SQS.SendMessageBatch(ctx, in, o...)
 }
 
 // A scheduler run that unparks a delivery and then cannot send its message

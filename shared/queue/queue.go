@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,6 +32,20 @@ type Queue struct {
 	sqs    SQS
 	url    *string
 	dlqURL *string
+
+	mu        sync.Mutex
+	sending   bool       // a request of Send's and SendAll's is in flight
+	gathering *sendGroup // the messages sent meanwhile, for the next request
+}
+
+// sendGroup is the messages of several sends that share one
+// SendMessageBatch. start is closed when the request may be made (the one
+// before it has ended), done when out and err are set.
+type sendGroup struct {
+	entries     []types.SendMessageBatchRequestEntry
+	start, done chan struct{}
+	out         *sqs.SendMessageBatchOutput
+	err         error
 }
 
 // New returns a Queue.
@@ -44,40 +59,118 @@ type Outgoing struct {
 	Delay   time.Duration
 }
 
-// Send puts one message on the delivery queue, visible after delay (at most 15 min).
+// Send puts one message on the delivery queue, visible after delay (at most
+// 15 min). It is sent as SendAll sends.
 func (q *Queue) Send(ctx context.Context, m Message, delay time.Duration) error {
-	_, err := q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.url, MessageBody: aws.String(m.Encode()), DelaySeconds: delaySeconds(delay)})
+	_, err := q.SendAll(ctx, []Outgoing{{Message: m, Delay: delay}})
 	return err
 }
 
 // SendAll puts messages on the delivery queue, ten to a request. It returns
 // the indexes of the messages SQS did not take, with the first error.
+//
+// The messages a process sends while a request of its own to the queue is
+// in flight wait for it to end and then go together in the next request, up
+// to ten: a group commit, with no wait when none is in flight. A deliver
+// invocation's messages putting their retries back share requests instead
+// of making one each (SQS bills by the request), and so do make dev's
+// producers. (Our messages are ids, under 1 KiB: ten are far under SQS's
+// limit on a request's size.)
 func (q *Queue) SendAll(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
 	for start := 0; start < len(msgs); start += batchSize {
 		end := min(start+batchSize, len(msgs))
-		entries := make([]types.SendMessageBatchRequestEntry, 0, end-start)
-		for i := start; i < end; i++ {
-			entries = append(entries, types.SendMessageBatchRequestEntry{
-				Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(msgs[i].Message.Encode()),
-				DelaySeconds: delaySeconds(msgs[i].Delay),
-			})
+		refused, sendErr := q.sendTen(ctx, msgs[start:end])
+		for _, i := range refused {
+			failed = append(failed, start+i)
 		}
-		out, sendErr := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: entries})
-		if sendErr != nil {
-			for i := start; i < end; i++ {
-				failed = append(failed, i)
-			}
-			if err == nil {
-				err = sendErr
-			}
+		if err == nil {
+			err = sendErr
+		}
+	}
+	return failed, err
+}
+
+// sendTen sends up to ten messages, in the next request or, when the next
+// has no room left, in one of their own at once.
+func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
+	g, offset, writer := q.join(msgs)
+	if g == nil {
+		g = &sendGroup{entries: entries(msgs, 0)}
+		g.out, g.err = q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
+	} else if writer {
+		<-g.start // the request in flight before it has ended
+		g.out, g.err = q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
+		close(g.done)
+		q.next()
+	} else {
+		<-g.done
+	}
+	return g.failedOf(offset, len(msgs))
+}
+
+// join adds msgs to the gathering group (a new one if none gathers), and
+// says where they begin in it and whether its caller makes the request; a
+// group whose request can be made at once (none in flight) is the messages
+// alone. With no room left in the gathering group, it returns none: the
+// messages go alone, at once.
+func (q *Queue) join(msgs []Outgoing) (g *sendGroup, offset int, writer bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if g = q.gathering; g == nil {
+		g, writer = &sendGroup{start: make(chan struct{}), done: make(chan struct{})}, true
+		q.gathering = g
+	} else if len(g.entries)+len(msgs) > batchSize {
+		return nil, 0, false
+	}
+	offset = len(g.entries)
+	g.entries = append(g.entries, entries(msgs, offset)...)
+	if !q.sending {
+		q.sending, q.gathering = true, nil
+		close(g.start)
+	}
+	return g, offset, writer
+}
+
+// next lets the gathering group make its request, now that the one in
+// flight has ended.
+func (q *Queue) next() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if g := q.gathering; g != nil {
+		q.gathering = nil
+		close(g.start)
+		return
+	}
+	q.sending = false
+}
+
+// entries are msgs as a request's entries, their ids counted from first.
+func entries(msgs []Outgoing, first int) []types.SendMessageBatchRequestEntry {
+	out := make([]types.SendMessageBatchRequestEntry, len(msgs))
+	for i, m := range msgs {
+		out[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(first + i)),
+			MessageBody: aws.String(m.Message.Encode()), DelaySeconds: delaySeconds(m.Delay)}
+	}
+	return out
+}
+
+// failedOf is which of the n messages at offset in the group SQS did not
+// take (indexes from 0), with the first error.
+func (g *sendGroup) failedOf(offset, n int) (failed []int, err error) {
+	if g.err != nil {
+		for i := range n {
+			failed = append(failed, i)
+		}
+		return failed, g.err
+	}
+	for _, f := range g.out.Failed {
+		i, _ := strconv.Atoi(aws.ToString(f.Id))
+		if i < offset || i >= offset+n {
 			continue
 		}
-		for _, f := range out.Failed {
-			i, _ := strconv.Atoi(aws.ToString(f.Id))
-			failed = append(failed, i)
-			if err == nil {
-				err = fmt.Errorf("sqs refused message: %s %s", aws.ToString(f.Code), aws.ToString(f.Message))
-			}
+		failed = append(failed, i-offset)
+		if err == nil {
+			err = fmt.Errorf("sqs refused message: %s %s", aws.ToString(f.Code), aws.ToString(f.Message))
 		}
 	}
 	return failed, err

@@ -1,0 +1,173 @@
+package queue_test
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/queue"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+var ctx = context.Background()
+
+func msg(deliveryID string) queue.Message {
+	return queue.Message{Kind: queue.KindDeliver, DeliveryID: deliveryID, EventID: "evt_1", EndpointID: "ep_1", AccountID: "acct_1"}
+}
+
+// gated holds the first SendMessageBatch made once armed until release is
+// closed, and counts the requests.
+type gated struct {
+	queue.SQS
+	requests atomic.Int32
+	armed    atomic.Bool
+	entered  chan struct{}
+	release  chan struct{}
+}
+
+func (g *gated) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, o ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	g.requests.Add(1)
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.entered)
+		<-g.release
+	}
+	return g.SQS.SendMessageBatch(ctx, in, o...)
+}
+
+func gatedQueue(t *testing.T) (*testenv.Env, *gated, *queue.Queue) {
+	t.Helper()
+	env := testenv.New(t)
+	g := &gated{SQS: env.SQS, entered: make(chan struct{}), release: make(chan struct{})}
+	return env, g, queue.New(g, env.Queues.Delivery, env.Queues.DLQ)
+}
+
+// holdOne sends one message and holds its request in flight; it returns
+// once the request is held, and wait gives that send's error.
+func holdOne(t *testing.T, g *gated, q *queue.Queue, id string) (wait func() error) {
+	t.Helper()
+	g.armed.Store(true)
+	errc := make(chan error, 1)
+	go func() { errc <- q.Send(ctx, msg(id), 0) }()
+	select {
+	case <-g.entered:
+	case err := <-errc:
+		t.Fatalf("the send ended (%v) without a SendMessageBatch", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no SendMessageBatch was made")
+	}
+	return func() error { return <-errc }
+}
+
+// sendAtOnce sends one message for each id, concurrently, and returns once
+// all are gathered behind the request in flight; wait gives their errors by id.
+func sendAtOnce(t *testing.T, q *queue.Queue, ids ...string) (wait func() map[string]error) {
+	t.Helper()
+	var mu sync.Mutex
+	errs := map[string]error{}
+	var wg sync.WaitGroup
+	before := q.Gathering()
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := q.Send(ctx, msg(id), 0)
+			mu.Lock()
+			errs[id] = err
+			mu.Unlock()
+		}()
+	}
+	for deadline := time.Now().Add(5 * time.Second); q.Gathering() < before+len(ids); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d messages gathered behind the request in flight", q.Gathering()-before, len(ids))
+		}
+	}
+	return func() map[string]error { wg.Wait(); return errs }
+}
+
+// received drains the queue's visible messages and returns their delivery ids, sorted.
+func received(t *testing.T, env *testenv.Env, want int) []string {
+	t.Helper()
+	var ids []string
+	for deadline := time.Now().Add(10 * time.Second); len(ids) < want && time.Now().Before(deadline); {
+		out, err := env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(env.Queues.Delivery),
+			MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			var body struct {
+				DeliveryID string `json:"delivery_id"`
+			}
+			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &body); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, body.DeliveryID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// The messages a process sends while a request of its own is in flight go
+// together in the next: 7 sends, 2 requests, 7 messages on the queue.
+func TestSendsWhileOneIsInFlightShareTheNextRequest(t *testing.T) {
+	env, g, q := gatedQueue(t)
+	first := holdOne(t, g, q, "dlv_0")
+	wait := sendAtOnce(t, q, "dlv_1", "dlv_2", "dlv_3", "dlv_4", "dlv_5", "dlv_6")
+	close(g.release)
+	if err := first(); err != nil {
+		t.Fatal(err)
+	}
+	for id, err := range wait() {
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if n := g.requests.Load(); n != 2 {
+		t.Fatalf("7 sends made %d requests; want 2 (the first alone, the six that waited for it together)", n)
+	}
+	if ids := received(t, env, 7); len(ids) != 7 || ids[0] != "dlv_0" || ids[6] != "dlv_6" {
+		t.Fatalf("on the queue: %v", ids)
+	}
+}
+
+// A message SQS refuses in a shared request fails its own send only, and a
+// send with no room left in the next request goes alone, at once.
+func TestASharedRequestsRefusalsAndOverflowStayTheirSendersOwn(t *testing.T) {
+	env, g, q := gatedQueue(t)
+	first := holdOne(t, g, q, "dlv_0")
+	bad := "dlv_\uffff" // not a character SQS accepts in a body
+	wait := sendAtOnce(t, q, "dlv_1", bad, "dlv_2")
+	// Eight more do not fit beside the three gathered: their request is
+	// made now, while the first is still held.
+	var eight []queue.Outgoing
+	for i := range 8 {
+		eight = append(eight, queue.Outgoing{Message: msg("dlv_x" + string(rune('a'+i)))})
+	}
+	if failed, err := q.SendAll(ctx, eight); err != nil || len(failed) != 0 {
+		t.Fatalf("eight alone: failed %v, %v", failed, err)
+	}
+	close(g.release)
+	if err := first(); err != nil {
+		t.Fatal(err)
+	}
+	errs := wait()
+	if errs[bad] == nil || errs["dlv_1"] != nil || errs["dlv_2"] != nil {
+		t.Fatalf("errors %v: want only %q refused", errs, bad)
+	}
+	if n := g.requests.Load(); n != 3 {
+		t.Fatalf("%d requests; want 3 (the first, the eight alone, the three together)", n)
+	}
+	if ids := received(t, env, 11); len(ids) != 11 {
+		t.Fatalf("on the queue: %v, want the 11 SQS took", ids)
+	}
+}
