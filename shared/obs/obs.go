@@ -48,7 +48,7 @@ func NewLogger(w io.Writer, level slog.Level, function string) *slog.Logger {
 }
 
 // SDKLogger is the AWS SDK's logger writing through log, so that its
-// warnings (a retried call, a response body it could not close) are JSON
+// warnings (a response body it could not close, a setting it ignores) are JSON
 // lines like the function's own, at warn level, not plain text beside them.
 // The SDK's debug lines are debug here; nothing it logs by default carries
 // a request's body or credentials (its ClientLogMode is left unset).
