@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -298,8 +299,15 @@ func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
 	// case (a machine that keeps up gets 10 % + 1, TestBurstDrainsAtTheAccountRate;
 	// both bounds are shown with a fake clock in TestRateBoundAtTheReceiver):
 	// late slots used up to slotTolerance late make at most twice the rate.
-	if busiest > 2*rate {
-		t.Errorf("%d requests in one second, limit %d (at most %d on a late pipeline)", busiest, rate, 2*rate)
+	// On LocalStack the claim's write comes on top (docs/lifecycle.md "Rate
+	// slots"): a batch's ten claims queue behind each other in moto, 30-40 ms
+	// each, so a slot checked in time can be POSTed up to 0.4 s later, and a
+	// second can take that much more of the rate (the whole suite gave 7-9,
+	// and 11 once in six runs).
+	claimWindow := 10 * 40 * time.Millisecond
+	bound := 2*rate + int(math.Ceil(rate*claimWindow.Seconds()))
+	if busiest > bound {
+		t.Errorf("%d requests in one second, limit %d (at most %d on a late pipeline whose claims queue)", busiest, rate, bound)
 	}
 	if least := time.Duration(n/rate-1) * time.Second; took < least {
 		t.Errorf("drained %d in %s, faster than %d/s allows (%s)", n, took, rate, least)
