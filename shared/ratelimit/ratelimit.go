@@ -332,17 +332,17 @@ type pace struct {
 }
 
 // spacing adds to a write what p says: the step of n slots (:step, or the
-// stored ivl for one slot), the interval's SET, and its condition.
-func (p pace) spacing(n int, vals map[string]types.AttributeValue) (step, set, cond string) {
-	switch {
-	case p.ivl == 0:
-		return "ivl", "", "attribute_exists(ivl)"
-	case p.kept:
-		vals[":step"], vals[":ivl"] = numAV(p.ivl*int64(n)), numAV(p.ivl)
-		return ":step", "", "ivl = :ivl"
+// stored ivl for one slot), the interval's SET, and cond with the interval's
+// condition added.
+func (p pace) spacing(n int, cond string, vals map[string]types.AttributeValue) (step, set, withIvl string) {
+	if p.ivl == 0 {
+		return "ivl", "", "(" + cond + ") AND attribute_exists(ivl)"
 	}
 	vals[":step"], vals[":ivl"] = numAV(p.ivl*int64(n)), numAV(p.ivl)
-	return ":step", ", ivl = :ivl", ""
+	if p.kept {
+		return ":step", "", "(" + cond + ") AND ivl = :ivl"
+	}
+	return ":step", ", ivl = :ivl", cond
 }
 
 // intervalMs is 1/perSecond in milliseconds, or 0 to use the stored one.
@@ -362,10 +362,7 @@ func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, 
 		vals[":def"] = numAV(l.intervalMs(l.defaultRate))
 		return l.update(ctx, k, "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def) REMOVE led", cond, vals)
 	}
-	step, set, held := p.spacing(n, vals)
-	if held != "" {
-		cond = "(" + cond + ") AND " + held
-	}
+	step, set, cond := p.spacing(n, cond, vals)
 	return l.update(ctx, k, "SET tat = :now + "+step+set+" REMOVE led", cond, vals)
 }
 
@@ -393,10 +390,7 @@ func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n
 // a value) when cond holds, spaced as p says; set adds to the update's SET
 // clause.
 func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, base, set, cond string, vals map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	step, ivlSet, held := p.spacing(n, vals)
-	if held != "" {
-		cond = "(" + cond + ") AND " + held
-	}
+	step, ivlSet, cond := p.spacing(n, cond, vals)
 	return l.update(ctx, k, "SET tat = "+base+" + "+step+ivlSet+set, cond, vals)
 }
 
