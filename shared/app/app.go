@@ -57,6 +57,10 @@ type App struct {
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
 func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function string) *App {
+	return newApp(cfg, db, q, out, obs.NewLogger(out, cfg.LogLevel, function))
+}
+
+func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slog.Logger) *App {
 	st := store.New(db, cfg.TableName)
 	return &App{
 		Config:  cfg,
@@ -66,7 +70,7 @@ func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function st
 		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
 		Keys:    keylimit.New(db, cfg.TableName, schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
-		Log:     obs.NewLogger(out, cfg.LogLevel, function),
+		Log:     log,
 		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
 		Now:     time.Now,
 	}
@@ -82,13 +86,14 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	log := obs.NewLogger(out, cfg.LogLevel, function) // the function's lines and the SDK's, through one handler
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(awsTransport(nil)),
-		awsconfig.WithLogger(obs.SDKLogger(obs.NewLogger(out, cfg.LogLevel, function))))
+		awsconfig.WithLogger(obs.SDKLogger(log)))
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
 	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
-	return New(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, function), nil
+	return newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log), nil
 }
 
 // API is the api function's handler.
