@@ -24,29 +24,23 @@ func msg(deliveryID string) queue.Message {
 	return queue.Message{Kind: queue.KindDeliver, DeliveryID: deliveryID, EventID: "evt_1", EndpointID: "ep_1", AccountID: "acct_1"}
 }
 
-// gated holds the first SendMessageBatch made once armed until release is
-// closed, and counts the requests.
+// gated holds a SendMessageBatch at its gate, and counts the requests.
 type gated struct {
 	queue.SQS
+	*testenv.Gate
 	requests atomic.Int32
-	armed    atomic.Bool
-	entered  chan struct{}
-	release  chan struct{}
 }
 
 func (g *gated) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, o ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	g.requests.Add(1)
-	if g.armed.CompareAndSwap(true, false) {
-		close(g.entered)
-		<-g.release
-	}
+	g.Pass()
 	return g.SQS.SendMessageBatch(ctx, in, o...)
 }
 
 func gatedQueue(t *testing.T) (*testenv.Env, *gated, *queue.Queue) {
 	t.Helper()
 	env := testenv.New(t)
-	g := &gated{SQS: env.SQS, entered: make(chan struct{}), release: make(chan struct{})}
+	g := &gated{SQS: env.SQS, Gate: testenv.NewGate()}
 	return env, g, queue.New(g, env.Queues.Delivery, env.Queues.DLQ)
 }
 
@@ -54,11 +48,11 @@ func gatedQueue(t *testing.T) (*testenv.Env, *gated, *queue.Queue) {
 // once the request is held, and wait gives that send's error.
 func holdOne(t *testing.T, g *gated, q *queue.Queue, id string) (wait func() error) {
 	t.Helper()
-	g.armed.Store(true)
+	g.Arm()
 	errc := make(chan error, 1)
 	go func() { errc <- q.Send(ctx, msg(id), 0) }()
 	select {
-	case <-g.entered:
+	case <-g.Entered:
 	case err := <-errc:
 		t.Fatalf("the send ended (%v) without a SendMessageBatch", err)
 	case <-time.After(5 * time.Second):
@@ -123,7 +117,7 @@ func TestSendsWhileOneIsInFlightShareTheNextRequest(t *testing.T) {
 	env, g, q := gatedQueue(t)
 	first := holdOne(t, g, q, "dlv_0")
 	wait := sendAtOnce(t, q, "dlv_1", "dlv_2", "dlv_3", "dlv_4", "dlv_5", "dlv_6")
-	close(g.release)
+	g.Open()
 	if err := first(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +150,7 @@ func TestASharedRequestsRefusalsAndOverflowStayTheirSendersOwn(t *testing.T) {
 	if failed, err := q.SendAll(ctx, eight); err != nil || len(failed) != 0 {
 		t.Fatalf("eight alone: failed %v, %v", failed, err)
 	}
-	close(g.release)
+	g.Open()
 	if err := first(); err != nil {
 		t.Fatal(err)
 	}

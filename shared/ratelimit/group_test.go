@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,12 +14,10 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
-// gated holds the first UpdateItem made once armed until release is closed.
+// gated holds an UpdateItem at its gate.
 type gated struct {
 	ratelimit.DynamoDB
-	armed   atomic.Bool
-	entered chan struct{}
-	release chan struct{}
+	*testenv.Gate
 }
 
 // gatedTable is a test's table, its calls counted, through a gate.
@@ -29,14 +26,11 @@ func gatedTable(t *testing.T) (*testenv.Env, *testenv.Calls, *gated) {
 	env := testenv.New(t)
 	calls := testenv.NewCalls()
 	db, _ := env.CountedClients(calls)
-	return env, calls, &gated{DynamoDB: db, entered: make(chan struct{}), release: make(chan struct{})}
+	return env, calls, &gated{DynamoDB: db, Gate: testenv.NewGate()}
 }
 
 func (g *gated) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	if g.armed.CompareAndSwap(true, false) {
-		close(g.entered)
-		<-g.release
-	}
+	g.Pass()
 	return g.DynamoDB.UpdateItem(ctx, in, o...)
 }
 
@@ -59,20 +53,20 @@ func bookWhileAWriteIsInFlight(t *testing.T, l *ratelimit.Limiter, g *gated, acc
 		mu.Unlock()
 	}
 	wg.Add(1 + n)
-	g.armed.Store(true)
+	g.Arm()
 	go book()
-	<-g.entered
+	<-g.Entered
 	for range n {
 		go book()
 	}
 	for deadline := time.Now().Add(5 * time.Second); l.Gathering(account, perSecond, lead) < n; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			close(g.release)
+			g.Open()
 			wg.Wait()
 			t.Fatalf("%d of %d slots gathered behind the write in flight", l.Gathering(account, perSecond, lead), n)
 		}
 	}
-	close(g.release)
+	g.Open()
 	wg.Wait()
 	sort.Slice(slots, func(i, j int) bool { return slots[i].Before(slots[j]) })
 	return slots
