@@ -257,7 +257,9 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 
 // enqueue sends one message per delivery, delayed to (just before) its slot.
 // A failed send loses nothing: the delivery is in the table and the sweeper
-// finds it.
+// finds it. The deliveries are stored, so a producer that hangs up now
+// (its request's context ended) does not stop the send: the sweeper would
+// find them only minutes later.
 func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slots []time.Time, now time.Time) {
 	if len(deliveries) == 0 {
 		return
@@ -269,7 +271,7 @@ func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slo
 		// Whole seconds, so that it arrives before its slot: the worker waits out the rest.
 		out[i] = queue.Outgoing{Message: m, Delay: ratelimit.Delay(slots[i], now, ratelimit.Lead)}
 	}
-	failed, err := s.Queue.SendAll(ctx, out)
+	failed, err := s.Queue.SendAll(context.WithoutCancel(ctx), out)
 	if err != nil {
 		s.Log.Error("queueing deliveries failed; the sweeper will send them", "count", len(failed), "error", err)
 		b := s.Metrics.Batch()

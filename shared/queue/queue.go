@@ -99,7 +99,10 @@ func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err
 		g.out, g.err = q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
 	} else if writer {
 		<-g.start // the request in flight before it has ended
-		g.out, g.err = q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
+		// The request is the others' too: its maker going away (a producer
+		// that hung up) must not fail their messages, nor its own, whose
+		// deliveries are stored already.
+		g.out, g.err = q.sqs.SendMessageBatch(context.WithoutCancel(ctx), &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
 		close(g.done)
 		q.next()
 	} else {

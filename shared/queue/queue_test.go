@@ -165,3 +165,34 @@ func TestASharedRequestsRefusalsAndOverflowStayTheirSendersOwn(t *testing.T) {
 		t.Fatalf("on the queue: %v, want the 11 SQS took", ids)
 	}
 }
+
+// The request a group's first sender makes is the others' too: that sender
+// going away (a producer that hung up, its context canceled) fails no other
+// send, and the request is still made.
+func TestASendersCanceledContextFailsNoOtherSend(t *testing.T) {
+	env, g, q := gatedQueue(t)
+	first := holdOne(t, g, q, "dlv_0")
+	gone, hangUp := context.WithCancel(ctx)
+	goneErr := make(chan error, 1)
+	go func() { goneErr <- q.Send(gone, msg("dlv_a"), 0) }() // the next request's maker
+	for deadline := time.Now().Add(5 * time.Second); q.Gathering() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the send was not gathered behind the request in flight")
+		}
+	}
+	wait := sendAtOnce(t, q, "dlv_b")
+	hangUp()
+	g.Open()
+	if err := first(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait()["dlv_b"]; err != nil {
+		t.Fatalf("the other sender's send failed with the first's context: %v", err)
+	}
+	if err := <-goneErr; err != nil {
+		t.Fatalf("the request was not made: %v", err)
+	}
+	if ids := received(t, env, 3); len(ids) != 3 {
+		t.Fatalf("on the queue: %v, want all three", ids)
+	}
+}

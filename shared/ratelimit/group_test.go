@@ -140,3 +140,35 @@ func TestWorkerBookingsShareAWriteAtTheStoredRate(t *testing.T) {
 		t.Fatalf("the next slot at the stored rate is %s, want %s: the workers' writes changed the rate", r.First, want)
 	}
 }
+
+// The write a group's first booking makes is the others' too: that booking's
+// caller going away (its context canceled) fails no other booking.
+func TestABookingsCanceledContextFailsNoOtherBooking(t *testing.T) {
+	env, _, g := gatedTable(t)
+	l := ratelimit.New(g, env.Table, store.RateKey, 5)
+	g.Arm()
+	firstErr := make(chan error, 1)
+	go func() { _, err := l.ReserveAhead(ctx, "acct_1", 1, 10, 0); firstErr <- err }()
+	<-g.Entered // the write in flight
+	gone, hangUp := context.WithCancel(ctx)
+	goneErr, otherErr := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := l.ReserveAhead(gone, "acct_1", 1, 10, 0); goneErr <- err }() // the next write's maker
+	for deadline := time.Now().Add(5 * time.Second); l.Gathering("acct_1", 10, 0) < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the booking was not gathered behind the write in flight")
+		}
+	}
+	go func() { _, err := l.ReserveAhead(ctx, "acct_1", 1, 10, 0); otherErr <- err }()
+	for deadline := time.Now().Add(5 * time.Second); l.Gathering("acct_1", 10, 0) < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the other booking was not gathered")
+		}
+	}
+	hangUp()
+	g.Open()
+	for name, c := range map[string]chan error{"first": firstErr, "other": otherErr, "canceled": goneErr} {
+		if err := <-c; err != nil {
+			t.Errorf("%s booking: %v", name, err)
+		}
+	}
+}

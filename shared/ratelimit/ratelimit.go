@@ -189,7 +189,9 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 	g, offset, writer := l.join(k, n)
 	if writer {
 		<-g.start // the write in flight before it has ended
-		g.res, g.err = l.book(ctx, account, g.n, perSecond, lead)
+		// The write is the others' too: its maker going away (a producer
+		// that hung up) must not fail their bookings.
+		g.res, g.err = l.book(context.WithoutCancel(ctx), account, g.n, perSecond, lead)
 		close(g.done)
 		l.next(k)
 	} else {

@@ -1,0 +1,51 @@
+package ingest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// hangUpStore is a producer that hangs up as soon as its event is stored:
+// its request's context ends right after the write.
+type hangUpStore struct {
+	keyedStore
+	hangUp context.CancelFunc
+}
+
+func (s *hangUpStore) CreateEvent(ctx context.Context, ne store.NewEvent) (string, error) {
+	id, err := s.keyedStore.CreateEvent(ctx, ne)
+	s.hangUp()
+	return id, err
+}
+
+// sendingQueue notes whether the context it sends with has ended.
+type sendingQueue struct{ ended []error }
+
+func (q *sendingQueue) SendAll(ctx context.Context, msgs []queue.Outgoing) ([]int, error) {
+	q.ended = append(q.ended, ctx.Err())
+	return nil, ctx.Err() // as SQS's client answers an ended context
+}
+
+// An event stored is queued at once even if its producer hangs up right
+// after the write: otherwise its deliveries would wait for the sweeper.
+func TestAStoredEventIsQueuedThoughItsProducerHungUp(t *testing.T) {
+	ctx, hangUp := context.WithCancel(context.Background())
+	q := &sendingQueue{}
+	s := &Service{Store: &hangUpStore{keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}, hangUp}, Queue: q,
+		Limiter: &countingLimiter{}, DefaultRate: 5, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Metrics: obs.NewMetrics(io.Discard, false, "t", "t"), Now: time.Now}
+	if _, err := s.Ingest(ctx, "acct_1", []byte(`{"event":"payout.fulfilled"}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.ended) != 1 || q.ended[0] != nil {
+		t.Fatalf("sends %v: want one, with a context the producer's hang-up did not end", q.ended)
+	}
+}
