@@ -5,13 +5,11 @@ package app_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,12 +26,8 @@ import (
 // The emulators start only for a benchmark run (go test -bench), so that
 // `make test` pays nothing for this package.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		os.Exit(m.Run())
-	}
 	app.TuneGC(os.Getenv) // the garbage collector as the functions run it
-	testenv.Main(m)
+	testenv.BenchMain(m)
 }
 
 // BenchmarkAWSCall is what one AWS call costs this process: its CPU (user and
@@ -107,7 +101,7 @@ func BenchmarkAWSCall(b *testing.B) {
 func perCall(b *testing.B, call func() error) {
 	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
 	b.ReportAllocs()
-	start := cpuTime()
+	start := testenv.CPUTime()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if err := call(); err != nil {
@@ -116,12 +110,5 @@ func perCall(b *testing.B, call func() error) {
 			}
 		}
 	})
-	b.ReportMetric(float64(cpuTime()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
-}
-
-// cpuTime is this process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(testenv.CPUTime()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 }

@@ -5,14 +5,11 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,15 +24,7 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
-// The emulators start only for a benchmark run (go test -bench), so that
-// `make test` pays nothing for this package.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		os.Exit(m.Run())
-	}
-	testenv.Main(m)
-}
+func TestMain(m *testing.M) { testenv.BenchMain(m) }
 
 // BenchmarkHandle is the deliver function's handler per message, first
 // attempts that succeed, against the DynamoDB and SQS emulators and a local
@@ -107,7 +96,7 @@ func benchHandle(b *testing.B, batch int) {
 
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := testenv.CPUTime()
 	for i := 0; i < len(msgs); i += batch {
 		var ev events.SQSEvent
 		for j := i; j < min(i+batch, len(msgs)); j++ {
@@ -123,7 +112,7 @@ func benchHandle(b *testing.B, batch int) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(testenv.CPUTime()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 
 	if got := received.Load(); got != int64(b.N) {
 		b.Fatalf("the receiver got %d requests for %d messages", got, b.N)
@@ -132,11 +121,4 @@ func benchHandle(b *testing.B, batch int) {
 	if err != nil || last.Status != domain.StatusDelivered || last.Attempts != 1 {
 		b.Fatalf("last delivery: %+v, %v", last, err)
 	}
-}
-
-// cpuTime is this process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

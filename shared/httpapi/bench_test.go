@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -58,7 +57,7 @@ func BenchmarkIngest(b *testing.B) {
 		b.Fatalf("POST /v1/events: %d %s", out.StatusCode, out.Body)
 	}
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := testenv.CPUTime()
 	i := 0
 	for b.Loop() {
 		if out, _ := api.Handle(ctx, in(i)); out.StatusCode != http.StatusAccepted {
@@ -66,12 +65,5 @@ func BenchmarkIngest(b *testing.B) {
 		}
 		i++
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime is this process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(testenv.CPUTime()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
