@@ -23,8 +23,8 @@ import (
 	"github.com/gifq/webhooks/shared/app"
 )
 
-// The emulators start only for a benchmark run (go test -bench), so that
-// `make test` pays nothing for this package.
+// The garbage collector runs as in the functions; the emulators start only
+// for a benchmark run (testenv.BenchMain).
 func TestMain(m *testing.M) {
 	app.TuneGC(os.Getenv) // the garbage collector as the functions run it
 	testenv.BenchMain(m)
@@ -36,9 +36,10 @@ func TestMain(m *testing.M) {
 // the functions make, through the SDK and app.AWSHTTPClient; "http" sends the
 // same request's bytes through the same HTTP client without the SDK (no
 // middleware, no signing, the answer read but not decoded). Their difference
-// is the SDK's work per call; "http" is net/http's and the loopback's. It
-// says how far fewer calls, and only fewer calls, can take the CPU per
-// delivery (docs/performance.md, "The floor of one call").
+// is the SDK's work per call; "http" is net/http's and the loopback's. A
+// call's cost times a delivery's calls is a floor under the CPU per
+// delivery that only fewer calls can lower (docs/performance.md, "The floor
+// of one call").
 func BenchmarkAWSCall(b *testing.B) {
 	ctx := context.Background()
 	env := testenv.New(b)
