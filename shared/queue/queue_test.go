@@ -61,9 +61,10 @@ func holdOne(t *testing.T, g *gated, q *queue.Queue, id string) (wait func() err
 	return func() error { return <-errc }
 }
 
-// sendAtOnce sends one message for each id, concurrently, and returns once
-// all are gathered behind the request in flight; wait gives their errors by id.
-func sendAtOnce(t *testing.T, q *queue.Queue, ids ...string) (wait func() map[string]error) {
+// sendAtOnce sends one message for each id with ctx, concurrently, and
+// returns once all are gathered behind the request in flight; wait gives
+// their errors by id.
+func sendAtOnce(t *testing.T, ctx context.Context, q *queue.Queue, ids ...string) (wait func() map[string]error) {
 	t.Helper()
 	var mu sync.Mutex
 	errs := map[string]error{}
@@ -116,7 +117,7 @@ func received(t *testing.T, env *testenv.Env, want int) []string {
 func TestSendsWhileOneIsInFlightShareTheNextRequest(t *testing.T) {
 	env, g, q := gatedQueue(t)
 	first := holdOne(t, g, q, "dlv_0")
-	wait := sendAtOnce(t, q, "dlv_1", "dlv_2", "dlv_3", "dlv_4", "dlv_5", "dlv_6")
+	wait := sendAtOnce(t, ctx, q, "dlv_1", "dlv_2", "dlv_3", "dlv_4", "dlv_5", "dlv_6")
 	g.Open()
 	if err := first(); err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestASharedRequestsRefusalsAndOverflowStayTheirSendersOwn(t *testing.T) {
 	env, g, q := gatedQueue(t)
 	first := holdOne(t, g, q, "dlv_0")
 	bad := "dlv_\uffff" // not a character SQS accepts in a body
-	wait := sendAtOnce(t, q, "dlv_1", bad, "dlv_2")
+	wait := sendAtOnce(t, ctx, q, "dlv_1", bad, "dlv_2")
 	// Eight more do not fit beside the three gathered: their request is
 	// made now, while the first is still held.
 	var eight []queue.Outgoing
@@ -173,14 +174,8 @@ func TestASendersCanceledContextFailsNoOtherSend(t *testing.T) {
 	env, g, q := gatedQueue(t)
 	first := holdOne(t, g, q, "dlv_0")
 	gone, hangUp := context.WithCancel(ctx)
-	goneErr := make(chan error, 1)
-	go func() { goneErr <- q.Send(gone, msg("dlv_a"), 0) }() // the next request's maker
-	for deadline := time.Now().Add(5 * time.Second); q.Gathering() < 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the send was not gathered behind the request in flight")
-		}
-	}
-	wait := sendAtOnce(t, q, "dlv_b")
+	goneWait := sendAtOnce(t, gone, q, "dlv_a") // the next request's maker
+	wait := sendAtOnce(t, ctx, q, "dlv_b")
 	hangUp()
 	g.Open()
 	if err := first(); err != nil {
@@ -189,7 +184,7 @@ func TestASendersCanceledContextFailsNoOtherSend(t *testing.T) {
 	if err := wait()["dlv_b"]; err != nil {
 		t.Fatalf("the other sender's send failed with the first's context: %v", err)
 	}
-	if err := <-goneErr; err != nil {
+	if err := goneWait()["dlv_a"]; err != nil {
 		t.Fatalf("the request was not made: %v", err)
 	}
 	if ids := received(t, env, 3); len(ids) != 3 {

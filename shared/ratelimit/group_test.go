@@ -59,17 +59,26 @@ func bookWhileAWriteIsInFlight(t *testing.T, l *ratelimit.Limiter, g *gated, acc
 	for range n {
 		go book()
 	}
-	for deadline := time.Now().Add(5 * time.Second); l.Gathering(account, perSecond, lead) < n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			g.Open()
-			wg.Wait()
-			t.Fatalf("%d of %d slots gathered behind the write in flight", l.Gathering(account, perSecond, lead), n)
-		}
+	if !gathered(l, account, perSecond, lead, n) {
+		g.Open()
+		wg.Wait()
+		t.Fatalf("%d of %d slots gathered behind the write in flight", l.Gathering(account, perSecond, lead), n)
 	}
 	g.Open()
 	wg.Wait()
 	sort.Slice(slots, func(i, j int) bool { return slots[i].Before(slots[j]) })
 	return slots
+}
+
+// gathered waits up to 5 s for n slots of account's bookings at perSecond
+// and lead to gather behind the write in flight.
+func gathered(l *ratelimit.Limiter, account string, perSecond float64, lead time.Duration, n int) bool {
+	for deadline := time.Now().Add(5 * time.Second); l.Gathering(account, perSecond, lead) < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 func evenlySpaced(t *testing.T, slots []time.Time, ivl time.Duration) {
@@ -153,16 +162,12 @@ func TestABookingsCanceledContextFailsNoOtherBooking(t *testing.T) {
 	gone, hangUp := context.WithCancel(ctx)
 	goneErr, otherErr := make(chan error, 1), make(chan error, 1)
 	go func() { _, err := l.ReserveAhead(gone, "acct_1", 1, 10, 0); goneErr <- err }() // the next write's maker
-	for deadline := time.Now().Add(5 * time.Second); l.Gathering("acct_1", 10, 0) < 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the booking was not gathered behind the write in flight")
-		}
+	if !gathered(l, "acct_1", 10, 0, 1) {
+		t.Fatal("the booking was not gathered behind the write in flight")
 	}
 	go func() { _, err := l.ReserveAhead(ctx, "acct_1", 1, 10, 0); otherErr <- err }()
-	for deadline := time.Now().Add(5 * time.Second); l.Gathering("acct_1", 10, 0) < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the other booking was not gathered")
-		}
+	if !gathered(l, "acct_1", 10, 0, 2) {
+		t.Fatal("the other booking was not gathered")
 	}
 	hangUp()
 	g.Open()
