@@ -73,7 +73,7 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 	for i, next := range events {
 		if out[i].Err == nil && !out[i].Replayed {
 			n := len(next.Deliveries)
-			events[i].DueAt, slots = dueAt(slots[:n]), slots[n:]
+			events[i].DueAt, slots = dueAt(slots[:n], now), slots[n:]
 		}
 	}
 	s.writeAll(ctx, events, out)

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -47,5 +49,43 @@ func TestAStoredEventIsQueuedThoughItsProducerHungUp(t *testing.T) {
 	}
 	if len(q.ended) != 1 || q.ended[0] != nil {
 		t.Fatalf("sends %v: want one, with a context the producer's hang-up did not end", q.ended)
+	}
+}
+
+// failingLimiter is a rate limiter that cannot be reached.
+type failingLimiter struct{}
+
+func (failingLimiter) ReserveAhead(context.Context, string, int, float64, time.Duration) (ratelimit.Reservation, error) {
+	return ratelimit.Reservation{}, errors.New("limiter unavailable")
+}
+
+// recordingQueue keeps what it is asked to send.
+type recordingQueue struct{ sent []queue.Outgoing }
+
+func (q *recordingQueue) SendAll(_ context.Context, msgs []queue.Outgoing) ([]int, error) {
+	q.sent = append(q.sent, msgs...)
+	return nil, nil
+}
+
+// Issue 24, break 2: when the account's limiter could not be reached, ingest
+// stamped every message with a slot of "now", so a whole burst (16
+// deliveries here) left at once. The messages must carry no slot, so that
+// the worker books one before each attempt.
+func TestALimiterThatFailsAtIngestBooksNoSlotOfNow(t *testing.T) {
+	q := &recordingQueue{}
+	st := &keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}
+	s := &Service{Store: st, Queue: q, Limiter: failingLimiter{}, DefaultRate: 5,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "t", "t"), Now: time.Now}
+	res, err := s.Ingest(context.Background(), "acct_1", []byte(`{"event":"payout.fulfilled"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.sent) != domain.MaxEndpoints || len(res.Deliveries) != domain.MaxEndpoints {
+		t.Fatalf("sent %d messages for %d deliveries, want %d", len(q.sent), len(res.Deliveries), domain.MaxEndpoints)
+	}
+	for _, o := range q.sent {
+		if o.Message.SlotAt != 0 || o.Delay != 0 {
+			t.Fatalf("message %+v delayed %s: want no slot (the worker books it)", o.Message, o.Delay)
+		}
 	}
 }

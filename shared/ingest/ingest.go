@@ -156,7 +156,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	now := s.Now()
 	ne := fanOut(accountID, endpoints, p, now)
 	slots := s.reserve(ctx, acct, len(ne.Deliveries), now)
-	ne.DueAt = dueAt(slots)
+	ne.DueAt = dueAt(slots, now)
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	if errors.Is(err, store.ErrDuplicate) {
 		return s.replay(ctx, firstID)
@@ -212,9 +212,14 @@ func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.T
 	return store.NewEvent{Event: ev, Deliveries: deliveries}
 }
 
-func dueAt(slots []time.Time) []int64 {
+// dueAt is when the sweeper expects each delivery to move: at its slot, or
+// now when it has none (the limiter could not be reached).
+func dueAt(slots []time.Time, now time.Time) []int64 {
 	out := make([]int64, len(slots))
 	for i, t := range slots {
+		if t.IsZero() {
+			t = now
+		}
 		out[i] = domain.Millis(t)
 	}
 	return out
@@ -231,12 +236,12 @@ func (s *Service) accepted(ctx context.Context, ne store.NewEvent, level slog.Le
 }
 
 // reserve books one rate-limit slot per delivery. If the limiter cannot be
-// reached, the deliveries go out now and the worker reserves their slots.
+// reached, the slots stay zero: the messages carry none, and the worker
+// books each one before its attempt (and, if the limiter still fails there,
+// puts the message back). A slot stamped "now" instead would let a whole
+// burst out at once.
 func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now time.Time) []time.Time {
 	slots := make([]time.Time, n)
-	for i := range slots {
-		slots[i] = now
-	}
 	if n == 0 {
 		return slots
 	}
@@ -267,9 +272,13 @@ func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slo
 	out := make([]queue.Outgoing, len(deliveries))
 	for i, d := range deliveries {
 		m := queue.For(d)
-		m.SlotAt = domain.Millis(slots[i])
-		// Whole seconds, so that it arrives before its slot: the worker waits out the rest.
-		out[i] = queue.Outgoing{Message: m, Delay: ratelimit.Delay(slots[i], now, ratelimit.Lead)}
+		var delay time.Duration
+		if !slots[i].IsZero() {
+			m.SlotAt = domain.Millis(slots[i])
+			// Whole seconds, so that it arrives before its slot: the worker waits out the rest.
+			delay = ratelimit.Delay(slots[i], now, ratelimit.Lead)
+		}
+		out[i] = queue.Outgoing{Message: m, Delay: delay}
 	}
 	failed, err := s.Queue.SendAll(context.WithoutCancel(ctx), out)
 	if err != nil {

@@ -44,7 +44,7 @@ func (s *Service) IngestTo(ctx context.Context, accountID, endpointID string, bo
 	ev.DeliveryIDs = []string{d.ID}
 	slots := s.reserve(ctx, acct, 1, now)
 	deliveries := []domain.Delivery{d}
-	if _, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: []int64{domain.Millis(slots[0])}}); err != nil {
+	if _, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt(slots, now)}); err != nil {
 		return Result{}, err
 	}
 	s.enqueue(ctx, deliveries, slots, now)
