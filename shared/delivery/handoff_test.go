@@ -180,17 +180,16 @@ func (l *slowLimiter) Reserve(ctx context.Context, account string, n int, rate f
 	return l.nowLimiter.Reserve(ctx, account, n, rate)
 }
 
-// A claim given back (its retry's rate slot turned out far) hands its
-// endpoint slot to a message of the same batch waiting for one, as an
-// answered POST does: the waiter is delivered in the same invocation
-// instead of going back to the queue when its wait ends.
-func TestClaimGivenBackHandsItsSlotToAWaiter(t *testing.T) {
+// A retry whose new rate slot is far never holds the endpoint's one slot
+// (it books before it claims): a first attempt of the same batch is
+// delivered in the same invocation, and only the retry goes back.
+func TestARetryWithAFarRateSlotLeavesTheEndpointSlotToAnother(t *testing.T) {
 	r := newRig(t, 200)
 	r.w.MaxInFlight = 1
 	lim := &slowLimiter{pause: 100 * time.Millisecond}
 	lim.after = maxWaitInWorker + 200*time.Millisecond
 	r.w.Limiter = lim
-	retry := r.addDelivery() // a retry: it books a new rate slot after its claim, and that slot is far
+	retry := r.addDelivery() // a retry: it books a new rate slot, and that slot is far
 	retry.Attempts = 2
 	r.st.deliveries[retry.ID] = retry
 	first := r.addDelivery() // a first attempt, its slot booked at ingest a moment ahead
@@ -208,8 +207,8 @@ func TestClaimGivenBackHandsItsSlotToAWaiter(t *testing.T) {
 	if got := r.st.deliveries[first.ID]; got.Status != domain.StatusDelivered || len(r.recv.got) != 1 {
 		t.Fatalf("the waiting first attempt: %s after %d POSTs; want delivered with the slot given back", got.Status, len(r.recv.got))
 	}
-	if len(r.q.sent) != 1 || r.q.sent[0].DeliveryID != retry.ID || r.st.yields != 1 {
-		t.Fatalf("%d messages put back, %d claims given back; want the retry's alone, for its far slot", len(r.q.sent), r.st.yields)
+	if len(r.q.sent) != 1 || r.q.sent[0].DeliveryID != retry.ID || r.st.yields != 0 {
+		t.Fatalf("%d messages put back, %d claims given back; want the retry's alone, for its far slot, with no claim taken", len(r.q.sent), r.st.yields)
 	}
 	if ep := r.st.endpoints[r.d.AccountID+"/"+r.d.EndpointID]; len(ep.Leases) != 0 {
 		t.Fatalf("slots still held after the batch: %v", ep.Leases)

@@ -54,9 +54,11 @@ type Queue interface {
 	DeadLetterRaw(ctx context.Context, body, reason string) error
 }
 
-// Limiter reserves the account's rate-limit slots.
+// Limiter reserves the account's rate-limit slots, and takes back one that
+// will not be used.
 type Limiter interface {
 	Reserve(ctx context.Context, account string, n int, perSecond float64) (ratelimit.Reservation, error)
+	Refund(ctx context.Context, account string) error
 }
 
 // Sender makes one HTTP attempt.
@@ -187,7 +189,7 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 	default:
 		s = w.process(ctx, msg, receiveCount(rec), m)
 	}
-	log := w.Log.With("delivery_id", msg.DeliveryID, "message_id", rec.MessageId)
+	log := w.Log.With("delivery_id", msg.DeliveryID, "message_id", rec.MessageId, "hops", msg.Hops)
 	switch {
 	case s.quarantine != "":
 		log.Error("message refused: it does not match its delivery; moved to the DLQ for a human", "why", s.quarantine,
@@ -234,6 +236,7 @@ func (w *Worker) putBack(ctx context.Context, rec events.SQSMessage, msg queue.M
 func (w *Worker) waitFor(ctx context.Context, msg queue.Message, until time.Time) step {
 	wait := until.Sub(w.Now())
 	msg.Deferred++
+	msg.Hops++
 	if lifecycle.HowToWait(wait, w.parkAfter(), msg.Kind == queue.KindResend) == lifecycle.WaitDelayed {
 		if err := w.Queue.Send(ctx, msg, min(wait, w.parkAfter())); err != nil {
 			return step{err: err}
@@ -300,6 +303,9 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		if act.Deferral {
 			m.Count(obs.MetricEndpointDeferrals, 1)
 			w.keepDue(ctx, *d, act.Until, log)
+			if _, booked := bookedSlot(msg, *d, now); booked {
+				w.refund(ctx, d.AccountID, log) // the endpoint's wait costs the account no rate
+			}
 		}
 		return later(act.Until.Sub(now))
 	case lifecycle.Fail:
@@ -309,45 +315,47 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		return s
 	}
 	deferrals := received + msg.Deferred
-	if _, free := w.freeSlot(snap.Endpoint, now); !free && !w.local.holds(endpointKey(snap.Endpoint)) {
-		// Every slot held elsewhere: nothing to wait for here.
-		return w.capDeferral(ctx, *d, deferrals, now, m, log)
-	}
 	// The booked slot is checked against the clock as the claim is made,
 	// not as the message arrived: a slow snapshot read (a loaded DynamoDB)
 	// must not make a slot late past slotTolerance and still be used.
-	if slotAt, booked := bookedSlot(msg, *d, w.Now()); booked {
-		// The slot booked for this attempt (at ingest, or by the worker that
-		// put the message back): wait for it before the claim, which holds
-		// one of the endpoint's in-flight slots that must not sit idle
-		// meanwhile, and no reservation is lost if the claim is. (Claiming
-		// ahead of the slot was tried: at 20/s with the cap of 5 the held
-		// slots ran out and the burst drained at half the rate.)
-		if err := sleepUntil(ctx, slotAt.Add(-claimAhead)); err != nil {
-			return step{err: err}
-		}
-		claimed, claim, s := w.claim(ctx, snap, deferrals, m, log)
-		if claim == nil {
+	slotAt, booked := bookedSlot(msg, *d, w.Now())
+	if _, free := w.freeSlot(snap.Endpoint, now); !free && !w.local.holds(endpointKey(snap.Endpoint)) {
+		// Every slot held elsewhere: nothing to wait for here.
+		return w.capDeferral(ctx, *d, deferrals, now, booked, m, log)
+	}
+	if !booked {
+		// A new slot is needed (a retry, or the booked one was missed): it
+		// is booked before the claim, so that a far slot sends the message
+		// back carrying it with no claim to give back (a claim given back
+		// whose write failed would have counted an attempt that never left).
+		var s step
+		var ok bool
+		if slotAt, s, ok = w.rateSlot(ctx, msg, false, *d, true, m, nil); !ok {
 			return s
 		}
-		defer w.unhold(snap.Endpoint, *claim)
-		return w.onSlot(ctx, snap, claimed, *claim, slotAt, m, log)
 	}
-	// A new slot is needed (a retry, or the booked one was missed): claim
-	// first, so that a worker losing the endpoint's cap reserves nothing,
-	// then reserve; a far slot gives the claim back (YieldClaim) and the
-	// message goes back carrying the slot, to use it then.
+	// Wait for the slot before the claim, which holds one of the endpoint's
+	// in-flight slots that must not sit idle meanwhile. (Claiming ahead of
+	// the slot was tried: at 20/s with the cap of 5 the held slots ran out
+	// and the burst drained at half the rate.)
+	if err := sleepUntil(ctx, slotAt.Add(-claimAhead)); err != nil {
+		w.refund(ctx, d.AccountID, log)
+		return step{err: err}
+	}
 	claimed, claim, s := w.claim(ctx, snap, deferrals, m, log)
 	if claim == nil {
 		return s
 	}
 	defer w.unhold(snap.Endpoint, *claim)
-	yield := func() error { return w.yield(ctx, snap.Endpoint, *d, claimed, *claim, log) }
-	sendAt, s, ok := w.rateSlot(ctx, msg, false, *d, true, m, yield)
-	if !ok {
-		return s
+	return w.onSlot(ctx, snap, claimed, *claim, slotAt, m, log)
+}
+
+// refund gives a rate slot booked for an attempt that will not go at it
+// back to the account (Limiter.Refund); a failed refund costs only rate.
+func (w *Worker) refund(ctx context.Context, account string, log *slog.Logger) {
+	if err := w.Limiter.Refund(context.WithoutCancel(ctx), account); err != nil {
+		log.Warn("could not give an unused rate slot back", "error", err)
 	}
-	return w.onSlot(ctx, snap, claimed, *claim, sendAt, m, log)
 }
 
 // onSlot makes the claimed attempt at its rate slot sendAt: the POST never
@@ -386,8 +394,13 @@ func bookedSlot(msg queue.Message, d domain.Delivery, now time.Time) (time.Time,
 // slotTolerance is still used.
 func usableSlot(slotAt, now time.Time) bool { return now.Sub(slotAt) <= slotTolerance }
 
-// capDeferral puts a message back that found the endpoint at its in-flight cap.
-func (w *Worker) capDeferral(ctx context.Context, d domain.Delivery, deferrals int, now time.Time, m *obs.Batch, log *slog.Logger) step {
+// capDeferral puts a message back that found the endpoint at its in-flight
+// cap. A rate slot booked for this attempt (slotHeld) is given back: a
+// deferral costs its account no rate.
+func (w *Worker) capDeferral(ctx context.Context, d domain.Delivery, deferrals int, now time.Time, slotHeld bool, m *obs.Batch, log *slog.Logger) step {
+	if slotHeld {
+		w.refund(ctx, d.AccountID, log)
+	}
 	m.Count(obs.MetricEndpointDeferrals, 1)
 	wait := capBackoff(deferrals)
 	w.keepDue(ctx, d, now.Add(wait), log)
@@ -614,7 +627,7 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 			if !ok {
 				// Like any put-back, keep the due time ahead of the sweeper
 				// (many such short waits in a row add up to its grace).
-				return d, nil, w.capDeferral(ctx, d, deferrals, now, m, log)
+				return d, nil, w.capDeferral(ctx, d, deferrals, now, true, m, log)
 			}
 			slot, from, checked = got.slot, got.from, false
 			w.local.hold(endpointKey(ep), slot)
@@ -629,6 +642,7 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 		if check != nil {
 			if s, changed := <-check; changed {
 				w.unclaim(ctx, ep, d, claimed, claim, err, log)
+				w.refund(ctx, d.AccountID, log) // no POST goes at its rate slot
 				return d, nil, s
 			}
 		}

@@ -42,6 +42,7 @@ type memStore struct {
 	now         func() time.Time
 	pushed      []int64 // PushDue's until, in order
 	yields      int     // claims given back (YieldClaim)
+	yieldFails  bool    // every YieldClaim fails transiently, writing nothing
 	slotsLost   int     // claims refused because another claim held their slot
 }
 
@@ -153,6 +154,9 @@ func (m *memStore) FreeSlot(_ context.Context, endpointID, slot, claim string) {
 func (m *memStore) YieldClaim(_ context.Context, seen, claimed domain.Delivery, c store.Claim) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.yieldFails {
+		return errTransient
+	}
 	d := m.deliveries[claimed.ID]
 	m.freeSlot(d, c)
 	if d.Claim != c.ID || d.Attempts != claimed.Attempts || d.Status != domain.StatusPending {
@@ -283,18 +287,37 @@ func (q *memQueue) DeadLetterRaw(_ context.Context, body, reason string) error {
 	return nil
 }
 
-// nowLimiter grants every reservation at once, or after `after` when set.
+// nowLimiter grants every reservation at once, or after `after` when set,
+// and counts the slots given back.
 type nowLimiter struct {
 	mu       sync.Mutex
 	reserved int
+	refunded int
 	after    time.Duration
+	fail     error // every reservation fails with it
+}
+
+func (l *nowLimiter) Refund(context.Context, string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refunded++
+	return nil
 }
 
 func (l *nowLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (ratelimit.Reservation, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.fail != nil {
+		return ratelimit.Reservation{}, l.fail
+	}
 	l.reserved += n
 	return ratelimit.Reservation{First: time.Now().Add(l.after), Interval: time.Millisecond}, nil
+}
+
+func (l *nowLimiter) refunds() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refunded
 }
 
 func (l *nowLimiter) count() int {

@@ -41,6 +41,12 @@ type Message struct {
 	// Deferred counts how often the message was put back without an
 	// attempt, carried over when it is sent again as a new message.
 	Deferred int `json:"deferred,omitempty"`
+	// Hops counts how often deliver sent this delivery's message back to
+	// its own queue (retries and deferrals alike). Lambda's recursive loop
+	// detection stops such a chain after about 16 hops unless the function
+	// allows recursion (the stack sets RecursiveLoop: Allow on deliver); the
+	// count is logged so that a long chain is visible.
+	Hops int `json:"hops,omitempty"`
 
 	// Dead letters only.
 	EventType  string            `json:"event_type,omitempty"`

@@ -446,3 +446,31 @@ func numOf(av types.AttributeValue) (int64, error) {
 	}
 	return strconv.ParseInt(n.Value, 10, 64)
 }
+
+// Refund gives back one slot that was booked and will not be used (the
+// endpoint was at its in-flight cap, or the claim was lost): the account's
+// next free slot moves back by one interval, so the capacity the unused slot
+// held goes to the next booking instead of being lost. (GCRA's slots are
+// interchangeable: moving tat back frees the last slot of the schedule, and
+// every slot already handed out keeps its time.) It applies only while tat
+// is still ahead of now, so a refund never books a slot in the past, nor
+// gives back more than the one slot: with tat behind now the account is idle
+// and the slot's capacity has lapsed anyway. Without refunds, a deferred
+// delivery cost its account two slots of its rate for one POST.
+func (l *Limiter) Refund(ctx context.Context, account string) error {
+	pk, sk := l.key(account)
+	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
+	attrs, err := l.update(ctx, k, "SET tat = tat - ivl", "tat > :now AND attribute_exists(ivl)",
+		map[string]types.AttributeValue{":now": numAV(l.now().UnixMilli())})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil // idle, or never booked: nothing to give back
+	}
+	if err != nil {
+		return err
+	}
+	if item, err := itemOf(attrs); err == nil {
+		l.see(account, item)
+	}
+	return nil
+}

@@ -309,3 +309,37 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 		t.Fatalf("1,000/s: %d and %d writes; want 1, and at most 2 for the one that came second", ca.Count("DynamoDB.UpdateItem"), cb.Count("DynamoDB.UpdateItem"))
 	}
 }
+
+// Issue 24, break 3: a slot booked and not used (the endpoint at its cap)
+// is given back, so one POST costs its account one slot, not two. The
+// refund frees the capacity for the next booking and nothing more: an idle
+// account gets nothing back.
+func TestARefundedSlotGoesToTheNextBooking(t *testing.T) {
+	l := limiter(t, 5)
+	a, err := l.Reserve(ctx, "acct_1", 3, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Refund(ctx, "acct_1"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Reserve(ctx, "acct_1", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.First != a.Slot(2) {
+		t.Fatalf("after a refund the next slot is %s, want the freed %s (booked %s..%s)", b.First, a.Slot(2), a.Slot(0), a.Slot(2))
+	}
+	// An idle account: nothing to give back, and the next slot is still now.
+	if err := l.Refund(ctx, "quiet"); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	r, err := l.Reserve(ctx, "quiet", 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.First.Before(before.Add(-time.Millisecond)) {
+		t.Fatalf("a refund on an idle account booked a slot in the past: %s", r.First)
+	}
+}

@@ -1,0 +1,71 @@
+package delivery
+
+// Regression tests for the contract breaks of issue 24 that live in the
+// worker, with the in-memory stand-ins of worker_test.go.
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/queue"
+)
+
+// Break 3: a message carrying the rate slot booked for its attempt that
+// finds its endpoint at the in-flight cap gives the slot back, so that one
+// POST costs its account one slot, not two.
+func TestACapDeferralGivesItsBookedSlotBack(t *testing.T) {
+	r := newRig(t, 200)
+	r.w.MaxInFlight = 1
+	k := r.d.AccountID + "/" + r.d.EndpointID
+	ep := r.st.endpoints[k]
+	ep.Leases = map[string]domain.Lease{"0": {Until: domain.Millis(time.Now().Add(time.Minute)), Claim: "clm_other"}}
+	r.st.endpoints[k] = ep
+	m := queue.For(r.d)
+	m.SlotAt, m.SlotFor = domain.Millis(time.Now()), r.d.Attempts
+	handleOne(t, r.w, m)
+	if len(r.recv.got) != 0 || len(r.q.sent) != 1 {
+		t.Fatalf("%d POSTs, %d put back; want the message deferred", len(r.recv.got), len(r.q.sent))
+	}
+	if r.lim.refunds() != 1 || r.lim.count() != 0 {
+		t.Fatalf("%d slots given back, %d booked: a deferral must give its booked slot back and book none", r.lim.refunds(), r.lim.count())
+	}
+}
+
+// A limiter that fails closes the gate: the message goes back with a delay
+// (the system-error backoff), never out now.
+func TestALimiterThatFailsSendsNothing(t *testing.T) {
+	r := newRig(t, 200)
+	r.lim.fail = errors.New("ProvisionedThroughputExceededException")
+	d := r.st.deliveries[r.d.ID]
+	d.Attempts = 1 // a retry: its message carries no slot
+	r.st.deliveries[d.ID] = d
+	handleOne(t, r.w, queue.For(d))
+	if len(r.recv.got) != 0 {
+		t.Fatalf("%d POSTs with the limiter down", len(r.recv.got))
+	}
+	if len(r.q.hides) != 1 || r.q.hides[0] != systemErrorBackoff {
+		t.Fatalf("hides %v: want the message back after %s", r.q.hides, systemErrorBackoff)
+	}
+	if got := r.st.deliveries[d.ID]; got.Attempts != 1 || got.Claim != "" {
+		t.Fatalf("the delivery changed: %+v", got)
+	}
+}
+
+// Break 9: every message deliver sends back to its own queue counts a hop,
+// which is logged; the stack allows the recursion (RecursiveLoop: Allow)
+// that Lambda would otherwise cut after about 16 hops.
+func TestEveryPutBackCountsAHop(t *testing.T) {
+	r := newRig(t, 503)
+	r.w.Schedule.Waits = []time.Duration{time.Second, time.Second, time.Second}
+	r.deliver(t, queue.For(r.d))
+	if len(r.q.sent) != 3 {
+		t.Fatalf("%d messages sent back for 4 attempts, want 3", len(r.q.sent))
+	}
+	for i, m := range r.q.sent {
+		if m.Hops != i+1 {
+			t.Fatalf("put-back %d carries %d hops, want %d", i+1, m.Hops, i+1)
+		}
+	}
+}
