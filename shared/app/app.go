@@ -114,7 +114,7 @@ func (a *App) API() *httpapi.API {
 func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
-		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout),
+		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 		DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
 		BreakerOff: !a.Config.Breaker,
 		Log:        a.Log, Metrics: a.Metrics, Now: a.Now,

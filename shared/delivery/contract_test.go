@@ -69,3 +69,34 @@ func TestEveryPutBackCountsAHop(t *testing.T) {
 		}
 	}
 }
+
+// Break 1, in the worker: a delivery held by its endpoint (at its in-flight
+// cap, or behind its open breaker) past its deadline fails as
+// endpoint_unavailable and is dead-lettered, without a POST.
+func TestADeliveryHeldByItsEndpointPastItsDeadlineIsDeadLettered(t *testing.T) {
+	for _, held := range []string{"cap", "breaker"} {
+		r := newRig(t, 200)
+		r.w.AttemptTimeout = 10 * time.Second
+		d := r.st.deliveries[r.d.ID]
+		d.CreatedAt = domain.Millis(time.Now().Add(-3 * time.Hour)) // past 78 min x 1.15 + 8 x 10 s
+		r.st.deliveries[d.ID] = d
+		k := d.AccountID + "/" + d.EndpointID
+		ep := r.st.endpoints[k]
+		switch held {
+		case "cap":
+			r.w.MaxInFlight = 1
+			ep.Leases = map[string]domain.Lease{"0": {Until: domain.Millis(time.Now().Add(time.Minute)), Claim: "clm_other"}}
+		case "breaker":
+			ep.BreakerOpenUntil, ep.BreakerPauseMs = domain.Millis(time.Now().Add(5*time.Minute)), 300000
+		}
+		r.st.endpoints[k] = ep
+		handleOne(t, r.w, queue.For(d))
+		got := r.st.deliveries[d.ID]
+		if got.Status != domain.StatusFailed || got.FailReason != domain.ReasonEndpointUnavailable {
+			t.Fatalf("%s: delivery %s (%s), want failed endpoint_unavailable", held, got.Status, got.FailReason)
+		}
+		if len(r.q.deadLetters) != 1 || len(r.recv.got) != 0 {
+			t.Fatalf("%s: %d dead letters, %d POSTs; want 1 and 0", held, len(r.q.deadLetters), len(r.recv.got))
+		}
+	}
+}

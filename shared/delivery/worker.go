@@ -126,9 +126,12 @@ type Worker struct {
 	// BreakerOff turns the per-endpoint circuit breaker off (BREAKER=off).
 	BreakerOff bool
 	LeaseFor   time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
-	Log        *slog.Logger
-	Metrics    *obs.Metrics
-	Now        func() time.Time
+	// AttemptTimeout is the HTTP timeout of one attempt (DELIVERY_TIMEOUT):
+	// the deadline of a delivery held by its endpoint counts one per attempt.
+	AttemptTimeout time.Duration
+	Log            *slog.Logger
+	Metrics        *obs.Metrics
+	Now            func() time.Time
 
 	local handoffs // endpoint slots handed over between this process's claims (handoff.go)
 }
@@ -288,7 +291,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	d := snap.Delivery
 	log := w.Log.With("delivery_id", msg.DeliveryID, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)
 	act := lifecycle.Decide(lifecycle.Input{Msg: lifecycleMessage(msg), Delivery: d, Endpoint: snap.Endpoint, Event: snap.Event,
-		Now: now, MaxAttempts: w.Schedule.MaxAttempts()})
+		Now: now, MaxAttempts: w.Schedule.MaxAttempts(), Deadline: w.deadline(d)})
 	switch act.Verb {
 	case lifecycle.Quarantine:
 		return step{quarantine: act.Why}
@@ -401,10 +404,21 @@ func (w *Worker) capDeferral(ctx context.Context, d domain.Delivery, deferrals i
 	if slotHeld {
 		w.refund(ctx, d.AccountID, log)
 	}
+	wait := lifecycle.EndpointWait(lifecycle.Action{Verb: lifecycle.Wait, Until: now.Add(capBackoff(deferrals))}, now, w.deadline(&d))
+	if wait.Verb == lifecycle.Fail {
+		return w.fail(ctx, d, wait.Reason, m, log)
+	}
 	m.Count(obs.MetricEndpointDeferrals, 1)
-	wait := capBackoff(deferrals)
-	w.keepDue(ctx, d, now.Add(wait), log)
-	return later(wait)
+	w.keepDue(ctx, d, wait.Until, log)
+	return later(wait.Until.Sub(now))
+}
+
+// deadline is when d's series must have ended (lifecycle.Deadline).
+func (w *Worker) deadline(d *domain.Delivery) time.Time {
+	if d == nil {
+		return time.Time{}
+	}
+	return lifecycle.Deadline(*d, w.Schedule, w.AttemptTimeout)
 }
 
 // takeProbe carries out a Probe decision: the endpoint's breaker is

@@ -46,6 +46,9 @@ const (
 	ReasonEndpointDeleted  FailReason = "endpoint_deleted"
 	ReasonBlockedAddress   FailReason = "blocked_address" // the endpoint resolved to a forbidden address at dial time
 	ReasonEventExpired     FailReason = "event_expired"
+	// The endpoint's breaker or in-flight cap held the delivery past the time
+	// its retry schedule would have ended (lifecycle.Deadline).
+	ReasonEndpointUnavailable FailReason = "endpoint_unavailable"
 )
 
 // AttemptKind says who made an attempt.
@@ -184,6 +187,10 @@ type Delivery struct {
 	Gen int `dynamodbav:"gen"`
 	// Series counts fresh series of attempts (recover, redrive).
 	Series int `dynamodbav:"series"`
+	// SeriesAt is when the current series started (unix ms; absent for the
+	// first series, which starts at CreatedAt): lifecycle.Deadline counts
+	// from it.
+	SeriesAt int64 `dynamodbav:"series_at,omitempty"`
 	// Attempts counts automatic attempts started in the current series; an
 	// attempt counts from its claim, so one lost to a crash is not repeated
 	// past the ceiling.

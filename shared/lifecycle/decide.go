@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/retry"
 )
 
 // Verb is what to do with a queue message.
@@ -59,6 +60,44 @@ type Input struct {
 	Event       *domain.Event
 	Now         time.Time
 	MaxAttempts int
+	// Deadline is when the delivery's series must have ended (Deadline);
+	// zero: none.
+	Deadline time.Time
+}
+
+// Deadline is when a delivery's current series must have reached a final
+// state, whatever its endpoint does: its start, plus every wait of the
+// schedule at its longest (with the most jitter), plus the timeout of every
+// attempt. It is when the schedule would have ended had every attempt been
+// made. Waits that the endpoint imposes (its breaker, its in-flight cap)
+// use no attempt, so without a deadline a dead endpoint held deliveries
+// for days (until it was disabled) instead of the contract's roughly 90
+// minutes; they end there, failed as endpoint_unavailable (EndpointWait).
+// The account's rate limit and the receiver's Retry-After are not bounded
+// by it: the first is the contract's own (nothing is dropped for it), the
+// second is capped by MaxFreeThrottles.
+func Deadline(d domain.Delivery, s retry.Schedule, timeout time.Duration) time.Time {
+	start := d.SeriesAt
+	if start == 0 {
+		start = d.CreatedAt
+	}
+	waits := time.Duration(float64(s.Total()) * (1 + s.Jitter)).Round(time.Millisecond)
+	return time.UnixMilli(start).Add(waits + time.Duration(s.MaxAttempts())*timeout)
+}
+
+// EndpointWait bounds a wait the endpoint imposes (w, a Wait) by the
+// delivery's deadline: a wait past it is cut to it, and at the deadline the
+// delivery fails as endpoint_unavailable. Without a deadline, w as it is.
+func EndpointWait(w Action, now, deadline time.Time) Action {
+	switch {
+	case deadline.IsZero() || w.Until.Before(deadline):
+		return w
+	case !now.Before(deadline):
+		return Action{Verb: Fail, On: Unattemptable, Reason: domain.ReasonEndpointUnavailable,
+			Why: "the endpoint stayed unavailable (breaker open or at its cap) past the delivery's deadline"}
+	}
+	w.Until = deadline
+	return w
 }
 
 // Mismatch reports why a message and the items it led to do not belong
@@ -125,7 +164,7 @@ func Decide(in Input) Action {
 		return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.PausedUntil), Why: "the receiver asked us to wait (Retry-After)", Deferral: true}
 	}
 	if w, held := breakerWait(*ep, in.Now); held {
-		return w
+		return EndpointWait(w, in.Now, in.Deadline)
 	}
 	probe := BreakerOf(*ep, in.Now) == BreakerHalfOpen
 	if d.Claim != "" {

@@ -1,0 +1,84 @@
+package lifecycle_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/retry"
+)
+
+// The deadline counts from the series' start: the schedule's waits at their
+// longest plus one timeout per attempt (1 s x 7 with 15 % jitter, 10 s:
+// 8.05 s + 80 s).
+func TestDeadlineIsWhenTheScheduleWouldHaveEnded(t *testing.T) {
+	s := retry.Schedule{Waits: []time.Duration{time.Second, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second}, Jitter: 0.15}
+	d, _, _ := pending()
+	if got, want := lifecycle.Deadline(d, s, 10*time.Second), time.UnixMilli(d.CreatedAt).Add(88050*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("first series: deadline %s, want %s", got, want)
+	}
+	d.Series, d.SeriesAt = 2, ms(time.Hour)
+	if got, want := lifecycle.Deadline(d, s, 10*time.Second), now.Add(time.Hour+88050*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("a restarted series: deadline %s, want %s", got, want)
+	}
+}
+
+// Issue 24, break 1: while the breaker was open, deliveries waited without
+// using attempts, so a dead endpoint's deliveries never failed (200 still
+// pending after 24 h). A breaker wait now ends at the deadline, and there
+// the delivery fails as endpoint_unavailable.
+func TestABreakerWaitEndsAtTheDeadline(t *testing.T) {
+	d, ep, ev := pending()
+	ep.BreakerOpenUntil, ep.BreakerPauseMs = ms(5*time.Minute), (5 * time.Minute).Milliseconds()
+	in := lifecycle.Input{Msg: msgFor(d), Delivery: &d, Endpoint: &ep, Event: &ev, Now: now, MaxAttempts: 8}
+
+	in.Deadline = now.Add(time.Hour)
+	if a := lifecycle.Decide(in); a.Verb != lifecycle.Wait || !a.Until.Equal(time.UnixMilli(ep.BreakerOpenUntil)) {
+		t.Fatalf("deadline after the pause: %+v, want a wait for the pause", a)
+	}
+	in.Deadline = now.Add(time.Minute)
+	if a := lifecycle.Decide(in); a.Verb != lifecycle.Wait || !a.Until.Equal(in.Deadline) {
+		t.Fatalf("deadline within the pause: %+v, want a wait until the deadline", a)
+	}
+	in.Deadline = now
+	a := lifecycle.Decide(in)
+	if a.Verb != lifecycle.Fail || a.Reason != domain.ReasonEndpointUnavailable {
+		t.Fatalf("at the deadline: %+v, want fail endpoint_unavailable", a)
+	}
+	checkEdge(t, &d, a.On)
+	// A probe in flight holds the others the same way.
+	ep.BreakerOpenUntil, ep.BreakerProbeUntil = ms(-time.Second), ms(time.Minute)
+	if a := lifecycle.Decide(in); a.Verb != lifecycle.Fail || a.Reason != domain.ReasonEndpointUnavailable {
+		t.Fatalf("probing, at the deadline: %+v, want fail endpoint_unavailable", a)
+	}
+	// No deadline (the simulation's zero value): the breaker alone decides.
+	in.Deadline = time.Time{}
+	if a := lifecycle.Decide(in); a.Verb != lifecycle.Wait {
+		t.Fatalf("no deadline: %+v, want a wait", a)
+	}
+}
+
+func TestEndpointWait(t *testing.T) {
+	w := lifecycle.Action{Verb: lifecycle.Wait, Until: now.Add(30 * time.Second), Deferral: true}
+	for _, c := range []struct {
+		name     string
+		deadline time.Time
+		verb     lifecycle.Verb
+		until    time.Time
+	}{
+		{"no deadline", time.Time{}, lifecycle.Wait, w.Until},
+		{"deadline after the wait", now.Add(time.Minute), lifecycle.Wait, w.Until},
+		{"deadline within the wait", now.Add(10 * time.Second), lifecycle.Wait, now.Add(10 * time.Second)},
+		{"deadline now", now, lifecycle.Fail, time.Time{}},
+		{"deadline passed", now.Add(-time.Hour), lifecycle.Fail, time.Time{}},
+	} {
+		got := lifecycle.EndpointWait(w, now, c.deadline)
+		if got.Verb != c.verb || !got.Until.Equal(c.until) {
+			t.Errorf("%s: %+v, want %s until %s", c.name, got, c.verb, c.until)
+		}
+		if got.Verb == lifecycle.Fail && got.Reason != domain.ReasonEndpointUnavailable {
+			t.Errorf("%s: reason %q", c.name, got.Reason)
+		}
+	}
+}
