@@ -100,3 +100,21 @@ func TestADeliveryHeldByItsEndpointPastItsDeadlineIsDeadLettered(t *testing.T) {
 		}
 	}
 }
+
+// Break 6: a rate slot further away than the delivery's item lives (a
+// backlog longer than the retention) fails the delivery as event_expired
+// and dead-letters it, instead of parking it past its TTL.
+func TestAWaitThatWouldOutliveTheItemDeadLettersAsExpired(t *testing.T) {
+	r := newRig(t, 200)
+	d := r.st.deliveries[r.d.ID]
+	d.Attempts = 1
+	d.ExpiresAt = time.Now().Add(90 * time.Minute).Unix()
+	r.st.deliveries[d.ID] = d
+	r.lim.after = 2 * time.Hour // the account's backlog
+	handleOne(t, r.w, queue.For(d))
+	got := r.st.deliveries[d.ID]
+	if got.Status != domain.StatusFailed || got.FailReason != domain.ReasonEventExpired || len(r.q.deadLetters) != 1 {
+		t.Fatalf("delivery %s (%s), %d dead letters, %d parks; want failed event_expired and dead-lettered",
+			got.Status, got.FailReason, len(r.q.deadLetters), len(r.st.parks))
+	}
+}

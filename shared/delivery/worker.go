@@ -251,10 +251,28 @@ func (w *Worker) waitFor(ctx context.Context, msg queue.Message, until time.Time
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		w.Log.Debug("message superseded while parking it; dropped", "delivery_id", msg.DeliveryID, "gen", msg.Gen)
+	case errors.Is(err, store.ErrOutlives):
+		return w.expire(ctx, msg)
 	case err != nil:
 		return step{err: err}
 	}
 	return done
+}
+
+// expire fails a delivery whose wait would outlive its item (a rate backlog
+// longer than the retention) as event_expired, and dead-letters it, rather
+// than leave it to vanish with the item.
+func (w *Worker) expire(ctx context.Context, msg queue.Message) step {
+	d, err := w.Store.GetDelivery(ctx, msg.DeliveryID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return done
+	case err != nil:
+		return step{err: err}
+	}
+	m := w.Metrics.Batch()
+	defer m.Flush()
+	return w.fail(ctx, d, domain.ReasonEventExpired, m, w.Log.With("delivery_id", d.ID, "why", "its wait would outlive the item"))
 }
 
 func (w *Worker) parkAfter() time.Duration {

@@ -229,6 +229,9 @@ func (m *memStore) ParkDelivery(_ context.Context, id string, p store.Park) erro
 	if d.Status != domain.StatusPending || d.Gen != p.Gen {
 		return store.ErrConflict
 	}
+	if d.ExpiresAt <= time.UnixMilli(p.Until).Add(time.Hour).Unix() {
+		return store.ErrOutlives
+	}
 	if m.parks == nil {
 		m.parks = map[string]store.Park{}
 	}

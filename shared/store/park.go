@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/schema"
 )
 
@@ -32,20 +34,31 @@ const parkAttrs = "park_until, park_shard, park_gen, park_slot_at, park_slot_for
 // moves to p.Until (so the sweeper does not take it for stuck) and it enters
 // the sparse park index. Conditioned on the delivery being pending in
 // generation p.Gen (the parking message's): ErrConflict when it moved on, in
-// which case the message was superseded. Parking again (a duplicate of the
-// same message) writes the same values.
+// which case the message was superseded. And on the item outliving the wait
+// by lifecycle.ExpiryMargin: ErrOutlives when it would not (a rate backlog
+// longer than the retention), so that the caller fails the delivery as
+// expired instead of parking it past the TTL, where it would vanish without
+// a dead letter. Parking again (a duplicate of the same message) writes the
+// same values.
 func (s *Store) ParkDelivery(ctx context.Context, id string, p Park) error {
 	vals := item{":until": num(p.Until), ":shard": str(sweepShard(id)), ":gen": num(int64(p.Gen)),
-		":sa": num(p.SlotAt), ":sf": num(int64(p.SlotFor)), ":df": num(int64(p.Deferred)), ":pending": str(domain.StatusPending)}
+		":sa": num(p.SlotAt), ":sf": num(int64(p.SlotFor)), ":df": num(int64(p.Deferred)), ":pending": str(domain.StatusPending),
+		":untilsec": num(time.UnixMilli(p.Until).Add(lifecycle.ExpiryMargin).Unix())}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET park_until = :until, park_shard = :shard, park_gen = :gen, park_slot_at = :sa," +
 			" park_slot_for = :sf, park_deferred = :df, due_at = :until"),
-		ConditionExpression:       aws.String("#st = :pending AND gen = :gen"),
-		ExpressionAttributeNames:  map[string]string{"#st": "status"},
-		ExpressionAttributeValues: vals,
+		ConditionExpression:                 aws.String("#st = :pending AND gen = :gen AND #ttl > :untilsec"),
+		ExpressionAttributeNames:            map[string]string{"#st": "status", "#ttl": "ttl"},
+		ExpressionAttributeValues:           vals,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if isConditionFailed(err) {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		var d domain.Delivery
+		if attributevalue.UnmarshalMap(ccf.Item, &d) == nil && d.Status == domain.StatusPending && d.Gen == p.Gen {
+			return ErrOutlives
+		}
 		return ErrConflict
 	}
 	return err

@@ -123,3 +123,31 @@ func TestStaleParkIsCleared(t *testing.T) {
 		t.Fatal("the stale park is still in the index")
 	}
 }
+
+// Issue 24, break 6: a wait past the item's TTL (a rate backlog longer than
+// the retention) was parked, and the delivery vanished with the item,
+// never dead-lettered. Parking now refuses a wait that would end within the
+// expiry margin of the TTL (ErrOutlives), and writes nothing.
+func TestParkingPastTheItemsTTLIsRefused(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, err := event(t, s, ep, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl := time.Unix(d.ExpiresAt, 0)
+	before, _ := s.GetDelivery(ctx, d.ID)
+	late := store.Park{Until: domain.Millis(ttl.Add(-30 * time.Minute)), Gen: d.Gen}
+	if err := s.ParkDelivery(ctx, d.ID, late); !errors.Is(err, store.ErrOutlives) {
+		t.Fatalf("a wait ending 30 min before the TTL: %v, want ErrOutlives", err)
+	}
+	if got, _ := s.GetDelivery(ctx, d.ID); got.DueAt != before.DueAt {
+		t.Fatalf("a refused park moved the due time: %d, was %d", got.DueAt, before.DueAt)
+	}
+	if err := s.ParkDelivery(ctx, d.ID, store.Park{Until: late.Until, Gen: d.Gen + 1}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("another generation's late park: %v, want ErrConflict", err)
+	}
+	if err := s.ParkDelivery(ctx, d.ID, store.Park{Until: domain.Millis(ttl.Add(-2 * time.Hour)), Gen: d.Gen}); err != nil {
+		t.Fatalf("a wait ending 2 h before the TTL: %v", err)
+	}
+}
