@@ -120,8 +120,8 @@ func DefaultConfig() Config {
 	return Config{
 		Stage:               "dev",
 		RateLimitPerSecond:  5,
-		IngestRatePerSecond: 10,
-		IngestBurst:         50,
+		IngestRatePerSecond: 100, // shared/config.Defaults says why
+		IngestBurst:         1000,
 		EndpointMaxInFlight: 5,
 		AllowedSchemes:      []string{"https"},
 		SweepGrace:          5 * time.Minute,

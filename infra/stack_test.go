@@ -189,7 +189,7 @@ func TestFunctions(t *testing.T) {
 		want := map[string]string{
 			"TABLE_NAME": "${" + tableID + "}", "QUEUE_URL": "${" + queueID + "}", "DLQ_URL": "${" + dlqID + "}",
 			"STAGE": "dev", "RATE_LIMIT_PER_SECOND": "5", "ENDPOINT_MAX_IN_FLIGHT": "5", "ALLOWED_SCHEMES": "https",
-			"INGEST_RATE_PER_SECOND": "10", "INGEST_BURST": "50",
+			"INGEST_RATE_PER_SECOND": "100", "INGEST_BURST": "1000",
 			"ALLOW_PRIVATE_ENDPOINTS": "false", "SWEEP_GRACE": "5m0s", "METRICS": "emf",
 			"METRICS_NAMESPACE": "GifqWebhooks", "LOG_LEVEL": "info",
 		}

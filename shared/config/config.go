@@ -26,8 +26,8 @@ type Config struct {
 	DLQURL                string         // DLQ_URL
 	Retry                 retry.Schedule // RETRY_SCHEDULE: "1s,16s,..." (default n^4 s, 8 attempts)
 	RatePerSecond         float64        // RATE_LIMIT_PER_SECOND: per account (default 5)
-	IngestRatePerSecond   float64        // INGEST_RATE_PER_SECOND: events a second per API key at the API (default 10; ops can override per account or key)
-	IngestBurst           int            // INGEST_BURST: events at once per API key (default 50)
+	IngestRatePerSecond   float64        // INGEST_RATE_PER_SECOND: events a second per API key at the API (default 100; ops can override per account or key)
+	IngestBurst           int            // INGEST_BURST: events at once per API key (default 1000)
 	EndpointMaxInFlight   int            // ENDPOINT_MAX_IN_FLIGHT: concurrent attempts per endpoint (default 5; 0 = no cap)
 	DeliveryTimeout       time.Duration  // DELIVERY_TIMEOUT (default 10s)
 	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
@@ -49,11 +49,17 @@ type Config struct {
 // Defaults are the contract's values.
 func Defaults() Config {
 	return Config{
-		Stage:                "dev",
-		Retry:                retry.Default(),
-		RatePerSecond:        5,
-		IngestRatePerSecond:  10,
-		IngestBurst:          50,
+		Stage:         "dev",
+		Retry:         retry.Default(),
+		RatePerSecond: 5,
+		// A burst such as an order with 500 recipients finishing at once is
+		// accepted whole (the contract spreads it at the account's delivery
+		// rate instead of dropping it): the bucket holds two of them. The
+		// refill, 20 times the default delivery rate, still answers a flood
+		// (a runaway producer, a leaked key: thousands a second) with 429
+		// before it costs a write per event.
+		IngestRatePerSecond:  100,
+		IngestBurst:          1000,
 		EndpointMaxInFlight:  5,
 		DeliveryTimeout:      10 * time.Second,
 		AllowedSchemes:       []string{"https"},

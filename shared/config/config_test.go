@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/gifq/webhooks/shared/keylimit"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestParse(t *testing.T) {
 
 func TestParseIngestLimit(t *testing.T) {
 	d, _ := Parse(func(string) string { return "" })
-	if d.IngestRatePerSecond != 10 || d.IngestBurst != 50 {
+	if d.IngestRatePerSecond != 100 || d.IngestBurst != 1000 {
 		t.Fatalf("default ingest limit %v/s burst %d", d.IngestRatePerSecond, d.IngestBurst)
 	}
 	c, err := Parse(func(k string) string {
@@ -73,5 +74,31 @@ func TestWaitingAndBreakerSettings(t *testing.T) {
 		if _, err := Parse(func(n string) string { return map[string]string{k: v}[n] }); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s accepted (%v)", k, v, err)
 		}
+	}
+}
+
+// Issue 24, break 8: the default per-key ingest limit takes two bursts of
+// 500 events at once (the contract spreads a burst, it does not drop it),
+// and still answers a flood with 429: a key posting at 1,000 events a
+// second is refused most of them within two seconds.
+func TestTheDefaultKeyLimitTakesABurstAndStopsAFlood(t *testing.T) {
+	l := keylimit.Limit{Rate: Defaults().IngestRatePerSecond, Burst: Defaults().IngestBurst}
+	var tat, now int64 = 0, 1_000_000
+	for i := 0; i < 1000; i++ {
+		d := keylimit.Decide(tat, now, 1, l)
+		if !d.Allowed {
+			t.Fatalf("event %d of a burst of 1000 at once refused", i+1)
+		}
+		tat = d.TAT
+	}
+	accepted := 0
+	for ms := int64(1); ms <= 2000; ms++ { // then one event every millisecond for two seconds
+		if d := keylimit.Decide(tat, now+ms, 1, l); d.Allowed {
+			tat = d.TAT
+			accepted++
+		}
+	}
+	if accepted > 201 {
+		t.Fatalf("a flood of 2000 events in 2 s after the burst: %d accepted, want at most the refill (200)", accepted)
 	}
 }

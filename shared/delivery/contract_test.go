@@ -118,3 +118,34 @@ func TestAWaitThatWouldOutliveTheItemDeadLettersAsExpired(t *testing.T) {
 			got.Status, got.FailReason, len(r.q.deadLetters), len(r.st.parks))
 	}
 }
+
+// Break 7: a resend whose outcome write failed stayed in progress for good:
+// the message came back within the claim's lease, found the attempt taken
+// and was deleted. The write is now tried again while the lease lasts, and
+// if it still fails the message comes back only after the lease, when its
+// receive takes the attempt over.
+func TestAResendsFailedOutcomeWriteIsRetriedOrTakenOver(t *testing.T) {
+	r := newRig(t, 200)
+	m := queue.For(r.d)
+	m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
+	r.st.failFinishes = 2
+	handleOne(t, r.w, m)
+	if a := r.st.manual[m.AttemptID]; a.Outcome != domain.OutcomeDelivered || len(r.recv.got) != 1 {
+		t.Fatalf("after two failed writes: outcome %q after %d POSTs, want delivered after 1", a.Outcome, len(r.recv.got))
+	}
+
+	r = newRig(t, 200)
+	m = queue.For(r.d)
+	m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
+	r.st.failFinishes = 1000 // the table is down for longer than the lease
+	handleOne(t, r.w, m)
+	if len(r.q.hides) != 1 || r.q.hides[0] < r.w.LeaseFor-5*time.Second {
+		t.Fatalf("hides %v: want the message back only after the claim's lease (%s)", r.q.hides, r.w.LeaseFor)
+	}
+	r.st.failFinishes = 0
+	r.clock += r.q.hides[0] // SQS hands it back then
+	handleOne(t, r.w, m)
+	if a := r.st.manual[m.AttemptID]; a.Outcome != domain.OutcomeDelivered {
+		t.Fatalf("after the lease: outcome %q, want the attempt taken over and recorded", a.Outcome)
+	}
+}

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -81,9 +82,32 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	}
 	m.Count(obs.MetricAttempts, 1)
 	m.Observe(obs.MetricAttemptDuration, res.Duration)
-	if err := w.Store.FinishManual(context.WithoutCancel(ctx), *d, ep, claim, a, o); err != nil {
-		return step{err: err}
+	if err := w.finishManual(ctx, *d, ep, claim, a, o, log); err != nil {
+		// Left in progress: its message comes back once the claim's lease has
+		// run out, and that receive takes the attempt over (ClaimManual).
+		// Sooner, it would find the attempt under a live lease, take it for
+		// done and leave it in progress for good.
+		return step{err: err, retryIn: time.Until(time.UnixMilli(claim.LeaseUntil)) + time.Second}
 	}
 	log.Info("manual attempt", "status", res.StatusCode, "error_class", res.ErrorClass, "duration_ms", res.Duration.Milliseconds(), "verdict", a.Outcome)
 	return done
+}
+
+// finishManual records a manual attempt's result, trying a transient
+// failure again while the claim's lease lasts (as record does for an
+// automatic one). A write that was applied before its error finds the
+// attempt recorded (ErrConflict): done.
+func (w *Worker) finishManual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c store.Claim, a domain.Attempt, o store.Outcome, log *slog.Logger) error {
+	ctx = context.WithoutCancel(ctx) // the POST is made: write its outcome even if the invocation is ending
+	var err error
+	for try := 1; ; try++ {
+		if err = w.Store.FinishManual(ctx, d, ep, c, a, o); err == nil || errors.Is(err, store.ErrConflict) {
+			return nil
+		}
+		if try == recordTries || w.Now().Add(recordBackoff(try)).UnixMilli() >= c.LeaseUntil {
+			return err
+		}
+		log.Warn("recording the manual attempt failed; trying again", "error", err, "try", try)
+		_ = sleepUntil(ctx, time.Now().Add(recordBackoff(try)))
+	}
 }

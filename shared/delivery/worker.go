@@ -163,6 +163,7 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 type step struct {
 	later      time.Duration // > 0: put the message back for this long
 	err        error         // a system error: let SQS redeliver it
+	retryIn    time.Duration // with err: when SQS should redeliver it (0: systemErrorBackoff)
 	quarantine string        // the message does not match its delivery: to the DLQ as it is, for a human
 }
 
@@ -204,7 +205,11 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		return true
 	case s.err != nil:
 		log.Error("message failed; SQS will redeliver it", "error", s.err)
-		_ = w.Queue.Hide(ctx, rec.ReceiptHandle, systemErrorBackoff)
+		hide := systemErrorBackoff
+		if s.retryIn > 0 {
+			hide = s.retryIn
+		}
+		_ = w.Queue.Hide(ctx, rec.ReceiptHandle, hide)
 		return false
 	case s.later > 0:
 		return w.putBack(ctx, rec, msg, s.later, log)

@@ -32,18 +32,21 @@ var errTransient = errors.New("TransactionConflict: transaction is ongoing for t
 // memStore keeps one account's items in maps and applies the same
 // conditions as shared/store, as far as these tests need them.
 type memStore struct {
-	mu          sync.Mutex
-	deliveries  map[string]domain.Delivery
-	endpoints   map[string]domain.Endpoint
-	events      map[string]domain.Event
-	attempts    []domain.Attempt
-	failRecords int // the next n RecordAttempt calls fail transiently, writing nothing
-	parks       map[string]store.Park
-	now         func() time.Time
-	pushed      []int64 // PushDue's until, in order
-	yields      int     // claims given back (YieldClaim)
-	yieldFails  bool    // every YieldClaim fails transiently, writing nothing
-	slotsLost   int     // claims refused because another claim held their slot
+	mu           sync.Mutex
+	deliveries   map[string]domain.Delivery
+	endpoints    map[string]domain.Endpoint
+	events       map[string]domain.Event
+	attempts     []domain.Attempt
+	failRecords  int // the next n RecordAttempt calls fail transiently, writing nothing
+	parks        map[string]store.Park
+	now          func() time.Time
+	pushed       []int64                   // PushDue's until, in order
+	yields       int                       // claims given back (YieldClaim)
+	yieldFails   bool                      // every YieldClaim fails transiently, writing nothing
+	manual       map[string]domain.Attempt // manual attempts by id
+	manualLease  map[string]int64          // and their claims' leases
+	failFinishes int                       // the next n FinishManual calls fail transiently
+	slotsLost    int                       // claims refused because another claim held their slot
 }
 
 func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapshot, error) {
@@ -243,10 +246,34 @@ func (m *memStore) ParkDelivery(_ context.Context, id string, p store.Park) erro
 func (m *memStore) Restart(context.Context, string, string, int) (domain.Delivery, error) {
 	return domain.Delivery{}, store.ErrConflict
 }
-func (m *memStore) ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error {
+
+// ClaimManual and FinishManual keep manual attempts by id under the
+// conditions of shared/store: a claim takes a new attempt or one left in
+// progress past its lease; the finish needs it still in progress.
+func (m *memStore) ClaimManual(_ context.Context, _ domain.Delivery, a domain.Attempt, c store.Claim) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.manual[a.ID]; ok && (old.Outcome != domain.OutcomeInProgress || m.manualLease[a.ID] >= domain.Millis(m.now())) {
+		return store.ErrDuplicate
+	}
+	if m.manual == nil {
+		m.manual, m.manualLease = map[string]domain.Attempt{}, map[string]int64{}
+	}
+	a.Outcome = domain.OutcomeInProgress
+	m.manual[a.ID], m.manualLease[a.ID] = a, c.LeaseUntil
 	return nil
 }
-func (m *memStore) FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error {
+func (m *memStore) FinishManual(_ context.Context, _ domain.Delivery, _ *domain.Endpoint, _ store.Claim, a domain.Attempt, _ store.Outcome) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failFinishes > 0 {
+		m.failFinishes--
+		return errTransient
+	}
+	if m.manual[a.ID].Outcome != domain.OutcomeInProgress {
+		return store.ErrConflict
+	}
+	m.manual[a.ID] = a
 	return nil
 }
 
