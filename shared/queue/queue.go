@@ -18,6 +18,7 @@ type SQS interface {
 	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 	SendMessageBatch(context.Context, *sqs.SendMessageBatchInput, ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
 // Limits SQS sets.
@@ -57,6 +58,22 @@ func New(client SQS, url, dlqURL string) *Queue {
 type Outgoing struct {
 	Message Message
 	Delay   time.Duration
+}
+
+// Backlog is how many messages of the delivery queue are visible and not
+// received yet (SQS's ApproximateNumberOfMessages): 0 when the consumers
+// keep up. Delayed and in-flight messages are not counted.
+func (q *Queue) Backlog(ctx context.Context) (int, error) {
+	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.url,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
+	if err != nil {
+		return 0, fmt.Errorf("queue: ApproximateNumberOfMessages: %w", err)
+	}
+	return n, nil
 }
 
 // Send puts one message on the delivery queue, visible after delay (at most

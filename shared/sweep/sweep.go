@@ -33,14 +33,17 @@ import (
 type Store interface {
 	DueForSweep(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
 	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
+	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	delivery.DeadLetterStore
 }
 
-// Queue sends the sweeper's messages.
+// Queue sends the sweeper's messages, and tells whether the delivery queue
+// has a backlog.
 type Queue interface {
 	Send(context.Context, queue.Message, time.Duration) error
 	DeadLetter(context.Context, queue.Message) error
+	Backlog(context.Context) (int, error)
 }
 
 // Sweeper re-queues stuck deliveries.
@@ -56,11 +59,15 @@ type Sweeper struct {
 
 // Result counts what a run did.
 type Result struct {
-	Found        int  `json:"found"`
-	Requeued     int  `json:"requeued"`
-	DeadLettered int  `json:"dead_lettered"`
-	Skipped      int  `json:"skipped"`  // moving again by the time we looked
-	Complete     bool `json:"complete"` // false when the run stopped at its time budget
+	Found        int `json:"found"`
+	Requeued     int `json:"requeued"`
+	DeadLettered int `json:"dead_lettered"`
+	Skipped      int `json:"skipped"` // moving again by the time we looked
+	// Backlog is the delivery queue's visible messages when the run began;
+	// while there are any, overdue deliveries are not re-queued (Run).
+	Backlog  int  `json:"backlog"`
+	Deferred int  `json:"deferred"` // overdue, left to the backlog
+	Complete bool `json:"complete"` // false when the run stopped at its time budget
 }
 
 // Handle is the EventBridge scheduled-event handler.
@@ -70,18 +77,34 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Result
 
 // Run sweeps every shard once. It stops early, leaving the rest for the next
 // run, when the context is about to run out.
+//
+// A delivery overdue by the grace may have no message (a send lost after
+// its write, a crash), or its message may be waiting in a queue whose
+// consumers are behind. Only SQS knows which, so a run re-queues overdue
+// deliveries only when the delivery queue has no visible backlog: then
+// every message due minutes ago has been received, and a delivery still
+// overdue has none. With a backlog it re-queues nothing (a re-queue would
+// add a message per overdue delivery at every run, and a backlog of N
+// deliveries grew by N messages a sweep); lost messages are re-queued by
+// the first run after the consumers catch up. Failed deliveries whose DLQ
+// message was not sent are handled either way.
 func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 	before := domain.Millis(s.Now().Add(-s.Grace))
+	backlog, err := s.Queue.Backlog(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	var mu sync.Mutex
-	var total Result
+	total := Result{Backlog: backlog}
 	complete, err := overShards(ctx, 5*time.Second, func(ctx context.Context, shard int) error {
-		r, err := s.sweepShard(ctx, shard, before)
+		r, err := s.sweepShard(ctx, shard, before, backlog == 0)
 		mu.Lock()
 		defer mu.Unlock()
 		total.Found += r.Found
 		total.Requeued += r.Requeued
 		total.DeadLettered += r.DeadLettered
 		total.Skipped += r.Skipped
+		total.Deferred += r.Deferred
 		return err
 	})
 	total.Complete = complete
@@ -94,7 +117,8 @@ func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 		lvl = slog.LevelWarn // stuck deliveries mean something was lost or crashed
 	}
 	s.Log.Log(ctx, lvl, "sweep finished", "found", total.Found, "requeued", total.Requeued,
-		"dead_lettered", total.DeadLettered, "skipped", total.Skipped, "complete", total.Complete)
+		"dead_lettered", total.DeadLettered, "skipped", total.Skipped, "backlog", total.Backlog, "deferred", total.Deferred,
+		"complete", total.Complete)
 	return total, err
 }
 
@@ -132,7 +156,7 @@ func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.C
 	return complete, errors.Join(errs...)
 }
 
-func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (Result, error) {
+func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64, requeue bool) (Result, error) {
 	var r Result
 	var start store.Cursor
 	for {
@@ -142,7 +166,7 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (Resu
 		}
 		for _, id := range page.IDs {
 			r.Found++
-			if err := s.sweepOne(ctx, id, before, &r); err != nil {
+			if err := s.sweepOne(ctx, id, before, requeue, &r); err != nil {
 				return r, err
 			}
 		}
@@ -153,8 +177,20 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (Resu
 	}
 }
 
-func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Result) error {
-	d, err := s.Store.Requeue(ctx, id, before, s.MaxAttempts)
+// sweepOne re-queues an overdue delivery when requeue is set (no backlog:
+// see Run), or only reads it; a delivery that cannot be re-queued goes to
+// lifecycle.DecideSweep.
+func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, requeue bool, r *Result) error {
+	var d domain.Delivery
+	var err error
+	if requeue {
+		d, err = s.Store.Requeue(ctx, id, before, s.MaxAttempts)
+	} else if d, err = s.Store.GetDelivery(ctx, id); err == nil {
+		err = store.ErrConflict // as a refused re-queue: decide without one
+	} else if errors.Is(err, store.ErrNotFound) {
+		r.Skipped++
+		return nil
+	}
 	if err == nil {
 		if err := s.Queue.Send(ctx, queue.For(d), 0); err != nil {
 			return err // due_at moved to now: the next run tries again
@@ -180,6 +216,10 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Resu
 		return s.deadLetter(ctx, failed, true, r)
 	case lifecycle.SweepDLQ:
 		return s.deadLetter(ctx, d, false, r)
+	}
+	if !requeue && d.Status == domain.StatusPending {
+		r.Deferred++
+		return nil
 	}
 	r.Skipped++
 	return nil
