@@ -149,3 +149,24 @@ func TestAResendsFailedOutcomeWriteIsRetriedOrTakenOver(t *testing.T) {
 		t.Fatalf("after the lease: outcome %q, want the attempt taken over and recorded", a.Outcome)
 	}
 }
+
+// Issue 27: a 410 Gone answer disables the endpoint at once, with the
+// reason shown on it (Standard Webhooks: "stop sending"); the delivery fails
+// as rejected, and the next delivery to it fails as endpoint_disabled
+// without a request.
+func TestA410DisablesTheEndpoint(t *testing.T) {
+	r := newRig(t, 410)
+	handleOne(t, r.w, queue.For(r.d))
+	ep := r.st.endpoints[r.d.AccountID+"/"+r.d.EndpointID]
+	if !ep.Disabled || ep.DisabledReason == "" {
+		t.Fatalf("endpoint after a 410: disabled %v (%q)", ep.Disabled, ep.DisabledReason)
+	}
+	if got := r.st.deliveries[r.d.ID]; got.Status != domain.StatusFailed || got.FailReason != domain.ReasonRejected {
+		t.Fatalf("delivery %s (%s), want failed rejected", got.Status, got.FailReason)
+	}
+	next := r.addDelivery()
+	handleOne(t, r.w, queue.For(next))
+	if got := r.st.deliveries[next.ID]; got.FailReason != domain.ReasonEndpointDisabled || len(r.recv.got) != 1 {
+		t.Fatalf("the next delivery: %s (%s) after %d requests in all, want endpoint_disabled and no request", got.Status, got.FailReason, len(r.recv.got))
+	}
+}

@@ -76,7 +76,7 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)
 	a.Outcome = domain.AttemptOutcome(verdict.String()) // the verdict words are the outcome words
-	o := store.Outcome{Healthy: verdict == retry.Delivered}
+	o := store.Outcome{Healthy: verdict == retry.Delivered, DisableEndpoint: lifecycle.Gone(res.StatusCode)}
 	if verdict == retry.Throttle {
 		o.PauseUntil = domain.Millis(w.Now().Add(min(res.RetryAfter, lifecycle.MaxThrottlePause)))
 	}

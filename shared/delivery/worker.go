@@ -775,7 +775,7 @@ func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.D
 	verdict := retry.Classify(res.Result)
 	o := lifecycle.Settle(claimed, lifecycle.Answer{Result: res.Result, Verdict: verdict}, w.Now(), w.Schedule, nil)
 	o.Breaker = w.breakerAfter(*ep, res.Result, now, log)
-	if !o.Healthy && !o.GiveBack && w.DisableAfter > 0 && ep.FailingSince != 0 && now.Sub(time.UnixMilli(ep.FailingSince)) >= w.DisableAfter {
+	if !o.Healthy && !o.GiveBack && o.DisableEndpoint == "" && w.DisableAfter > 0 && ep.FailingSince != 0 && now.Sub(time.UnixMilli(ep.FailingSince)) >= w.DisableAfter {
 		o.DisableEndpoint = "failing without a success since " + time.UnixMilli(ep.FailingSince).UTC().Format(time.RFC3339)
 		log.Warn("endpoint disabled: failing for too long", "failing_since", time.UnixMilli(ep.FailingSince).UTC())
 	}

@@ -113,6 +113,12 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 	}
 	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.LastAttemptID = "", "", 0, a.ID
 	m.freeSlot(d, c)
+	if o.DisableEndpoint != "" {
+		k := d.AccountID + "/" + d.EndpointID
+		ep := m.endpoints[k]
+		ep.Disabled, ep.DisabledReason = true, o.DisableEndpoint
+		m.endpoints[k] = ep
+	}
 	d.Status = o.Status
 	switch o.Status {
 	case domain.StatusFailed:

@@ -197,6 +197,8 @@ func TestSettle(t *testing.T) {
 		{"2xx", 1, 0, 0, answer(204, "", 0), lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, domain.OutcomeDelivered},
 		{"2xx on the 8th attempt", 8, 0, 0, answer(200, "", 0), lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, domain.OutcomeDelivered},
 		{"4xx", 1, 0, 0, answer(400, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, domain.OutcomeRejected},
+		{"410 Gone: the endpoint is disabled", 1, 0, 0, answer(410, "", 0),
+			lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected, DisableEndpoint: lifecycle.GoneReason}, domain.OutcomeRejected},
 		{"forbidden address", 1, 0, 0, answer(0, retry.ErrBlockedAddress, 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonBlockedAddress}, domain.OutcomeRejected},
 		{"5xx after attempt 3", 3, 0, 0, answer(503, "", 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(81 * time.Second)}, domain.OutcomeRetry},
 		{"timeout after attempt 1", 1, 0, 0, answer(0, retry.ErrTimeout, 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Second)}, domain.OutcomeRetry},

@@ -68,7 +68,7 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 		if a.ErrorClass == retry.ErrBlockedAddress {
 			reason = domain.ReasonBlockedAddress
 		}
-		return Outcome{Status: domain.StatusFailed, FailReason: reason}
+		return Outcome{Status: domain.StatusFailed, FailReason: reason, DisableEndpoint: Gone(a.StatusCode)}
 	case retry.Throttle:
 		if d.Throttles < MaxFreeThrottles && now.Sub(time.UnixMilli(d.CreatedAt)) < ThrottleWindow {
 			until := domain.Millis(now.Add(min(a.RetryAfter, MaxThrottlePause)))
@@ -85,6 +85,20 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 		wait = min(a.RetryAfter, 2*wait)
 	}
 	return Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
+}
+
+// GoneReason is the disabled reason of an endpoint that answered 410.
+const GoneReason = "the receiver answered 410 Gone: it asked us to stop sending to this endpoint"
+
+// Gone is what an answer says of its endpoint under Standard Webhooks: a
+// 410 Gone means "stop sending", so the endpoint is disabled at once, with
+// GoneReason (any other answer: ""). Later deliveries to it then fail as
+// for any disabled endpoint, and the customer enables it again when ready.
+func Gone(status int) string {
+	if status == 410 {
+		return GoneReason
+	}
+	return ""
 }
 
 // LogOutcome is the attempt log's word for an automatic attempt's answer.
