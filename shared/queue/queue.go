@@ -169,9 +169,23 @@ func entries(msgs []Outgoing, first int) []types.SendMessageBatchRequestEntry {
 	out := make([]types.SendMessageBatchRequestEntry, len(msgs))
 	for i, m := range msgs {
 		out[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(first + i)),
-			MessageBody: aws.String(m.Message.Encode()), DelaySeconds: delaySeconds(m.Delay)}
+			MessageBody: aws.String(m.Message.Encode()), DelaySeconds: delaySeconds(m.Delay),
+			MessageGroupId: groupOf(m.Message)}
 	}
 	return out
+}
+
+// groupOf is a delivery-queue message's MessageGroupId: its account. On a
+// standard queue a group id turns on SQS's fair queues: a tenant holding
+// more than its share of the messages in flight (one whose endpoints are
+// slow or dead) is served after the quiet ones, so their dwell time stays
+// flat; messages of one group are still received in parallel and with
+// their own delays (unlike a FIFO queue's groups).
+func groupOf(m Message) *string {
+	if m.AccountID == "" {
+		return nil
+	}
+	return aws.String(m.AccountID)
 }
 
 // failedOf is which of the n messages at offset in the group SQS did not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,5 +190,60 @@ func TestASendersCanceledContextFailsNoOtherSend(t *testing.T) {
 	}
 	if ids := received(t, env, 3); len(ids) != 3 {
 		t.Fatalf("on the queue: %v, want all three", ids)
+	}
+}
+
+// recordingSQS keeps every batch entry it is asked to send.
+type recordingSQS struct {
+	queue.SQS
+	mu      sync.Mutex
+	entries []string // "group body" per entry
+}
+
+func (r *recordingSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, o ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	r.mu.Lock()
+	for _, e := range in.Entries {
+		r.entries = append(r.entries, aws.ToString(e.MessageGroupId)+" "+aws.ToString(e.MessageBody))
+	}
+	r.mu.Unlock()
+	return r.SQS.SendMessageBatch(ctx, in, o...)
+}
+
+// Issue 25: every delivery-queue message carries its account as its
+// MessageGroupId, which turns on SQS fair queues for the standard queue; the
+// emulator takes such messages, with their per-message delays, and hands
+// them back.
+func TestEveryDeliveryMessageIsGroupedByItsAccount(t *testing.T) {
+	env := testenv.New(t)
+	rec := &recordingSQS{SQS: env.SQS}
+	q := queue.New(rec, env.Queues.Delivery, env.Queues.DLQ)
+	a, b := msg("dlv_a"), msg("dlv_b")
+	b.AccountID = "acct_2"
+	if _, err := q.SendAll(ctx, []queue.Outgoing{{Message: a}, {Message: b, Delay: time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Send(ctx, msg("dlv_c"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.entries) != 3 {
+		t.Fatalf("%d entries sent, want 3", len(rec.entries))
+	}
+	for _, e := range rec.entries {
+		var m queue.Message
+		group, body, _ := strings.Cut(e, " ")
+		if err := json.Unmarshal([]byte(body), &m); err != nil || group != m.AccountID {
+			t.Fatalf("entry %q: group %q, want the message's account", e, group)
+		}
+	}
+	got := 0
+	for deadline := time.Now().Add(5 * time.Second); got < 3 && time.Now().Before(deadline); {
+		out, err := env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &env.Queues.Delivery, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += len(out.Messages)
+	}
+	if got != 3 {
+		t.Fatalf("received %d of 3 grouped messages", got)
 	}
 }
