@@ -73,23 +73,14 @@ func (s *Scheduler) Run(ctx context.Context) (ScheduleResult, error) {
 
 func (s *Scheduler) shard(ctx context.Context, shard int, before int64) (ScheduleResult, error) {
 	var r ScheduleResult
-	var start store.Cursor
-	for {
-		page, err := s.Store.ParkedBefore(ctx, shard, before, 100, start)
-		if err != nil {
-			return r, err
-		}
-		for _, id := range page.IDs {
-			r.Found++
-			if err := s.one(ctx, id, before, &r); err != nil {
-				return r, err
-			}
-		}
-		if page.Next == nil {
-			return r, nil
-		}
-		start = page.Next
-	}
+	err := eachID(ctx, func(start store.Cursor) ([]string, store.Cursor, error) {
+		page, err := s.Store.ParkedBefore(ctx, shard, before, pageSize, start)
+		return page.IDs, page.Next, err
+	}, func(id string) error {
+		r.Found++
+		return s.one(ctx, id, before, &r)
+	})
+	return r, err
 }
 
 func (s *Scheduler) one(ctx context.Context, id string, before int64, r *ScheduleResult) error {

@@ -158,22 +158,39 @@ func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.C
 
 func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64, requeue bool) (Result, error) {
 	var r Result
+	err := eachID(ctx, func(start store.Cursor) ([]string, store.Cursor, error) {
+		page, err := s.Store.DueForSweep(ctx, shard, before, pageSize, start)
+		return page.IDs, page.Next, err
+	}, func(id string) error {
+		r.Found++
+		return s.sweepOne(ctx, id, before, requeue, &r)
+	})
+	return r, err
+}
+
+// pageSize is how many ids one index query of a shard returns.
+const pageSize = 100
+
+// eachID pages through one shard of a sparse index (query: one page from
+// start; a nil next cursor ends it) and calls one for every id, in order,
+// stopping at the first error. The sweeper and the scheduler both walk
+// their index this way.
+func eachID(ctx context.Context, query func(start store.Cursor) (ids []string, next store.Cursor, err error), one func(id string) error) error {
 	var start store.Cursor
 	for {
-		page, err := s.Store.DueForSweep(ctx, shard, before, 100, start)
+		ids, next, err := query(start)
 		if err != nil {
-			return r, err
+			return err
 		}
-		for _, id := range page.IDs {
-			r.Found++
-			if err := s.sweepOne(ctx, id, before, requeue, &r); err != nil {
-				return r, err
+		for _, id := range ids {
+			if err := one(id); err != nil {
+				return err
 			}
 		}
-		if page.Next == nil {
-			return r, nil
+		if next == nil || ctx.Err() != nil {
+			return ctx.Err()
 		}
-		start = page.Next
+		start = next
 	}
 }
 
