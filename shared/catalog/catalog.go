@@ -108,7 +108,7 @@ func compileProblem(err error) *Problem {
 	if errors.As(err, &le) {
 		return &Problem{Reason: fmt.Sprintf("$ref %s cannot be resolved: references outside the schema are not allowed; put shared definitions in $defs", strings.TrimPrefix(strings.TrimPrefix(le.URL, resourceURL), "https://event-type.gifq.invalid/"))}
 	}
-	return &Problem{Reason: strings.ReplaceAll(err.Error(), resourceURL, "the schema")}
+	return &Problem{Reason: "not a usable JSON Schema: " + strings.ReplaceAll(err.Error(), resourceURL, "")} // "#/$defs/x" not found
 }
 
 // Check validates an event body (known to be a JSON object) against s. A
