@@ -25,9 +25,12 @@ func (e *SchemaError) Error() string {
 	return "the body fails the schema of event type " + e.EventType + " at " + where + ": " + e.Problem.Reason
 }
 
-// maxCachedAccounts bounds the schema cache of one Lambda instance; past
-// it the cache starts again empty (a reload is one read per type used).
-const maxCachedAccounts = 1000
+// maxCachedSchemaBytes bounds the schema cache of one Lambda instance by
+// the schemas' source size: a compiled schema holds about 30 times its
+// source in memory (a 40 KB schema, 1.2 MB), so 2 MiB of schemas is about
+// 60 MB of the api function's 256. Past it the cache starts again empty (a
+// reload is one read per type used).
+const maxCachedSchemaBytes = 2 << 20
 
 // schemaCache keeps the compiled schemas of the catalogs this instance has
 // seen, per account, for one catalog version. The version rides on the
@@ -38,6 +41,7 @@ const maxCachedAccounts = 1000
 type schemaCache struct {
 	mu       sync.Mutex
 	accounts map[string]*accountSchemas
+	bytes    int // the cached schemas' source size
 }
 
 type accountSchemas struct {
@@ -56,12 +60,13 @@ func (c *schemaCache) lookup(account string, version int64, eventType string) (*
 	return s, ok
 }
 
-func (c *schemaCache) store(account string, version int64, eventType string, s *catalog.Schema) {
+func (c *schemaCache) store(account string, version int64, eventType string, s *catalog.Schema, size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.accounts == nil || len(c.accounts) >= maxCachedAccounts {
-		c.accounts = map[string]*accountSchemas{}
+	if c.accounts == nil || c.bytes+size > maxCachedSchemaBytes {
+		c.accounts, c.bytes = map[string]*accountSchemas{}, 0
 	}
+	c.bytes += size
 	a := c.accounts[account]
 	if a == nil || a.version != version {
 		a = &accountSchemas{version: version, types: map[string]*catalog.Schema{}}
@@ -93,7 +98,7 @@ func (s *Service) schemaFor(ctx context.Context, acct domain.Account, eventType 
 			return nil, errors.New("event type " + eventType + ": stored schema does not compile: " + err.Error())
 		}
 	}
-	s.schemas.store(acct.ID, acct.CatalogVersion, eventType, sch)
+	s.schemas.store(acct.ID, acct.CatalogVersion, eventType, sch, len(et.Schema)+len(eventType))
 	return sch, nil
 }
 
