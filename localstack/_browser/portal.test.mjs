@@ -381,3 +381,70 @@ test('a forged, revoked or signed-out token is refused and changes nothing', asy
   const afterList = await call('GET', '/v1/endpoints');
   assert.equal(afterList.body.data.length, before.body.data.length, 'refused tokens changed nothing');
 });
+
+// Last: it gives the account an event catalog, which changes how every later
+// endpoint form looks (the tests above type event types into a text field).
+test('with an event catalog, subscriptions are chosen from it, schemas and examples at hand', async () => {
+  const types = [
+    {
+      name: 'payout.sent', description: 'A payout left our account for the recipient.',
+      schema: { type: 'object', required: ['event', 'data'], properties: { data: { type: 'object', required: ['id', 'amount'], properties: { id: { type: 'string' }, amount: { type: 'integer', minimum: 0 } } } } },
+      example: { event: 'payout.sent', data: { id: 'po_123', amount: 1200 } },
+    },
+    { name: 'payout.failed', description: 'The recipient’s bank refused the payout.' },
+    { name: 'invoice.paid', description: 'Replaced by payout.sent.' },
+  ];
+  for (const t of types) assert.equal((await call('POST', '/v1/event-types', t)).status, 201);
+  assert.equal((await call('PATCH', '/v1/event-types/invoice.paid', { deprecated: true })).status, 200);
+
+  const s = await session();
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('.card').first().waitFor();
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  const picker = page.locator('#f-types');
+  await picker.waitFor();
+  assert.equal(await picker.getByRole('checkbox').count(), 2, 'a deprecated type is not offered to a new endpoint');
+  assert.match(await picker.innerText(), /A payout left our account/);
+  assert.doesNotMatch(await picker.innerText(), /invoice\.paid/);
+
+  // The schema and example of a type, on demand.
+  const sent = picker.locator('li', { hasText: 'payout.sent' });
+  await sent.getByText('Schema and example').click();
+  assert.match(await sent.locator('pre.schema').innerText(), /"minimum": 0/);
+  assert.match(await sent.locator('pre.example').innerText(), /"amount": 1200/);
+
+  await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/payouts');
+  await page.getByLabel('Description').fill('Payouts ledger');
+  await sent.getByRole('checkbox').check();
+  await page.screenshot({ path: join(shots, 'portal-event-types.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  await page.getByRole('heading', { name: 'Endpoint added' }).waitFor();
+  const ep = (await call('GET', '/v1/endpoints')).body.data.find((e) => e.description === 'Payouts ledger');
+  assert.deepEqual(ep.event_types, ['payout.sent']);
+
+  // A prefix the catalog has no live type for is refused, with the reason, and changes nothing.
+  await page.goto(s.url.split('#')[0] + '#/endpoints/' + ep.id + '/edit');
+  await page.locator('#f-types').waitFor();
+  assert.ok(await page.locator('#f-types li', { hasText: 'payout.sent' }).getByRole('checkbox').isChecked(), 'the chosen type is ticked');
+  await page.getByLabel('Prefixes').fill('refund.*');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByRole('alert').getByText(/not in the event catalog: refund\.\*/).waitFor();
+  assert.deepEqual((await call('GET', '/v1/endpoints/' + ep.id)).body.event_types, ['payout.sent']);
+  await page.getByLabel('Prefixes').fill('payout.*');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByText('Endpoint saved.').waitFor();
+  assert.deepEqual((await call('GET', '/v1/endpoints/' + ep.id)).body.event_types, ['payout.sent', 'payout.*']);
+
+  // The catalog on its own page, deprecated types marked.
+  await page.getByRole('link', { name: 'Event types' }).click();
+  const catalog = page.locator('#catalog');
+  await catalog.waitFor();
+  assert.equal(await catalog.locator('li').count(), 3);
+  await catalog.locator('li', { hasText: 'invoice.paid' }).getByText('Deprecated').waitFor();
+
+  // The console's one line for the refused save above is expected; nothing else.
+  assert.deepEqual(page.problems.filter((p) => !/status of 422/.test(p)), [], 'no script errors or CSP violations');
+  await page.context().close();
+  assert.equal((await call('DELETE', '/v1/endpoints/' + ep.id)).status, 204);
+});

@@ -31,10 +31,14 @@ func TestAuthorizationMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond) // key lookups are eventually consistent reads: past the propagation a revoke takes
-	ids := map[string]string{"endpoints": ep.ID, "events": ev.ID, "deliveries": ev.Deliveries[0].ID}
+	if code := h.call(t, keyA, "POST", "/v1/event-types", `{"name":"payout.catalogued"}`, nil); code != 201 {
+		t.Fatalf("event type: %d", code)
+	}
+	ids := map[string]string{"endpoints": ep.ID, "events": ev.ID, "deliveries": ev.Deliveries[0].ID, "event-types": "payout.catalogued"}
 	bodies := map[string]string{
 		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
 		"PATCH /v1/endpoints/*": `{"description":"x"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
+		"POST /v1/event-types": `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"x"}`,
 	}
 	routes := httpapi.Routes()
 	if len(routes) < 12 {
@@ -160,6 +164,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 var portalRoutes = map[string]string{
 	"GET /v1/endpoints": "read", "GET /v1/endpoints/*": "read", "GET /v1/endpoints/*/deliveries": "read",
 	"GET /v1/deliveries/*": "read", "GET /v1/events/*": "read", "DELETE /v1/portal/sessions/*": "read",
+	"GET /v1/event-types": "read", "GET /v1/event-types/*": "read",
 	"POST /v1/endpoints": "write", "PATCH /v1/endpoints/*": "write", "DELETE /v1/endpoints/*": "write",
 	"POST /v1/endpoints/*/rotate-secret": "write", "POST /v1/endpoints/*/recover": "write",
 	"POST /v1/endpoints/*/test-event": "write", "POST /v1/deliveries/*/resend": "write",
@@ -202,10 +207,14 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 
 	var before map[string]any
 	h.call(t, keyA, "GET", "/v1/endpoints/"+ep.ID, nil, &before)
-	ids := map[string]string{"endpoints": ep.ID, "events": ev.ID, "deliveries": ev.Deliveries[0].ID, "sessions": revokedID}
+	if code := h.call(t, keyA, "POST", "/v1/event-types", `{"name":"payout.catalogued"}`, nil); code != 201 {
+		t.Fatalf("event type: %d", code)
+	}
+	ids := map[string]string{"endpoints": ep.ID, "events": ev.ID, "deliveries": ev.Deliveries[0].ID, "sessions": revokedID, "event-types": "payout.catalogued"}
 	bodies := map[string]string{
 		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
 		"PATCH /v1/endpoints/*": `{"description":"changed"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
+		"POST /v1/event-types": `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"changed"}`,
 	}
 	for _, rt := range httpapi.Routes() {
 		method, pattern, _ := strings.Cut(rt, " ")

@@ -358,6 +358,9 @@ type ErrorDetail struct {
 
 	// Message For people.
 	Message string `json:"message"`
+
+	// Pointer The JSON pointer of the refused value when a schema refused it (`""` is the whole document): `schema_mismatch`, `invalid_schema`, `invalid_example`.
+	Pointer *string `json:"pointer,omitempty"`
 }
 
 // Event defines model for Event.
@@ -377,8 +380,48 @@ type EventBody struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
+// EventType defines model for EventType.
+type EventType struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Deprecated Still validated and delivered; no new subscriptions.
+	Deprecated  bool   `json:"deprecated"`
+	Description string `json:"description"`
+
+	// Example An event body of this type (its `event` is the type's name) that passes the schema; at most 64 KiB.
+	Example *EventTypeExample `json:"example,omitempty"`
+
+	// Name As an event's `event`.
+	Name EventTypeName `json:"name"`
+
+	// Schema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
+	Schema    *JSONSchema `json:"schema,omitempty"`
+	UpdatedAt time.Time   `json:"updated_at"`
+}
+
+// EventTypeExample An event body of this type (its `event` is the type's name) that passes the schema; at most 64 KiB.
+type EventTypeExample map[string]interface{}
+
+// EventTypeName As an event's `event`.
+type EventTypeName = string
+
+// EventTypePatch defines model for EventTypePatch.
+type EventTypePatch struct {
+	Deprecated  *bool   `json:"deprecated,omitempty"`
+	Description *string `json:"description,omitempty"`
+
+	// Example An event body of this type (its `event` is the type's name) that passes the schema; at most 64 KiB.
+	Example *EventTypeExample `json:"example,omitempty"`
+
+	// Schema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
+	Schema *JSONSchema `json:"schema,omitempty"`
+}
+
 // EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 type EventTypes = []string
+
+// JSONSchema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
+type JSONSchema = interface{}
 
 // NewEndpoint defines model for NewEndpoint.
 type NewEndpoint struct {
@@ -389,6 +432,20 @@ type NewEndpoint struct {
 
 	// Url https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
 	Url string `json:"url"`
+}
+
+// NewEventType defines model for NewEventType.
+type NewEventType struct {
+	Description *string `json:"description,omitempty"`
+
+	// Example An event body of this type (its `event` is the type's name) that passes the schema; at most 64 KiB.
+	Example *EventTypeExample `json:"example,omitempty"`
+
+	// Name As an event's `event`.
+	Name EventTypeName `json:"name"`
+
+	// Schema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
+	Schema *JSONSchema `json:"schema,omitempty"`
 }
 
 // RotatedEndpoint defines model for RotatedEndpoint.
@@ -468,6 +525,14 @@ type RotateSecretJSONBody struct {
 	ExpirePreviousAfterSeconds *int `json:"expire_previous_after_seconds,omitempty"`
 }
 
+// ListEventTypesParams defines parameters for ListEventTypes.
+type ListEventTypesParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // CreateEventParams defines parameters for CreateEvent.
 type CreateEventParams struct {
 	// IdempotencyKey 1-255 printable ASCII characters. A repeat within 24 hours answers the first event and
@@ -492,6 +557,12 @@ type RecoverEndpointJSONRequestBody RecoverEndpointJSONBody
 
 // RotateSecretJSONRequestBody defines body for RotateSecret for application/json ContentType.
 type RotateSecretJSONRequestBody RotateSecretJSONBody
+
+// CreateEventTypeJSONRequestBody defines body for CreateEventType for application/json ContentType.
+type CreateEventTypeJSONRequestBody = NewEventType
+
+// UpdateEventTypeJSONRequestBody defines body for UpdateEventType for application/json ContentType.
+type UpdateEventTypeJSONRequestBody = EventTypePatch
 
 // CreateEventJSONRequestBody defines body for CreateEvent for application/json ContentType.
 type CreateEventJSONRequestBody = EventBody
@@ -750,6 +821,68 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
 	SendTestEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListEventTypes The account's event catalog, by name
+	//
+	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
+	ListEventTypes(ctx context.Context, params *ListEventTypesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateEventTypeWithBody Add an event type to the account's catalog (at most 250)
+	//
+	// The catalog is optional: until an account has one, any event type goes and endpoints may
+	// name any. Once it has one, an event whose type has a schema must pass it (422
+	// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+	// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+	// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+	// an event body (its `event` is the name) and must pass the schema.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+	CreateEventTypeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateEventType Add an event type to the account's catalog (at most 250)
+	//
+	// The catalog is optional: until an account has one, any event type goes and endpoints may
+	// name any. Once it has one, an event whose type has a schema must pass it (422
+	// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+	// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+	// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+	// an event body (its `event` is the name) and must pass the schema.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+	CreateEventType(ctx context.Context, body CreateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEventType One event type, with its schema and example
+	//
+	// Corresponds with GET /v1/event-types/{name} (the `GetEventType` operationId).
+	GetEventType(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateEventTypeWithBody Change or deprecate an event type
+	//
+	// `{"deprecated": true}` deprecates it: events of the type are still validated and
+	// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+	// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+	// comes with it). The name cannot change.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+	UpdateEventTypeWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateEventType Change or deprecate an event type
+	//
+	// `{"deprecated": true}` deprecates it: events of the type are still validated and
+	// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+	// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+	// comes with it). The name cannot change.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+	UpdateEventType(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateEventWithBody Post an event
 	//
@@ -1098,6 +1231,128 @@ func (c *Client) RotateSecret(ctx context.Context, id ID, body RotateSecretJSONR
 // Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
 func (c *Client) SendTestEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSendTestEventRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEventTypes The account's event catalog, by name
+//
+// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
+func (c *Client) ListEventTypes(ctx context.Context, params *ListEventTypesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventTypesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateEventTypeWithBody Add an event type to the account's catalog (at most 250)
+//
+// The catalog is optional: until an account has one, any event type goes and endpoints may
+// name any. Once it has one, an event whose type has a schema must pass it (422
+// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+// an event body (its `event` is the name) and must pass the schema.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+func (c *Client) CreateEventTypeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateEventTypeRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateEventType Add an event type to the account's catalog (at most 250)
+//
+// The catalog is optional: until an account has one, any event type goes and endpoints may
+// name any. Once it has one, an event whose type has a schema must pass it (422
+// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+// an event body (its `event` is the name) and must pass the schema.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+func (c *Client) CreateEventType(ctx context.Context, body CreateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateEventTypeRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEventType One event type, with its schema and example
+//
+// Corresponds with GET /v1/event-types/{name} (the `GetEventType` operationId).
+func (c *Client) GetEventType(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventTypeRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateEventTypeWithBody Change or deprecate an event type
+//
+// `{"deprecated": true}` deprecates it: events of the type are still validated and
+// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+// comes with it). The name cannot change.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+func (c *Client) UpdateEventTypeWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateEventTypeRequestWithBody(c.Server, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateEventType Change or deprecate an event type
+//
+// `{"deprecated": true}` deprecates it: events of the type are still validated and
+// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+// comes with it). The name cannot change.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+func (c *Client) UpdateEventType(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateEventTypeRequest(c.Server, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1775,6 +2030,193 @@ func NewSendTestEventRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListEventTypesRequest constructs an http.Request for the ListEventTypes method
+func NewListEventTypesRequest(server string, params *ListEventTypesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/event-types")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateEventTypeRequest calls the generic CreateEventType builder with application/json body
+func NewCreateEventTypeRequest(server string, body CreateEventTypeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateEventTypeRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateEventTypeRequestWithBody constructs an http.Request for the CreateEventType method, with any body, and a specified content type
+func NewCreateEventTypeRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/event-types")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetEventTypeRequest constructs an http.Request for the GetEventType method
+func NewGetEventTypeRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/event-types/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateEventTypeRequest calls the generic UpdateEventType builder with application/json body
+func NewUpdateEventTypeRequest(server string, name string, body UpdateEventTypeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateEventTypeRequestWithBody(server, name, "application/json", bodyReader)
+}
+
+// NewUpdateEventTypeRequestWithBody constructs an http.Request for the UpdateEventType method, with any body, and a specified content type
+func NewUpdateEventTypeRequestWithBody(server string, name string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/event-types/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCreateEventRequest calls the generic CreateEvent builder with application/json body
 func NewCreateEventRequest(server string, params *CreateEventParams, body CreateEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2173,6 +2615,72 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
 	SendTestEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
+
+	// ListEventTypesWithResponse The account's event catalog, by name
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
+	ListEventTypesWithResponse(ctx context.Context, params *ListEventTypesParams, reqEditors ...RequestEditorFn) (*ListEventTypesResponse, error)
+
+	// CreateEventTypeWithBodyWithResponse Add an event type to the account's catalog (at most 250)
+	//
+	// The catalog is optional: until an account has one, any event type goes and endpoints may
+	// name any. Once it has one, an event whose type has a schema must pass it (422
+	// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+	// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+	// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+	// an event body (its `event` is the name) and must pass the schema.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+	CreateEventTypeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEventTypeResponse, error)
+
+	// CreateEventTypeWithResponse Add an event type to the account's catalog (at most 250)
+	//
+	// The catalog is optional: until an account has one, any event type goes and endpoints may
+	// name any. Once it has one, an event whose type has a schema must pass it (422
+	// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+	// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+	// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+	// an event body (its `event` is the name) and must pass the schema.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+	CreateEventTypeWithResponse(ctx context.Context, body CreateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEventTypeResponse, error)
+
+	// GetEventTypeWithResponse One event type, with its schema and example
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/event-types/{name} (the `GetEventType` operationId).
+	GetEventTypeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetEventTypeResponse, error)
+
+	// UpdateEventTypeWithBodyWithResponse Change or deprecate an event type
+	//
+	// `{"deprecated": true}` deprecates it: events of the type are still validated and
+	// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+	// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+	// comes with it). The name cannot change.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+	UpdateEventTypeWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateEventTypeResponse, error)
+
+	// UpdateEventTypeWithResponse Change or deprecate an event type
+	//
+	// `{"deprecated": true}` deprecates it: events of the type are still validated and
+	// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+	// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+	// comes with it). The name cannot change.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+	UpdateEventTypeWithResponse(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateEventTypeResponse, error)
 
 	// CreateEventWithBodyWithResponse Post an event
 	//
@@ -3277,6 +3785,369 @@ func (r SendTestEventResponse) ContentType() string {
 	return ""
 }
 
+// ListEventTypesResponse401Headers the declared response headers of an HTTP 401 response for ListEventTypes
+type ListEventTypesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListEventTypesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []EventType `json:"data"`
+
+		// NextCursor Empty on the last page.
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEventTypesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventTypesResponse) GetJSON200() *struct {
+	Data []EventType `json:"data"`
+
+	// NextCursor Empty on the last page.
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListEventTypesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListEventTypesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventTypesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListEventTypesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventTypesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventTypesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventTypesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventTypesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateEventTypeResponse401Headers the declared response headers of an HTTP 401 response for CreateEventType
+type CreateEventTypeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type CreateEventTypeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *EventType
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateEventTypeResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateEventTypeResponse) GetJSON201() *EventType {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateEventTypeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateEventTypeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateEventTypeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateEventTypeResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateEventTypeResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateEventTypeResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateEventTypeResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateEventTypeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateEventTypeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateEventTypeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateEventTypeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEventTypeResponse401Headers the declared response headers of an HTTP 401 response for GetEventType
+type GetEventTypeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetEventTypeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventType
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEventTypeResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventTypeResponse) GetJSON200() *EventType {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEventTypeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetEventTypeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEventTypeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetEventTypeResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventTypeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventTypeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventTypeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventTypeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateEventTypeResponse401Headers the declared response headers of an HTTP 401 response for UpdateEventType
+type UpdateEventTypeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type UpdateEventTypeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventType
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateEventTypeResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON200() *EventType {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateEventTypeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateEventTypeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateEventTypeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateEventTypeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateEventResponse202Headers the declared response headers of an HTTP 202 response for CreateEvent
 type CreateEventResponse202Headers struct {
 	IdempotentReplayed *string
@@ -4008,6 +4879,108 @@ func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseSendTestEventResponse(rsp)
+}
+
+// ListEventTypesWithResponse The account's event catalog, by name
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
+func (c *ClientWithResponses) ListEventTypesWithResponse(ctx context.Context, params *ListEventTypesParams, reqEditors ...RequestEditorFn) (*ListEventTypesResponse, error) {
+	rsp, err := c.ListEventTypes(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventTypesResponse(rsp)
+}
+
+// CreateEventTypeWithBodyWithResponse Add an event type to the account's catalog (at most 250)
+//
+// The catalog is optional: until an account has one, any event type goes and endpoints may
+// name any. Once it has one, an event whose type has a schema must pass it (422
+// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+// an event body (its `event` is the name) and must pass the schema.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+func (c *ClientWithResponses) CreateEventTypeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEventTypeResponse, error) {
+	rsp, err := c.CreateEventTypeWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateEventTypeResponse(rsp)
+}
+
+// CreateEventTypeWithResponse Add an event type to the account's catalog (at most 250)
+//
+// The catalog is optional: until an account has one, any event type goes and endpoints may
+// name any. Once it has one, an event whose type has a schema must pass it (422
+// `schema_mismatch` otherwise), an event of a type not in the catalog still goes, and an
+// endpoint's `event_types` must name catalogued, non-deprecated types. The schema is JSON
+// Schema draft 2020-12, self-contained (no `$ref` outside it), at most 64 KiB; the example is
+// an event body (its `event` is the name) and must pass the schema.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/event-types (the `CreateEventType` operationId).
+func (c *ClientWithResponses) CreateEventTypeWithResponse(ctx context.Context, body CreateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEventTypeResponse, error) {
+	rsp, err := c.CreateEventType(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateEventTypeResponse(rsp)
+}
+
+// GetEventTypeWithResponse One event type, with its schema and example
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/event-types/{name} (the `GetEventType` operationId).
+func (c *ClientWithResponses) GetEventTypeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetEventTypeResponse, error) {
+	rsp, err := c.GetEventType(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventTypeResponse(rsp)
+}
+
+// UpdateEventTypeWithBodyWithResponse Change or deprecate an event type
+//
+// `{"deprecated": true}` deprecates it: events of the type are still validated and
+// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+// comes with it). The name cannot change.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+func (c *ClientWithResponses) UpdateEventTypeWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateEventTypeResponse, error) {
+	rsp, err := c.UpdateEventTypeWithBody(ctx, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateEventTypeResponse(rsp)
+}
+
+// UpdateEventTypeWithResponse Change or deprecate an event type
+//
+// `{"deprecated": true}` deprecates it: events of the type are still validated and
+// delivered, endpoints subscribed to it keep it, but no endpoint may newly subscribe to it
+// (`false` undoes it). A new schema must accept the example (the stored one unless a new one
+// comes with it). The name cannot change.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
+func (c *ClientWithResponses) UpdateEventTypeWithResponse(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateEventTypeResponse, error) {
+	rsp, err := c.UpdateEventType(ctx, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateEventTypeResponse(rsp)
 }
 
 // CreateEventWithBodyWithResponse Post an event
@@ -5025,6 +5998,328 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 	switch {
 	case rsp.StatusCode == 401:
 		var headers SendTestEventResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListEventTypesResponse parses an HTTP response from a ListEventTypesWithResponse call
+func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventTypesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []EventType `json:"data"`
+
+			// NextCursor Empty on the last page.
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListEventTypesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateEventTypeResponse parses an HTTP response from a CreateEventTypeWithResponse call
+func ParseCreateEventTypeResponse(rsp *http.Response) (*CreateEventTypeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateEventTypeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest EventType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateEventTypeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventTypeResponse parses an HTTP response from a GetEventTypeWithResponse call
+func ParseGetEventTypeResponse(rsp *http.Response) (*GetEventTypeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventTypeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetEventTypeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateEventTypeResponse parses an HTTP response from a UpdateEventTypeWithResponse call
+func ParseUpdateEventTypeResponse(rsp *http.Response) (*UpdateEventTypeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateEventTypeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateEventTypeResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

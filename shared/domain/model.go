@@ -81,6 +81,12 @@ type Account struct {
 	RatePerSecond float64 `dynamodbav:"rate_per_second,omitempty"` // 0: the deployment default
 	EndpointCount int     `dynamodbav:"endpoint_count"`
 	CreatedAt     int64   `dynamodbav:"created_at"`
+	// The event catalog (eventtype.go): how many types it has (0: no
+	// catalog, every event type goes) and a number every change to it raises,
+	// so that ingest knows from this item alone whether its cached schemas
+	// still hold.
+	EventTypeCount int   `dynamodbav:"event_type_count,omitempty"`
+	CatalogVersion int64 `dynamodbav:"catalog_version,omitempty"`
 }
 
 // APIKey is what a producer's bearer key resolves to. Only its hash is stored.

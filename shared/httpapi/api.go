@@ -33,6 +33,11 @@ type Store interface {
 	CreateEndpoint(context.Context, domain.Endpoint) error
 	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
 	ListEndpoints(ctx context.Context, accountID string) ([]domain.Endpoint, error)
+	CreateEventType(context.Context, domain.EventType) error
+	GetEventType(ctx context.Context, accountID, name string) (domain.EventType, error)
+	UpdateEventType(ctx context.Context, et domain.EventType, rev int64) (domain.EventType, error)
+	ListEventTypes(ctx context.Context, accountID string, limit int32, after string) (store.EventTypePage, error)
+	EventTypeNames(ctx context.Context, accountID string) ([]domain.EventType, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
@@ -119,6 +124,10 @@ var routes = []route{
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
+	{http.MethodPost, split("/v1/event-types"), (*API).createEventType},
+	{http.MethodGet, split("/v1/event-types"), (*API).listEventTypes},
+	{http.MethodGet, split("/v1/event-types/**"), (*API).getEventType},
+	{http.MethodPatch, split("/v1/event-types/**"), (*API).patchEventType},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
 }
 
@@ -135,6 +144,13 @@ func Routes() []string {
 }
 
 func match(pattern, path []string) ([]string, bool) {
+	if n := len(pattern); n > 0 && pattern[n-1] == "**" && len(path) >= n {
+		// "**" ends a pattern: the rest of the path, "/" and all (an event
+		// type's name may hold one).
+		params, ok := match(pattern[:n-1], path[:n-1])
+		rest := strings.Join(path[n-1:], "/")
+		return append(params, rest), ok && rest != "" && !strings.Contains("/"+rest+"/", "//")
+	}
 	if len(pattern) != len(path) {
 		return nil, false
 	}
@@ -363,6 +379,9 @@ type errorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Pointer is the JSON pointer of the refused value, when a schema
+		// check refused it ("" is the whole document; failAt).
+		Pointer *string `json:"pointer,omitempty"`
 	} `json:"error"`
 }
 

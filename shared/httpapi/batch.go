@@ -23,8 +23,9 @@ type batchResult struct {
 }
 
 type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Pointer *string `json:"pointer,omitempty"` // a schema's refusal (event_types.go)
 }
 
 type batchAnswer struct {
@@ -72,7 +73,7 @@ func (a *API) postEventBatch(ctx context.Context, req *request) response {
 		if res.Err != nil {
 			e := a.ingestError(ctx, res.Err)
 			body := e.body.(errorBody).Error
-			r.Status, r.Error = e.status, &errorDetail{Code: body.Code, Message: body.Message}
+			r.Status, r.Error = e.status, &errorDetail{Code: body.Code, Message: body.Message, Pointer: body.Pointer}
 			out.Refused++
 		} else {
 			v := viewAccepted(res.Result)

@@ -116,6 +116,9 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	if descriptionTooLong(in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
 	}
+	if r, failed := a.checkCatalog(ctx, req.account, in.EventTypes, nil); failed { // after the checks that read nothing
+		return r
+	}
 	now := domain.Millis(a.Now())
 	ep := domain.Endpoint{
 		ID: domain.NewID("ep"), AccountID: req.account, URL: url, Description: in.Description, EventTypes: in.EventTypes,
@@ -181,7 +184,8 @@ func (a *API) getEndpoint(ctx context.Context, req *request) response {
 }
 
 func (a *API) patchEndpoint(ctx context.Context, req *request) response {
-	if _, r, failed := a.loadEndpoint(ctx, req); failed {
+	current, r, failed := a.loadEndpoint(ctx, req)
+	if failed {
 		return r
 	}
 	var in struct {
@@ -207,6 +211,11 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	}
 	if in.Description != nil && descriptionTooLong(*in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
+	}
+	if in.EventTypes != nil {
+		if r, failed := a.checkCatalog(ctx, req.account, *in.EventTypes, current.EventTypes); failed { // after the checks that read nothing
+			return r
+		}
 	}
 	ep, err := a.Store.UpdateEndpoint(ctx, req.account, req.params[0], store.EndpointPatch{
 		URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled})

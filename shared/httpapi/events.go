@@ -62,6 +62,7 @@ func (a *API) ingestError(ctx context.Context, err error) response {
 	if r, limited := limitAnswer(err); limited { // the key's ingest limit, checked inside ingest
 		return r
 	}
+	var schemaErr *ingest.SchemaError
 	switch {
 	case errors.Is(err, ingest.ErrTooLarge):
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", err.Error())
@@ -71,6 +72,8 @@ func (a *API) ingestError(ctx context.Context, err error) response {
 		return fail(http.StatusUnprocessableEntity, "invalid_event", err.Error())
 	case errors.Is(err, ingest.ErrBadIdempotencyKey):
 		return fail(http.StatusBadRequest, "invalid_idempotency_key", err.Error())
+	case errors.As(err, &schemaErr):
+		return failAt(http.StatusUnprocessableEntity, "schema_mismatch", err.Error(), schemaErr.Problem.Pointer)
 	case errors.Is(err, store.ErrIdempotencyMismatch):
 		return fail(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was used in the last 24 hours with a different body")
 	}

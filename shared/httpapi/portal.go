@@ -79,7 +79,9 @@ func (a *API) authenticatePortal(ctx context.Context, req *request, rt route, to
 	return response{}, false
 }
 
-func (rt route) name() string { return rt.method + " /" + strings.Join(rt.pattern, "/") }
+func (rt route) name() string {
+	return rt.method + " /" + strings.ReplaceAll(strings.Join(rt.pattern, "/"), "**", "*")
+}
 
 // createPortalSession: POST /v1/portal/sessions {ttl_seconds?, read_only?}
 // with the account's API key -> 201 with the URL that opens the portal. The

@@ -60,6 +60,11 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 	if err != nil {
 		return nil, err
 	}
+	for i := range items {
+		if out[i].Err == nil && !out[i].Replayed {
+			out[i].Err = s.checkSchema(ctx, acct, valid[i])
+		}
+	}
 	now := s.Now()
 	events := make([]store.NewEvent, len(items))
 	total := 0

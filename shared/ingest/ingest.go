@@ -29,6 +29,7 @@ type Store interface {
 	PriorEvent(ctx context.Context, accountID, idempotencyKey string, body []byte) (string, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error)
+	GetEventType(ctx context.Context, accountID, name string) (domain.EventType, error)
 }
 
 // Queue sends the new deliveries' messages.
@@ -51,6 +52,8 @@ type Service struct {
 	Log         *slog.Logger
 	Metrics     *obs.Metrics
 	Now         func() time.Time
+
+	schemas schemaCache // the account catalogs' compiled schemas (schemas.go)
 }
 
 // Validation errors; the API turns them into 4xx answers.
@@ -151,6 +154,9 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	}
 	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := s.checkSchema(ctx, acct, p); err != nil {
 		return Result{}, err
 	}
 	now := s.Now()

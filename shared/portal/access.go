@@ -21,6 +21,8 @@ var routes = map[string]Access{
 	"GET /v1/endpoints/*/deliveries":     Read,
 	"GET /v1/deliveries/*":               Read,
 	"GET /v1/events/*":                   Read,
+	"GET /v1/event-types":                Read, // the catalog, to choose subscriptions from
+	"GET /v1/event-types/*":              Read,
 	"POST /v1/endpoints":                 Write,
 	"PATCH /v1/endpoints/*":              Write,
 	"DELETE /v1/endpoints/*":             Write,

@@ -48,7 +48,7 @@ const (
 
 // Table is the single table. Items (pk / sk):
 //
-//	ACCT#<account>  ACCT            account settings, endpoint count, ingest limit override
+//	ACCT#<account>  ACCT            account settings, endpoint count, ingest limit override, event catalog count and version
 //	ACCT#<account>  EP#<endpoint>   endpoint: url, filter, secrets, health (failing_since, paused_until, disabled)
 //	SLOT#<endpoint> SLOT            the endpoint's in-flight slot leases (s<k> = {u: until, c: claim}; TTL), in its own partition
 //	ACCT#<account>  KEY#<key id>    API key reference (for listing and revoking; its ingest limit override)
@@ -60,6 +60,7 @@ const (
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
 //	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL)
 //	PORTAL#<session> PORTAL         customer portal session: account, SHA-256 of the token's secret, expiry
+//	TYPES#<account> TYPE#<name>     event catalog entry: description, JSON Schema, example, deprecated (its own partition: ingest reads ACCT#<account> whole)
 var Table = TableDef{
 	PK:           Key{"pk", String},
 	SK:           Key{"sk", String},

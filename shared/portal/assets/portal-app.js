@@ -56,7 +56,7 @@
       else if (k === 'class') el.className = v;
       else el.setAttribute(k, v === true ? '' : v);
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       el.append(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -173,21 +173,82 @@
     show(head, h('p', { class: 'muted' }, list.data.length + ' of 16 endpoints'), h('ul', { class: 'cards' }, cards));
   }
 
-  function endpointForm(ep) {
+  // ---- the event catalog -------------------------------------------------
+
+  // The account's event types, every page (at most 250). An account without
+  // a catalog has none, and its endpoints name event types freely.
+  async function catalog() {
+    const out = [];
+    let cursor = '';
+    do {
+      const page = await call('GET', 'event-types?limit=100' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+      out.push(...page.data);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return out;
+  }
+
+  function pretty(doc) { return JSON.stringify(doc, null, 2); }
+
+  // A type's description, and its schema and example behind a disclosure.
+  function typeDetails(t) {
+    return [
+      t.description ? h('div', { class: 'muted' }, t.description) : null,
+      t.schema !== undefined || t.example !== undefined ? h('details', {},
+        h('summary', {}, 'Schema and example'),
+        t.schema !== undefined ? [h('div', { class: 'hint' }, 'JSON Schema'), h('pre', { class: 'doc schema' }, pretty(t.schema))] : null,
+        t.example !== undefined ? [h('div', { class: 'hint' }, 'Example'), h('pre', { class: 'doc example' }, pretty(t.example))] : null) : null,
+    ];
+  }
+
+  function typeName(t) {
+    return [h('span', { class: 'mono' }, t.name), t.deprecated ? [' ', badge('disabled', 'Deprecated')] : null];
+  }
+
+  async function eventTypesView() {
+    const types = await catalog();
+    if (!types.length) return show(h('h1', {}, 'Event types'), h('p', { class: 'muted' }, 'No event catalog: endpoints may name any event type.'));
+    show(h('h1', {}, 'Event types'),
+      h('p', { class: 'muted' }, 'The events this account sends. Endpoints subscribe to them by name.'),
+      h('ul', { class: 'types', id: 'catalog' }, types.map((t) => h('li', {}, h('div', {}, typeName(t)), typeDetails(t)))));
+  }
+
+  // The subscription picker: one checkbox per catalogued type an endpoint
+  // may choose (deprecated ones only when it has them already), and a field
+  // for prefixes like payout.* (or *). Returns the fields and a reader.
+  function typePicker(types, chosen) {
+    const names = new Set(types.map((t) => t.name));
+    const offered = types.filter((t) => !t.deprecated || chosen.includes(t.name));
+    const boxes = offered.map((t, i) => h('input', { type: 'checkbox', id: 'f-type-' + i, value: t.name, checked: chosen.includes(t.name) }));
+    const prefixes = h('input', { type: 'text', id: 'f-prefixes', name: 'prefixes', value: chosen.filter((n) => !names.has(n)).join(', '), placeholder: 'payout.*' });
+    const fields = h('fieldset', { id: 'f-types' },
+      h('legend', {}, 'Event types ', h('span', { class: 'hint' }, '(none chosen: every event)')),
+      h('ul', { class: 'types' }, offered.map((t, i) => h('li', {},
+        h('div', {}, boxes[i], h('label', { for: 'f-type-' + i }, typeName(t))), typeDetails(t)))),
+      h('label', { for: 'f-prefixes' }, 'Prefixes ', h('span', { class: 'hint' }, '(optional, comma separated: payout.* for every payout type)')), prefixes);
+    const read = () => boxes.filter((b) => b.checked).map((b) => b.value)
+      .concat(prefixes.value.split(',').map((s) => s.trim()).filter(Boolean));
+    return { fields, read };
+  }
+
+  function endpointForm(ep, types) {
     const url = h('input', { type: 'url', id: 'f-url', name: 'url', required: true, value: ep ? ep.url : '', placeholder: 'https://example.com/webhooks', autocomplete: 'off' });
     const desc = h('input', { type: 'text', id: 'f-desc', name: 'description', maxlength: '500', value: ep ? ep.description : '' });
-    const types = h('input', { type: 'text', id: 'f-types', name: 'event_types', value: ep ? ep.event_types.join(', ') : '', placeholder: 'payout.fulfilled, payout.*' });
+    // With a catalog, subscriptions are chosen from it; without one, typed.
+    const picker = types.length ? typePicker(types, ep ? ep.event_types : []) : null;
+    const typed = picker ? null : h('input', { type: 'text', id: 'f-types', name: 'event_types', value: ep ? ep.event_types.join(', ') : '', placeholder: 'payout.fulfilled, payout.*' });
     const form = h('form', { novalidate: true },
       h('label', { for: 'f-url' }, 'Endpoint URL'), url,
       h('label', { for: 'f-desc' }, 'Description ', h('span', { class: 'hint' }, '(optional)')), desc,
-      h('label', { for: 'f-types' }, 'Event types ', h('span', { class: 'hint' }, '(comma separated; payout.* for a prefix; empty for every event)')), types,
+      picker ? picker.fields
+        : [h('label', { for: 'f-types' }, 'Event types ', h('span', { class: 'hint' }, '(comma separated; payout.* for a prefix; empty for every event)')), typed],
       h('div', { class: 'actions row' },
         h('button', { type: 'submit', class: 'primary' }, ep ? 'Save changes' : 'Add endpoint'),
         h('a', { class: 'button', href: ep ? '#/endpoints/' + ep.id : '#/endpoints' }, 'Cancel')));
     form.addEventListener('submit', action(async () => {
       const body = {
         url: url.value.trim(), description: desc.value.trim(),
-        event_types: types.value.split(',').map((s) => s.trim()).filter(Boolean),
+        event_types: picker ? picker.read() : typed.value.split(',').map((s) => s.trim()).filter(Boolean),
       };
       if (ep) {
         await call('PATCH', 'endpoints/' + ep.id, body);
@@ -205,13 +266,14 @@
   }
 
   async function newEndpointView() {
-    show(h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints')), h('h1', {}, 'Add an endpoint'), endpointForm(null));
+    const types = await catalog();
+    show(h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints')), h('h1', {}, 'Add an endpoint'), endpointForm(null, types));
   }
 
   async function editEndpointView(id) {
-    const ep = await call('GET', 'endpoints/' + id);
+    const [ep, types] = await Promise.all([call('GET', 'endpoints/' + id), catalog()]);
     show(h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints'), ' / ', h('a', { href: '#/endpoints/' + id }, 'Endpoint')),
-      h('h1', {}, 'Edit endpoint'), endpointForm(ep));
+      h('h1', {}, 'Edit endpoint'), endpointForm(ep, types));
   }
 
   function deliveriesTable(rows) {
@@ -373,6 +435,7 @@
       if (parts[0] === 'endpoints' && parts[1]) return await endpointView(parts[1], query);
       if (parts[0] === 'deliveries' && parts[1]) return await deliveryView(parts[1]);
       if (parts[0] === 'new' && !readOnly) return await newEndpointView();
+      if (parts[0] === 'event-types') return await eventTypesView();
       return await endpointsView();
     } catch (e) {
       if (e.status === 404) return show(h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/endpoints' }, 'Back to endpoints')));
