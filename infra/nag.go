@@ -29,8 +29,9 @@ var (
 		{Rule: "AwsSolutions-COG4", Reason: "Producers are internal services, not Cognito users: they authenticate with " +
 			"hashed bearer API keys checked in the api function (see APIG4)."},
 		{Rule: "AwsSolutions-APIG3", Reason: "No WAF web ACL by default: the callers are internal producers with API keys, " +
-			"the stage is throttled (apiThrottleRate/apiThrottleBurst) and every request needs a valid key. Attach a " +
-			"web ACL to the stage if the API is exposed to untrusted networks (docs/deploy.md)."},
+			"the stage is throttled (apiThrottleRate/apiThrottleBurst, 2,000 rps by default) and every request needs a " +
+			"valid key. Context waf=true attaches a web ACL with a per-IP rate rule (infra/api_protection.go) for an " +
+			"API exposed to untrusted networks (docs/deploy.md)."},
 	}
 	// The account-level role that lets API Gateway write execution logs.
 	apiCloudWatchRoleSuppressions = []NagSuppression{

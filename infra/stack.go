@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -100,6 +101,10 @@ type Stack struct {
 	SweepRule, ScheduleRule awsevents.Rule
 	ScheduleDLQ             awssqs.Queue
 	alarmAction             awscloudwatch.IAlarmAction // nil without alarmEmail
+	// The API stage's execution log group, and its WAF web ACL (nil
+	// without context waf=true) (api_protection.go).
+	ExecutionLogs awslogs.LogGroup
+	WebACL        awswafv2.CfnWebACL
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -182,6 +187,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.Table.GrantReadWriteData(redrive)
 
 	s.Api = newAPI(stack, name, cfg, api, removal)
+	s.addAPIProtection(name, removal) // api_protection.go
 
 	s.addAlarms(name)
 	s.addDashboard(name)

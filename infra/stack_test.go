@@ -361,7 +361,7 @@ func TestAPI(t *testing.T) {
 			"TracingEnabled": true,
 			"MethodSettings": []any{m{
 				"HttpMethod": "*", "ResourcePath": "/*",
-				"ThrottlingRateLimit": 10000, "ThrottlingBurstLimit": 5000,
+				"ThrottlingRateLimit": DefaultAPIThrottleRate, "ThrottlingBurstLimit": DefaultAPIThrottleBurst,
 				"LoggingLevel": "ERROR", "DataTraceEnabled": false, "MetricsEnabled": true,
 			}},
 			"AccessLogSetting": m{
