@@ -446,6 +446,7 @@ func (s *Stack) addOutputs() {
 	// SendMessage, so SQS knows no source queue for them and "Redrive to
 	// source queue(s)" fails with CouldNotDetermineMessageSource.
 	out("DeliveryQueueArn", *s.Queue.QueueArn(), "Delivery queue ARN: the custom destination of the SQS console's DLQ redrive")
+	out("ScheduleDlqUrl", *s.ScheduleDLQ.QueueUrl(), "DLQ of the EventBridge schedules' invocations of the sweeper")
 	out("TableName", *s.Table.TableName(), "DynamoDB table")
 	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
 	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")
