@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -152,6 +153,34 @@ func TestDeliveryQueueArnOutputAndEveryAlarmOnTheDashboard(t *testing.T) {
 	for id := range s.resources("AWS::CloudWatch::Alarm") {
 		if !strings.Contains(body, "${"+id+".Arn}") {
 			t.Errorf("dashboard lacks alarm %s", id)
+		}
+	}
+}
+
+// docs/deploy.md describes every alarm (in its Alarms section) and every
+// output of the stack, so an on-call engineer finds what an alarm means.
+func TestDeployDocDescribesEveryAlarmAndOutput(t *testing.T) {
+	b, err := os.ReadFile("../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "\n## Alarms\n")
+	if start < 0 {
+		t.Fatal("docs/deploy.md has no Alarms section")
+	}
+	alarms := doc[start:]
+	alarms = alarms[:strings.Index(alarms[1:], "\n## ")+1]
+	for _, id := range AlarmOrder {
+		if !strings.Contains(alarms, "`"+id+"`") {
+			t.Errorf("the Alarms section of docs/deploy.md does not describe %s", id)
+		}
+	}
+	for _, v := range []string{"dev", "prod"} {
+		for name := range synth(t, v).json["Outputs"].(map[string]any) {
+			if !strings.Contains(doc, "`"+name+"`") {
+				t.Errorf("docs/deploy.md does not mention the %s output %s", v, name)
+			}
 		}
 	}
 }
