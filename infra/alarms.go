@@ -132,9 +132,10 @@ func (s *Stack) addOperationsAlarms() {
 	}
 	s.addAlarm(alarmSpec{ID: AlarmScheduleDLQNotEmpty, Op: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, Threshold: 0,
 		Metric: s.ScheduleDLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}),
-		Description: "EventBridge put sweeper or scheduler invocations it could not deliver into the schedule target DLQ. " +
-			"Nothing needs replaying (every run does the whole job again), but runs were missed. To do: read one message's " +
-			"attributes (ERROR_CODE, ERROR_MESSAGE) for the cause, fix it, then purge the queue."})
+		Description: "Sweeper or scheduler runs were lost: EventBridge could not invoke the function, or a run still " +
+			"failed after Lambda's two asynchronous retries. Nothing needs replaying (every run does the whole job " +
+			"again), but runs were missed. To do: read one message's attributes for the cause (ERROR_CODE/ERROR_MESSAGE " +
+			"from EventBridge, ErrorCode/ErrorMessage from Lambda), fix it, then purge the queue."})
 	s.addAlarm(alarmSpec{ID: AlarmRedriveErrors, Metric: redrive.MetricErrors(sum5), Op: ge, Threshold: 1,
 		Description: "A redrive run failed (an SQS or DynamoDB error, or it hit its timeout). Messages it had moved stay " +
 			"moved; the others are back in the DLQ within 15 minutes. To do: read the redrive log group, fix the cause, " +

@@ -71,6 +71,29 @@ func TestSchedulesHaveADLQ(t *testing.T) {
 			})})},
 		})
 	})
+	// It is also the sweeper function's own DLQ (EventBridge invokes it
+	// asynchronously; checkov CKV_AWS_116), and the function is created only
+	// once its role may send there (Lambda checks at creation).
+	for _, fn := range Functions {
+		_, r := s.functionByName(t, fn)
+		dlc, _ := props(r)["DeadLetterConfig"].(map[string]any)
+		if fn != FnSweeper {
+			if dlc != nil {
+				t.Errorf("%s has a DLQ %v", fn, dlc)
+			}
+			continue
+		}
+		if got := render(dlc["TargetArn"]); got != "${"+dlq+".Arn}" {
+			t.Errorf("sweeper DLQ %v, want the schedule DLQ", dlc)
+		}
+		waits := false
+		for _, d := range list(r["DependsOn"]) {
+			waits = waits || strings.Contains(fmt.Sprint(d), "SweeperFunctionRoleDefaultPolicy")
+		}
+		if !waits {
+			t.Errorf("the sweeper does not wait for its role's policy: DependsOn %v", r["DependsOn"])
+		}
+	}
 	// prod keeps it with the other queues.
 	prod := synth(t, "prod")
 	if r := prod.resources("AWS::SQS::Queue")[scheduleDLQID(t, prod)]; r["DeletionPolicy"] != "Retain" {

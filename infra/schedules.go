@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
@@ -20,7 +21,10 @@ const ScheduleDLQRetention = 14 * 24 * 3600 // seconds
 // and every minute in its schedule mode (the scheduler of parked
 // deliveries). Both targets retry, and what EventBridge still cannot deliver
 // (the function throttled, deleted, or its permission gone) goes to a DLQ of
-// its own with an alarm (checkov CKV_AWS_116), so a silent stop is seen.
+// its own with an alarm, so a silent stop is seen. EventBridge invokes the
+// function asynchronously, so the same queue is also the function's own
+// DLQ (checkov CKV_AWS_116): a run that still fails after Lambda's two
+// asynchronous retries lands there too.
 func (s *Stack) addSchedules(name string, sweeper awslambda.Function, removal awscdk.RemovalPolicy) {
 	// No fixed name: nothing refers to it by name, and a retained queue
 	// with a fixed name would collide on a redeploy.
@@ -30,6 +34,15 @@ func (s *Stack) addSchedules(name string, sweeper awslambda.Function, removal aw
 		EnforceSSL:      jsii.Bool(true),
 		RemovalPolicy:   removal,
 	})
+	cfn := sweeper.Node().DefaultChild().(awslambda.CfnFunction)
+	cfn.SetDeadLetterConfig(&awslambda.CfnFunction_DeadLetterConfigProperty{TargetArn: s.ScheduleDLQ.QueueArn()})
+	// Lambda sends to a function's DLQ with the function's role, and checks
+	// the permission when the function is created (it depends on its role,
+	// and so on this policy).
+	sweeper.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("sqs:SendMessage"),
+		Resources: jsii.Strings(*s.ScheduleDLQ.QueueArn()),
+	}))
 	s.SweepRule = awsevents.NewRule(s.Stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
 		Description: jsii.String(fmt.Sprintf("Runs the %s sweeper every %d minutes", name, SweepRate)),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(SweepRate))),
