@@ -96,8 +96,8 @@ type Stack struct {
 	AlarmTopic awssns.Topic // nil without alarmEmail
 	Alarms     map[string]awscloudwatch.Alarm
 	Dashboard  awscloudwatch.Dashboard
-	// The sweeper's two EventBridge rules and the DLQ of their targets
-	// (schedules.go).
+	// The sweeper's two EventBridge rules, and the DLQ of their targets
+	// that is also the sweeper's own async DLQ (schedules.go).
 	SweepRule, ScheduleRule awsevents.Rule
 	ScheduleDLQ             awssqs.Queue
 	alarmAction             awscloudwatch.IAlarmAction // nil without alarmEmail
@@ -298,6 +298,10 @@ func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.A
 	for _, k := range keys {
 		environment[k] = jsii.String(env[k])
 	}
+	recursion := awslambda.RecursiveLoop_TERMINATE
+	if spec.SendsToOwnTrigger {
+		recursion = awslambda.RecursiveLoop_ALLOW
+	}
 	f := awslambda.NewFunction(stack, jsii.String(spec.ID), &awslambda.FunctionProps{
 		FunctionName: jsii.String(name + "-" + fn),
 		Description:  jsii.String(spec.Description),
@@ -311,12 +315,7 @@ func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.A
 		LogGroup:     logs,
 		Environment:  &environment,
 		Tracing:      awslambda.Tracing_ACTIVE,
-		RecursiveLoop: func() awslambda.RecursiveLoop {
-			if spec.SendsToOwnTrigger {
-				return awslambda.RecursiveLoop_ALLOW
-			}
-			return awslambda.RecursiveLoop_TERMINATE
-		}(),
+		RecursiveLoop: recursion,
 	})
 	// The function may only start once it can write its logs.
 	f.Node().AddDependency(role)
