@@ -303,18 +303,18 @@ func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.A
 		recursion = awslambda.RecursiveLoop_ALLOW
 	}
 	f := awslambda.NewFunction(stack, jsii.String(spec.ID), &awslambda.FunctionProps{
-		FunctionName: jsii.String(name + "-" + fn),
-		Description:  jsii.String(spec.Description),
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: arch,
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, fn)), nil),
-		MemorySize:   jsii.Number(spec.MemoryMB),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.Timeout.Seconds())),
-		Role:         role,
-		LogGroup:     logs,
-		Environment:  &environment,
-		Tracing:      awslambda.Tracing_ACTIVE,
+		FunctionName:  jsii.String(name + "-" + fn),
+		Description:   jsii.String(spec.Description),
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  arch,
+		Handler:       jsii.String("bootstrap"),
+		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, fn)), nil),
+		MemorySize:    jsii.Number(spec.MemoryMB),
+		Timeout:       awscdk.Duration_Seconds(jsii.Number(spec.Timeout.Seconds())),
+		Role:          role,
+		LogGroup:      logs,
+		Environment:   &environment,
+		Tracing:       awslambda.Tracing_ACTIVE,
 		RecursiveLoop: recursion,
 	})
 	// The function may only start once it can write its logs.
