@@ -83,6 +83,14 @@ type Config struct {
 	// in /portal/), for a custom domain; empty: the API Gateway URL the
 	// session request came to.
 	PortalURL string
+
+	// WAF attaches an AWS WAF web ACL to the API stage (context `waf`,
+	// default false: it costs about $6 a month plus $0.60 per million
+	// requests) with one rate-based rule: more than WAFRateLimit requests
+	// from one IP address in 5 minutes (context `wafRateLimit`) are answered
+	// 429 at the edge, before API Gateway and Lambda (api_protection.go).
+	WAF          bool
+	WAFRateLimit int
 }
 
 // Context keys, as written in cdk.json and on the command line.
@@ -106,6 +114,8 @@ const (
 	CtxAPIGatewayCloudWatchRole = "apiGatewayCloudWatchRole"
 	CtxPortalFrameAncestors     = "portalFrameAncestors"
 	CtxPortalURL                = "portalUrl"
+	CtxWAF                      = "waf"
+	CtxWAFRateLimit             = "wafRateLimit"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -127,17 +137,34 @@ func DefaultConfig() Config {
 		SweepGrace:          5 * time.Minute,
 		LogLevel:            "info",
 		// From the simulation (docs/scale.md, "The defaults this implies"):
-		// 300 concurrent batches carry the day's peak with a breaker; the
-		// stage throttle at the account's 10,000 rps / 5,000 burst (each API
-		// key has its own ingest limit, which isolates producers).
-		DeliverMaxConcurrency:    300,
-		APIThrottleRate:          10000,
-		APIThrottleBurst:         5000,
+		// 300 concurrent batches carry the day's peak with a breaker.
+		DeliverMaxConcurrency: 300,
+		// The stage throttle is a ceiling over every producer (each API key
+		// has its own ingest limit). The account's 10,000 rps / 5,000 burst
+		// is shared by every API in the region, so at that figure one flood
+		// (junk keys each cost a Lambda invocation) could take them all.
+		// 2,000 rps is above the simulated peak (~1,900 events/s at ten
+		// times the modelled load, docs/scale.md) and a fifth of the
+		// account's; a burst of 500 keeps a spike of requests from taking
+		// more than half of a new account's 1,000 Lambda concurrency, which
+		// deliver needs too.
+		APIThrottleRate:          DefaultAPIThrottleRate,
+		APIThrottleBurst:         DefaultAPIThrottleBurst,
 		DLQGrowthThreshold:       10,
 		LambdaArchitecture:       "arm64",
 		APIGatewayCloudWatchRole: true,
+		// 30,000 per IP in 5 minutes: 100 requests/s sustained, ten times a
+		// key's default ingest rate, so a producer fleet behind one NAT
+		// address is not cut, while a flood from one address is.
+		WAFRateLimit: 30000,
 	}
 }
+
+// The default API stage throttle (DefaultConfig says why).
+const (
+	DefaultAPIThrottleRate  = 2000
+	DefaultAPIThrottleBurst = 500
+)
 
 // IsProd reports whether the stage is production.
 func (c Config) IsProd() bool { return c.Stage == "prod" }
@@ -206,6 +233,9 @@ func (c Config) Validate() error {
 	}
 	if c.LambdaArchitecture != "arm64" && c.LambdaArchitecture != "x86_64" {
 		add("%s=%q: want arm64 or x86_64", CtxLambdaArchitecture, c.LambdaArchitecture)
+	}
+	if c.WAFRateLimit < 10 || c.WAFRateLimit > 2000000000 {
+		add("%s=%d: AWS WAF rate-based rules take 10..2,000,000,000 requests per 5 minutes", CtxWAFRateLimit, c.WAFRateLimit)
 	}
 	if _, err := portal.ParseSettings(c.portalEnv); err != nil {
 		add("%s / %s: %v", CtxPortalFrameAncestors, CtxPortalURL, err)
@@ -303,6 +333,8 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	boolean(CtxAPIGatewayCloudWatchRole, &c.APIGatewayCloudWatchRole)
 	str(CtxPortalFrameAncestors, &c.PortalFrameAncestors)
 	str(CtxPortalURL, &c.PortalURL)
+	boolean(CtxWAF, &c.WAF)
+	integer(CtxWAFRateLimit, &c.WAFRateLimit)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, strings.TrimPrefix(err.Error(), "invalid CDK context:\n  "))
 	}

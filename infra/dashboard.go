@@ -27,7 +27,7 @@ var DashboardAppMetrics = []string{
 	obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricDelivered,
 	obs.MetricAttemptsFailed, obs.MetricDeadLettered, obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals,
 	obs.MetricSlotHandoffs, obs.MetricAttemptDuration, obs.MetricTimeToDeliver, obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered,
-	obs.MetricRedriveMoved, obs.MetricEnqueueFailures,
+	obs.MetricRedriveMoved, obs.MetricEnqueueFailures, obs.MetricSweeperRuns, obs.MetricSchedulerRuns,
 }
 
 func (s *Stack) addDashboard(name string) {
@@ -107,7 +107,8 @@ func (s *Stack) addDashboard(name string) {
 	s.Dashboard.AddWidgets(
 		graph("Ingest", 8, counts(obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricEnqueueFailures), nil),
 		graph("Deferrals (no attempt used) and slot handoffs", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals, obs.MetricSlotHandoffs), nil),
-		graph("Sweeper and redrive", 8, counts(obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered, obs.MetricRedriveMoved), nil),
+		graph("Sweeper and redrive", 8, counts(obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered, obs.MetricRedriveMoved),
+			counts(obs.MetricSweeperRuns, obs.MetricSchedulerRuns)), // heartbeats, right axis
 	)
 	s.Dashboard.AddWidgets(
 		graph("API requests and errors", 12, []awscloudwatch.IMetric{

@@ -68,7 +68,7 @@ var variants = map[string]map[string]any{
 		CtxRateLimitPerSecond: "7.5", CtxEndpointMaxInFlight: "3", CtxDeliverMaxConcurrency: "20",
 		CtxIngestRatePerSecond: "2", CtxIngestBurst: "8",
 		CtxAPIThrottleRate: "25", CtxAPIThrottleBurst: "40", CtxSweepGrace: "10m", CtxLogLevel: "warn",
-		CtxDLQGrowthThreshold: "50",
+		CtxDLQGrowthThreshold: "50", CtxWAF: "true", CtxWAFRateLimit: "1000",
 	},
 	"localstack": {
 		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",

@@ -83,6 +83,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
+	scheduleDLQ := scheduleDLQID(t, s)
 	kind := func(fnLogs, r string) string {
 		switch {
 		case r == "*":
@@ -95,6 +96,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "queue"
 		case r == "${"+dlqID+".Arn}":
 			return "dlq"
+		case r == "${"+scheduleDLQ+".Arn}":
+			return "schedule-dlq"
 		case r == "${"+fnLogs+".Arn}":
 			return "own-logs"
 		}
@@ -105,7 +108,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	wantSQS := map[string]map[string][]string{
 		FnAPI:     {"queue": send},
 		FnDeliver: {"queue": append(append([]string{}, send...), consume...), "dlq": send},
-		FnSweeper: {"queue": send, "dlq": send},
+		FnSweeper: {"queue": send, "dlq": send, "schedule-dlq": {"sqs:SendMessage"}}, // its async DLQ (schedules.go)
 		FnRedrive: {"queue": send, "dlq": consume},
 	}
 	tableActions := map[string]bool{}

@@ -6,7 +6,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -32,11 +31,10 @@ func run() error {
 	if assetDir == "" {
 		assetDir = "bin"
 	}
-	for _, fn := range Functions {
-		p := filepath.Join(assetDir, fn, "bootstrap")
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s is missing: run `make build` first (LAMBDA_ARCH=%s)", p, cfg.LambdaArchitecture)
-		}
+	// Builds what is missing (cdk runs this app from the repository root)
+	// and refuses a binary of the wrong architecture (assets.go).
+	if err := PrepareAssets(".", assetDir, cfg.LambdaArchitecture, os.Stderr); err != nil {
+		return err
 	}
 	// No env: the stack is environment-agnostic, so `cdk synth` needs no
 	// credentials and no lookups; `cdk deploy` takes the account and region

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -21,6 +20,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -45,11 +45,20 @@ var functionSpecs = map[string]struct {
 	Description string
 	MemoryMB    float64
 	Timeout     time.Duration
+	// SendsToOwnTrigger: the function sends messages to the queue that
+	// invokes it, by design (deliver puts every retry and deferral of up to
+	// 15 minutes back on the delivery queue). Lambda's recursive loop
+	// detection would stop such a chain after about 16 hops and drop the
+	// message, so these functions get RecursiveLoop Allow; the
+	// RecursiveInvocationsDropped alarm watches every function. The sweeper
+	// (EventBridge) and redrive (console) send to the delivery queue but are
+	// not triggered by it, and the api is triggered by API Gateway.
+	SendsToOwnTrigger bool
 }{
-	FnAPI:     {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second},
-	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout},
-	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute},
-	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute},
+	FnAPI:     {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
+	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout, true},
+	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
+	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},
 }
 
 // SweepRate is the sweeper's schedule.
@@ -87,6 +96,15 @@ type Stack struct {
 	AlarmTopic awssns.Topic // nil without alarmEmail
 	Alarms     map[string]awscloudwatch.Alarm
 	Dashboard  awscloudwatch.Dashboard
+	// The sweeper's two EventBridge rules, and the DLQ of their targets
+	// that is also the sweeper's own async DLQ (schedules.go).
+	SweepRule, ScheduleRule awsevents.Rule
+	ScheduleDLQ             awssqs.Queue
+	alarmAction             awscloudwatch.IAlarmAction // nil without alarmEmail
+	// The API stage's execution log group, and its WAF web ACL (nil
+	// without context waf=true) (api_protection.go).
+	ExecutionLogs awslogs.LogGroup
+	WebACL        awswafv2.CfnWebACL
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -160,26 +178,8 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.Table.GrantReadWriteData(sweeper)
 	s.Queue.GrantSendMessages(sweeper)
 	s.DLQ.GrantSendMessages(sweeper)
-	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("Runs the %s sweeper every %d minutes", name, SweepRate)),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(SweepRate))),
-	})
-	rule.AddTarget(awseventstargets.NewLambdaFunction(sweeper, &awseventstargets.LambdaFunctionProps{
-		RetryAttempts: jsii.Number(2),
-		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(10)),
-	}))
-	// The same function every minute in its schedule mode (design BC,
-	// docs/scale.md): no new permissions, it queries the park index and
-	// sends to the delivery queue, which the grants above already allow.
-	scheduleRule := awsevents.NewRule(stack, jsii.String("SchedulerSchedule"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("Runs the %s scheduler of parked deliveries every minute", name)),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(ScheduleRate))),
-	})
-	scheduleRule.AddTarget(awseventstargets.NewLambdaFunction(sweeper, &awseventstargets.LambdaFunctionProps{
-		Event:         awsevents.RuleTargetInput_FromObject(ScheduleInput),
-		RetryAttempts: jsii.Number(1),
-		MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(1)), // the next minute's run does the same
-	}))
+	// Both EventBridge schedules, their target DLQ (schedules.go).
+	s.addSchedules(name, sweeper, removal)
 	// redrive: reads and deletes DLQ messages, sends them back to the
 	// delivery queue, resets the deliveries in the table. No trigger.
 	s.DLQ.GrantConsumeMessages(redrive)
@@ -187,6 +187,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.Table.GrantReadWriteData(redrive)
 
 	s.Api = newAPI(stack, name, cfg, api, removal)
+	s.addAPIProtection(name, removal) // api_protection.go
 
 	s.addAlarms(name)
 	s.addDashboard(name)
@@ -297,19 +298,24 @@ func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.A
 	for _, k := range keys {
 		environment[k] = jsii.String(env[k])
 	}
+	recursion := awslambda.RecursiveLoop_TERMINATE
+	if spec.SendsToOwnTrigger {
+		recursion = awslambda.RecursiveLoop_ALLOW
+	}
 	f := awslambda.NewFunction(stack, jsii.String(spec.ID), &awslambda.FunctionProps{
-		FunctionName: jsii.String(name + "-" + fn),
-		Description:  jsii.String(spec.Description),
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: arch,
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, fn)), nil),
-		MemorySize:   jsii.Number(spec.MemoryMB),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.Timeout.Seconds())),
-		Role:         role,
-		LogGroup:     logs,
-		Environment:  &environment,
-		Tracing:      awslambda.Tracing_ACTIVE,
+		FunctionName:  jsii.String(name + "-" + fn),
+		Description:   jsii.String(spec.Description),
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  arch,
+		Handler:       jsii.String("bootstrap"),
+		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(assetDir, fn)), nil),
+		MemorySize:    jsii.Number(spec.MemoryMB),
+		Timeout:       awscdk.Duration_Seconds(jsii.Number(spec.Timeout.Seconds())),
+		Role:          role,
+		LogGroup:      logs,
+		Environment:   &environment,
+		Tracing:       awslambda.Tracing_ACTIVE,
+		RecursiveLoop: recursion,
 	})
 	// The function may only start once it can write its logs.
 	f.Node().AddDependency(role)
@@ -395,43 +401,33 @@ func (s *Stack) addAlarms(name string) {
 		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(s.Config.AlarmEmail), nil))
 		action = awscloudwatchactions.NewSnsAction(s.AlarmTopic)
 	}
+	s.alarmAction = action
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	add := func(id, description string, metric awscloudwatch.IMetric, op awscloudwatch.ComparisonOperator, threshold float64) {
-		a := awscloudwatch.NewAlarm(s.Stack, jsii.String(id+"Alarm"), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(name + "-" + id),
-			AlarmDescription:   jsii.String(description + " See docs/deploy.md#alarms."),
-			Metric:             metric,
-			ComparisonOperator: op,
-			Threshold:          jsii.Number(threshold),
-			EvaluationPeriods:  jsii.Number(1),
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		if action != nil {
-			a.AddAlarmAction(action)
-			a.AddOkAction(action)
-		}
-		s.Alarms[id] = a
+		s.addAlarm(alarmSpec{ID: id, Description: description, Metric: metric, Op: op, Threshold: threshold})
 	}
 	gt := awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD
 	ge := awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD
-	add(AlarmDLQNotEmpty, "The dead-letter queue holds messages: deliveries failed for good or poison messages. Inspect them, fix the cause, redrive.",
+	add(AlarmDLQNotEmpty, "The dead-letter queue holds messages: deliveries failed for good, or poison messages SQS moved. To do: poll the DLQ (each message names its delivery, endpoint and reason), fix the cause with the receiver, then redrive (custom destination: the DeliveryQueueArn output, or the redrive function).",
 		s.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, 0)
-	add(AlarmDLQGrowing, fmt.Sprintf("More than %d messages were dead-lettered in one hour: a receiver is down or rejecting, or the system is failing.", s.Config.DLQGrowthThreshold),
+	add(AlarmDLQGrowing, fmt.Sprintf("More than %d messages were dead-lettered in one hour: a receiver is down or rejecting, or the system is failing. To do: find the endpoint or reason that dominates (dashboard Outcomes, deliver logs); contact that receiver or disable its endpoint.", s.Config.DLQGrowthThreshold),
 		s.DLQ.MetricNumberOfMessagesSent(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Hours(jsii.Number(1)), Statistic: jsii.String("Sum")}), gt, float64(s.Config.DLQGrowthThreshold))
-	add(AlarmDeliverErrors, "The deliver function failed whole invocations (crash, timeout, or an error outside one message): its batches are retried.",
+	add(AlarmDeliverErrors, "The deliver function failed whole invocations (crash, timeout, or an error outside one message): its batches are retried. To do: read the deliver log group for the error; if it persists, roll back the last deploy.",
 		s.Functions[FnDeliver].MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
-	add(AlarmQueueAge, "The oldest message in the delivery queue is older than 15 minutes: deliveries are not being picked up.",
+	add(AlarmQueueAge, "The oldest message in the delivery queue is older than 15 minutes: deliveries are not being picked up. To do: check DeliverErrors and DeliverThrottles, the event source mapping (enabled?) and the queue depth; raise deliverMaxConcurrency or the account's Lambda concurrency.",
 		s.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, QueueAgeThreshold)
-	add(AlarmDeliverThrottles, "Lambda throttled the deliver function: the account's concurrency is exhausted.",
+	add(AlarmDeliverThrottles, "Lambda throttled the deliver function: the account's concurrency is exhausted. To do: find what else uses the account's concurrency; request a higher Lambda concurrency quota or lower deliverMaxConcurrency.",
 		s.Functions[FnDeliver].MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
-	add(AlarmAPIThrottles, "Lambda throttled the api function: producers got errors.",
+	add(AlarmAPIThrottles, "Lambda throttled the api function: producers got errors. To do: as for DeliverThrottles (account concurrency); producers retry safely with their Idempotency-Key.",
 		s.Functions[FnAPI].MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
-	add(AlarmAPI5xx, fmt.Sprintf("The API answered at least %d 5XX errors in five minutes.", API5xxThreshold),
+	add(AlarmAPI5xx, fmt.Sprintf("The API answered at least %d 5XX errors in five minutes. To do: read the api function's log group and the API access logs; check DynamoDB throttling and ApiThrottles; roll back a bad deploy.", API5xxThreshold),
 		s.Api.MetricServerError(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, API5xxThreshold)
+	s.addOperationsAlarms() // alarms.go
 }
 
 // AlarmOrder is the alarms in dashboard order.
-var AlarmOrder = []string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx}
+var AlarmOrder = append([]string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx},
+	OperationsAlarms...)
 
 func (s *Stack) addOutputs() {
 	out := func(id, value, description string) {
@@ -444,6 +440,12 @@ func (s *Stack) addOutputs() {
 	out("ApiStageName", *s.Api.DeploymentStage().StageName(), "REST API stage")
 	out("QueueUrl", *s.Queue.QueueUrl(), "Delivery queue URL")
 	out("DlqUrl", *s.DLQ.QueueUrl(), "Dead-letter queue URL")
+	// The console's "Start DLQ redrive" must use "Redrive to a custom
+	// destination" with this ARN: the app's dead letters are sent with
+	// SendMessage, so SQS knows no source queue for them and "Redrive to
+	// source queue(s)" fails with CouldNotDetermineMessageSource.
+	out("DeliveryQueueArn", *s.Queue.QueueArn(), "Delivery queue ARN: the custom destination of the SQS console's DLQ redrive")
+	out("ScheduleDlqUrl", *s.ScheduleDLQ.QueueUrl(), "DLQ of the EventBridge schedules' invocations of the sweeper")
 	out("TableName", *s.Table.TableName(), "DynamoDB table")
 	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
 	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")

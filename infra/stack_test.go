@@ -84,7 +84,8 @@ func TestTable(t *testing.T) {
 
 func TestQueues(t *testing.T) {
 	s := synth(t, "dev")
-	s.tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+	// The delivery queue, its DLQ, and the EventBridge targets' DLQ (TestSchedulesHaveADLQ).
+	s.tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(3))
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	if got, want := schema.Queues.VisibilityTimeout, 6*schema.FunctionTimeout; got < want {
@@ -293,14 +294,15 @@ func TestSweeperScheduleAndRedriveHasNoTrigger(t *testing.T) {
 			"ScheduleExpression": "rate(1 minute)",
 			"State":              "ENABLED",
 			"Targets": []any{m{"Arn": m{"Fn::GetAtt": []any{sweeperID, "Arn"}}, "Id": assertions.Match_AnyValue(),
-				"Input": `{"mode":"schedule"}`, "RetryPolicy": assertions.Match_AnyValue()}},
+				"Input": `{"mode":"schedule"}`, "RetryPolicy": assertions.Match_AnyValue(), "DeadLetterConfig": assertions.Match_AnyValue()}},
 		})
 	})
 	check(t, "sweeper schedule", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), m{
 			"ScheduleExpression": "rate(15 minutes)",
 			"State":              "ENABLED",
-			"Targets":            []any{m{"Arn": m{"Fn::GetAtt": []any{sweeperID, "Arn"}}, "Id": assertions.Match_AnyValue(), "RetryPolicy": assertions.Match_AnyValue()}},
+			"Targets": []any{m{"Arn": m{"Fn::GetAtt": []any{sweeperID, "Arn"}}, "Id": assertions.Match_AnyValue(),
+				"RetryPolicy": assertions.Match_AnyValue(), "DeadLetterConfig": assertions.Match_AnyValue()}},
 		})
 	})
 	check(t, "EventBridge may invoke the sweeper", func() {
@@ -359,7 +361,7 @@ func TestAPI(t *testing.T) {
 			"TracingEnabled": true,
 			"MethodSettings": []any{m{
 				"HttpMethod": "*", "ResourcePath": "/*",
-				"ThrottlingRateLimit": 10000, "ThrottlingBurstLimit": 5000,
+				"ThrottlingRateLimit": DefaultAPIThrottleRate, "ThrottlingBurstLimit": DefaultAPIThrottleBurst,
 				"LoggingLevel": "ERROR", "DataTraceEnabled": false, "MetricsEnabled": true,
 			}},
 			"AccessLogSetting": m{
@@ -390,22 +392,41 @@ func TestAlarms(t *testing.T) {
 	dlqID, _ := dev.queueByName(t, schema.Queues.DLQTag)
 	deliverID, _ := dev.functionByName(t, FnDeliver)
 	apiFnID, _ := dev.functionByName(t, FnAPI)
+	sweeperID, _ := dev.functionByName(t, FnSweeper)
+	redriveID, _ := dev.functionByName(t, FnRedrive)
 	type alarm struct {
 		namespace, metric, statistic, op string
 		threshold, period                float64
 		dimension                        string // the logical id its dimension refers to
+		missing                          string // TreatMissingData; "" is notBreaching
+	}
+	rules := map[string]string{}
+	for id, r := range dev.resources("AWS::Events::Rule") {
+		rules[fmt.Sprint(props(r)["ScheduleExpression"])] = id
 	}
 	want := map[string]alarm{
-		AlarmDLQNotEmpty:      {"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "GreaterThanThreshold", 0, 300, "QueueName=${" + dlqID + ".QueueName}"},
-		AlarmDLQGrowing:       {"AWS/SQS", "NumberOfMessagesSent", "Sum", "GreaterThanThreshold", 10, 3600, "QueueName=${" + dlqID + ".QueueName}"},
-		AlarmDeliverErrors:    {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}"},
-		AlarmQueueAge:         {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + queueID + ".QueueName}"},
-		AlarmDeliverThrottles: {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}"},
-		AlarmAPIThrottles:     {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + apiFnID + "}"},
-		AlarmAPI5xx:           {"AWS/ApiGateway", "5XXError", "Sum", "GreaterThanOrEqualToThreshold", API5xxThreshold, 300, "ApiName=" + StackName("dev")},
+		AlarmSweeperErrors:      {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + sweeperID + "}", ""},
+		AlarmRedriveErrors:      {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + redriveID + "}", ""},
+		AlarmSweeperHeartbeat:   {MetricsNamespace, obs.MetricSweeperRuns, "Sum", "LessThanThreshold", 1, 1800, "Stage=dev", "breaching"},
+		AlarmSchedulerHeartbeat: {MetricsNamespace, obs.MetricSchedulerRuns, "Sum", "LessThanThreshold", 1, 300, "Stage=dev", "breaching"},
+		AlarmSweepRuleFailed:    {"AWS/Events", "FailedInvocations", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "RuleName=${" + rules["rate(15 minutes)"] + "}", ""},
+		AlarmScheduleRuleFailed: {"AWS/Events", "FailedInvocations", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "RuleName=${" + rules["rate(1 minute)"] + "}", ""},
+		AlarmScheduleDLQNotEmpty: {"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "GreaterThanThreshold", 0, 300,
+			"QueueName=${" + scheduleDLQID(t, dev) + ".QueueName}", ""},
+		AlarmDLQNotEmpty:      {"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "GreaterThanThreshold", 0, 300, "QueueName=${" + dlqID + ".QueueName}", ""},
+		AlarmDLQGrowing:       {"AWS/SQS", "NumberOfMessagesSent", "Sum", "GreaterThanThreshold", 10, 3600, "QueueName=${" + dlqID + ".QueueName}", ""},
+		AlarmDeliverErrors:    {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}", ""},
+		AlarmQueueAge:         {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + queueID + ".QueueName}", ""},
+		AlarmDeliverThrottles: {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}", ""},
+		AlarmAPIThrottles:     {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + apiFnID + "}", ""},
+		AlarmAPI5xx:           {"AWS/ApiGateway", "5XXError", "Sum", "GreaterThanOrEqualToThreshold", API5xxThreshold, 300, "ApiName=" + StackName("dev"), ""},
 	}
-	dev.tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(len(want))))
+	// and the recursion alarm, a metric math sum (TestRecursion).
+	dev.tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(len(want)+1)))
 	for name, a := range want {
+		if a.missing == "" {
+			a.missing = "notBreaching"
+		}
 		check(t, "alarm "+name, func() {
 			dev.tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), m{
 				"AlarmName":          "GifqWebhooks-dev-" + name,
@@ -416,7 +437,7 @@ func TestAlarms(t *testing.T) {
 				"Threshold":          a.threshold,
 				"Period":             a.period,
 				"EvaluationPeriods":  1,
-				"TreatMissingData":   "notBreaching",
+				"TreatMissingData":   a.missing,
 				"AlarmActions":       assertions.Match_Absent(), // no alarmEmail: no topic
 			})
 		})
@@ -424,6 +445,13 @@ func TestAlarms(t *testing.T) {
 	for _, r := range dev.resources("AWS::CloudWatch::Alarm") {
 		p := props(r)
 		name := strings.TrimPrefix(p["AlarmName"].(string), "GifqWebhooks-dev-")
+		// Every alarm tells the on-call engineer what to do.
+		if d := fmt.Sprint(p["AlarmDescription"]); !strings.Contains(d, " To do: ") || !strings.HasSuffix(d, "See docs/deploy.md#alarms.") {
+			t.Errorf("alarm %s: description %q does not say what to do", name, d)
+		}
+		if name == AlarmRecursionDropped {
+			continue
+		}
 		dims := list(p["Dimensions"])
 		if len(dims) != 1 {
 			t.Errorf("alarm %s: dimensions %v", name, dims)

@@ -132,7 +132,7 @@ func (a *App) Sweeper() *sweep.Sweeper {
 // SweeperFunction is the sweeper function's handler: the 15-minute sweep,
 // or, with {"mode":"schedule"}, the every-minute scheduler of parked waits.
 func (a *App) SweeperFunction() sweep.Function {
-	return sweep.Function{Sweeper: a.Sweeper(), Scheduler: a.Scheduler()}
+	return sweep.Function{Sweeper: a.Sweeper(), Scheduler: a.Scheduler(), Metrics: a.Metrics}
 }
 
 // Scheduler sends parked deliveries' messages shortly before they are due.

@@ -36,8 +36,16 @@ const (
 	MetricSweeperDeadLettered = "SweeperDeadLettered"
 	MetricRedriveMoved        = "RedriveMoved"
 	MetricEnqueueFailures     = "EnqueueFailures" // ingest's SQS send failed; the sweeper will pick them up
-	DimensionStage            = "Stage"
+
+	// Heartbeats: 1 for each sweep or scheduler run that finished without an
+	// error. Their alarms treat missing data as breaching, so a run that
+	// stopped happening (rule disabled, function broken, permissions) pages.
+	MetricSweeperRuns   = "SweeperRuns"
+	MetricSchedulerRuns = "SchedulerRuns"
 )
+
+// DimensionStage is the one dimension of every metric.
+const DimensionStage = "Stage"
 
 // NewLogger returns a JSON logger to w (stdout when nil) that names the function.
 func NewLogger(w io.Writer, level slog.Level, function string) *slog.Logger {

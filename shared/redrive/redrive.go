@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -37,6 +38,39 @@ type Response struct {
 	Left       int  `json:"left"`       // not matching (or dry run): still in the DLQ
 	Unreadable int  `json:"unreadable"` // not a message of ours: left in the DLQ
 	DryRun     bool `json:"dry_run"`
+	// Stopped says why the run ended: StopEmpty, StopMaxMessages or
+	// StopDeadline. HasMore is true unless the DLQ was drained: run the same
+	// request again to continue (what was moved is gone from the DLQ; what
+	// was left is visible again).
+	Stopped string `json:"stopped"`
+	HasMore bool   `json:"has_more"`
+}
+
+// Why a run ended.
+const (
+	StopEmpty       = "empty"        // two receives in a row found nothing
+	StopMaxMessages = "max_messages" // examined max_messages
+	StopDeadline    = "deadline"     // stopped before the function's timeout
+)
+
+// DefaultMargin is how much of the invocation's time a run keeps unused
+// when it stops: one more round (a receive and up to 10 restarts, each a
+// DynamoDB transaction and an SQS send, with the SDK's retries) takes well
+// under it. Releasing the messages it holds comes on top (TimeToStop).
+const DefaultMargin = 30 * time.Second
+
+// releaseCost is what releasing one batch of 10 held messages is allowed
+// (a ChangeMessageVisibilityBatch call; tens of milliseconds in practice).
+const releaseCost = 100 * time.Millisecond
+
+// TimeToStop reports whether a run must stop before its next round: the
+// time left before the deadline must cover the margin and the release of
+// the held messages, so that the run ends, with its counts, before Lambda
+// cuts it off (which would return nothing and leave the held messages
+// invisible for 15 minutes).
+func TimeToStop(now, deadline time.Time, held int, margin time.Duration) bool {
+	release := time.Duration((held+9)/10) * releaseCost
+	return deadline.Sub(now) < margin+release
 }
 
 // SQS is what the redrive function calls on the DLQ.
@@ -60,6 +94,11 @@ type Redriver struct {
 	Queue   delivery.MessageSender
 	Log     *slog.Logger
 	Metrics *obs.Metrics
+	// Margin before the invocation's deadline (ctx.Deadline) at which a run
+	// stops; 0 is DefaultMargin.
+	Margin time.Duration
+	// Now is the clock TimeToStop reads; nil is time.Now.
+	Now func() time.Time
 }
 
 // ReasonPoison names messages that reached the DLQ through SQS's
@@ -80,7 +119,20 @@ func (r *Redriver) Handle(ctx context.Context, req Request) (Response, error) {
 		// Whatever happens, what we hold goes back to the DLQ at once.
 		r.release(context.WithoutCancel(ctx), keep)
 	}()
-	for empty := 0; res.Examined < req.MaxMessages && empty < 2; {
+	margin, now := r.Margin, r.Now
+	if margin <= 0 {
+		margin = DefaultMargin
+	}
+	if now == nil {
+		now = time.Now
+	}
+	deadline, hasDeadline := ctx.Deadline()
+	empty := 0
+	for res.Examined < req.MaxMessages && empty < 2 {
+		if hasDeadline && TimeToStop(now(), deadline, len(keep), margin) {
+			res.Stopped = StopDeadline
+			break
+		}
 		out, err := r.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(r.DLQURL), MaxNumberOfMessages: int32(min(10, req.MaxMessages-res.Examined)),
 			VisibilityTimeout: 900, WaitTimeSeconds: 1,
@@ -105,11 +157,20 @@ func (r *Redriver) Handle(ctx context.Context, req Request) (Response, error) {
 			return res, err
 		}
 	}
+	switch {
+	case res.Stopped != "":
+	case empty >= 2:
+		res.Stopped = StopEmpty
+	default:
+		res.Stopped = StopMaxMessages
+	}
+	res.HasMore = res.Stopped != StopEmpty
 	m := r.Metrics.Batch()
 	m.Count(obs.MetricRedriveMoved, float64(res.Moved))
 	m.Flush()
 	r.Log.Info("redrive finished", "examined", res.Examined, "matched", res.Matched, "moved", res.Moved,
 		"stale", res.Stale, "left", res.Left, "unreadable", res.Unreadable, "dry_run", res.DryRun,
+		"stopped", res.Stopped, "has_more", res.HasMore,
 		"endpoint_id", req.EndpointID, "event_type", req.EventType, "reason", req.Reason)
 	return res, nil
 }

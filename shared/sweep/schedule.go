@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -118,6 +119,9 @@ const ModeSchedule = "schedule"
 type Function struct {
 	Sweeper   *Sweeper
 	Scheduler *Scheduler
+	// Metrics receives each mode's heartbeat (obs.MetricSweeperRuns,
+	// obs.MetricSchedulerRuns) after a run without error; nil: none.
+	Metrics *obs.Metrics
 }
 
 // Handle runs the mode the invocation names.
@@ -125,7 +129,24 @@ func (f Function) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 	var in Invocation
 	_ = json.Unmarshal(raw, &in) // a scheduled event has no mode: the sweep
 	if in.Mode == ModeSchedule {
-		return f.Scheduler.Run(ctx)
+		r, err := f.Scheduler.Run(ctx)
+		f.heartbeat(obs.MetricSchedulerRuns, err)
+		return r, err
 	}
-	return f.Sweeper.Run(ctx)
+	r, err := f.Sweeper.Run(ctx)
+	f.heartbeat(obs.MetricSweeperRuns, err)
+	return r, err
+}
+
+// heartbeat counts one finished run. A run that stopped at its time budget
+// (Complete false) still counts: it worked, and the next run goes on. A run
+// that failed does not, so the heartbeat alarm (missing data breaching)
+// fires when runs stop happening or keep failing.
+func (f Function) heartbeat(metric string, err error) {
+	if f.Metrics == nil || err != nil {
+		return
+	}
+	b := f.Metrics.Batch()
+	b.Count(metric, 1)
+	b.Flush()
 }

@@ -19,8 +19,6 @@ import (
 	"github.com/gifq/webhooks/shared/sweep"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 var ctx = context.Background()
 
 // rig is a table and a delivery queue with no consumer, and a sweeper whose
