@@ -31,6 +31,9 @@ func TestACapDeferralGivesItsBookedSlotBack(t *testing.T) {
 	if r.lim.refunds() != 1 || r.lim.count() != 0 {
 		t.Fatalf("%d slots given back, %d booked: a deferral must give its booked slot back and book none", r.lim.refunds(), r.lim.count())
 	}
+	if back := r.q.sent[0]; back.SlotAt != 0 || back.SlotFor != 0 {
+		t.Fatalf("the message went back still carrying the slot it gave back: %+v", back)
+	}
 }
 
 // A limiter that fails closes the gate: the message goes back with a delay

@@ -60,9 +60,11 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 		StartedAt: domain.Millis(w.Now()), ExpiresAt: d.ExpiresAt}
 	switch err := w.Store.ClaimManual(ctx, *d, a, claim); {
 	case errors.Is(err, store.ErrDuplicate):
+		w.refund(ctx, d.AccountID, log)
 		return done // this resend was already made, or is being made under a live claim
 	case errors.Is(err, store.ErrConflict):
-		return later(time.Second) // the slot was taken meanwhile
+		w.refund(ctx, d.AccountID, log)
+		return unslotted(later(time.Second)) // the endpoint slot was taken meanwhile
 	case err != nil:
 		return step{err: err}
 	}

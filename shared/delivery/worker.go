@@ -165,6 +165,9 @@ type step struct {
 	err        error         // a system error: let SQS redeliver it
 	retryIn    time.Duration // with err: when SQS should redeliver it (0: systemErrorBackoff)
 	quarantine string        // the message does not match its delivery: to the DLQ as it is, for a human
+	// unslot: the rate slot the message carries was given back (refund);
+	// the message goes back without it, so that it cannot be used twice.
+	unslot bool
 }
 
 var done = step{}
@@ -212,6 +215,9 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		_ = w.Queue.Hide(ctx, rec.ReceiptHandle, hide)
 		return false
 	case s.later > 0:
+		if s.unslot {
+			msg.SlotAt, msg.SlotFor = 0, 0
+		}
 		return w.putBack(ctx, rec, msg, s.later, log)
 	}
 	return true
@@ -331,6 +337,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 			w.keepDue(ctx, *d, act.Until, log)
 			if _, booked := bookedSlot(msg, *d, now); booked {
 				w.refund(ctx, d.AccountID, log) // the endpoint's wait costs the account no rate
+				return unslotted(later(act.Until.Sub(now)))
 			}
 		}
 		return later(act.Until.Sub(now))
@@ -433,7 +440,13 @@ func (w *Worker) capDeferral(ctx context.Context, d domain.Delivery, deferrals i
 	}
 	m.Count(obs.MetricEndpointDeferrals, 1)
 	w.keepDue(ctx, d, wait.Until, log)
-	return later(wait.Until.Sub(now))
+	return unslotted(later(wait.Until.Sub(now)))
+}
+
+// unslotted is s, for a message whose rate slot was given back.
+func unslotted(s step) step {
+	s.unslot = true
+	return s
 }
 
 // deadline is when d's series must have ended (lifecycle.Deadline).
@@ -680,7 +693,7 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 			if s, changed := <-check; changed {
 				w.unclaim(ctx, ep, d, claimed, claim, err, log)
 				w.refund(ctx, d.AccountID, log) // no POST goes at its rate slot
-				return d, nil, s
+				return d, nil, unslotted(s)
 			}
 		}
 		switch {
