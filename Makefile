@@ -21,22 +21,29 @@ help:
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
 # The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
-emulators: $(EMU_STAMP) $(DYNOXIDE_BIN)
+# The npm packages alone are enough for make dev and make test: a fresh clone
+# reaches its first webhook in under a minute (docs/local.md).
+emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN))
 $(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
 	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# dynoxide built for this machine from its crate: dynoxide-rs 2.0.1 is the same dynoxide 1.2.1
-# as the npm package, built with glibc's allocator and opt-level 3 instead of the npm binary's
-# static musl, size-optimized build, and costs a third less CPU a call (docs/performance.md).
-# Once, about 4 minutes on 2 cores; the emulators use it when it is there, and the npm binary
-# when cargo is not.
+# Opt-in, for load runs: dynoxide built for this machine from its crate.
+# dynoxide-rs 2.0.1 is the same dynoxide 1.2.1 as the npm package, built with
+# glibc's allocator and opt-level 3 instead of the npm binary's static musl,
+# size-optimized build, and costs a third less CPU a call
+# (docs/performance.md). About 4 minutes of cargo on 2 cores, once; the
+# emulators use it whenever it is there. `make dynoxide-fast` or
+# DYNOXIDE_BUILD=1 with any target that needs the emulators builds it;
+# make load-targets does.
+.PHONY: dynoxide-fast
+dynoxide-fast: $(DYNOXIDE_BIN)
 $(DYNOXIDE_BIN):
 	@if command -v cargo >/dev/null; then \
-	  echo "building dynoxide from its crate (once, about 4 minutes)"; \
+	  echo "building dynoxide from its crate $(DYNOXIDE_CRATE) into $(EMU_DIR)/cargo (once, about 4 minutes on 2 cores; cargo's progress follows)"; \
 	  CARGO_PROFILE_RELEASE_OPT_LEVEL=3 CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-	    cargo install $(DYNOXIDE_CRATE) --locked --quiet --no-default-features --features native-sqlite,http-server --root $(EMU_DIR)/cargo; \
-	else echo "no cargo: the emulators use the npm build of dynoxide (slower)"; fi
+	    cargo install $(DYNOXIDE_CRATE) --locked --no-default-features --features native-sqlite,http-server --root $(EMU_DIR)/cargo; \
+	else echo "no cargo: the emulators use the npm build of dynoxide"; fi
 
 dev: emulators
 	$(GO) run ./localstack/dev
@@ -85,7 +92,7 @@ load:
 # Issue 14's three throughput targets, each against its own fresh make dev,
 # one table at the end (docs/performance.md); PPROF=1 adds CPU profiles.
 .PHONY: load-targets
-load-targets: emulators
+load-targets: emulators dynoxide-fast
 	GO=$(GO) localstack/load/targets.sh
 
 # The chaos run at full size (make test runs it with 300 events and 3 kills).
