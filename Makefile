@@ -45,8 +45,11 @@ $(DYNOXIDE_BIN):
 	    cargo install $(DYNOXIDE_CRATE) --locked --no-default-features --features native-sqlite,http-server --root $(EMU_DIR)/cargo; \
 	else echo "no cargo: the emulators use the npm build of dynoxide"; fi
 
+# Built, then run (not `go run`, which exits 1 after any Ctrl-C): a clean
+# Ctrl-C ends make dev with status 0.
 dev: emulators
-	$(GO) run ./localstack/dev
+	@$(GO) build -o .cache/bin/dev ./localstack/dev
+	.cache/bin/dev
 
 invoke:
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<api|deliver|sweeper|redrive> EVENT=events/<file>.json"; exit 2; }
