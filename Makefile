@@ -51,6 +51,14 @@ dev: emulators
 	@$(GO) build -o .cache/bin/dev ./localstack/dev
 	.cache/bin/dev
 
+# A newcomer's first minute, timed: a fresh clone of HEAD in a temporary
+# folder, make dev there on free ports, the banner's first event, and the
+# seconds to the demo receiver's first webhook (docs/local.md). COLD=0 keeps
+# this machine's Go and npm caches.
+.PHONY: first-webhook-time
+first-webhook-time:
+	localstack/dev/firstwebhook.sh
+
 invoke:
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<api|deliver|sweeper|redrive> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./localstack/dev invoke $(FN) $(EVENT)
