@@ -53,8 +53,8 @@ dev: emulators
 
 # A newcomer's first minute, timed: a fresh clone of HEAD in a temporary
 # folder, make dev there on free ports, the banner's first event, and the
-# seconds to the demo receiver's first webhook (docs/local.md). COLD=0 keeps
-# this machine's Go and npm caches.
+# seconds to the demo receiver's first webhook (docs/local.md). COLD=all also
+# empties the Go module and npm caches; COLD=0 keeps every cache.
 .PHONY: first-webhook-time
 first-webhook-time:
 	localstack/dev/firstwebhook.sh

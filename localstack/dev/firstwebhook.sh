@@ -6,11 +6,14 @@
 # Prints the seconds from clone to first webhook and each phase's share,
 # then stops make dev with a Ctrl-C (SIGINT) and checks it exits 0.
 #
-# COLD=1 (the default) starts from empty caches as on a fresh machine: Go's
-# build and module caches and npm's cache live in the temporary folder, so
-# every module and npm package is downloaded and everything is compiled.
-# COLD=0 uses this machine's caches (a second clone on the same machine).
-# KEEP=1 keeps the temporary folder.
+# COLD says which caches start empty, in the temporary folder:
+#   build (default)  Go's build cache: everything is compiled, as after a
+#                    fresh clone on a machine that has built Go before
+#   all              also Go's module cache and npm's cache: every module,
+#                    the Go toolchain and every npm package are downloaded
+#   0                none: this machine's caches
+# KEEP=1 keeps the temporary folder. The CPU seconds it prints (this script's
+# children) bound the time on an idle machine from below, whatever the load.
 set -euo pipefail
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 tmp=$(mktemp -d)
@@ -26,12 +29,13 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-if [ "${COLD:-1}" = 1 ]; then
-  export GOCACHE=$tmp/cache/go-build GOMODCACHE=$tmp/cache/go-mod GOFLAGS=-modcacherw npm_config_cache=$tmp/cache/npm
-  caches="cold (Go build and module caches and npm's cache empty)"
-else
-  caches="this machine's Go and npm caches"
-fi
+case ${COLD:-build} in
+  build) export GOCACHE=$tmp/cache/go-build; caches="Go build cache empty" ;;
+  all) export GOCACHE=$tmp/cache/go-build GOMODCACHE=$tmp/cache/go-mod GOFLAGS=-modcacherw npm_config_cache=$tmp/cache/npm
+       caches="Go build and module caches and npm's cache empty" ;;
+  0) caches="this machine's Go and npm caches" ;;
+  *) echo "COLD=$COLD: want build, all or 0"; exit 2 ;;
+esac
 
 t0=$(now)
 git clone --quiet "$repo" "$tmp/clone"
@@ -41,8 +45,12 @@ export API_ADDR=127.0.0.1:$(free_port) RECEIVER_ADDR=127.0.0.1:$(free_port) DYNA
 setsid make dev >"$log" 2>&1 &
 dev=$!
 
+# The phases, seen from outside: npm's stamp, then the dev binary, then the banner.
+t_npm= t_build=
 wait_for() { # pattern, seconds
   for _ in $(seq $(($2 * 10))); do
+    [ -n "$t_npm" ] || [ ! -e localstack/_emulators/node_modules/.installed ] || t_npm=$(now)
+    [ -n "$t_build" ] || [ ! -e .cache/bin/dev ] || t_build=$(now)
     grep -q "$1" "$log" && return 0
     kill -0 "$dev" 2>/dev/null || { cat "$log"; echo "make dev stopped"; exit 1; }
     sleep 0.1
@@ -62,7 +70,9 @@ kill -INT -- "-$dev"
 rc=0; wait "$dev" || rc=$?
 dev=
 echo "first webhook $(secs "$t0" "$t3") s after clone ($caches)"
-echo "  clone $(secs "$t0" "$t1") s, make dev to its banner $(secs "$t1" "$t2") s (npm ci, go build, emulators), first event to webhook $(secs "$t2" "$t3") s"
+echo "  clone $(secs "$t0" "$t1") s, npm ci $(secs "$t1" "${t_npm:-$t1}") s, go build $(secs "${t_npm:-$t1}" "${t_build:-$t2}") s," \
+  "emulators and bootstrap $(secs "${t_build:-$t2}" "$t2") s, first event to webhook $(secs "$t2" "$t3") s"
+echo "  CPU of everything it ran: $(times | tail -n 1)  (user, system; minutes m seconds s)"
 echo "  $(date -u +%F) on $(nproc) cores, $(uname -m), $(go env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  make dev after Ctrl-C: exit status $rc"
 [ "$rc" = 0 ]
