@@ -130,9 +130,9 @@ func slug(title string) string {
 func TestSlugIsGitHubs(t *testing.T) {
 	for title, want := range map[string]string{
 		" Tokens taken ahead, and dynoxide built for the machine (2026-12-01, fifth session)": "tokens-taken-ahead-and-dynoxide-built-for-the-machine-2026-12-01-fifth-session",
-		" CPU per delivery of the whole system (`make load`, `make load-targets`)":           "cpu-per-delivery-of-the-whole-system-make-load-make-load-targets",
+		" CPU per delivery of the whole system (`make load`, `make load-targets`)":            "cpu-per-delivery-of-the-whole-system-make-load-make-load-targets",
 		" Signing: `signing.Sign` (every attempt) and `signing.Verify` (every receiver)":      "signing-signingsign-every-attempt-and-signingverify-every-receiver",
-		" Failure → retry → DLQ → redrive":                                                   "failure--retry--dlq--redrive",
+		" Failure → retry → DLQ → redrive":                                                    "failure--retry--dlq--redrive",
 	} {
 		if got := slug(title); got != want {
 			t.Errorf("slug(%q) = %q, want %q", title, got, want)
