@@ -72,7 +72,8 @@ dev=
 echo "first webhook $(secs "$t0" "$t3") s after clone ($caches)"
 echo "  clone $(secs "$t0" "$t1") s, npm ci $(secs "$t1" "${t_npm:-$t1}") s, go build $(secs "${t_npm:-$t1}" "${t_build:-$t2}") s," \
   "emulators and bootstrap $(secs "${t_build:-$t2}" "$t2") s, first event to webhook $(secs "$t2" "$t3") s"
-echo "  CPU of everything it ran: $(times | tail -n 1)  (user, system; minutes m seconds s)"
+times >"$tmp/times" # in this shell: in a pipeline it would run in a subshell, which has no children
+echo "  CPU of everything it ran: $(tail -n 1 "$tmp/times" | awk '{ print "user " $1 ", system " $2 }')"
 echo "  $(date -u +%F) on $(nproc) cores, $(uname -m), $(go env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  make dev after Ctrl-C: exit status $rc"
 [ "$rc" = 0 ]
