@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +61,25 @@ func TestLatencyHint(t *testing.T) {
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
 			t.Errorf("%s: hint %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+func TestRunningDevReadsDevJSON(t *testing.T) {
+	dir := t.TempDir()
+	env := func(k string) string {
+		if k == "DATA_DIR" {
+			return dir
+		}
+		return ""
+	}
+	if got := runningDev(env); got != (dev{API: "http://127.0.0.1:8080", DynamoDB: "http://127.0.0.1:8000", Prefix: "gifq-webhooks-dev"}) {
+		t.Errorf("no dev.json: %+v, want make dev's defaults", got)
+	}
+	raw := `{"pid":1,"api":"http://127.0.0.1:18080","dynamodb":"127.0.0.1:18000","sqs":"127.0.0.1:14566","prefix":"other"}`
+	if err := os.WriteFile(filepath.Join(dir, "dev.json"), []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := runningDev(env); got != (dev{API: "http://127.0.0.1:18080", DynamoDB: "http://127.0.0.1:18000", Prefix: "other"}) {
+		t.Errorf("dev.json: %+v", got)
 	}
 }

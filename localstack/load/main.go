@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,9 +49,10 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.api, "api", "http://127.0.0.1:8080", "the API of make dev")
-	flag.StringVar(&o.dynamo, "dynamodb", "http://127.0.0.1:8000", "make dev's DynamoDB (to create the test accounts)")
-	flag.StringVar(&o.table, "table", "gifq-webhooks-dev", "make dev's table")
+	dev := runningDev(os.Getenv)
+	flag.StringVar(&o.api, "api", dev.API, "the API of make dev (default: the running make dev's, from its dev.json)")
+	flag.StringVar(&o.dynamo, "dynamodb", dev.DynamoDB, "make dev's DynamoDB (to create the test accounts)")
+	flag.StringVar(&o.table, "table", dev.Prefix, "make dev's table")
 	flag.IntVar(&o.events, "events", 300, "events to post")
 	flag.IntVar(&o.accounts, "accounts", 10, "accounts (one endpoint each); events are spread over them")
 	flag.IntVar(&o.workers, "workers", 16, "concurrent producers")
@@ -67,6 +69,41 @@ func main() {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
+}
+
+// dev is what load needs of a running make dev: the part of the dev.json it
+// keeps in its data folder (DATA_DIR, default localstack/.data) that names
+// its API, DynamoDB and table.
+type dev struct {
+	API      string `json:"api"`
+	DynamoDB string `json:"dynamodb"`
+	Prefix   string `json:"prefix"`
+}
+
+// runningDev reads the running make dev's dev.json, filling what it lacks
+// with make dev's default addresses.
+func runningDev(getenv func(string) string) dev {
+	d := dev{API: "http://127.0.0.1:8080", DynamoDB: "127.0.0.1:8000", Prefix: "gifq-webhooks-dev"}
+	dir := getenv("DATA_DIR")
+	if dir == "" {
+		if root, err := emulator.ModuleRoot(); err == nil {
+			dir = filepath.Join(root, "localstack", ".data")
+		}
+	}
+	var found dev
+	if raw, err := os.ReadFile(filepath.Join(dir, "dev.json")); err == nil && json.Unmarshal(raw, &found) == nil {
+		if found.API != "" {
+			d.API = found.API
+		}
+		if found.DynamoDB != "" {
+			d.DynamoDB = found.DynamoDB
+		}
+		if found.Prefix != "" {
+			d.Prefix = found.Prefix
+		}
+	}
+	d.DynamoDB = "http://" + d.DynamoDB
+	return d
 }
 
 // sink is a receiver that notes when each event's first attempt arrived.
