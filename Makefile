@@ -17,6 +17,9 @@ help:
 	@echo "make test       every test: lint, unit, integration and end to end against the emulators, CDK stack"
 	@echo "make invoke FN=redrive EVENT=events/redrive.json   invoke one function with a sample event (needs make dev)"
 	@echo "make account NAME=acme [TABLE=<deployed table>]     create an account and print its API key"
+	@echo "make load [ARGS='-events 2000 -rate 0']             a load run against the running make dev (docs/performance.md)"
+	@echo "make first-webhook-time [COLD=build|all|0]          a fresh clone to its first webhook, timed (docs/local.md)"
+	@echo "make dynoxide-fast                                  build the faster dynoxide from its crate (opt-in, ~4 min of cargo)"
 	@echo "make sim [SIM_ARGS='-scale 10']                    the simulation of a day at AWS scale (docs/scale.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
