@@ -80,3 +80,26 @@ func TestRejectionSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+func TestPickDemoMovesMakeDevsOwnEndpoint(t *testing.T) {
+	url := "http://127.0.0.1:9000/webhooks"
+	demoElsewhere := domain.Endpoint{ID: "ep_old", URL: "http://127.0.0.1:19000/webhooks", Description: demoDescription}
+	mine := domain.Endpoint{ID: "ep_user", URL: "http://127.0.0.1:19000/status/500"}
+	here := domain.Endpoint{ID: "ep_here", URL: url}
+	for _, c := range []struct {
+		name     string
+		eps      []domain.Endpoint
+		wantID   string
+		wantMove bool
+	}{
+		{"fresh data", nil, "", false},
+		{"already here", []domain.Endpoint{demoElsewhere, here}, "ep_here", false},
+		{"the receiver moved", []domain.Endpoint{mine, demoElsewhere}, "ep_old", true},
+		{"only a user's endpoint", []domain.Endpoint{mine}, "", false},
+	} {
+		id, move := pickDemo(c.eps, url)
+		if id != c.wantID || move != c.wantMove {
+			t.Errorf("%s: pickDemo = %q, %v; want %q, %v", c.name, id, move, c.wantID, c.wantMove)
+		}
+	}
+}
