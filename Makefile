@@ -66,11 +66,14 @@ invoke:
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<api|deliver|sweeper|redrive> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./localstack/dev invoke $(FN) $(EVENT)
 
-# Local (make dev must be running) unless TABLE names a deployed stack's table.
+# Local (make dev must be running; its DynamoDB is found in the dev.json it
+# keeps in its data folder) unless TABLE names a deployed stack's table.
+DEV_JSON     = $(or $(DATA_DIR),localstack/.data)/dev.json
+DEV_DYNAMODB = $(shell sed -n 's/.*"dynamodb": *"\([^"]*\)".*/\1/p' $(DEV_JSON) 2>/dev/null)
 account:
 	@test -n "$(NAME)" || { echo "usage: make account NAME=acme [TABLE=<TableName output>]"; exit 2; }
 ifeq ($(TABLE),)
-	AWS_ENDPOINT_URL_DYNAMODB=http://$${DYNAMODB_ADDR:-127.0.0.1:8000} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 \
+	AWS_ENDPOINT_URL_DYNAMODB=http://$${DYNAMODB_ADDR:-$(or $(DEV_DYNAMODB),127.0.0.1:8000)} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 \
 	  $(GO) run ./infra/ops -table gifq-webhooks-dev account create -name "$(NAME)"
 else
 	$(GO) run ./infra/ops -table "$(TABLE)" account create -name "$(NAME)"
