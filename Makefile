@@ -49,9 +49,13 @@ $(DYNOXIDE_BIN):
 	else echo "no cargo: the emulators use the npm build of dynoxide"; fi
 
 # Built, then run (not `go run`, which exits 1 after any Ctrl-C): a clean
-# Ctrl-C ends make dev with status 0.
-dev: emulators
-	@$(GO) build -o .cache/bin/dev ./localstack/dev
+# Ctrl-C ends make dev with status 0. The build runs while the emulators
+# install: on a fresh clone npm ci is mostly download and unpacking, the
+# build mostly CPU.
+dev:
+	@$(GO) build -o .cache/bin/dev ./localstack/dev & build=$$!; \
+	  $(MAKE) --no-print-directory emulators; installed=$$?; \
+	  wait $$build && [ $$installed = 0 ]
 	.cache/bin/dev
 
 # A newcomer's first minute, timed: a fresh clone of HEAD in a temporary

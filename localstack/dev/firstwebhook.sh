@@ -45,7 +45,7 @@ export API_ADDR=127.0.0.1:$(free_port) RECEIVER_ADDR=127.0.0.1:$(free_port) DYNA
 setsid make dev >"$log" 2>&1 &
 dev=$!
 
-# The phases, seen from outside: npm's stamp, then the dev binary, then the banner.
+# The phases, seen from outside: npm's stamp and the dev binary (made side by side), then the banner.
 t_npm= t_build=
 wait_for() { # pattern, seconds
   for _ in $(seq $(($2 * 10))); do
@@ -70,8 +70,9 @@ kill -INT -- "-$dev"
 rc=0; wait "$dev" || rc=$?
 dev=
 echo "first webhook $(secs "$t0" "$t3") s after clone ($caches)"
-echo "  clone $(secs "$t0" "$t1") s, npm ci $(secs "$t1" "${t_npm:-$t1}") s, go build $(secs "${t_npm:-$t1}" "${t_build:-$t2}") s," \
-  "emulators and bootstrap $(secs "${t_build:-$t2}" "$t2") s, first event to webhook $(secs "$t2" "$t3") s"
+# make dev builds while npm installs: each phase's end, from make dev's start.
+echo "  clone $(secs "$t0" "$t1") s; from make dev's start: npm ci done at $(secs "$t1" "${t_npm:-$t1}") s, go build at" \
+  "$(secs "$t1" "${t_build:-$t2}") s, banner at $(secs "$t1" "$t2") s; first event to webhook $(secs "$t2" "$t3") s"
 times >"$tmp/times" # in this shell: in a pipeline it would run in a subshell, which has no children
 echo "  CPU of everything it ran: $(tail -n 1 "$tmp/times" | awk '{ print "user " $1 ", system " $2 }')"
 echo "  $(date -u +%F) on $(nproc) cores, $(uname -m), $(go env GOVERSION), load average $(cut -d' ' -f1-3 /proc/loadavg)"
