@@ -17,39 +17,67 @@ help:
 	@echo "make test       every test: lint, unit, integration and end to end against the emulators, CDK stack"
 	@echo "make invoke FN=redrive EVENT=events/redrive.json   invoke one function with a sample event (needs make dev)"
 	@echo "make account NAME=acme [TABLE=<deployed table>]     create an account and print its API key"
+	@echo "make load [ARGS='-events 2000 -rate 0']             a load run against the running make dev (docs/performance.md)"
+	@echo "make first-webhook-time [COLD=build|all|0]          a fresh clone to its first webhook, timed (docs/local.md)"
+	@echo "make dynoxide-fast                                  build the faster dynoxide from its crate (opt-in, ~4 min of cargo)"
 	@echo "make sim [SIM_ARGS='-scale 10']                    the simulation of a day at AWS scale (docs/scale.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
 # The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
-emulators: $(EMU_STAMP) $(DYNOXIDE_BIN)
+# The npm packages alone are enough for make dev and make test: a fresh clone
+# reaches its first webhook in under a minute (docs/local.md).
+emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN))
 $(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
 	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# dynoxide built for this machine from its crate: dynoxide-rs 2.0.1 is the same dynoxide 1.2.1
-# as the npm package, built with glibc's allocator and opt-level 3 instead of the npm binary's
-# static musl, size-optimized build, and costs a third less CPU a call (docs/performance.md).
-# Once, about 4 minutes on 2 cores; the emulators use it when it is there, and the npm binary
-# when cargo is not.
+# Opt-in, for load runs: dynoxide built for this machine from its crate.
+# dynoxide-rs 2.0.1 is the same dynoxide 1.2.1 as the npm package, built with
+# glibc's allocator and opt-level 3 instead of the npm binary's static musl,
+# size-optimized build, and costs a third less CPU a call
+# (docs/performance.md). About 4 minutes of cargo on 2 cores, once; the
+# emulators use it whenever it is there. `make dynoxide-fast` or
+# DYNOXIDE_BUILD=1 with any target that needs the emulators builds it;
+# make load-targets does.
+.PHONY: dynoxide-fast
+dynoxide-fast: $(DYNOXIDE_BIN)
 $(DYNOXIDE_BIN):
 	@if command -v cargo >/dev/null; then \
-	  echo "building dynoxide from its crate (once, about 4 minutes)"; \
+	  echo "building dynoxide from its crate $(DYNOXIDE_CRATE) into $(EMU_DIR)/cargo (once, about 4 minutes on 2 cores; cargo's progress follows)"; \
 	  CARGO_PROFILE_RELEASE_OPT_LEVEL=3 CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-	    cargo install $(DYNOXIDE_CRATE) --locked --quiet --no-default-features --features native-sqlite,http-server --root $(EMU_DIR)/cargo; \
-	else echo "no cargo: the emulators use the npm build of dynoxide (slower)"; fi
+	    cargo install $(DYNOXIDE_CRATE) --locked --no-default-features --features native-sqlite,http-server --root $(EMU_DIR)/cargo; \
+	else echo "no cargo: the emulators use the npm build of dynoxide"; fi
 
-dev: emulators
-	$(GO) run ./localstack/dev
+# Built, then run (not `go run`, which exits 1 after any Ctrl-C): a clean
+# Ctrl-C ends make dev with status 0. The build runs while the emulators
+# install: on a fresh clone npm ci is mostly download and unpacking, the
+# build mostly CPU.
+dev:
+	@$(GO) build -o .cache/bin/dev ./localstack/dev & build=$$!; \
+	  $(MAKE) --no-print-directory emulators; installed=$$?; \
+	  wait $$build && [ $$installed = 0 ]
+	.cache/bin/dev
+
+# A newcomer's first minute, timed: a fresh clone of HEAD in a temporary
+# folder, make dev there on free ports, the banner's first event, and the
+# seconds to the demo receiver's first webhook (docs/local.md). COLD=all also
+# empties the Go module and npm caches; COLD=0 keeps every cache.
+.PHONY: first-webhook-time
+first-webhook-time:
+	localstack/dev/firstwebhook.sh
 
 invoke:
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<api|deliver|sweeper|redrive> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./localstack/dev invoke $(FN) $(EVENT)
 
-# Local (make dev must be running) unless TABLE names a deployed stack's table.
+# Local (make dev must be running; its DynamoDB is found in the dev.json it
+# keeps in its data folder) unless TABLE names a deployed stack's table.
+DEV_JSON     = $(or $(DATA_DIR),localstack/.data)/dev.json
+DEV_DYNAMODB = $(shell sed -n 's/.*"dynamodb": *"\([^"]*\)".*/\1/p' $(DEV_JSON) 2>/dev/null)
 account:
 	@test -n "$(NAME)" || { echo "usage: make account NAME=acme [TABLE=<TableName output>]"; exit 2; }
 ifeq ($(TABLE),)
-	AWS_ENDPOINT_URL_DYNAMODB=http://$${DYNAMODB_ADDR:-127.0.0.1:8000} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 \
+	AWS_ENDPOINT_URL_DYNAMODB=http://$${DYNAMODB_ADDR:-$(or $(DEV_DYNAMODB),127.0.0.1:8000)} AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1 \
 	  $(GO) run ./infra/ops -table gifq-webhooks-dev account create -name "$(NAME)"
 else
 	$(GO) run ./infra/ops -table "$(TABLE)" account create -name "$(NAME)"
@@ -85,7 +113,7 @@ load:
 # Issue 14's three throughput targets, each against its own fresh make dev,
 # one table at the end (docs/performance.md); PPROF=1 adds CPU profiles.
 .PHONY: load-targets
-load-targets: emulators
+load-targets: emulators dynoxide-fast
 	GO=$(GO) localstack/load/targets.sh
 
 # The chaos run at full size (make test runs it with 300 events and 3 kills).

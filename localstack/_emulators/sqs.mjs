@@ -22,6 +22,10 @@ const { SqsStore } = await load("sqs/sqsStore.js");
 const { SnsStore } = await load("sns/snsStore.js");
 const { S3Store } = await load("s3/s3Store.js");
 const stores = { sqsStore: new SqsStore(), snsStore: new SnsStore(), s3Store: new S3Store() };
+// Queue URLs as the client reached us, http://127.0.0.1:4566/000000000000/<name>,
+// usable as they are with curl or the AWS CLI. fauxqs's own form,
+// sqs.<region>.<host>:<port>, doubles the port when its host carries one.
+stores.sqsStore.host = "";
 
 let persistence;
 if (values["data-dir"]) {
@@ -37,10 +41,19 @@ if (values["data-dir"]) {
   stores.sqsStore.persistence = persistence;
   stores.snsStore.persistence = persistence;
   stores.s3Store.persistence = persistence;
-  for (const q of stores.sqsStore.allQueues()) q.persistence = persistence;
+  for (const q of [...stores.sqsStore.allQueues()]) {
+    q.persistence = persistence;
+    // Queues saved by an older make dev carry fauxqs's URL form: serve them under ours.
+    const url = `http://${values.host}:${values.port}/000000000000/${q.name}`;
+    if (q.url !== url) {
+      stores.sqsStore.queues.delete(q.url);
+      q.url = url;
+      stores.sqsStore.queues.set(url, q);
+    }
+  }
 }
 
-const app = buildApp({ logger: false, host: `${values.host}:${values.port}`, stores });
+const app = buildApp({ logger: false, stores });
 if (persistence) app.addHook("preClose", () => persistence.close());
 await app.listen({ port: Number(values.port), host: values.host });
 console.log(`fauxqs listening on http://${values.host}:${values.port}`);

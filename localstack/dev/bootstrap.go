@@ -69,21 +69,44 @@ func save(path string, st devState) (devKey, error) {
 	return devKey{accountID: st.AccountID, secret: st.APIKey}, os.WriteFile(path, raw, 0o600)
 }
 
-// ensureDemoEndpoint registers the demo receiver for the dev account once.
+// demoDescription marks the endpoint make dev registers for its receiver.
+const demoDescription = "make dev demo receiver"
+
+// ensureDemoEndpoint registers the demo receiver for the dev account once,
+// and moves it when make dev's receiver listens elsewhere (RECEIVER_ADDR)
+// rather than leave an endpoint that nothing answers beside a new one.
 func ensureDemoEndpoint(ctx context.Context, a *app.App, accountID, url string) (string, error) {
 	eps, err := a.Store.ListEndpoints(ctx, accountID)
 	if err != nil {
 		return "", err
 	}
-	for _, ep := range eps {
-		if ep.URL == url {
-			return ep.ID, nil
-		}
+	switch id, move := pickDemo(eps, url); {
+	case id != "" && move:
+		_, err := a.Store.UpdateEndpoint(ctx, accountID, id, store.EndpointPatch{URL: &url})
+		return id, err
+	case id != "":
+		return id, nil
 	}
 	now := domain.Millis(a.Now())
 	ep := domain.Endpoint{
-		ID: domain.NewID("ep"), AccountID: accountID, URL: url, Description: "make dev demo receiver",
+		ID: domain.NewID("ep"), AccountID: accountID, URL: url, Description: demoDescription,
 		Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
 	}
 	return ep.ID, a.Store.CreateEndpoint(ctx, ep)
+}
+
+// pickDemo finds the demo endpoint among the dev account's: one at url, or
+// else make dev's own at another address, to be moved to url; "" for none.
+func pickDemo(eps []domain.Endpoint, url string) (id string, move bool) {
+	for _, ep := range eps {
+		if ep.URL == url {
+			return ep.ID, false
+		}
+	}
+	for _, ep := range eps {
+		if ep.Description == demoDescription {
+			return ep.ID, true
+		}
+	}
+	return "", false
 }

@@ -77,6 +77,15 @@ func loadSettings() (settings, error) {
 	return s, err
 }
 
+// ownAddrs are the addresses make dev itself listens on: the emulators' too
+// unless AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS name running ones.
+func ownAddrs(s settings) settings {
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != "" && os.Getenv("AWS_ENDPOINT_URL_SQS") != "" {
+		s.dynamoAddr, s.sqsAddr = "", ""
+	}
+	return s
+}
+
 // devConfig is the functions' config for local running: private endpoints
 // and plain http allowed, metrics off; everything else as deployed unless
 // the environment says otherwise.
@@ -139,6 +148,12 @@ func run() error {
 	if err := servePprof(os.Getenv("GIFQ_PPROF_ADDR")); err != nil {
 		return err
 	}
+	if r, ok := readRunning(s.dataDir); ok && isUp(r, processAlive, tcpAnswers) {
+		return alreadyRunning(r)
+	}
+	if err := busyPorts(ownAddrs(s), canListen); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, emu, err := connect(ctx, &s, true)
@@ -169,6 +184,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if err := writeRunning(s.dataDir, running{
+		PID: os.Getpid(), API: l.URL, Receiver: recv.URL, DynamoDB: s.dynamoAddr, SQS: s.sqsAddr,
+		Prefix: s.prefix, DataDir: s.dataDir, Started: time.Now(),
+	}); err != nil {
+		return err
+	}
+	defer removeRunning(s.dataDir, os.Getpid())
 	banner(s, a, key.secret, recv.URL, epID, l.URL, portalLink)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "\nstopping (data kept in "+s.dataDir+")")
@@ -181,7 +203,9 @@ func banner(s settings, a *app.App, key, receiverURL, epID, apiURL, portalLink s
 gifq-webhooks is running (stage %s)
   API            %s
   demo receiver  %s  (endpoint %s: verifies signatures, prints each delivery)
-  DynamoDB       http://%s    SQS http://%s    data in %s
+  DynamoDB       http://%s    data in %s
+  SQS queues     %s
+                 %s (dead letters)
   retry schedule %v, %d attempts; rate limit %g/s per account; sweeper every %s
   API key        %s
 
@@ -197,10 +221,10 @@ and watch it in the customer portal (a 24-hour session of the dev account):
   %s
 
 Then look it up: curl -s %s/v1/events/<id> -H "Authorization: Bearer %s"
-Ctrl-C stops everything; data survives a restart.
+make invoke finds this make dev (%s); Ctrl-C stops everything; data survives a restart.
 
-`, a.Config.Stage, apiURL, receiverURL, epID, s.dynamoAddr, s.sqsAddr, s.dataDir, a.Config.Retry.Waits,
-		a.Config.Retry.MaxAttempts(), a.Config.RatePerSecond, s.sweepEvery, key, apiURL, key, portalLink, apiURL, key)
+`, a.Config.Stage, apiURL, receiverURL, epID, s.dynamoAddr, s.dataDir, a.Config.QueueURL, a.Config.DLQURL, a.Config.Retry.Waits,
+		a.Config.Retry.MaxAttempts(), a.Config.RatePerSecond, s.sweepEvery, key, apiURL, key, portalLink, apiURL, key, statePath(s.dataDir))
 }
 
 // invoke runs one function with a sample event against the running system.
@@ -219,6 +243,9 @@ func invoke(args []string) error {
 	}
 	s, err := loadSettings()
 	if err != nil {
+		return err
+	}
+	if s, err = findRunning(s, os.Getenv); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)

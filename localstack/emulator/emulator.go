@@ -1,7 +1,8 @@
 // Package emulator starts the local DynamoDB (dynoxide) and SQS (fauxqs)
 // emulators on loopback, for make dev and the tests. They are installed by
-// `make emulators` into localstack/_emulators (npm, and dynoxide built from
-// its crate where cargo is installed; a folder the Go tool ignores).
+// `make emulators` into localstack/_emulators (npm; a folder the Go tool
+// ignores), with dynoxide built from its crate there by the opt-in `make
+// dynoxide-fast`.
 package emulator
 
 import (
@@ -42,7 +43,7 @@ type Emulators struct {
 	log                 io.Writer
 }
 
-// Dynoxide is the dynoxide binary in dir: the one `make emulators` built
+// Dynoxide is the dynoxide binary in dir: the one `make dynoxide-fast` built
 // from its crate when it is there (the same version, a faster build), else
 // the npm package's.
 func Dynoxide(dir string) string {
