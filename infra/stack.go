@@ -192,6 +192,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.addDashboard(name)
 	s.addOutputs()
 	addNagSuppressions(s)
+	addLintSkips(s) // checkov and cfn-lint (checkov.go)
 	return s
 }
 
