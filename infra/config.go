@@ -83,6 +83,14 @@ type Config struct {
 	// in /portal/), for a custom domain; empty: the API Gateway URL the
 	// session request came to.
 	PortalURL string
+	// EgressStaticIPs puts the deliver function in private subnets of its
+	// own VPC behind NAT gateways with Elastic IPs, so that receivers can
+	// allowlist the addresses webhooks come from (context `egressStaticIps`;
+	// infra/egress.go, docs/deploy.md). Off by default: it costs money
+	// (docs/cost.md). EgressAZs is how many availability zones, one NAT
+	// gateway and one IP each (context `egressAzs`, 1..6).
+	EgressStaticIPs bool
+	EgressAZs       int
 }
 
 // Context keys, as written in cdk.json and on the command line.
@@ -106,6 +114,8 @@ const (
 	CtxAPIGatewayCloudWatchRole = "apiGatewayCloudWatchRole"
 	CtxPortalFrameAncestors     = "portalFrameAncestors"
 	CtxPortalURL                = "portalUrl"
+	CtxEgressStaticIPs          = "egressStaticIps"
+	CtxEgressAZs                = "egressAzs"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -136,6 +146,7 @@ func DefaultConfig() Config {
 		DLQGrowthThreshold:       10,
 		LambdaArchitecture:       "arm64",
 		APIGatewayCloudWatchRole: true,
+		EgressAZs:                2,
 	}
 }
 
@@ -206,6 +217,9 @@ func (c Config) Validate() error {
 	}
 	if c.LambdaArchitecture != "arm64" && c.LambdaArchitecture != "x86_64" {
 		add("%s=%q: want arm64 or x86_64", CtxLambdaArchitecture, c.LambdaArchitecture)
+	}
+	if c.EgressAZs < 1 || c.EgressAZs > MaxEgressAZs {
+		add("%s=%d: want 1..%d", CtxEgressAZs, c.EgressAZs, MaxEgressAZs)
 	}
 	if _, err := portal.ParseSettings(c.portalEnv); err != nil {
 		add("%s / %s: %v", CtxPortalFrameAncestors, CtxPortalURL, err)
@@ -303,6 +317,8 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	boolean(CtxAPIGatewayCloudWatchRole, &c.APIGatewayCloudWatchRole)
 	str(CtxPortalFrameAncestors, &c.PortalFrameAncestors)
 	str(CtxPortalURL, &c.PortalURL)
+	boolean(CtxEgressStaticIPs, &c.EgressStaticIPs)
+	integer(CtxEgressAZs, &c.EgressAZs)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, strings.TrimPrefix(err.Error(), "invalid CDK context:\n  "))
 	}

@@ -34,7 +34,7 @@ func TestCdkJSON(t *testing.T) {
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
-		CtxPortalFrameAncestors, CtxPortalURL} {
+		CtxPortalFrameAncestors, CtxPortalURL, CtxEgressStaticIPs, CtxEgressAZs} {
 		known[k] = true
 		if _, ok := ctx[k]; !ok {
 			t.Errorf("cdk.json context lacks %s (document every option there)", k)
@@ -59,7 +59,7 @@ func TestParseConfig(t *testing.T) {
 		CtxStage: "prod", CtxRetrySchedule: "1s, 2s", CtxRateLimitPerSecond: 2.5, CtxEndpointMaxInFlight: 0,
 		CtxIngestRatePerSecond: "0.5", CtxIngestBurst: 4, CtxAllowedSchemes: "HTTPS", CtxSweepGrace: "90s", CtxLogLevel: "DEBUG", CtxDeliverMaxConcurrency: "1000",
 		CtxAPIThrottleRate: "10", CtxAPIThrottleBurst: 20, CtxAlarmEmail: "ops@example.com", CtxDLQGrowthThreshold: 3,
-		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false",
+		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false", CtxEgressStaticIPs: "true", CtxEgressAZs: "3",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestParseConfig(t *testing.T) {
 		Stage: "prod", RetrySchedule: "1s, 2s", RateLimitPerSecond: 2.5, EndpointMaxInFlight: 0,
 		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
-		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false,
+		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false, EgressStaticIPs: true, EgressAZs: 3,
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)

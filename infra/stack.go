@@ -87,6 +87,7 @@ type Stack struct {
 	AlarmTopic awssns.Topic // nil without alarmEmail
 	Alarms     map[string]awscloudwatch.Alarm
 	Dashboard  awscloudwatch.Dashboard
+	Egress     *Egress // static egress IPs; nil unless egressStaticIps (egress.go)
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -191,6 +192,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.addAlarms(name)
 	s.addDashboard(name)
 	s.addOutputs()
+	s.Egress = addEgress(s)
 	addNagSuppressions(s)
 	addLintSkips(s) // checkov and cfn-lint (checkov.go)
 	return s
