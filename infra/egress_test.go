@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/gifq/webhooks/shared/config"
 )
 
 // A stack with static egress IPs in three AZs (the default is two).
@@ -241,6 +244,17 @@ func TestEgressStaticIPs(t *testing.T) {
 	out, _ := s.json["Outputs"].(map[string]any)["EgressIps"].(map[string]any)
 	if got := render(out["Value"]); got != want {
 		t.Errorf("EgressIps output = %s, want %s", got, want)
+	}
+	// Resolved at deploy to addresses, it is what shared/config reads.
+	var i int
+	resolved := regexp.MustCompile(`\$\{EgressIp\d+\}`).ReplaceAllStringFunc(want, func(string) string { i++; return fmt.Sprintf("203.0.113.%d", i) })
+	apiEnv := map[string]string{}
+	for k, v := range props(api)["Environment"].(map[string]any)["Variables"].(map[string]any) {
+		apiEnv[k] = render(v)
+	}
+	apiEnv["EGRESS_IPS"] = resolved
+	if c, err := config.Parse(func(k string) string { return apiEnv[k] }); err != nil || len(c.EgressIPs) != azs {
+		t.Errorf("the api's environment with EGRESS_IPS=%s: %v, egress IPs %v", resolved, err, c.EgressIPs)
 	}
 	for _, fn := range []string{FnDeliver, FnSweeper, FnRedrive} {
 		_, f := s.functionByName(t, fn)
