@@ -6,6 +6,7 @@
 #   make synth                 cdk synth, no AWS credentials, template in cdk.out/
 #   make deploy STAGE=prod     build + cdk deploy (run `make cdk-bootstrap` once per account/region)
 #   make infra-test            go test ./infra/...
+#   make cfn-check             cfn-lint and checkov on the synthesized templates (CI)
 #   make localstack-up / localstack-deploy / localstack-e2e / localstack-down
 #
 # Variables (override on the command line):
@@ -46,7 +47,7 @@ CDK_CONTEXT_ARGS = -c stage=$(STAGE) -c lambdaArchitecture=$(LAMBDA_ARCH) $(CDK_
 # Synth must not need (or use) credentials: the stack is environment-agnostic.
 CDK_NO_CREDENTIALS = env -u AWS_PROFILE -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN AWS_EC2_METADATA_DISABLED=true
 
-.PHONY: cdk-tools build synth deploy cdk-diff cdk-bootstrap cdk-destroy infra-test \
+.PHONY: cdk-tools build synth deploy cdk-diff cdk-bootstrap cdk-destroy infra-test cfn-check \
 	localstack-up localstack-deploy localstack-e2e localstack-down
 
 # The pinned CDK CLI and cdklocal (infra/_cdk/package-lock.json). The folder
@@ -85,6 +86,28 @@ cdk-destroy: build cdk-tools
 
 infra-test:
 	go test -count=1 ./infra/...
+
+# cfn-lint and checkov, pinned (infra/cfn-check-requirements.txt) and installed
+# from PyPI into .cache/cfn-check on first use, on make synth's template (the
+# defaults: no VPC) and on a second synth with every optional part switched
+# on (prod: alarm topic and its KMS key, RETAIN; static egress IPs: VPC, NAT
+# gateways, EIPs). Fails on any cfn-lint error, warning or informational
+# finding and on any failed checkov check. Accepted findings are skipped in
+# the template's metadata, each with its reason, from infra/checkov.go.
+CFN_CHECK_VENV    := .cache/cfn-check
+CFN_CHECK_OUT     := $(CDK_OUT)/cfn-check
+CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c egressStaticIps=true
+CFN_CHECK_FILES    = $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json $(CFN_CHECK_OUT)/GifqWebhooks-prod.template.json
+cfn-check: synth $(CFN_CHECK_VENV)/.installed
+	$(CDK_NO_CREDENTIALS) $(CDK) synth --quiet --no-notices --output $(CFN_CHECK_OUT) $(CFN_CHECK_CONTEXT)
+	$(CFN_CHECK_VENV)/bin/cfn-lint --include-checks I -- $(CFN_CHECK_FILES)
+	@echo "cfn-lint: no findings"
+	$(CFN_CHECK_VENV)/bin/checkov --framework cloudformation --skip-download --compact --quiet \
+	  $(addprefix -f ,$(CFN_CHECK_FILES))
+$(CFN_CHECK_VENV)/.installed: infra/cfn-check-requirements.txt
+	python3 -m venv $(CFN_CHECK_VENV)
+	$(CFN_CHECK_VENV)/bin/pip install --quiet --disable-pip-version-check -r infra/cfn-check-requirements.txt
+	@touch $@
 
 # --- LocalStack ---------------------------------------------------------------
 # Two ways to run it (LOCALSTACK_MODE):

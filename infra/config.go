@@ -91,6 +91,14 @@ type Config struct {
 	// 429 at the edge, before API Gateway and Lambda (api_protection.go).
 	WAF          bool
 	WAFRateLimit int
+	// EgressStaticIPs puts the deliver function in private subnets of its
+	// own VPC behind NAT gateways with Elastic IPs, so that receivers can
+	// allowlist the addresses webhooks come from (context `egressStaticIps`;
+	// infra/egress.go, docs/deploy.md). Off by default: it costs money
+	// (docs/cost.md). EgressAZs is how many availability zones, one NAT
+	// gateway and one IP each (context `egressAzs`, 1..6).
+	EgressStaticIPs bool
+	EgressAZs       int
 }
 
 // Context keys, as written in cdk.json and on the command line.
@@ -116,6 +124,8 @@ const (
 	CtxPortalURL                = "portalUrl"
 	CtxWAF                      = "waf"
 	CtxWAFRateLimit             = "wafRateLimit"
+	CtxEgressStaticIPs          = "egressStaticIps"
+	CtxEgressAZs                = "egressAzs"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -157,6 +167,7 @@ func DefaultConfig() Config {
 		// key's default ingest rate, so a producer fleet behind one NAT
 		// address is not cut, while a flood from one address is.
 		WAFRateLimit: 30000,
+		EgressAZs:    2,
 	}
 }
 
@@ -236,6 +247,9 @@ func (c Config) Validate() error {
 	}
 	if c.WAFRateLimit < 10 || c.WAFRateLimit > 2000000000 {
 		add("%s=%d: AWS WAF rate-based rules take 10..2,000,000,000 requests per 5 minutes", CtxWAFRateLimit, c.WAFRateLimit)
+	}
+	if c.EgressAZs < 1 || c.EgressAZs > MaxEgressAZs {
+		add("%s=%d: want 1..%d", CtxEgressAZs, c.EgressAZs, MaxEgressAZs)
 	}
 	if _, err := portal.ParseSettings(c.portalEnv); err != nil {
 		add("%s / %s: %v", CtxPortalFrameAncestors, CtxPortalURL, err)
@@ -335,6 +349,8 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	str(CtxPortalURL, &c.PortalURL)
 	boolean(CtxWAF, &c.WAF)
 	integer(CtxWAFRateLimit, &c.WAFRateLimit)
+	boolean(CtxEgressStaticIPs, &c.EgressStaticIPs)
+	integer(CtxEgressAZs, &c.EgressAZs)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, strings.TrimPrefix(err.Error(), "invalid CDK context:\n  "))
 	}

@@ -34,7 +34,7 @@ func TestCdkJSON(t *testing.T) {
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
-		CtxPortalFrameAncestors, CtxPortalURL, CtxWAF, CtxWAFRateLimit} {
+		CtxPortalFrameAncestors, CtxPortalURL, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs} {
 		known[k] = true
 		if _, ok := ctx[k]; !ok {
 			t.Errorf("cdk.json context lacks %s (document every option there)", k)
@@ -60,6 +60,7 @@ func TestParseConfig(t *testing.T) {
 		CtxIngestRatePerSecond: "0.5", CtxIngestBurst: 4, CtxAllowedSchemes: "HTTPS", CtxSweepGrace: "90s", CtxLogLevel: "DEBUG", CtxDeliverMaxConcurrency: "1000",
 		CtxAPIThrottleRate: "10", CtxAPIThrottleBurst: 20, CtxAlarmEmail: "ops@example.com", CtxDLQGrowthThreshold: 3,
 		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false", CtxWAF: "true", CtxWAFRateLimit: "500",
+		CtxEgressStaticIPs: "true", CtxEgressAZs: "3",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +70,7 @@ func TestParseConfig(t *testing.T) {
 		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
 		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false, WAF: true, WAFRateLimit: 500,
+		EgressStaticIPs: true, EgressAZs: 3,
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)

@@ -46,7 +46,9 @@ var (
 				"index ARNs, <table ARN>/index/<name>; the wildcard covers only this table's indexes."},
 		{Rule: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::\*$`},
 			Reason: "X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level " +
-				"permissions and require Resource \"*\". No other statement has a wildcard resource (TestIAMNoWildcardResources)."},
+				"permissions and require Resource \"*\". No other statement has a wildcard resource (TestIAMNoWildcardResources), " +
+				"but for deliver's EC2 network-interface actions with egressStaticIps, which Lambda needs for a function " +
+				"in a VPC and which take \"*\" as in AWSLambdaVPCAccessExecutionRole (TestEgressStaticIPs)."},
 	}
 )
 

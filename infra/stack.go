@@ -105,6 +105,7 @@ type Stack struct {
 	// without context waf=true) (api_protection.go).
 	ExecutionLogs awslogs.LogGroup
 	WebACL        awswafv2.CfnWebACL
+	Egress        *Egress // static egress IPs; nil unless egressStaticIps (egress.go)
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -192,7 +193,9 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.addAlarms(name)
 	s.addDashboard(name)
 	s.addOutputs()
+	s.Egress = addEgress(s)
 	addNagSuppressions(s)
+	addLintSkips(s) // checkov and cfn-lint (checkov.go)
 	return s
 }
 

@@ -92,6 +92,7 @@ before(async () => {
       DYNAMODB_ADDR: `127.0.0.1:${dynPort}`, SQS_ADDR: `127.0.0.1:${sqsPort}`, DATA_DIR: dataDir,
       DEV_API_KEY: apiKey, RETRY_SCHEDULE: '45s,90s', API_KEY_CACHE_TTL: '0s',
       PORTAL_FRAME_ANCESTORS: "'self' https://dashboard.gifq.example",
+      EGRESS_IPS: '203.0.113.7,198.51.100.20', // as a stack with egressStaticIps sets it
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -147,6 +148,8 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   t.diagnostic(`measured: session URL to endpoints shown ${Date.now() - opened} ms (cold page, 2 endpoints)`);
   assert.doesNotMatch(page.url(), /token=/, 'the token is taken out of the URL');
   assert.ok(await page.locator('.card', { hasText: 'Ledger sync (staging)' }).count() === 1);
+  // The static egress IPs a receiver allowlists.
+  assert.match(await page.locator('#egress-ips').textContent(), /sent from 203\.0\.113\.7, 198\.51\.100\.20\./);
 
   // Post an event (as the producer) and see it delivered to the demo endpoint.
   const posted = await call('POST', '/v1/events', { event: 'payout.fulfilled', payout_type: 'crypto', data: { id: 'po_123' } });

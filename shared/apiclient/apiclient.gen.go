@@ -730,6 +730,16 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/deliveries/{id}/resend (the `ResendDelivery` operationId).
 	ResendDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetEgressIPs The addresses webhooks are sent from
+	//
+	// The static IPs every delivery leaves from, for receivers that allowlist senders: the
+	// stack's Elastic IPs when it is deployed with static egress IPs (docs/deploy.md). Empty
+	// when it is not: deliveries then come from AWS's shared ranges. Any API key or portal
+	// session may read it.
+	//
+	// Corresponds with GET /v1/egress-ips (the `GetEgressIPs` operationId).
+	GetEgressIPs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEndpoints The account's endpoints
 	//
 	// Corresponds with GET /v1/endpoints (the `ListEndpoints` operationId).
@@ -1009,6 +1019,26 @@ func (c *Client) GetDelivery(ctx context.Context, id ID, reqEditors ...RequestEd
 // Corresponds with POST /v1/deliveries/{id}/resend (the `ResendDelivery` operationId).
 func (c *Client) ResendDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResendDeliveryRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEgressIPs The addresses webhooks are sent from
+//
+// The static IPs every delivery leaves from, for receivers that allowlist senders: the
+// stack's Elastic IPs when it is deployed with static egress IPs (docs/deploy.md). Empty
+// when it is not: deliveries then come from AWS's shared ranges. Any API key or portal
+// session may read it.
+//
+// Corresponds with GET /v1/egress-ips (the `GetEgressIPs` operationId).
+func (c *Client) GetEgressIPs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEgressIPsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -1628,6 +1658,33 @@ func NewResendDeliveryRequest(server string, id ID) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetEgressIPsRequest constructs an http.Request for the GetEgressIPs method
+func NewGetEgressIPsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/egress-ips")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -2514,6 +2571,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/deliveries/{id}/resend (the `ResendDelivery` operationId).
 	ResendDeliveryWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ResendDeliveryResponse, error)
 
+	// GetEgressIPsWithResponse The addresses webhooks are sent from
+	//
+	// The static IPs every delivery leaves from, for receivers that allowlist senders: the
+	// stack's Elastic IPs when it is deployed with static egress IPs (docs/deploy.md). Empty
+	// when it is not: deliveries then come from AWS's shared ranges. Any API key or portal
+	// session may read it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/egress-ips (the `GetEgressIPs` operationId).
+	GetEgressIPsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetEgressIPsResponse, error)
+
 	// ListEndpointsWithResponse The account's endpoints
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -2982,6 +3051,72 @@ func (r ResendDeliveryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResendDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEgressIPsResponse401Headers the declared response headers of an HTTP 401 response for GetEgressIPs
+type GetEgressIPsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetEgressIPsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Ips []string `json:"ips"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEgressIPsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEgressIPsResponse) GetJSON200() *struct {
+	Ips []string `json:"ips"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEgressIPsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetEgressIPsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEgressIPsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEgressIPsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEgressIPsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEgressIPsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4701,6 +4836,24 @@ func (c *ClientWithResponses) ResendDeliveryWithResponse(ctx context.Context, id
 	return ParseResendDeliveryResponse(rsp)
 }
 
+// GetEgressIPsWithResponse The addresses webhooks are sent from
+//
+// The static IPs every delivery leaves from, for receivers that allowlist senders: the
+// stack's Elastic IPs when it is deployed with static egress IPs (docs/deploy.md). Empty
+// when it is not: deliveries then come from AWS's shared ranges. Any API key or portal
+// session may read it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/egress-ips (the `GetEgressIPs` operationId).
+func (c *ClientWithResponses) GetEgressIPsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetEgressIPsResponse, error) {
+	rsp, err := c.GetEgressIPs(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEgressIPsResponse(rsp)
+}
+
 // ListEndpointsWithResponse The account's endpoints
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5290,6 +5443,61 @@ func ParseResendDeliveryResponse(rsp *http.Response) (*ResendDeliveryResponse, e
 	switch {
 	case rsp.StatusCode == 401:
 		var headers ResendDeliveryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEgressIPsResponse parses an HTTP response from a GetEgressIPsWithResponse call
+func ParseGetEgressIPsResponse(rsp *http.Response) (*GetEgressIPsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEgressIPsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Ips []string `json:"ips"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetEgressIPsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -106,6 +106,7 @@ func (a *App) API() *httpapi.API {
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
 		Portal:    httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
 		KeyLimits: a.KeyLimits(),
+		EgressIPs: a.Config.EgressIPs,
 		Log:       a.Log, Now: a.Now,
 	}
 }

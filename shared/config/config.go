@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -44,6 +45,9 @@ type Config struct {
 	MetricsNamespace      string         // METRICS_NAMESPACE (default GifqWebhooks)
 
 	Portal portal.Settings // PORTAL_URL, PORTAL_FRAME_ANCESTORS (shared/portal)
+	// EGRESS_IPS: the static addresses deliveries leave from, comma separated
+	// (the stack sets it on the api function with egressStaticIps; empty: none).
+	EgressIPs []string
 }
 
 // Defaults are the contract's values.
@@ -103,6 +107,16 @@ func Parse(getenv func(string) string) (Config, error) {
 	str("QUEUE_URL", &c.QueueURL)
 	str("DLQ_URL", &c.DLQURL)
 	str("METRICS_NAMESPACE", &c.MetricsNamespace)
+	if v := strings.TrimSpace(getenv("EGRESS_IPS")); v != "" {
+		for _, ip := range strings.Split(v, ",") {
+			addr, err := netip.ParseAddr(strings.TrimSpace(ip))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("EGRESS_IPS=%q: %q is not an IP address", v, strings.TrimSpace(ip)))
+				continue
+			}
+			c.EgressIPs = append(c.EgressIPs, addr.String())
+		}
+	}
 	dur("DELIVERY_TIMEOUT", &c.DeliveryTimeout)
 	dur("SWEEP_GRACE", &c.SweepGrace)
 	dur("PARK_AFTER", &c.ParkAfter)

@@ -83,6 +83,7 @@ type API struct {
 	KeyCacheTTL time.Duration
 	Portal      Portal     // the customer portal's sessions and settings (portal.go)
 	KeyLimits   *KeyLimits // per-API-key ingest limits (ingestlimit.go); nil: none
+	EgressIPs   []string   // the static addresses deliveries leave from (egress.go); nil: none
 	Log         *slog.Logger
 	Now         func() time.Time
 
@@ -129,6 +130,7 @@ var routes = []route{
 	{http.MethodGet, split("/v1/event-types/**"), (*API).getEventType},
 	{http.MethodPatch, split("/v1/event-types/**"), (*API).patchEventType},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
+	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
 }
 
 func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }

@@ -151,14 +151,22 @@
     return page.data.length ? page.data[0].delivered_at : '';
   }
 
+  // The static addresses webhooks leave from, when the stack has them
+  // (egressStaticIps): receivers behind a firewall allowlist these.
+  function egressNote(ips) {
+    if (!ips.length) return null;
+    return h('p', { class: 'muted', id: 'egress-ips' }, 'Webhooks are sent from ',
+      h('span', { class: 'mono' }, ips.join(', ')), '. Allow these addresses if your receiver is behind a firewall.');
+  }
+
   async function endpointsView() {
-    const list = await call('GET', 'endpoints');
+    const [list, egress] = await Promise.all([call('GET', 'endpoints'), call('GET', 'egress-ips').catch(() => ({ ips: [] }))]);
     const successes = await Promise.all(list.data.map((ep) => lastSuccess(ep).catch(() => '')));
     const head = h('div', { class: 'row spread' },
       h('h1', {}, 'Endpoints'),
       readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: () => { location.hash = '#/new'; } }, 'Add endpoint'));
     if (!list.data.length) {
-      return show(head, h('p', { class: 'muted' }, 'No endpoints yet. Add one to start receiving webhooks.'));
+      return show(head, h('p', { class: 'muted' }, 'No endpoints yet. Add one to start receiving webhooks.'), egressNote(egress.ips));
     }
     const cards = list.data.map((ep, i) => h('li', { class: 'card' },
       h('div', { class: 'row spread' },
@@ -170,7 +178,7 @@
         paused(ep),
         fact('Events', ep.event_types.length ? ep.event_types.join(', ') : 'All events'),
         ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null)));
-    show(head, h('p', { class: 'muted' }, list.data.length + ' of 16 endpoints'), h('ul', { class: 'cards' }, cards));
+    show(head, h('p', { class: 'muted' }, list.data.length + ' of 16 endpoints'), egressNote(egress.ips), h('ul', { class: 'cards' }, cards));
   }
 
   // ---- the event catalog -------------------------------------------------
