@@ -503,7 +503,7 @@ func TestDLQRedrivePaths(t *testing.T) {
 	acct, key := h.account(t)
 	var a, b scripted
 	rvA, epA := h.registerReceiver(t, key, a.respond(404))
-	_, epB := h.registerReceiver(t, key, b.respond(410))
+	_, epB := h.registerReceiver(t, key, b.respond(400))
 	var events []eventOut
 	for i := 0; i < 3; i++ {
 		ev := h.publish(t, key, payout)

@@ -434,13 +434,10 @@ func (w *Worker) capDeferral(ctx context.Context, d domain.Delivery, deferrals i
 	if slotHeld {
 		w.refund(ctx, d.AccountID, log)
 	}
-	wait := lifecycle.EndpointWait(lifecycle.Action{Verb: lifecycle.Wait, Until: now.Add(capBackoff(deferrals))}, now, w.deadline(&d))
-	if wait.Verb == lifecycle.Fail {
-		return w.fail(ctx, d, wait.Reason, m, log)
-	}
+	wait := capBackoff(deferrals)
 	m.Count(obs.MetricEndpointDeferrals, 1)
-	w.keepDue(ctx, d, wait.Until, log)
-	return unslotted(later(wait.Until.Sub(now)))
+	w.keepDue(ctx, d, now.Add(wait), log)
+	return unslotted(later(wait))
 }
 
 // unslotted is s, for a message whose rate slot was given back.

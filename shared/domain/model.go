@@ -46,8 +46,8 @@ const (
 	ReasonEndpointDeleted  FailReason = "endpoint_deleted"
 	ReasonBlockedAddress   FailReason = "blocked_address" // the endpoint resolved to a forbidden address at dial time
 	ReasonEventExpired     FailReason = "event_expired"
-	// The endpoint's breaker or in-flight cap held the delivery past the time
-	// its retry schedule would have ended (lifecycle.Deadline).
+	// The endpoint's breaker held the delivery past the time its retry
+	// schedule would have ended (lifecycle.Deadline).
 	ReasonEndpointUnavailable FailReason = "endpoint_unavailable"
 )
 

@@ -69,13 +69,17 @@ type Input struct {
 // state, whatever its endpoint does: its start, plus every wait of the
 // schedule at its longest (with the most jitter), plus the timeout of every
 // attempt. It is when the schedule would have ended had every attempt been
-// made. Waits that the endpoint imposes (its breaker, its in-flight cap)
-// use no attempt, so without a deadline a dead endpoint held deliveries
-// for days (until it was disabled) instead of the contract's roughly 90
-// minutes; they end there, failed as endpoint_unavailable (EndpointWait).
-// The account's rate limit and the receiver's Retry-After are not bounded
-// by it: the first is the contract's own (nothing is dropped for it), the
-// second is capped by MaxFreeThrottles.
+// made. The breaker's waits use no attempt, so without a deadline a dead
+// endpoint held deliveries for days (until it was disabled) instead of the
+// contract's roughly 90 minutes; they end there, failed as
+// endpoint_unavailable (EndpointWait). Other waits are not bounded by it:
+// the account's rate limit is the contract's own (nothing is dropped for
+// it), the receiver's Retry-After is capped by MaxFreeThrottles, and the
+// in-flight cap only orders the attempts of an endpoint that answers (a
+// busy one drains its backlog with every attempt made; a deadline there
+// failed deliveries of endpoints that were merely slow, in the
+// e2e test TestWaitingDeliveriesAreNotInFlight). A wait of any kind ends at
+// the item's TTL at the latest (store.ErrOutlives).
 func Deadline(d domain.Delivery, s retry.Schedule, timeout time.Duration) time.Time {
 	start := d.SeriesAt
 	if start == 0 {
@@ -85,8 +89,8 @@ func Deadline(d domain.Delivery, s retry.Schedule, timeout time.Duration) time.T
 	return time.UnixMilli(start).Add(waits + time.Duration(s.MaxAttempts())*timeout)
 }
 
-// EndpointWait bounds a wait the endpoint imposes (w, a Wait) by the
-// delivery's deadline: a wait past it is cut to it, and at the deadline the
+// EndpointWait bounds a wait the endpoint's breaker imposes (w, a Wait) by
+// the delivery's deadline: a wait past it is cut to it, and at the deadline the
 // delivery fails as endpoint_unavailable. Without a deadline, w as it is.
 func EndpointWait(w Action, now, deadline time.Time) Action {
 	switch {
@@ -94,7 +98,7 @@ func EndpointWait(w Action, now, deadline time.Time) Action {
 		return w
 	case !now.Before(deadline):
 		return Action{Verb: Fail, On: Unattemptable, Reason: domain.ReasonEndpointUnavailable,
-			Why: "the endpoint stayed unavailable (breaker open or at its cap) past the delivery's deadline"}
+			Why: "the endpoint's breaker stayed open past the delivery's deadline"}
 	}
 	w.Until = deadline
 	return w
