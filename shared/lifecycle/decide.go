@@ -77,7 +77,7 @@ type Input struct {
 // it), the receiver's Retry-After is capped by MaxFreeThrottles, and the
 // in-flight cap only orders the attempts of an endpoint that answers (a
 // busy one drains its backlog with every attempt made; a deadline there
-// failed deliveries of endpoints that were merely slow, in the
+// left deliveries of endpoints that were merely busy short of their attempts, in the
 // e2e test TestWaitingDeliveriesAreNotInFlight). A wait of any kind ends at
 // the item's TTL at the latest (store.ErrOutlives).
 func Deadline(d domain.Delivery, s retry.Schedule, timeout time.Duration) time.Time {
