@@ -96,20 +96,16 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 }
 
 // finishManual records a manual attempt's result, trying a transient
-// failure again while the claim's lease lasts (as record does for an
-// automatic one). A write that was applied before its error finds the
-// attempt recorded (ErrConflict): done.
+// failure again while the claim's lease lasts (whileLeased). A write that
+// was applied before its error finds the attempt recorded (ErrConflict):
+// done.
 func (w *Worker) finishManual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c store.Claim, a domain.Attempt, o store.Outcome, log *slog.Logger) error {
-	ctx = context.WithoutCancel(ctx) // the POST is made: write its outcome even if the invocation is ending
-	var err error
-	for try := 1; ; try++ {
-		if err = w.Store.FinishManual(ctx, d, ep, c, a, o); err == nil || errors.Is(err, store.ErrConflict) {
-			return nil
+	return w.whileLeased(ctx, c.LeaseUntil, log, func(ctx context.Context, _ int) (bool, error) {
+		switch err := w.Store.FinishManual(ctx, d, ep, c, a, o); {
+		case err == nil, errors.Is(err, store.ErrConflict):
+			return true, nil
+		default:
+			return false, err
 		}
-		if try == recordTries || w.Now().Add(recordBackoff(try)).UnixMilli() >= c.LeaseUntil {
-			return err
-		}
-		log.Warn("recording the manual attempt failed; trying again", "error", err, "try", try)
-		_ = sleepUntil(ctx, time.Now().Add(recordBackoff(try)))
-	}
+	})
 }

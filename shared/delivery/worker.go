@@ -565,22 +565,17 @@ func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, 
 // lost meanwhile is the new owner's. Its endpoint slot goes to the oldest
 // message here waiting for one (handoff.go), or is freed.
 func (w *Worker) yield(ctx context.Context, ep *domain.Endpoint, seen, claimed domain.Delivery, c store.Claim, log *slog.Logger) error {
-	ctx = context.WithoutCancel(ctx)
 	if c.Slot != "" && w.local.handOff(endpointKey(ep), c.Slot, c.ID) {
 		c.Slot = "" // a message here waiting for a slot takes it over from this claim: not ours to free
 	}
-	var err error
-	for try := 1; try <= recordTries; try++ {
-		if err = w.Store.YieldClaim(ctx, seen, claimed, c); err == nil || errors.Is(err, store.ErrConflict) {
-			return nil
+	return w.whileLeased(ctx, c.LeaseUntil, log, func(ctx context.Context, _ int) (bool, error) {
+		switch err := w.Store.YieldClaim(ctx, seen, claimed, c); {
+		case err == nil, errors.Is(err, store.ErrConflict):
+			return true, nil
+		default:
+			return false, err
 		}
-		if w.Now().Add(recordBackoff(try)).UnixMilli() >= c.LeaseUntil {
-			break
-		}
-		log.Warn("giving the claim back failed; trying again", "error", err, "try", try)
-		_ = sleepUntil(ctx, time.Now().Add(recordBackoff(try)))
-	}
-	return err
+	})
 }
 
 // keepDue tells the sweeper that a deferred delivery is not stuck: when it
@@ -832,31 +827,41 @@ func (w *Worker) stayOnSlot(ctx context.Context, sendAt time.Time) error {
 // the delivery is read: lifecycle.RecordCheck says whether our write is
 // there, still ours to make, or lost to a new owner.
 func (w *Worker) record(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c store.Claim, a domain.Attempt, o store.Outcome, log *slog.Logger) error {
-	ctx = context.WithoutCancel(ctx) // the POST is made: write its outcome even if the invocation is ending
-	var err error
+	return w.whileLeased(ctx, c.LeaseUntil, log, func(ctx context.Context, try int) (bool, error) {
+		if try > 1 {
+			cur, gerr := w.Store.GetDelivery(ctx, d.ID)
+			if gerr == nil || errors.Is(gerr, store.ErrNotFound) {
+				var seen *domain.Delivery
+				if gerr == nil {
+					seen = &cur
+				}
+				switch lifecycle.CheckRecord(seen, c.ID, a.ID) {
+				case lifecycle.RecordDone:
+					return true, nil
+				case lifecycle.RecordLost:
+					return true, store.ErrConflict
+				}
+			}
+		}
+		err := w.Store.RecordAttempt(ctx, d, ep, c, a, o)
+		return err == nil || errors.Is(err, store.ErrConflict), err
+	})
+}
+
+// whileLeased makes a write of a claim's end (write's try-th; stop: its
+// result is final) again after a transient failure, up to recordTries times
+// and while the claim's lease lasts: giving up means the next receive takes
+// the claim over (and, after a POST, sends it again). It runs without the
+// invocation's cancellation: the claim's end is written even as it ends.
+func (w *Worker) whileLeased(ctx context.Context, leaseUntil int64, log *slog.Logger, write func(ctx context.Context, try int) (stop bool, err error)) error {
+	ctx = context.WithoutCancel(ctx)
 	for try := 1; ; try++ {
-		if err = w.Store.RecordAttempt(ctx, d, ep, c, a, o); err == nil || errors.Is(err, store.ErrConflict) {
+		stop, err := write(ctx, try)
+		if stop || try == recordTries || w.Now().Add(recordBackoff(try)).UnixMilli() >= leaseUntil {
 			return err
 		}
-		if try == recordTries || w.Now().Add(recordBackoff(try)).UnixMilli() >= c.LeaseUntil {
-			return err
-		}
-		log.Warn("recording the attempt failed; trying again", "error", err, "try", try)
+		log.Warn("ending the claim failed; trying again", "error", err, "try", try)
 		_ = sleepUntil(ctx, time.Now().Add(recordBackoff(try)))
-		cur, gerr := w.Store.GetDelivery(ctx, d.ID)
-		if gerr != nil && !errors.Is(gerr, store.ErrNotFound) {
-			continue
-		}
-		var seen *domain.Delivery
-		if gerr == nil {
-			seen = &cur
-		}
-		switch lifecycle.CheckRecord(seen, c.ID, a.ID) {
-		case lifecycle.RecordDone:
-			return nil
-		case lifecycle.RecordLost:
-			return store.ErrConflict
-		}
 	}
 }
 
