@@ -464,8 +464,11 @@ type RecoverEndpointJSONBody struct {
 
 // RotateSecretJSONBody defines parameters for RotateSecret.
 type RotateSecretJSONBody struct {
-	// ExpirePreviousAfterSeconds How long the previous secret keeps signing (default 86400).
+	// ExpirePreviousAfterSeconds How long the current secret keeps signing once replaced (default and most 86400; 0 stops it now).
 	ExpirePreviousAfterSeconds *int `json:"expire_previous_after_seconds,omitempty"`
+
+	// ExpirePreviousNow Stop a previous secret that still signs now, instead of answering 409.
+	ExpirePreviousNow *bool `json:"expire_previous_now,omitempty"`
 }
 
 // CreateEventParams defines parameters for CreateEvent.
@@ -731,12 +734,24 @@ type ClientInterface interface {
 
 	// RotateSecretWithBody New secret; the previous one keeps signing for a grace period
 	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecretWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateSecret New secret; the previous one keeps signing for a grace period
+	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1058,6 +1073,12 @@ func (c *Client) RecoverEndpoint(ctx context.Context, id ID, body RecoverEndpoin
 
 // RotateSecretWithBody New secret; the previous one keeps signing for a grace period
 //
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
@@ -1074,6 +1095,12 @@ func (c *Client) RotateSecretWithBody(ctx context.Context, id ID, contentType st
 }
 
 // RotateSecret New secret; the previous one keeps signing for a grace period
+//
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2152,12 +2179,24 @@ type ClientWithResponsesInterface interface {
 
 	// RotateSecretWithBodyWithResponse New secret; the previous one keeps signing for a grace period
 	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecretWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
 
 	// RotateSecretWithResponse New secret; the previous one keeps signing for a grace period
+	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3115,6 +3154,8 @@ type RotateSecretResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -3148,6 +3189,11 @@ func (r RotateSecretResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RotateSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -3970,6 +4016,12 @@ func (c *ClientWithResponses) RecoverEndpointWithResponse(ctx context.Context, i
 
 // RotateSecretWithBodyWithResponse New secret; the previous one keeps signing for a grace period
 //
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
@@ -3982,6 +4034,12 @@ func (c *ClientWithResponses) RotateSecretWithBodyWithResponse(ctx context.Conte
 }
 
 // RotateSecretWithResponse New secret; the previous one keeps signing for a grace period
+//
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4924,6 +4982,13 @@ func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge

@@ -36,7 +36,7 @@ type Config struct {
 	ParkAfter             time.Duration  // PARK_AFTER: a wait longer than this is parked in the table for the scheduler, shorter ones are delayed sends (default and most 15m, SQS's delay limit)
 	Breaker               bool           // BREAKER: "on" (default) or "off": the per-endpoint circuit breaker (lifecycle.Breaker*)
 	ScheduleAhead         time.Duration  // SCHEDULE_AHEAD: how far ahead each scheduler run sends parked deliveries (default 2m: twice its 1-minute period)
-	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default 24h)
+	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default and most 24h)
 	EndpointDisableAfter  time.Duration  // ENDPOINT_DISABLE_AFTER: disable an endpoint failing without a success for this long (default 120h; 0 = never)
 	APIKeyCacheTTL        time.Duration  // API_KEY_CACHE_TTL: how long the api function remembers a valid key (default 30s; 0 = off); a revoked key works at most this long
 	LogLevel              slog.Level     // LOG_LEVEL: debug, info, warn, error
@@ -105,6 +105,9 @@ func Parse(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("PARK_AFTER and SCHEDULE_AHEAD: at most 15m (SQS's longest delay)"))
 	}
 	dur("SECRET_ROTATION_GRACE", &c.SecretRotationGrace)
+	if c.SecretRotationGrace > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("SECRET_ROTATION_GRACE: at most 24h (an old secret signs no longer than that)"))
+	}
 	dur("ENDPOINT_DISABLE_AFTER", &c.EndpointDisableAfter)
 	dur("API_KEY_CACHE_TTL", &c.APIKeyCacheTTL)
 	if v := getenv("RETRY_SCHEDULE"); v != "" {

@@ -75,3 +75,13 @@ func TestWaitingAndBreakerSettings(t *testing.T) {
 		}
 	}
 }
+
+// A previous secret signs for at most 24 h (two live secrets at most).
+func TestRotationGraceAtMostADay(t *testing.T) {
+	if c, err := Parse(func(k string) string { return map[string]string{"SECRET_ROTATION_GRACE": "1h"}[k] }); err != nil || c.SecretRotationGrace != time.Hour {
+		t.Fatalf("1h: %v %v", c.SecretRotationGrace, err)
+	}
+	if _, err := Parse(func(k string) string { return map[string]string{"SECRET_ROTATION_GRACE": "25h"}[k] }); err == nil || !strings.Contains(err.Error(), "SECRET_ROTATION_GRACE") {
+		t.Errorf("25h accepted (%v)", err)
+	}
+}

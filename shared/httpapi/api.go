@@ -38,7 +38,7 @@ type Store interface {
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
-	RotateSecret(ctx context.Context, accountID, id, newSecret string, grace int64) (domain.Endpoint, error)
+	RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error)
 	ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (store.DeliveryPage, error)
 	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
