@@ -193,7 +193,11 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 	if code := h.call(t, keyA, "DELETE", "/v1/portal/sessions/"+revokedID, nil, nil); code != 204 {
 		t.Fatalf("revoke: %d", code)
 	}
-	old, expired := portal.NewSession(acctA, false, time.Hour, time.Now().Add(-61*time.Minute))
+	minter, err := h.store.Authenticate(ctx, keyA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, expired := portal.NewSession(acctA, minter.ID, false, time.Hour, time.Now().Add(-61*time.Minute))
 	if err := h.store.CreatePortalSession(ctx, old); err != nil {
 		t.Fatal(err)
 	}

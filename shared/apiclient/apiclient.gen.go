@@ -110,6 +110,27 @@ func (e DeliveryStatus) Valid() bool {
 	}
 }
 
+// Defines values for PortalSessionStatus.
+const (
+	Active  PortalSessionStatus = "active"
+	Expired PortalSessionStatus = "expired"
+	Revoked PortalSessionStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the PortalSessionStatus enum.
+func (e PortalSessionStatus) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Expired:
+		return true
+	case Revoked:
+		return true
+	default:
+		return false
+	}
+}
+
 // AcceptedEvent defines model for AcceptedEvent.
 type AcceptedEvent struct {
 	Deliveries []struct {
@@ -391,6 +412,22 @@ type NewEndpoint struct {
 	Url string `json:"url"`
 }
 
+// PortalSession defines model for PortalSession.
+type PortalSession struct {
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Id        string    `json:"id"`
+
+	// KeyId The API key that minted it; revoking the key ends the session.
+	KeyId     *string             `json:"key_id,omitempty"`
+	ReadOnly  bool                `json:"read_only"`
+	RevokedAt *time.Time          `json:"revoked_at,omitempty"`
+	Status    PortalSessionStatus `json:"status"`
+}
+
+// PortalSessionStatus defines model for PortalSession.Status.
+type PortalSessionStatus string
+
 // RotatedEndpoint defines model for RotatedEndpoint.
 type RotatedEndpoint struct {
 	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
@@ -476,6 +513,14 @@ type CreateEventParams struct {
 	// IdempotencyKey 1-255 printable ASCII characters. A repeat within 24 hours answers the first event and
 	// creates no deliveries; the same key with another body answers 409.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPortalSessionsParams defines parameters for ListPortalSessions.
+type ListPortalSessionsParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // CreatePortalSessionJSONBody defines parameters for CreatePortalSession.
@@ -824,11 +869,30 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevokePortalSessions End every live portal session of the account
+	//
+	// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+	// `more` says some are left: call again.
+	//
+	// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+	RevokePortalSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPortalSessions The account's portal sessions, newest first (never their tokens)
+	//
+	// With the account's API key (a portal token gets 403). Active, expired and revoked
+	// sessions, each with the API key that minted it, until a day after they end. A session
+	// lives only as long as that key: once the key is revoked, its sessions answer 401.
+	//
+	// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+	ListPortalSessions(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreatePortalSessionWithBody Open the customer portal for this account
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -839,7 +903,9 @@ type ClientInterface interface {
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1253,11 +1319,50 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// RevokePortalSessions End every live portal session of the account
+//
+// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+// `more` says some are left: call again.
+//
+// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+func (c *Client) RevokePortalSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokePortalSessionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPortalSessions The account's portal sessions, newest first (never their tokens)
+//
+// With the account's API key (a portal token gets 403). Active, expired and revoked
+// sessions, each with the API key that minted it, until a day after they end. A session
+// lives only as long as that key: once the key is revoked, its sessions answer 401.
+//
+// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+func (c *Client) ListPortalSessions(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPortalSessionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreatePortalSessionWithBody Open the customer portal for this account
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1278,7 +1383,9 @@ func (c *Client) CreatePortalSessionWithBody(ctx context.Context, contentType st
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1958,6 +2065,99 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewRevokePortalSessionsRequest constructs an http.Request for the RevokePortalSessions method
+func NewRevokePortalSessionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/portal/sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPortalSessionsRequest constructs an http.Request for the ListPortalSessions method
+func NewListPortalSessionsRequest(server string, params *ListPortalSessionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/portal/sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreatePortalSessionRequest calls the generic CreatePortalSession builder with application/json body
 func NewCreatePortalSessionRequest(server string, body CreatePortalSessionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2275,11 +2475,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// RevokePortalSessionsWithResponse End every live portal session of the account
+	//
+	// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+	// `more` says some are left: call again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+	RevokePortalSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevokePortalSessionsResponse, error)
+
+	// ListPortalSessionsWithResponse The account's portal sessions, newest first (never their tokens)
+	//
+	// With the account's API key (a portal token gets 403). Active, expired and revoked
+	// sessions, each with the API key that minted it, until a day after they end. A session
+	// lives only as long as that key: once the key is revoked, its sessions answer 401.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+	ListPortalSessionsWithResponse(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*ListPortalSessionsResponse, error)
+
 	// CreatePortalSessionWithBodyWithResponse Open the customer portal for this account
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2290,7 +2513,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3662,6 +3887,167 @@ func (r GetOpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// RevokePortalSessionsResponse401Headers the declared response headers of an HTTP 401 response for RevokePortalSessions
+type RevokePortalSessionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type RevokePortalSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		More    bool `json:"more"`
+		Revoked int  `json:"revoked"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokePortalSessionsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON200() *struct {
+	More    bool `json:"more"`
+	Revoked int  `json:"revoked"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokePortalSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokePortalSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokePortalSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokePortalSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPortalSessionsResponse401Headers the declared response headers of an HTTP 401 response for ListPortalSessions
+type ListPortalSessionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListPortalSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []PortalSession `json:"data"`
+
+		// NextCursor Empty on the last page.
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPortalSessionsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON200() *struct {
+	Data []PortalSession `json:"data"`
+
+	// NextCursor Empty on the last page.
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPortalSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPortalSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPortalSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPortalSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreatePortalSessionResponse401Headers the declared response headers of an HTTP 401 response for CreatePortalSession
 type CreatePortalSessionResponse401Headers struct {
 	WWWAuthenticate *string
@@ -4166,11 +4552,46 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// RevokePortalSessionsWithResponse End every live portal session of the account
+//
+// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+// `more` says some are left: call again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+func (c *ClientWithResponses) RevokePortalSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevokePortalSessionsResponse, error) {
+	rsp, err := c.RevokePortalSessions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokePortalSessionsResponse(rsp)
+}
+
+// ListPortalSessionsWithResponse The account's portal sessions, newest first (never their tokens)
+//
+// With the account's API key (a portal token gets 403). Active, expired and revoked
+// sessions, each with the API key that minted it, until a day after they end. A session
+// lives only as long as that key: once the key is revoked, its sessions answer 401.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+func (c *ClientWithResponses) ListPortalSessionsWithResponse(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*ListPortalSessionsResponse, error) {
+	rsp, err := c.ListPortalSessions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPortalSessionsResponse(rsp)
+}
+
 // CreatePortalSessionWithBodyWithResponse Open the customer portal for this account
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4187,7 +4608,9 @@ func (c *ClientWithResponses) CreatePortalSessionWithBodyWithResponse(ctx contex
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5404,6 +5827,141 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseRevokePortalSessionsResponse parses an HTTP response from a RevokePortalSessionsWithResponse call
+func ParseRevokePortalSessionsResponse(rsp *http.Response) (*RevokePortalSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokePortalSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			More    bool `json:"more"`
+			Revoked int  `json:"revoked"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RevokePortalSessionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPortalSessionsResponse parses an HTTP response from a ListPortalSessionsWithResponse call
+func ParseListPortalSessionsResponse(rsp *http.Response) (*ListPortalSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPortalSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []PortalSession `json:"data"`
+
+			// NextCursor Empty on the last page.
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListPortalSessionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil

@@ -120,6 +120,8 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
+	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
+	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
 }
 
 func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }

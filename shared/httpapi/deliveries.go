@@ -103,15 +103,42 @@ func (a *API) getDelivery(ctx context.Context, req *request) response {
 	return ok(http.StatusOK, viewDelivery(d, attempts))
 }
 
-// The delivery log's cursor is the last delivery id of the page, opaque to callers.
+// A list's cursor is the last id of the page, opaque to callers.
 func encodeCursor(after string) string { return base64.RawURLEncoding.EncodeToString([]byte(after)) }
 
-func decodeCursor(c string) (string, bool) {
+// decodeCursor reads a cursor of a list of ids starting prefix ("dlv").
+func decodeCursor(c, prefix string) (string, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !domain.HasPrefix(string(b), "dlv") {
+	if err != nil || !domain.HasPrefix(string(b), prefix) {
 		return "", false
 	}
 	return string(b), true
+}
+
+// pageQuery reads a list's limit (1 to 100, default 20) and cursor (of ids
+// starting prefix), each at most once.
+func pageQuery(req *request, prefix string) (limit int, after string, r response, failed bool) {
+	for name, vs := range req.MultiValueQueryStringParameters {
+		if len(vs) > 1 {
+			return 0, "", fail(http.StatusBadRequest, "invalid_query", name+" is given more than once"), true
+		}
+	}
+	q := req.QueryStringParameters
+	limit = 20
+	if v, sent := q["limit"]; sent {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return 0, "", fail(http.StatusBadRequest, "invalid_limit", "limit must be 1 to 100"), true
+		}
+		limit = n
+	}
+	if c := q["cursor"]; c != "" {
+		var ok bool
+		if after, ok = decodeCursor(c, prefix); !ok {
+			return 0, "", fail(http.StatusBadRequest, "invalid_cursor", "cursor is not one this API gave"), true
+		}
+	}
+	return limit, after, response{}, false
 }
 
 func (a *API) listDeliveries(ctx context.Context, req *request) response {
@@ -119,31 +146,14 @@ func (a *API) listDeliveries(ctx context.Context, req *request) response {
 	if failed {
 		return r
 	}
-	for name, vs := range req.MultiValueQueryStringParameters {
-		if len(vs) > 1 {
-			return fail(http.StatusBadRequest, "invalid_query", name+" is given more than once")
-		}
+	limit, after, r, failed := pageQuery(req, "dlv")
+	if failed {
+		return r
 	}
-	q := req.QueryStringParameters
-	s, sent := q["status"]
+	s, sent := req.QueryStringParameters["status"]
 	status := domain.Status(s)
 	if sent && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
 		return fail(http.StatusBadRequest, "invalid_status", "status must be pending, delivered or failed")
-	}
-	limit := 20
-	if v, sent := q["limit"]; sent {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return fail(http.StatusBadRequest, "invalid_limit", "limit must be 1 to 100")
-		}
-		limit = n
-	}
-	after := ""
-	if c := q["cursor"]; c != "" {
-		var ok bool
-		if after, ok = decodeCursor(c); !ok {
-			return fail(http.StatusBadRequest, "invalid_cursor", "cursor is not one this API gave")
-		}
 	}
 	page, err := a.Store.ListEndpointDeliveries(ctx, ep.ID, status, int32(limit), after)
 	if err != nil {

@@ -375,7 +375,8 @@ func TestPortalFiles(t *testing.T) {
 }
 
 // What a portal request costs: the session's GetItem in place of the API
-// key's, nothing more; the page's files cost nothing.
+// key's, and its minting key's (a session dies with its key); the page's
+// files cost nothing.
 func TestPortalRequestCost(t *testing.T) {
 	f := newFixture(t, nil)
 	f.endpoint(t, f.keyA)
@@ -385,7 +386,7 @@ func TestPortalRequestCost(t *testing.T) {
 		want               string
 	}{
 		{"list with the API key (no key cache)", f.keyA, "/v1/endpoints", "DynamoDB.GetItem=1 DynamoDB.Query=1"},
-		{"list with a portal token", token, "/v1/endpoints", "DynamoDB.GetItem=1 DynamoDB.Query=1"},
+		{"list with a portal token", token, "/v1/endpoints", "DynamoDB.GetItem=2 DynamoDB.Query=1"},
 		{"the page", "", "/portal/", ""},
 		{"its script", "", "/portal/portal-app.js", ""},
 	} {
@@ -399,7 +400,7 @@ func TestPortalRequestCost(t *testing.T) {
 	}
 	f.calls.Reset()
 	f.session(t, f.keyA, "")
-	if got := f.calls.String(); got != "DynamoDB.GetItem=1 DynamoDB.PutItem=1" {
+	if got := f.calls.String(); got != "DynamoDB.GetItem=1 DynamoDB.TransactWriteItems=1" {
 		t.Errorf("creating a session: %q", got)
 	}
 }

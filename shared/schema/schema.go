@@ -59,7 +59,8 @@ const (
 //	DLV#<delivery>  ATT#<attempt>   one attempt
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
 //	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL)
-//	PORTAL#<session> PORTAL         customer portal session: account, SHA-256 of the token's secret, expiry
+//	PORTAL#<session> PORTAL         customer portal session: account, minting API key, SHA-256 of the token's secret, expiry
+//	PORTALS#<account> PORTAL#<session>  the session's listing entry (no hash), for listing and revoking all (TTL)
 var Table = TableDef{
 	PK:           Key{"pk", String},
 	SK:           Key{"sk", String},
