@@ -89,6 +89,21 @@ func (e BreakerState) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryFieldsAttemptsOrder.
+const (
+	DeliveryFieldsAttemptsOrderNewestFirst DeliveryFieldsAttemptsOrder = "newest_first"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryFieldsAttemptsOrder enum.
+func (e DeliveryFieldsAttemptsOrder) Valid() bool {
+	switch e {
+	case DeliveryFieldsAttemptsOrderNewestFirst:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryStatus.
 const (
 	Delivered DeliveryStatus = "delivered"
@@ -104,6 +119,21 @@ func (e DeliveryStatus) Valid() bool {
 	case Failed:
 		return true
 	case Pending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryWithAttemptsAttemptsOrder.
+const (
+	DeliveryWithAttemptsAttemptsOrderNewestFirst DeliveryWithAttemptsAttemptsOrder = "newest_first"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryWithAttemptsAttemptsOrder enum.
+func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
+	switch e {
+	case DeliveryWithAttemptsAttemptsOrderNewestFirst:
 		return true
 	default:
 		return false
@@ -252,25 +282,35 @@ type DeliveryFields struct {
 	AttemptCount int        `json:"attempt_count"`
 	Attempts     *[]Attempt `json:"attempts,omitempty"`
 
+	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
+	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
+
 	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown); GET /v1/deliveries/{id} has them all.
-	AttemptsOmitted *int           `json:"attempts_omitted,omitempty"`
-	CreatedAt       time.Time      `json:"created_at"`
-	DeliveredAt     *time.Time     `json:"delivered_at,omitempty"`
-	EndpointId      string         `json:"endpoint_id"`
-	Event           string         `json:"event"`
-	EventId         string         `json:"event_id"`
-	FailReason      *string        `json:"fail_reason,omitempty"`
-	FailedAt        *time.Time     `json:"failed_at,omitempty"`
-	Id              string         `json:"id"`
-	LastAttemptAt   *time.Time     `json:"last_attempt_at,omitempty"`
-	LastError       *string        `json:"last_error,omitempty"`
-	LastStatus      *int           `json:"last_status,omitempty"`
-	NextAttemptAt   *time.Time     `json:"next_attempt_at,omitempty"`
-	Series          int            `json:"series"`
-	Status          DeliveryStatus `json:"status"`
-	UpdatedAt       *time.Time     `json:"updated_at,omitempty"`
+	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
+	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
+
+	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`) its newest 20 attempts, newest first.
+	AttemptsOrder *DeliveryFieldsAttemptsOrder `json:"attempts_order,omitempty"`
+	CreatedAt     time.Time                    `json:"created_at"`
+	DeliveredAt   *time.Time                   `json:"delivered_at,omitempty"`
+	EndpointId    string                       `json:"endpoint_id"`
+	Event         string                       `json:"event"`
+	EventId       string                       `json:"event_id"`
+	FailReason    *string                      `json:"fail_reason,omitempty"`
+	FailedAt      *time.Time                   `json:"failed_at,omitempty"`
+	Id            string                       `json:"id"`
+	LastAttemptAt *time.Time                   `json:"last_attempt_at,omitempty"`
+	LastError     *string                      `json:"last_error,omitempty"`
+	LastStatus    *int                         `json:"last_status,omitempty"`
+	NextAttemptAt *time.Time                   `json:"next_attempt_at,omitempty"`
+	Series        int                          `json:"series"`
+	Status        DeliveryStatus               `json:"status"`
+	UpdatedAt     *time.Time                   `json:"updated_at,omitempty"`
 }
+
+// DeliveryFieldsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`) its newest 20 attempts, newest first.
+type DeliveryFieldsAttemptsOrder string
 
 // DeliveryStatus defines model for DeliveryStatus.
 type DeliveryStatus string
@@ -280,25 +320,35 @@ type DeliveryWithAttempts struct {
 	AttemptCount int       `json:"attempt_count"`
 	Attempts     []Attempt `json:"attempts"`
 
+	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
+	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
+
 	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown); GET /v1/deliveries/{id} has them all.
-	AttemptsOmitted *int           `json:"attempts_omitted,omitempty"`
-	CreatedAt       time.Time      `json:"created_at"`
-	DeliveredAt     *time.Time     `json:"delivered_at,omitempty"`
-	EndpointId      string         `json:"endpoint_id"`
-	Event           string         `json:"event"`
-	EventId         string         `json:"event_id"`
-	FailReason      *string        `json:"fail_reason,omitempty"`
-	FailedAt        *time.Time     `json:"failed_at,omitempty"`
-	Id              string         `json:"id"`
-	LastAttemptAt   *time.Time     `json:"last_attempt_at,omitempty"`
-	LastError       *string        `json:"last_error,omitempty"`
-	LastStatus      *int           `json:"last_status,omitempty"`
-	NextAttemptAt   *time.Time     `json:"next_attempt_at,omitempty"`
-	Series          int            `json:"series"`
-	Status          DeliveryStatus `json:"status"`
-	UpdatedAt       *time.Time     `json:"updated_at,omitempty"`
+	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
+	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
+
+	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`) its newest 20 attempts, newest first.
+	AttemptsOrder *DeliveryWithAttemptsAttemptsOrder `json:"attempts_order,omitempty"`
+	CreatedAt     time.Time                          `json:"created_at"`
+	DeliveredAt   *time.Time                         `json:"delivered_at,omitempty"`
+	EndpointId    string                             `json:"endpoint_id"`
+	Event         string                             `json:"event"`
+	EventId       string                             `json:"event_id"`
+	FailReason    *string                            `json:"fail_reason,omitempty"`
+	FailedAt      *time.Time                         `json:"failed_at,omitempty"`
+	Id            string                             `json:"id"`
+	LastAttemptAt *time.Time                         `json:"last_attempt_at,omitempty"`
+	LastError     *string                            `json:"last_error,omitempty"`
+	LastStatus    *int                               `json:"last_status,omitempty"`
+	NextAttemptAt *time.Time                         `json:"next_attempt_at,omitempty"`
+	Series        int                                `json:"series"`
+	Status        DeliveryStatus                     `json:"status"`
+	UpdatedAt     *time.Time                         `json:"updated_at,omitempty"`
 }
+
+// DeliveryWithAttemptsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`) its newest 20 attempts, newest first.
+type DeliveryWithAttemptsAttemptsOrder string
 
 // Endpoint defines model for Endpoint.
 type Endpoint struct {
@@ -481,6 +531,14 @@ type Unauthorized = Error
 
 // Unprocessable defines model for Unprocessable.
 type Unprocessable = Error
+
+// ListDeliveryAttemptsParams defines parameters for ListDeliveryAttempts.
+type ListDeliveryAttemptsParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page, or the delivery's `attempts_next_cursor`.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
 
 // ListEndpointDeliveriesParams defines parameters for ListEndpointDeliveries.
 type ListEndpointDeliveriesParams struct {
@@ -695,10 +753,20 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetDelivery One delivery with every attempt
+	// GetDelivery One delivery with its newest attempts
+	//
+	// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+	// more, `attempts_next_cursor` pages through the older ones with
+	// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+	// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 	//
 	// Corresponds with GET /v1/deliveries/{id} (the `GetDelivery` operationId).
 	GetDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDeliveryAttempts A delivery's attempts, newest first, a page at a time
+	//
+	// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+	ListDeliveryAttempts(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResendDelivery One manual attempt now (within 30 days of the event)
 	//
@@ -935,11 +1003,31 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// GetDelivery One delivery with every attempt
+// GetDelivery One delivery with its newest attempts
+//
+// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+// more, `attempts_next_cursor` pages through the older ones with
+// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 //
 // Corresponds with GET /v1/deliveries/{id} (the `GetDelivery` operationId).
 func (c *Client) GetDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeliveryRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDeliveryAttempts A delivery's attempts, newest first, a page at a time
+//
+// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+func (c *Client) ListDeliveryAttempts(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDeliveryAttemptsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1470,6 +1558,79 @@ func NewGetDeliveryRequest(server string, id ID) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDeliveryAttemptsRequest constructs an http.Request for the ListDeliveryAttempts method
+func NewListDeliveryAttemptsRequest(server string, id ID, params *ListDeliveryAttemptsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deliveries/%s/attempts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2283,12 +2444,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Health` operationId).
 	HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthResponse, error)
 
-	// GetDeliveryWithResponse One delivery with every attempt
+	// GetDeliveryWithResponse One delivery with its newest attempts
+	//
+	// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+	// more, `attempts_next_cursor` pages through the older ones with
+	// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+	// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/deliveries/{id} (the `GetDelivery` operationId).
 	GetDeliveryWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetDeliveryResponse, error)
+
+	// ListDeliveryAttemptsWithResponse A delivery's attempts, newest first, a page at a time
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+	ListDeliveryAttemptsWithResponse(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*ListDeliveryAttemptsResponse, error)
 
 	// ResendDeliveryWithResponse One manual attempt now (within 30 days of the event)
 	//
@@ -2647,6 +2820,99 @@ func (r GetDeliveryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDeliveryAttemptsResponse401Headers the declared response headers of an HTTP 401 response for ListDeliveryAttempts
+type ListDeliveryAttemptsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListDeliveryAttemptsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Attempt `json:"data"`
+
+		// NextCursor Empty on the last page.
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDeliveryAttemptsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON200() *struct {
+	Data []Attempt `json:"data"`
+
+	// NextCursor Empty on the last page.
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDeliveryAttemptsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDeliveryAttemptsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDeliveryAttemptsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDeliveryAttemptsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4234,7 +4500,12 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 	return ParseHealthResponse(rsp)
 }
 
-// GetDeliveryWithResponse One delivery with every attempt
+// GetDeliveryWithResponse One delivery with its newest attempts
+//
+// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+// more, `attempts_next_cursor` pages through the older ones with
+// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -4245,6 +4516,19 @@ func (c *ClientWithResponses) GetDeliveryWithResponse(ctx context.Context, id ID
 		return nil, err
 	}
 	return ParseGetDeliveryResponse(rsp)
+}
+
+// ListDeliveryAttemptsWithResponse A delivery's attempts, newest first, a page at a time
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+func (c *ClientWithResponses) ListDeliveryAttemptsWithResponse(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*ListDeliveryAttemptsResponse, error) {
+	rsp, err := c.ListDeliveryAttempts(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDeliveryAttemptsResponse(rsp)
 }
 
 // ResendDeliveryWithResponse One manual attempt now (within 30 days of the event)
@@ -4720,6 +5004,85 @@ func ParseGetDeliveryResponse(rsp *http.Response) (*GetDeliveryResponse, error) 
 	switch {
 	case rsp.StatusCode == 401:
 		var headers GetDeliveryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDeliveryAttemptsResponse parses an HTTP response from a ListDeliveryAttemptsWithResponse call
+func ParseListDeliveryAttemptsResponse(rsp *http.Response) (*ListDeliveryAttemptsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDeliveryAttemptsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Attempt `json:"data"`
+
+			// NextCursor Empty on the last page.
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListDeliveryAttemptsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

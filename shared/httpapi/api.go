@@ -35,6 +35,9 @@ type Store interface {
 	ListEndpoints(ctx context.Context, accountID string) ([]domain.Endpoint, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
+	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
+	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
+	DeliveryAttempts(ctx context.Context, id string, limit int, before string) (store.AttemptPage, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
@@ -117,6 +120,7 @@ var routes = []route{
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
+	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},

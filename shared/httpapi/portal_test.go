@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/app"
@@ -45,6 +46,8 @@ type fixture struct {
 	acctA string
 	keyB  string
 	calls *testenv.Calls
+	db    *dynamodb.Client // the emulator, for tests that write the table directly
+	table string
 }
 
 func newFixture(t *testing.T, env map[string]string) *fixture {
@@ -62,6 +65,7 @@ func newFixture(t *testing.T, env map[string]string) *fixture {
 	}
 	f := &fixture{logs: &syncBuffer{}, now: time.Now(), calls: testenv.NewCalls()}
 	db, q := e.CountedClients(f.calls)
+	f.db, f.table = db, e.Table
 	f.app = app.New(cfg, db, q, f.logs, "api")
 	f.api = f.app.API()
 	f.api.Now = func() time.Time { return f.now }

@@ -13,7 +13,7 @@ import (
 )
 
 func (a *API) resend(ctx context.Context, req *request) response {
-	d, _, r, failed := a.loadDelivery(ctx, req)
+	d, r, failed := a.loadDelivery(ctx, req)
 	if failed {
 		return r
 	}

@@ -20,6 +20,7 @@ var routes = map[string]Access{
 	"GET /v1/endpoints/*":                Read,
 	"GET /v1/endpoints/*/deliveries":     Read,
 	"GET /v1/deliveries/*":               Read,
+	"GET /v1/deliveries/*/attempts":      Read,
 	"GET /v1/events/*":                   Read,
 	"POST /v1/endpoints":                 Write,
 	"PATCH /v1/endpoints/*":              Write,
