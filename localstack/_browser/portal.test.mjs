@@ -188,6 +188,18 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await reloadUntil(page, page.locator('#attempts tbody tr', { hasText: 'Resend' }).filter({ hasText: 'HTTP 500' }), 'the resend in the attempts');
   await page.screenshot({ path: join(shots, 'portal-delivery.png'), fullPage: true });
 
+  // A long log: the page shows the newest 20 attempts; "Older attempts" fetches the rest.
+  const dlvID = new URL(page.url()).hash.split('/')[2];
+  for (let i = 0; i < 20; i++) assert.equal((await call('POST', '/v1/deliveries/' + dlvID + '/resend')).status, 202);
+  await until('more than 20 attempts logged', async () => (await call('GET', '/v1/deliveries/' + dlvID)).body.attempts_next_cursor);
+  await page.reload();
+  await page.locator('#attempts').waitFor();
+  assert.equal(await page.locator('#attempts tbody tr').count(), 20);
+  await page.getByRole('button', { name: 'Older attempts' }).click();
+  await until('the older attempts shown', async () => await page.locator('#attempts tbody tr', { hasText: '#1' }).count() > 0);
+  assert.ok(await page.locator('#attempts tbody tr').count() > 20);
+  assert.equal(await page.getByRole('button', { name: 'Older attempts' }).count(), 0, 'no more to fetch');
+
   // Rotate the failing endpoint's secret: the new one is shown once, the old one keeps signing.
   await page.getByRole('link', { name: 'Endpoint', exact: true }).click();
   await page.getByLabel('Old secret keeps signing for').selectOption('3600');
