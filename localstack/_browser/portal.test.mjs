@@ -91,6 +91,8 @@ before(async () => {
       ...process.env, API_ADDR: `127.0.0.1:${apiPort}`, RECEIVER_ADDR: `127.0.0.1:${recvPort}`,
       DYNAMODB_ADDR: `127.0.0.1:${dynPort}`, SQS_ADDR: `127.0.0.1:${sqsPort}`, DATA_DIR: dataDir,
       DEV_API_KEY: apiKey, RETRY_SCHEDULE: '45s,90s', API_KEY_CACHE_TTL: '0s',
+      // The tests poll by reloading the page, far faster than a person clicks.
+      PORTAL_RATE_PER_SECOND: '1000', PORTAL_BURST: '1000',
       PORTAL_FRAME_ANCESTORS: "'self' https://dashboard.gifq.example",
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -28,6 +28,8 @@ type Config struct {
 	RatePerSecond         float64        // RATE_LIMIT_PER_SECOND: per account (default 5)
 	IngestRatePerSecond   float64        // INGEST_RATE_PER_SECOND: events a second per API key at the API (default 10; ops can override per account or key)
 	IngestBurst           int            // INGEST_BURST: events at once per API key (default 50)
+	PortalRatePerSecond   float64        // PORTAL_RATE_PER_SECOND: requests a second per portal session (default 10)
+	PortalBurst           int            // PORTAL_BURST: requests at once per portal session (default 50)
 	EndpointMaxInFlight   int            // ENDPOINT_MAX_IN_FLIGHT: concurrent attempts per endpoint (default 5; 0 = no cap)
 	DeliveryTimeout       time.Duration  // DELIVERY_TIMEOUT (default 10s)
 	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
@@ -54,6 +56,8 @@ func Defaults() Config {
 		RatePerSecond:        5,
 		IngestRatePerSecond:  10,
 		IngestBurst:          50,
+		PortalRatePerSecond:  10,
+		PortalBurst:          50,
 		EndpointMaxInFlight:  5,
 		DeliveryTimeout:      10 * time.Second,
 		AllowedSchemes:       []string{"https"},
@@ -137,6 +141,20 @@ func Parse(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("INGEST_BURST=%q: want a whole number of at least 1", v))
 		}
 		c.IngestBurst = n
+	}
+	if v := getenv("PORTAL_RATE_PER_SECOND"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || math.IsInf(f, 0) {
+			errs = append(errs, fmt.Errorf("PORTAL_RATE_PER_SECOND=%q: want a positive number", v))
+		}
+		c.PortalRatePerSecond = f
+	}
+	if v := getenv("PORTAL_BURST"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("PORTAL_BURST=%q: want a whole number of at least 1", v))
+		}
+		c.PortalBurst = n
 	}
 	if v := getenv("ENDPOINT_MAX_IN_FLIGHT"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -85,3 +85,23 @@ func TestRotationGraceAtMostADay(t *testing.T) {
 		t.Errorf("25h accepted (%v)", err)
 	}
 }
+
+func TestParsePortalLimit(t *testing.T) {
+	d, _ := Parse(func(string) string { return "" })
+	if d.PortalRatePerSecond != 10 || d.PortalBurst != 50 {
+		t.Fatalf("default portal limit %v/s burst %d", d.PortalRatePerSecond, d.PortalBurst)
+	}
+	c, err := Parse(func(k string) string {
+		return map[string]string{"PORTAL_RATE_PER_SECOND": "0.5", "PORTAL_BURST": "3"}[k]
+	})
+	if err != nil || c.PortalRatePerSecond != 0.5 || c.PortalBurst != 3 {
+		t.Fatalf("%v/s burst %d (%v)", c.PortalRatePerSecond, c.PortalBurst, err)
+	}
+	for _, bad := range []map[string]string{
+		{"PORTAL_RATE_PER_SECOND": "0"}, {"PORTAL_RATE_PER_SECOND": "+Inf"}, {"PORTAL_BURST": "0"}, {"PORTAL_BURST": "x"},
+	} {
+		if _, err := Parse(func(k string) string { return bad[k] }); err == nil {
+			t.Errorf("%v: want an error", bad)
+		}
+	}
+}

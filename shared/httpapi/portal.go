@@ -95,6 +95,12 @@ func (a *API) authenticatePortal(ctx context.Context, req *request, rt route, to
 		return fail(http.StatusForbidden, "not_for_portal", "a portal session cannot call this route; use an API key"), true
 	}
 	req.account, req.session = s.AccountID, s.ID
+	// The session's own limit, reads and writes alike; its writes that are
+	// events (test events, resends, recovers) are paced by the account's
+	// rate on top.
+	if r, limited := limitAnswer(a.KeyLimits.admitSession(ctx, s.ID)); limited {
+		return r, true
+	}
 	return response{}, false
 }
 

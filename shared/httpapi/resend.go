@@ -31,6 +31,11 @@ func (a *API) resend(ctx context.Context, req *request) response {
 	if ep.Disabled {
 		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint before resending to it")
 	}
+	// A resend books a slot of the account's rate like an event: it counts
+	// against the key's ingest limit, so resends cannot crowd out events.
+	if r, limited := limitAnswer(a.KeyLimits.take(ctx, req, 1)); limited {
+		return r
+	}
 	acct, err := a.Store.GetAccount(ctx, req.account)
 	if err != nil {
 		return a.internal(ctx, err)
