@@ -93,7 +93,7 @@ func TestDeliveryViewIsBoundedWithThousandsOfAttempts(t *testing.T) {
 		got = append(got, a.(map[string]any)["id"].(string))
 	}
 	cursor, _ := d.body["attempts_next_cursor"].(string)
-	pages, biggest := 0, size
+	pages, biggest, delivery := 0, size, size
 	for cursor != "" {
 		size, p := f.lambdaSize(t, get(f.keyA, "/v1/deliveries/"+dlv+"/attempts", map[string]string{"limit": "100", "cursor": cursor}))
 		data, _ := p.body["data"].([]any)
@@ -112,7 +112,7 @@ func TestDeliveryViewIsBoundedWithThousandsOfAttempts(t *testing.T) {
 	if biggest > limit {
 		t.Errorf("the biggest answer is %d bytes", biggest)
 	}
-	t.Logf("%d attempts: the delivery and %d pages of 100, the biggest answer %d bytes (Lambda's limit: 6 MB)", n, pages, biggest)
+	t.Logf("%d attempts: the delivery (%d bytes) and %d pages of 100, the biggest answer %d bytes (Lambda's limit: 6 MB)", n, delivery, pages, biggest)
 
 	// The first page of the attempts route is the delivery's newest attempts.
 	first := f.doRequest(t, get(f.keyA, "/v1/deliveries/"+dlv+"/attempts", map[string]string{"limit": "3"}))
