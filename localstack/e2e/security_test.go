@@ -165,8 +165,8 @@ var portalRoutes = map[string]string{
 	"POST /v1/endpoints/*/test-event": "write", "POST /v1/deliveries/*/resend": "write",
 }
 
-// Every route with portal tokens: expired, revoked, forged and another
-// account's are refused (401, or 404 for another account's objects) and
+// Every route with portal tokens: expired, revoked, forged, minted by a key
+// since revoked, and another account's are refused (401, or 404 for another account's objects) and
 // change nothing; a read-only session may only read; routes that are not the
 // portal's (ingest, minting sessions) refuse every portal token.
 func TestAuthorizationMatrixPortalTokens(t *testing.T) {
@@ -192,6 +192,15 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 	revokedID, revoked := session(keyA, false)
 	if code := h.call(t, keyA, "DELETE", "/v1/portal/sessions/"+revokedID, nil, nil); code != 204 {
 		t.Fatalf("revoke: %d", code)
+	}
+	// A session whose API key was revoked after it was minted (issue 27).
+	doomedKey, doomedSecret, err := h.store.CreateAPIKey(ctx, acctA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, keyRevoked := session(doomedSecret, false)
+	if err := h.store.RevokeAPIKey(ctx, acctA, doomedKey.ID); err != nil {
+		t.Fatal(err)
 	}
 	minter, err := h.store.Authenticate(ctx, keyA)
 	if err != nil {
@@ -223,7 +232,7 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 		}
 		body := bodies[rt]
 		var e errOut
-		for name, tok := range map[string]string{"expired": expired, "revoked": revoked, "forged": forged, "garbage": portal.TokenPrefix + "x"} {
+		for name, tok := range map[string]string{"expired": expired, "revoked": revoked, "forged": forged, "garbage": portal.TokenPrefix + "x", "key-revoked": keyRevoked} {
 			if code := h.call(t, tok, method, path, body, &e); code != 401 || e.Error.Code != "invalid_portal_token" {
 				t.Errorf("%s with a %s portal token: %d %+v", rt, name, code, e)
 			}
