@@ -83,4 +83,11 @@ func TestPortalSessionHasItsOwnLimit(t *testing.T) {
 	if r := f.do(t, "gifqp_x", "GET", "/v1/endpoints", ""); r.status != 401 {
 		t.Errorf("a bad token is refused before the limit: %d", r.status)
 	}
+	// Signing out is never limited, and the session is then refused as ended.
+	if r := f.do(t, token, "DELETE", "/v1/portal/sessions/current", ""); r.status != 204 {
+		t.Errorf("signing out past the limit: %d %s", r.status, r.raw)
+	}
+	if r := f.do(t, token, "GET", "/v1/endpoints", ""); r.status != 401 {
+		t.Errorf("after signing out: %d %s", r.status, r.raw)
+	}
 }

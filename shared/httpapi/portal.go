@@ -97,12 +97,17 @@ func (a *API) authenticatePortal(ctx context.Context, req *request, rt route, to
 	req.account, req.session = s.AccountID, s.ID
 	// The session's own limit, reads and writes alike; its writes that are
 	// events (test events, resends, recovers) are paced by the account's
-	// rate on top.
-	if r, limited := limitAnswer(a.KeyLimits.admitSession(ctx, s.ID)); limited {
-		return r, true
+	// rate on top. Signing out is never limited: a session may always end
+	// itself (and once ended it is refused above).
+	if rt.name() != signOutRoute {
+		if r, limited := limitAnswer(a.KeyLimits.admitSession(ctx, s.ID)); limited {
+			return r, true
+		}
 	}
 	return response{}, false
 }
+
+const signOutRoute = "DELETE /v1/portal/sessions/*"
 
 func (rt route) name() string { return rt.method + " /" + strings.Join(rt.pattern, "/") }
 
