@@ -91,6 +91,8 @@ before(async () => {
       ...process.env, API_ADDR: `127.0.0.1:${apiPort}`, RECEIVER_ADDR: `127.0.0.1:${recvPort}`,
       DYNAMODB_ADDR: `127.0.0.1:${dynPort}`, SQS_ADDR: `127.0.0.1:${sqsPort}`, DATA_DIR: dataDir,
       DEV_API_KEY: apiKey, RETRY_SCHEDULE: '45s,90s', API_KEY_CACHE_TTL: '0s',
+      // The tests poll by reloading the page, far faster than a person clicks.
+      PORTAL_RATE_PER_SECOND: '1000', PORTAL_BURST: '1000',
       PORTAL_FRAME_ANCESTORS: "'self' https://dashboard.gifq.example",
       EGRESS_IPS: '203.0.113.7,198.51.100.20', // as a stack with egressStaticIps sets it
     },
@@ -190,6 +192,18 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await page.getByText(/Resend queued/).waitFor();
   await reloadUntil(page, page.locator('#attempts tbody tr', { hasText: 'Resend' }).filter({ hasText: 'HTTP 500' }), 'the resend in the attempts');
   await page.screenshot({ path: join(shots, 'portal-delivery.png'), fullPage: true });
+
+  // A long log: the page shows the newest 20 attempts; "Older attempts" fetches the rest.
+  const dlvID = new URL(page.url()).hash.split('/')[2];
+  for (let i = 0; i < 20; i++) assert.equal((await call('POST', '/v1/deliveries/' + dlvID + '/resend')).status, 202);
+  await until('more than 20 attempts logged', async () => (await call('GET', '/v1/deliveries/' + dlvID)).body.attempts_next_cursor);
+  await page.reload();
+  await page.locator('#attempts').waitFor();
+  assert.equal(await page.locator('#attempts tbody tr').count(), 20);
+  await page.getByRole('button', { name: 'Older attempts' }).click();
+  await until('the older attempts shown', async () => await page.locator('#attempts tbody tr', { hasText: '#1' }).count() > 0);
+  assert.ok(await page.locator('#attempts tbody tr').count() > 20);
+  assert.equal(await page.getByRole('button', { name: 'Older attempts' }).count(), 0, 'no more to fetch');
 
   // Rotate the failing endpoint's secret: the new one is shown once, the old one keeps signing.
   await page.getByRole('link', { name: 'Endpoint', exact: true }).click();

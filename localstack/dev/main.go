@@ -180,7 +180,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	portalLink, err := devPortalLink(ctx, a, key.accountID)
+	portalLink, err := devPortalLink(ctx, a, key.secret)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,14 @@ import (
 )
 
 // devPortalLink opens a fresh 24-hour portal session for the dev account,
-// as GIFQ's dashboard would with POST /v1/portal/sessions.
-func devPortalLink(ctx context.Context, a *app.App, accountID string) (string, error) {
-	s, token := portal.NewSession(accountID, false, portal.MaxTTL, time.Now())
+// minted with its API key as GIFQ's dashboard would with POST
+// /v1/portal/sessions (a session lives only as long as its key).
+func devPortalLink(ctx context.Context, a *app.App, apiKey string) (string, error) {
+	k, err := a.Store.Authenticate(ctx, apiKey)
+	if err != nil {
+		return "", err
+	}
+	s, token := portal.NewSession(k.AccountID, k.ID, false, portal.MaxTTL, time.Now())
 	if err := a.Store.CreatePortalSession(ctx, s); err != nil {
 		return "", err
 	}

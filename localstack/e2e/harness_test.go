@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -380,7 +381,20 @@ func (h *harness) delivery(t *testing.T, key, id string) deliveryOut {
 	if resp.JSON200 == nil {
 		t.Fatalf("get delivery %s: %d %s", id, resp.StatusCode(), resp.Body)
 	}
-	return fromDelivery(resp.JSON200)
+	// The delivery shows its newest attempts, newest first; the tests read
+	// the whole log, oldest first: page through the older ones and turn it.
+	d := resp.JSON200
+	for cursor := d.AttemptsNextCursor; cursor != nil && *cursor != ""; {
+		limit := 100
+		page, err := h.client(t, key).ListDeliveryAttemptsWithResponse(ctx, id, &apiclient.ListDeliveryAttemptsParams{Limit: &limit, Cursor: cursor})
+		if err != nil || page.JSON200 == nil {
+			t.Fatalf("attempts of %s: %v %s", id, err, page.Body)
+		}
+		d.Attempts = append(d.Attempts, page.JSON200.Data...)
+		cursor = &page.JSON200.NextCursor
+	}
+	slices.Reverse(d.Attempts)
+	return fromDelivery(d)
 }
 
 // waitFor polls a delivery until done(d) or the timeout.

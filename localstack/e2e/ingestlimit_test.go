@@ -145,6 +145,38 @@ func TestIngestLimitPerAccountAndPerKey(t *testing.T) {
 	}
 }
 
+// The reviewer's case (issue 27): with a key's events limited to 202 202
+// 429, its test events and resends were all accepted, each booking a slot
+// of the account's rate. Now they share the key's bucket: past it, 429
+// with Retry-After, for them and for recovers.
+func TestTestEventsAndResendsShareTheKeyLimit(t *testing.T) {
+	t.Parallel()
+	h := start(t, opts{})
+	acct, key := h.account(t)
+	if err := h.store.SetAccountIngestLimit(ctx, acct, keylimit.Limit{Rate: 0.001, Burst: 2}); err != nil {
+		t.Fatal(err)
+	}
+	_, ep := h.registerReceiver(t, key, always(200))
+	ev := h.publish(t, key, payout)
+	dlv := ev.Deliveries[0].ID
+	var e errOut
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/test-event", nil, nil); code != 202 {
+		t.Fatalf("the second call of the burst: %d", code)
+	}
+	for _, path := range []string{"/v1/endpoints/" + ep.ID + "/test-event", "/v1/deliveries/" + dlv + "/resend", "/v1/events"} {
+		body := any(nil)
+		if path == "/v1/events" {
+			body = payout
+		}
+		if code := h.call(t, key, "POST", path, body, &e); code != 429 || e.Error.Code != "rate_limited" {
+			t.Errorf("POST %s past the key's limit: %d %+v", path, code, e)
+		}
+	}
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/recover", `{"since":"2026-01-01T00:00:00Z"}`, &e); code != 429 {
+		t.Errorf("recover past the key's limit: %d %+v", code, e)
+	}
+}
+
 // TestIngestFloodFigures is the scripted run behind the figures in
 // docs/deploy.md, at the deployment's default limit (10 events/s, burst 50):
 // one key floods from 16 producers for 10 s while two other keys (another

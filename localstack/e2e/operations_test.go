@@ -475,8 +475,14 @@ func TestRotateSecretSignsWithBothDuringGrace(t *testing.T) {
 			t.Errorf("does not verify with one of the secrets: %v", err)
 		}
 	}
-	// Rotating again with no grace: only the newest secret signs.
-	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/rotate-secret", `{"expire_previous_after_seconds":0}`, &rot); code != 200 {
+	// A third live secret is refused; stopping the previous one now and
+	// rotating with no grace leaves only the newest secret signing.
+	var refused errOut
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/rotate-secret", `{"expire_previous_after_seconds":0}`, &refused); code != 409 ||
+		refused.Error.Code != "previous_secret_live" {
+		t.Fatalf("rotation while the previous secret signs: %d %+v", code, refused)
+	}
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/rotate-secret", `{"expire_previous_after_seconds":0,"expire_previous_now":true}`, &rot); code != 200 {
 		t.Fatalf("second rotation: %d", code)
 	}
 	ev = h.publish(t, key, payout)

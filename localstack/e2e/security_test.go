@@ -163,15 +163,15 @@ func TestSecretsNeverLogged(t *testing.T) {
 // only the reads); every other route refuses portal tokens.
 var portalRoutes = map[string]string{
 	"GET /v1/endpoints": "read", "GET /v1/endpoints/*": "read", "GET /v1/endpoints/*/deliveries": "read",
-	"GET /v1/deliveries/*": "read", "GET /v1/events/*": "read", "DELETE /v1/portal/sessions/*": "read",
+	"GET /v1/deliveries/*": "read", "GET /v1/deliveries/*/attempts": "read", "GET /v1/events/*": "read", "DELETE /v1/portal/sessions/*": "read",
 	"GET /v1/event-types": "read", "GET /v1/event-types/*": "read",
 	"POST /v1/endpoints": "write", "PATCH /v1/endpoints/*": "write", "DELETE /v1/endpoints/*": "write",
 	"POST /v1/endpoints/*/rotate-secret": "write", "POST /v1/endpoints/*/recover": "write",
 	"POST /v1/endpoints/*/test-event": "write", "POST /v1/deliveries/*/resend": "write",
 }
 
-// Every route with portal tokens: expired, revoked, forged and another
-// account's are refused (401, or 404 for another account's objects) and
+// Every route with portal tokens: expired, revoked, forged, minted by a key
+// since revoked, and another account's are refused (401, or 404 for another account's objects) and
 // change nothing; a read-only session may only read; routes that are not the
 // portal's (ingest, minting sessions) refuse every portal token.
 func TestAuthorizationMatrixPortalTokens(t *testing.T) {
@@ -198,7 +198,20 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 	if code := h.call(t, keyA, "DELETE", "/v1/portal/sessions/"+revokedID, nil, nil); code != 204 {
 		t.Fatalf("revoke: %d", code)
 	}
-	old, expired := portal.NewSession(acctA, false, time.Hour, time.Now().Add(-61*time.Minute))
+	// A session whose API key was revoked after it was minted (issue 27).
+	doomedKey, doomedSecret, err := h.store.CreateAPIKey(ctx, acctA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, keyRevoked := session(doomedSecret, false)
+	if err := h.store.RevokeAPIKey(ctx, acctA, doomedKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	minter, err := h.store.Authenticate(ctx, keyA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, expired := portal.NewSession(acctA, minter.ID, false, time.Hour, time.Now().Add(-61*time.Minute))
 	if err := h.store.CreatePortalSession(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +241,7 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 		}
 		body := bodies[rt]
 		var e errOut
-		for name, tok := range map[string]string{"expired": expired, "revoked": revoked, "forged": forged, "garbage": portal.TokenPrefix + "x"} {
+		for name, tok := range map[string]string{"expired": expired, "revoked": revoked, "forged": forged, "garbage": portal.TokenPrefix + "x", "key-revoked": keyRevoked} {
 			if code := h.call(t, tok, method, path, body, &e); code != 401 || e.Error.Code != "invalid_portal_token" {
 				t.Errorf("%s with a %s portal token: %d %+v", rt, name, code, e)
 			}

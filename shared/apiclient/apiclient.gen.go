@@ -89,6 +89,21 @@ func (e BreakerState) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryFieldsAttemptsOrder.
+const (
+	DeliveryFieldsAttemptsOrderNewestFirst DeliveryFieldsAttemptsOrder = "newest_first"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryFieldsAttemptsOrder enum.
+func (e DeliveryFieldsAttemptsOrder) Valid() bool {
+	switch e {
+	case DeliveryFieldsAttemptsOrderNewestFirst:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryStatus.
 const (
 	Delivered DeliveryStatus = "delivered"
@@ -104,6 +119,42 @@ func (e DeliveryStatus) Valid() bool {
 	case Failed:
 		return true
 	case Pending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryWithAttemptsAttemptsOrder.
+const (
+	DeliveryWithAttemptsAttemptsOrderNewestFirst DeliveryWithAttemptsAttemptsOrder = "newest_first"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryWithAttemptsAttemptsOrder enum.
+func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
+	switch e {
+	case DeliveryWithAttemptsAttemptsOrderNewestFirst:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PortalSessionStatus.
+const (
+	Active  PortalSessionStatus = "active"
+	Expired PortalSessionStatus = "expired"
+	Revoked PortalSessionStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the PortalSessionStatus enum.
+func (e PortalSessionStatus) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Expired:
+		return true
+	case Revoked:
 		return true
 	default:
 		return false
@@ -231,25 +282,35 @@ type DeliveryFields struct {
 	AttemptCount int        `json:"attempt_count"`
 	Attempts     *[]Attempt `json:"attempts,omitempty"`
 
+	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
+	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
+
 	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown); GET /v1/deliveries/{id} has them all.
-	AttemptsOmitted *int           `json:"attempts_omitted,omitempty"`
-	CreatedAt       time.Time      `json:"created_at"`
-	DeliveredAt     *time.Time     `json:"delivered_at,omitempty"`
-	EndpointId      string         `json:"endpoint_id"`
-	Event           string         `json:"event"`
-	EventId         string         `json:"event_id"`
-	FailReason      *string        `json:"fail_reason,omitempty"`
-	FailedAt        *time.Time     `json:"failed_at,omitempty"`
-	Id              string         `json:"id"`
-	LastAttemptAt   *time.Time     `json:"last_attempt_at,omitempty"`
-	LastError       *string        `json:"last_error,omitempty"`
-	LastStatus      *int           `json:"last_status,omitempty"`
-	NextAttemptAt   *time.Time     `json:"next_attempt_at,omitempty"`
-	Series          int            `json:"series"`
-	Status          DeliveryStatus `json:"status"`
-	UpdatedAt       *time.Time     `json:"updated_at,omitempty"`
+	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
+	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
+
+	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
+	AttemptsOrder *DeliveryFieldsAttemptsOrder `json:"attempts_order,omitempty"`
+	CreatedAt     time.Time                    `json:"created_at"`
+	DeliveredAt   *time.Time                   `json:"delivered_at,omitempty"`
+	EndpointId    string                       `json:"endpoint_id"`
+	Event         string                       `json:"event"`
+	EventId       string                       `json:"event_id"`
+	FailReason    *string                      `json:"fail_reason,omitempty"`
+	FailedAt      *time.Time                   `json:"failed_at,omitempty"`
+	Id            string                       `json:"id"`
+	LastAttemptAt *time.Time                   `json:"last_attempt_at,omitempty"`
+	LastError     *string                      `json:"last_error,omitempty"`
+	LastStatus    *int                         `json:"last_status,omitempty"`
+	NextAttemptAt *time.Time                   `json:"next_attempt_at,omitempty"`
+	Series        int                          `json:"series"`
+	Status        DeliveryStatus               `json:"status"`
+	UpdatedAt     *time.Time                   `json:"updated_at,omitempty"`
 }
+
+// DeliveryFieldsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
+type DeliveryFieldsAttemptsOrder string
 
 // DeliveryStatus defines model for DeliveryStatus.
 type DeliveryStatus string
@@ -259,25 +320,35 @@ type DeliveryWithAttempts struct {
 	AttemptCount int       `json:"attempt_count"`
 	Attempts     []Attempt `json:"attempts"`
 
+	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
+	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
+
 	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown); GET /v1/deliveries/{id} has them all.
-	AttemptsOmitted *int           `json:"attempts_omitted,omitempty"`
-	CreatedAt       time.Time      `json:"created_at"`
-	DeliveredAt     *time.Time     `json:"delivered_at,omitempty"`
-	EndpointId      string         `json:"endpoint_id"`
-	Event           string         `json:"event"`
-	EventId         string         `json:"event_id"`
-	FailReason      *string        `json:"fail_reason,omitempty"`
-	FailedAt        *time.Time     `json:"failed_at,omitempty"`
-	Id              string         `json:"id"`
-	LastAttemptAt   *time.Time     `json:"last_attempt_at,omitempty"`
-	LastError       *string        `json:"last_error,omitempty"`
-	LastStatus      *int           `json:"last_status,omitempty"`
-	NextAttemptAt   *time.Time     `json:"next_attempt_at,omitempty"`
-	Series          int            `json:"series"`
-	Status          DeliveryStatus `json:"status"`
-	UpdatedAt       *time.Time     `json:"updated_at,omitempty"`
+	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
+	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
+
+	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
+	AttemptsOrder *DeliveryWithAttemptsAttemptsOrder `json:"attempts_order,omitempty"`
+	CreatedAt     time.Time                          `json:"created_at"`
+	DeliveredAt   *time.Time                         `json:"delivered_at,omitempty"`
+	EndpointId    string                             `json:"endpoint_id"`
+	Event         string                             `json:"event"`
+	EventId       string                             `json:"event_id"`
+	FailReason    *string                            `json:"fail_reason,omitempty"`
+	FailedAt      *time.Time                         `json:"failed_at,omitempty"`
+	Id            string                             `json:"id"`
+	LastAttemptAt *time.Time                         `json:"last_attempt_at,omitempty"`
+	LastError     *string                            `json:"last_error,omitempty"`
+	LastStatus    *int                               `json:"last_status,omitempty"`
+	NextAttemptAt *time.Time                         `json:"next_attempt_at,omitempty"`
+	Series        int                                `json:"series"`
+	Status        DeliveryStatus                     `json:"status"`
+	UpdatedAt     *time.Time                         `json:"updated_at,omitempty"`
 }
+
+// DeliveryWithAttemptsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
+type DeliveryWithAttemptsAttemptsOrder string
 
 // Endpoint defines model for Endpoint.
 type Endpoint struct {
@@ -448,6 +519,22 @@ type NewEventType struct {
 	Schema *JSONSchema `json:"schema,omitempty"`
 }
 
+// PortalSession defines model for PortalSession.
+type PortalSession struct {
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Id        string    `json:"id"`
+
+	// KeyId The API key that minted it; revoking the key ends the session.
+	KeyId     *string             `json:"key_id,omitempty"`
+	ReadOnly  bool                `json:"read_only"`
+	RevokedAt *time.Time          `json:"revoked_at,omitempty"`
+	Status    PortalSessionStatus `json:"status"`
+}
+
+// PortalSessionStatus defines model for PortalSession.Status.
+type PortalSessionStatus string
+
 // RotatedEndpoint defines model for RotatedEndpoint.
 type RotatedEndpoint struct {
 	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
@@ -502,6 +589,14 @@ type Unauthorized = Error
 // Unprocessable defines model for Unprocessable.
 type Unprocessable = Error
 
+// ListDeliveryAttemptsParams defines parameters for ListDeliveryAttempts.
+type ListDeliveryAttemptsParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page, or the delivery's `attempts_next_cursor`.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListEndpointDeliveriesParams defines parameters for ListEndpointDeliveries.
 type ListEndpointDeliveriesParams struct {
 	Status *DeliveryStatus `form:"status,omitempty" json:"status,omitempty"`
@@ -521,8 +616,11 @@ type RecoverEndpointJSONBody struct {
 
 // RotateSecretJSONBody defines parameters for RotateSecret.
 type RotateSecretJSONBody struct {
-	// ExpirePreviousAfterSeconds How long the previous secret keeps signing (default 86400).
+	// ExpirePreviousAfterSeconds How long the current secret keeps signing once replaced (default and most 86400; 0 stops it now).
 	ExpirePreviousAfterSeconds *int `json:"expire_previous_after_seconds,omitempty"`
+
+	// ExpirePreviousNow Stop a previous secret that still signs now, instead of answering 409.
+	ExpirePreviousNow *bool `json:"expire_previous_now,omitempty"`
 }
 
 // ListEventTypesParams defines parameters for ListEventTypes.
@@ -538,6 +636,14 @@ type CreateEventParams struct {
 	// IdempotencyKey 1-255 printable ASCII characters. A repeat within 24 hours answers the first event and
 	// creates no deliveries; the same key with another body answers 409.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPortalSessionsParams defines parameters for ListPortalSessions.
+type ListPortalSessionsParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // CreatePortalSessionJSONBody defines parameters for CreatePortalSession.
@@ -718,10 +824,20 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetDelivery One delivery with every attempt
+	// GetDelivery One delivery with its newest attempts
+	//
+	// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+	// more, `attempts_next_cursor` pages through the older ones with
+	// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+	// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 	//
 	// Corresponds with GET /v1/deliveries/{id} (the `GetDelivery` operationId).
 	GetDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDeliveryAttempts A delivery's attempts, newest first, a page at a time
+	//
+	// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+	ListDeliveryAttempts(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResendDelivery One manual attempt now (within 30 days of the event)
 	//
@@ -812,12 +928,24 @@ type ClientInterface interface {
 
 	// RotateSecretWithBody New secret; the previous one keeps signing for a grace period
 	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecretWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateSecret New secret; the previous one keeps signing for a grace period
+	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -952,11 +1080,30 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevokePortalSessions End every live portal session of the account
+	//
+	// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+	// `more` says some are left: call again.
+	//
+	// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+	RevokePortalSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPortalSessions The account's portal sessions, newest first (never their tokens)
+	//
+	// With the account's API key (a portal token gets 403). Active, expired and revoked
+	// sessions, each with the API key that minted it, until a day after they end. A session
+	// lives only as long as that key: once the key is revoked, its sessions answer 401.
+	//
+	// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+	ListPortalSessions(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreatePortalSessionWithBody Open the customer portal for this account
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -967,7 +1114,9 @@ type ClientInterface interface {
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -997,11 +1146,31 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// GetDelivery One delivery with every attempt
+// GetDelivery One delivery with its newest attempts
+//
+// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+// more, `attempts_next_cursor` pages through the older ones with
+// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 //
 // Corresponds with GET /v1/deliveries/{id} (the `GetDelivery` operationId).
 func (c *Client) GetDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeliveryRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDeliveryAttempts A delivery's attempts, newest first, a page at a time
+//
+// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+func (c *Client) ListDeliveryAttempts(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDeliveryAttemptsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1221,6 +1390,12 @@ func (c *Client) RecoverEndpoint(ctx context.Context, id ID, body RecoverEndpoin
 
 // RotateSecretWithBody New secret; the previous one keeps signing for a grace period
 //
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
@@ -1237,6 +1412,12 @@ func (c *Client) RotateSecretWithBody(ctx context.Context, id ID, contentType st
 }
 
 // RotateSecret New secret; the previous one keeps signing for a grace period
+//
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1511,11 +1692,50 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// RevokePortalSessions End every live portal session of the account
+//
+// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+// `more` says some are left: call again.
+//
+// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+func (c *Client) RevokePortalSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokePortalSessionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPortalSessions The account's portal sessions, newest first (never their tokens)
+//
+// With the account's API key (a portal token gets 403). Active, expired and revoked
+// sessions, each with the API key that minted it, until a day after they end. A session
+// lives only as long as that key: once the key is revoked, its sessions answer 401.
+//
+// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+func (c *Client) ListPortalSessions(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPortalSessionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreatePortalSessionWithBody Open the customer portal for this account
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1536,7 +1756,9 @@ func (c *Client) CreatePortalSessionWithBody(ctx context.Context, contentType st
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1621,6 +1843,79 @@ func NewGetDeliveryRequest(server string, id ID) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDeliveryAttemptsRequest constructs an http.Request for the ListDeliveryAttempts method
+func NewListDeliveryAttemptsRequest(server string, id ID, params *ListDeliveryAttemptsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deliveries/%s/attempts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2430,6 +2725,99 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewRevokePortalSessionsRequest constructs an http.Request for the RevokePortalSessions method
+func NewRevokePortalSessionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/portal/sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPortalSessionsRequest constructs an http.Request for the ListPortalSessions method
+func NewListPortalSessionsRequest(server string, params *ListPortalSessionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/portal/sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreatePortalSessionRequest calls the generic CreatePortalSession builder with application/json body
 func NewCreatePortalSessionRequest(server string, body CreatePortalSessionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2555,12 +2943,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Health` operationId).
 	HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthResponse, error)
 
-	// GetDeliveryWithResponse One delivery with every attempt
+	// GetDeliveryWithResponse One delivery with its newest attempts
+	//
+	// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+	// more, `attempts_next_cursor` pages through the older ones with
+	// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+	// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/deliveries/{id} (the `GetDelivery` operationId).
 	GetDeliveryWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetDeliveryResponse, error)
+
+	// ListDeliveryAttemptsWithResponse A delivery's attempts, newest first, a page at a time
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+	ListDeliveryAttemptsWithResponse(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*ListDeliveryAttemptsResponse, error)
 
 	// ResendDeliveryWithResponse One manual attempt now (within 30 days of the event)
 	//
@@ -2663,12 +3063,24 @@ type ClientWithResponsesInterface interface {
 
 	// RotateSecretWithBodyWithResponse New secret; the previous one keeps signing for a grace period
 	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecretWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
 
 	// RotateSecretWithResponse New secret; the previous one keeps signing for a grace period
+	//
+	// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+	// rotation, the previous one. A rotation while the previous secret still signs is a 409
+	// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+	// then that previous secret stops signing at once, the current one becomes the previous
+	// one, and the new one signs from now on.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2813,11 +3225,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// RevokePortalSessionsWithResponse End every live portal session of the account
+	//
+	// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+	// `more` says some are left: call again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+	RevokePortalSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevokePortalSessionsResponse, error)
+
+	// ListPortalSessionsWithResponse The account's portal sessions, newest first (never their tokens)
+	//
+	// With the account's API key (a portal token gets 403). Active, expired and revoked
+	// sessions, each with the API key that minted it, until a day after they end. A session
+	// lives only as long as that key: once the key is revoked, its sessions answer 401.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+	ListPortalSessionsWithResponse(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*ListPortalSessionsResponse, error)
+
 	// CreatePortalSessionWithBodyWithResponse Open the customer portal for this account
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2828,7 +3263,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 	// default 3600), read-only if asked, and the URL that opens the portal with it. The token
-	// rides in the URL's fragment, which browsers never send to a server.
+	// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+	// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+	// that minted it: revoking the key ends it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2895,6 +3332,11 @@ type GetDeliveryResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetDeliveryResponse429Headers the declared response headers of an HTTP 429 response for GetDelivery
+type GetDeliveryResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetDeliveryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2906,10 +3348,14 @@ type GetDeliveryResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetDeliveryResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDeliveryResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2930,6 +3376,11 @@ func (r GetDeliveryResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetDeliveryResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDeliveryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2966,9 +3417,121 @@ func (r GetDeliveryResponse) ContentType() string {
 	return ""
 }
 
+// ListDeliveryAttemptsResponse401Headers the declared response headers of an HTTP 401 response for ListDeliveryAttempts
+type ListDeliveryAttemptsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListDeliveryAttemptsResponse429Headers the declared response headers of an HTTP 429 response for ListDeliveryAttempts
+type ListDeliveryAttemptsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListDeliveryAttemptsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Attempt `json:"data"`
+
+		// NextCursor Empty on the last page.
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDeliveryAttemptsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDeliveryAttemptsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON200() *struct {
+	Data []Attempt `json:"data"`
+
+	// NextCursor Empty on the last page.
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDeliveryAttemptsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDeliveryAttemptsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDeliveryAttemptsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDeliveryAttemptsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDeliveryAttemptsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResendDeliveryResponse401Headers the declared response headers of an HTTP 401 response for ResendDelivery
 type ResendDeliveryResponse401Headers struct {
 	WWWAuthenticate *string
+}
+
+// ResendDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ResendDelivery
+type ResendDeliveryResponse429Headers struct {
+	RetryAfter *int
 }
 
 type ResendDeliveryResponse struct {
@@ -2988,10 +3551,14 @@ type ResendDeliveryResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ResendDeliveryResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResendDeliveryResponse429Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -3021,6 +3588,11 @@ func (r ResendDeliveryResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r ResendDeliveryResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResendDeliveryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3128,6 +3700,11 @@ type ListEndpointsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ListEndpointsResponse429Headers the declared response headers of an HTTP 429 response for ListEndpoints
+type ListEndpointsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3140,10 +3717,14 @@ type ListEndpointsResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListEndpointsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEndpointsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3162,6 +3743,11 @@ func (r ListEndpointsResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r ListEndpointsResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEndpointsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3203,6 +3789,11 @@ type CreateEndpointResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreateEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateEndpoint
+type CreateEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
 type CreateEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3220,10 +3811,14 @@ type CreateEndpointResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateEndpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateEndpointResponse429Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -3259,6 +3854,11 @@ func (r CreateEndpointResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreateEndpointResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3300,6 +3900,11 @@ type DeleteEndpointResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// DeleteEndpointResponse429Headers the declared response headers of an HTTP 429 response for DeleteEndpoint
+type DeleteEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
 type DeleteEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3309,10 +3914,14 @@ type DeleteEndpointResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteEndpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteEndpointResponse429Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -3328,6 +3937,11 @@ func (r DeleteEndpointResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3369,6 +3983,11 @@ type GetEndpointResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetEndpointResponse429Headers the declared response headers of an HTTP 429 response for GetEndpoint
+type GetEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3380,10 +3999,14 @@ type GetEndpointResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetEndpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEndpointResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3404,6 +4027,11 @@ func (r GetEndpointResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3445,6 +4073,11 @@ type UpdateEndpointResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// UpdateEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateEndpoint
+type UpdateEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
 type UpdateEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3462,10 +4095,14 @@ type UpdateEndpointResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateEndpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateEndpointResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3501,6 +4138,11 @@ func (r UpdateEndpointResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r UpdateEndpointResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3542,6 +4184,11 @@ type ListEndpointDeliveriesResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ListEndpointDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListEndpointDeliveries
+type ListEndpointDeliveriesResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListEndpointDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3560,10 +4207,14 @@ type ListEndpointDeliveriesResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListEndpointDeliveriesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEndpointDeliveriesResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3594,6 +4245,11 @@ func (r ListEndpointDeliveriesResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ListEndpointDeliveriesResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEndpointDeliveriesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3635,6 +4291,11 @@ type RecoverEndpointResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RecoverEndpointResponse429Headers the declared response headers of an HTTP 429 response for RecoverEndpoint
+type RecoverEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
 type RecoverEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3657,10 +4318,14 @@ type RecoverEndpointResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RecoverEndpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecoverEndpointResponse429Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -3706,6 +4371,11 @@ func (r RecoverEndpointResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RecoverEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RecoverEndpointResponse) GetJSON500() *Internal {
 	return r.JSON500
@@ -3745,6 +4415,11 @@ type RotateSecretResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RotateSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateSecret
+type RotateSecretResponse429Headers struct {
+	RetryAfter *int
+}
+
 type RotateSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3758,14 +4433,20 @@ type RotateSecretResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RotateSecretResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateSecretResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3793,6 +4474,11 @@ func (r RotateSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r RotateSecretResponse) GetJSON413() *TooLarge {
 	return r.JSON413
@@ -3801,6 +4487,11 @@ func (r RotateSecretResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r RotateSecretResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateSecretResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3842,6 +4533,11 @@ type SendTestEventResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// SendTestEventResponse429Headers the declared response headers of an HTTP 429 response for SendTestEvent
+type SendTestEventResponse429Headers struct {
+	RetryAfter *int
+}
+
 type SendTestEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3855,10 +4551,14 @@ type SendTestEventResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SendTestEventResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SendTestEventResponse429Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -3884,6 +4584,11 @@ func (r SendTestEventResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SendTestEventResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SendTestEventResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4510,6 +5215,11 @@ type GetEventResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetEventResponse429Headers the declared response headers of an HTTP 429 response for GetEvent
+type GetEventResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4521,10 +5231,14 @@ type GetEventResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetEventResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4545,6 +5259,11 @@ func (r GetEventResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetEventResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEventResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4616,6 +5335,167 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokePortalSessionsResponse401Headers the declared response headers of an HTTP 401 response for RevokePortalSessions
+type RevokePortalSessionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type RevokePortalSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		More    bool `json:"more"`
+		Revoked int  `json:"revoked"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokePortalSessionsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON200() *struct {
+	More    bool `json:"more"`
+	Revoked int  `json:"revoked"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokePortalSessionsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokePortalSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokePortalSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokePortalSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokePortalSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPortalSessionsResponse401Headers the declared response headers of an HTTP 401 response for ListPortalSessions
+type ListPortalSessionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListPortalSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []PortalSession `json:"data"`
+
+		// NextCursor Empty on the last page.
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPortalSessionsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON200() *struct {
+	Data []PortalSession `json:"data"`
+
+	// NextCursor Empty on the last page.
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPortalSessionsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPortalSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPortalSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPortalSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPortalSessionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4731,6 +5611,11 @@ type RevokePortalSessionResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RevokePortalSessionResponse429Headers the declared response headers of an HTTP 429 response for RevokePortalSession
+type RevokePortalSessionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type RevokePortalSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4740,10 +5625,14 @@ type RevokePortalSessionResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RevokePortalSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokePortalSessionResponse429Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -4759,6 +5648,11 @@ func (r RevokePortalSessionResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RevokePortalSessionResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokePortalSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4808,7 +5702,12 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 	return ParseHealthResponse(rsp)
 }
 
-// GetDeliveryWithResponse One delivery with every attempt
+// GetDeliveryWithResponse One delivery with its newest attempts
+//
+// The delivery with its newest 20 attempts, newest first (`attempts_order`); when it has
+// more, `attempts_next_cursor` pages through the older ones with
+// `GET /v1/deliveries/{id}/attempts?cursor=`. Every answer stays far under Lambda's 6 MB
+// however many attempts a delivery has (each attempt keeps at most 1 KiB of the response).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -4819,6 +5718,19 @@ func (c *ClientWithResponses) GetDeliveryWithResponse(ctx context.Context, id ID
 		return nil, err
 	}
 	return ParseGetDeliveryResponse(rsp)
+}
+
+// ListDeliveryAttemptsWithResponse A delivery's attempts, newest first, a page at a time
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/deliveries/{id}/attempts (the `ListDeliveryAttempts` operationId).
+func (c *ClientWithResponses) ListDeliveryAttemptsWithResponse(ctx context.Context, id ID, params *ListDeliveryAttemptsParams, reqEditors ...RequestEditorFn) (*ListDeliveryAttemptsResponse, error) {
+	rsp, err := c.ListDeliveryAttempts(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDeliveryAttemptsResponse(rsp)
 }
 
 // ResendDeliveryWithResponse One manual attempt now (within 30 days of the event)
@@ -4994,6 +5906,12 @@ func (c *ClientWithResponses) RecoverEndpointWithResponse(ctx context.Context, i
 
 // RotateSecretWithBodyWithResponse New secret; the previous one keeps signing for a grace period
 //
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
@@ -5006,6 +5924,12 @@ func (c *ClientWithResponses) RotateSecretWithBodyWithResponse(ctx context.Conte
 }
 
 // RotateSecretWithResponse New secret; the previous one keeps signing for a grace period
+//
+// At most two secrets sign a delivery: the current one and, for at most 24 h after a
+// rotation, the previous one. A rotation while the previous secret still signs is a 409
+// `previous_secret_live` (nothing changes) unless the body says `expire_previous_now`:
+// then that previous secret stops signing at once, the current one becomes the previous
+// one, and the new one signs from now on.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5234,11 +6158,46 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// RevokePortalSessionsWithResponse End every live portal session of the account
+//
+// With the account's API key (a portal token gets 403). Revokes up to 1000 sessions a call;
+// `more` says some are left: call again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/portal/sessions (the `RevokePortalSessions` operationId).
+func (c *ClientWithResponses) RevokePortalSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevokePortalSessionsResponse, error) {
+	rsp, err := c.RevokePortalSessions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokePortalSessionsResponse(rsp)
+}
+
+// ListPortalSessionsWithResponse The account's portal sessions, newest first (never their tokens)
+//
+// With the account's API key (a portal token gets 403). Active, expired and revoked
+// sessions, each with the API key that minted it, until a day after they end. A session
+// lives only as long as that key: once the key is revoked, its sessions answer 401.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/portal/sessions (the `ListPortalSessions` operationId).
+func (c *ClientWithResponses) ListPortalSessionsWithResponse(ctx context.Context, params *ListPortalSessionsParams, reqEditors ...RequestEditorFn) (*ListPortalSessionsResponse, error) {
+	rsp, err := c.ListPortalSessions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPortalSessionsResponse(rsp)
+}
+
 // CreatePortalSessionWithBodyWithResponse Open the customer portal for this account
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5255,7 +6214,9 @@ func (c *ClientWithResponses) CreatePortalSessionWithBodyWithResponse(ctx contex
 //
 // With the account's API key (not a portal token): a session of `ttl_seconds` (60-86400,
 // default 3600), read-only if asked, and the URL that opens the portal with it. The token
-// rides in the URL's fragment, which browsers never send to a server.
+// rides in the URL's fragment, which browsers never send to a server; it is shown only in
+// this answer (the table keeps its SHA-256). The session lives only as long as the API key
+// that minted it: revoking the key ends it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5353,6 +6314,13 @@ func ParseGetDeliveryResponse(rsp *http.Response) (*GetDeliveryResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5373,6 +6341,112 @@ func ParseGetDeliveryResponse(rsp *http.Response) (*GetDeliveryResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDeliveryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDeliveryAttemptsResponse parses an HTTP response from a ListDeliveryAttemptsWithResponse call
+func ParseListDeliveryAttemptsResponse(rsp *http.Response) (*ListDeliveryAttemptsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDeliveryAttemptsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Attempt `json:"data"`
+
+			// NextCursor Empty on the last page.
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListDeliveryAttemptsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDeliveryAttemptsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -5431,6 +6505,13 @@ func ParseResendDeliveryResponse(rsp *http.Response) (*ResendDeliveryResponse, e
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5451,6 +6532,16 @@ func ParseResendDeliveryResponse(rsp *http.Response) (*ResendDeliveryResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResendDeliveryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -5549,6 +6640,13 @@ func ParseListEndpointsResponse(rsp *http.Response) (*ListEndpointsResponse, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5569,6 +6667,16 @@ func ParseListEndpointsResponse(rsp *http.Response) (*ListEndpointsResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEndpointsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -5637,6 +6745,13 @@ func ParseCreateEndpointResponse(rsp *http.Response) (*CreateEndpointResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5657,6 +6772,16 @@ func ParseCreateEndpointResponse(rsp *http.Response) (*CreateEndpointResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -5700,6 +6825,13 @@ func ParseDeleteEndpointResponse(rsp *http.Response) (*DeleteEndpointResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5720,6 +6852,16 @@ func ParseDeleteEndpointResponse(rsp *http.Response) (*DeleteEndpointResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -5767,6 +6909,13 @@ func ParseGetEndpointResponse(rsp *http.Response) (*GetEndpointResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5787,6 +6936,16 @@ func ParseGetEndpointResponse(rsp *http.Response) (*GetEndpointResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -5855,6 +7014,13 @@ func ParseUpdateEndpointResponse(rsp *http.Response) (*UpdateEndpointResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5875,6 +7041,16 @@ func ParseUpdateEndpointResponse(rsp *http.Response) (*UpdateEndpointResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -5934,6 +7110,13 @@ func ParseListEndpointDeliveriesResponse(rsp *http.Response) (*ListEndpointDeliv
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5954,6 +7137,16 @@ func ParseListEndpointDeliveriesResponse(rsp *http.Response) (*ListEndpointDeliv
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEndpointDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -6032,6 +7225,13 @@ func ParseRecoverEndpointResponse(rsp *http.Response) (*RecoverEndpointResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6052,6 +7252,16 @@ func ParseRecoverEndpointResponse(rsp *http.Response) (*RecoverEndpointResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecoverEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -6106,6 +7316,13 @@ func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6119,6 +7336,13 @@ func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -6140,6 +7364,16 @@ func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -6194,6 +7428,13 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6214,6 +7455,16 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SendTestEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -6796,6 +8047,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6816,6 +8074,16 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -6842,6 +8110,141 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseRevokePortalSessionsResponse parses an HTTP response from a RevokePortalSessionsWithResponse call
+func ParseRevokePortalSessionsResponse(rsp *http.Response) (*RevokePortalSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokePortalSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			More    bool `json:"more"`
+			Revoked int  `json:"revoked"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RevokePortalSessionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPortalSessionsResponse parses an HTTP response from a ListPortalSessionsWithResponse call
+func ParseListPortalSessionsResponse(rsp *http.Response) (*ListPortalSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPortalSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []PortalSession `json:"data"`
+
+			// NextCursor Empty on the last page.
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListPortalSessionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil
@@ -6973,6 +8376,13 @@ func ParseRevokePortalSessionResponse(rsp *http.Response) (*RevokePortalSessionR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6993,6 +8403,16 @@ func ParseRevokePortalSessionResponse(rsp *http.Response) (*RevokePortalSessionR
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokePortalSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

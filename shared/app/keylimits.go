@@ -7,12 +7,13 @@ import (
 
 // KeyLimits is the api function's per-API-key ingest limit: the deployment's
 // default, overridden per account or key in the table, remembered as long
-// as a key is (API_KEY_CACHE_TTL).
+// as a key is (API_KEY_CACHE_TTL); and each portal session's own limit.
 func (a *App) KeyLimits() *httpapi.KeyLimits {
 	return &httpapi.KeyLimits{
 		Limiter:  a.Keys,
 		Store:    a.Store,
 		Default:  keylimit.Limit{Rate: a.Config.IngestRatePerSecond, Burst: a.Config.IngestBurst},
+		Session:  keylimit.Limit{Rate: a.Config.PortalRatePerSecond, Burst: a.Config.PortalBurst},
 		CacheTTL: a.Config.APIKeyCacheTTL,
 		Log:      a.Log, Now: a.Now,
 	}

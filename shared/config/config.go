@@ -29,6 +29,8 @@ type Config struct {
 	RatePerSecond         float64        // RATE_LIMIT_PER_SECOND: per account (default 5)
 	IngestRatePerSecond   float64        // INGEST_RATE_PER_SECOND: events a second per API key at the API (default 100; ops can override per account or key)
 	IngestBurst           int            // INGEST_BURST: events at once per API key (default 1000)
+	PortalRatePerSecond   float64        // PORTAL_RATE_PER_SECOND: requests a second per portal session (default 10)
+	PortalBurst           int            // PORTAL_BURST: requests at once per portal session (default 50)
 	EndpointMaxInFlight   int            // ENDPOINT_MAX_IN_FLIGHT: concurrent attempts per endpoint (default 5; 0 = no cap)
 	DeliveryTimeout       time.Duration  // DELIVERY_TIMEOUT (default 10s)
 	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
@@ -37,7 +39,7 @@ type Config struct {
 	ParkAfter             time.Duration  // PARK_AFTER: a wait longer than this is parked in the table for the scheduler, shorter ones are delayed sends (default and most 15m, SQS's delay limit)
 	Breaker               bool           // BREAKER: "on" (default) or "off": the per-endpoint circuit breaker (lifecycle.Breaker*)
 	ScheduleAhead         time.Duration  // SCHEDULE_AHEAD: how far ahead each scheduler run sends parked deliveries (default 2m: twice its 1-minute period)
-	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default 24h)
+	SecretRotationGrace   time.Duration  // SECRET_ROTATION_GRACE (default and most 24h)
 	EndpointDisableAfter  time.Duration  // ENDPOINT_DISABLE_AFTER: disable an endpoint failing without a success for this long (default 120h; 0 = never)
 	APIKeyCacheTTL        time.Duration  // API_KEY_CACHE_TTL: how long the api function remembers a valid key (default 30s; 0 = off); a revoked key works at most this long
 	LogLevel              slog.Level     // LOG_LEVEL: debug, info, warn, error
@@ -64,6 +66,8 @@ func Defaults() Config {
 		// before it costs a write per event.
 		IngestRatePerSecond:  100,
 		IngestBurst:          1000,
+		PortalRatePerSecond:  10,
+		PortalBurst:          50,
 		EndpointMaxInFlight:  5,
 		DeliveryTimeout:      10 * time.Second,
 		AllowedSchemes:       []string{"https"},
@@ -125,6 +129,9 @@ func Parse(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("PARK_AFTER and SCHEDULE_AHEAD: at most 15m (SQS's longest delay)"))
 	}
 	dur("SECRET_ROTATION_GRACE", &c.SecretRotationGrace)
+	if c.SecretRotationGrace > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("SECRET_ROTATION_GRACE: at most 24h (an old secret signs no longer than that)"))
+	}
 	dur("ENDPOINT_DISABLE_AFTER", &c.EndpointDisableAfter)
 	dur("API_KEY_CACHE_TTL", &c.APIKeyCacheTTL)
 	if v := getenv("RETRY_SCHEDULE"); v != "" {
@@ -154,6 +161,20 @@ func Parse(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("INGEST_BURST=%q: want a whole number of at least 1", v))
 		}
 		c.IngestBurst = n
+	}
+	if v := getenv("PORTAL_RATE_PER_SECOND"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || math.IsInf(f, 0) {
+			errs = append(errs, fmt.Errorf("PORTAL_RATE_PER_SECOND=%q: want a positive number", v))
+		}
+		c.PortalRatePerSecond = f
+	}
+	if v := getenv("PORTAL_BURST"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("PORTAL_BURST=%q: want a whole number of at least 1", v))
+		}
+		c.PortalBurst = n
 	}
 	if v := getenv("ENDPOINT_MAX_IN_FLIGHT"); v != "" {
 		n, err := strconv.Atoi(v)

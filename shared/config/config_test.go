@@ -102,3 +102,33 @@ func TestTheDefaultKeyLimitTakesABurstAndStopsAFlood(t *testing.T) {
 		t.Fatalf("a flood of 2000 events in 2 s after the burst: %d accepted, want at most the refill (200)", accepted)
 	}
 }
+
+// A previous secret signs for at most 24 h (two live secrets at most).
+func TestRotationGraceAtMostADay(t *testing.T) {
+	if c, err := Parse(func(k string) string { return map[string]string{"SECRET_ROTATION_GRACE": "1h"}[k] }); err != nil || c.SecretRotationGrace != time.Hour {
+		t.Fatalf("1h: %v %v", c.SecretRotationGrace, err)
+	}
+	if _, err := Parse(func(k string) string { return map[string]string{"SECRET_ROTATION_GRACE": "25h"}[k] }); err == nil || !strings.Contains(err.Error(), "SECRET_ROTATION_GRACE") {
+		t.Errorf("25h accepted (%v)", err)
+	}
+}
+
+func TestParsePortalLimit(t *testing.T) {
+	d, _ := Parse(func(string) string { return "" })
+	if d.PortalRatePerSecond != 10 || d.PortalBurst != 50 {
+		t.Fatalf("default portal limit %v/s burst %d", d.PortalRatePerSecond, d.PortalBurst)
+	}
+	c, err := Parse(func(k string) string {
+		return map[string]string{"PORTAL_RATE_PER_SECOND": "0.5", "PORTAL_BURST": "3"}[k]
+	})
+	if err != nil || c.PortalRatePerSecond != 0.5 || c.PortalBurst != 3 {
+		t.Fatalf("%v/s burst %d (%v)", c.PortalRatePerSecond, c.PortalBurst, err)
+	}
+	for _, bad := range []map[string]string{
+		{"PORTAL_RATE_PER_SECOND": "0"}, {"PORTAL_RATE_PER_SECOND": "+Inf"}, {"PORTAL_BURST": "0"}, {"PORTAL_BURST": "x"},
+	} {
+		if _, err := Parse(func(k string) string { return bad[k] }); err == nil {
+			t.Errorf("%v: want an error", bad)
+		}
+	}
+}

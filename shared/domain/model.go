@@ -157,13 +157,16 @@ func (e *Endpoint) Subscribes(eventType string) bool {
 }
 
 // SigningSecrets returns the secrets that sign a request at time now (unix ms):
-// the current one and, during a rotation's grace period, the previous ones.
+// the current one and, during a rotation's grace period, the previous one;
+// never more than MaxLiveSecrets, even for an endpoint rotated many times
+// before rotations were capped (the newest ones sign).
 func (e *Endpoint) SigningSecrets(now int64) []string {
 	var out []string
-	for _, s := range e.Secrets {
-		if s.ExpiresAt == 0 || s.ExpiresAt > now {
-			out = append(out, s.Value)
+	for _, s := range liveSecrets(e.Secrets, now) {
+		if len(out) == MaxLiveSecrets {
+			break
 		}
+		out = append(out, s.Value)
 	}
 	return out
 }

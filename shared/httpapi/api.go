@@ -40,10 +40,13 @@ type Store interface {
 	EventTypeNames(ctx context.Context, accountID string) ([]domain.EventType, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
+	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
+	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
+	DeliveryAttempts(ctx context.Context, id string, limit int, before string) (store.AttemptPage, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
-	RotateSecret(ctx context.Context, accountID, id, newSecret string, grace int64) (domain.Endpoint, error)
+	RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error)
 	ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (store.DeliveryPage, error)
 	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
@@ -123,6 +126,7 @@ var routes = []route{
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
+	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodPost, split("/v1/event-types"), (*API).createEventType},
@@ -131,6 +135,8 @@ var routes = []route{
 	{http.MethodPatch, split("/v1/event-types/**"), (*API).patchEventType},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
 	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
+	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
+	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
 }
 
 func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }

@@ -46,8 +46,12 @@ type deliveryView struct {
 	// Attempts is set (maybe empty) for one delivery and left out of lists.
 	Attempts *[]attemptView `json:"attempts,omitempty"`
 	// AttemptsOmitted counts older attempts left out of an event's view
-	// (GET /v1/deliveries/{id} has them all).
+	// (GET /v1/deliveries/{id}/attempts has them all).
 	AttemptsOmitted int `json:"attempts_omitted,omitempty"`
+	// One delivery's view: its attempts are the newest, newest first; the
+	// cursor, when set, pages through the older ones.
+	AttemptsOrder      string `json:"attempts_order,omitempty"`
+	AttemptsNextCursor string `json:"attempts_next_cursor,omitempty"`
 }
 
 func viewDelivery(d domain.Delivery, attempts []domain.Attempt) deliveryView {
@@ -64,6 +68,12 @@ func viewDelivery(d domain.Delivery, attempts []domain.Attempt) deliveryView {
 	if attempts == nil {
 		return v
 	}
+	views := viewAttempts(attempts)
+	v.Attempts = &views
+	return v
+}
+
+func viewAttempts(attempts []domain.Attempt) []attemptView {
 	views := make([]attemptView, 0, len(attempts))
 	for _, a := range attempts {
 		views = append(views, attemptView{
@@ -72,46 +82,117 @@ func viewDelivery(d domain.Delivery, attempts []domain.Attempt) deliveryView {
 			Outcome: a.Outcome, ResponseBody: a.ResponseBody, ResponseTruncated: a.ResponseTruncated,
 		})
 	}
-	v.Attempts = &views
-	return v
+	return views
 }
 
-// loadDelivery reads the account's delivery named in the path, with its attempts.
-func (a *API) loadDelivery(ctx context.Context, req *request) (domain.Delivery, []domain.Attempt, response, bool) {
+// deliveryAttemptsShown is how many attempts GET /v1/deliveries/{id} shows
+// (the newest); GET /v1/deliveries/{id}/attempts pages through the rest, at
+// most maxAttemptsPage at a time. An attempt is at most ~7 KB of JSON (a
+// 1 KiB response excerpt, each byte escaped to at most 6, and escaped once
+// more in Lambda's response), so a page stays under 1 MB, far inside
+// Lambda's 6 MB response limit, however many attempts a delivery has.
+const (
+	deliveryAttemptsShown = 20
+	maxAttemptsPage       = 100
+)
+
+// loadDelivery reads the account's delivery named in the path.
+func (a *API) loadDelivery(ctx context.Context, req *request) (domain.Delivery, response, bool) {
 	id := req.params[0]
 	if !domain.HasPrefix(id, "dlv") {
-		return domain.Delivery{}, nil, notFound("delivery"), true
+		return domain.Delivery{}, notFound("delivery"), true
 	}
-	d, attempts, err := a.Store.DeliveryWithAttempts(ctx, id)
+	d, err := a.Store.GetDelivery(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && d.AccountID != req.account {
-		return d, nil, notFound("delivery"), true
+		return d, notFound("delivery"), true
 	}
 	if err != nil {
-		return d, nil, a.internal(ctx, err), true
+		return d, a.internal(ctx, err), true
 	}
-	if attempts == nil {
-		attempts = []domain.Attempt{}
-	}
-	return d, attempts, response{}, false
+	return d, response{}, false
 }
 
+// getDelivery: the delivery with its newest attempts, newest first, and the
+// cursor of the older ones (GET /v1/deliveries/{id}/attempts?cursor=).
 func (a *API) getDelivery(ctx context.Context, req *request) response {
-	d, attempts, r, failed := a.loadDelivery(ctx, req)
+	id := req.params[0]
+	if !domain.HasPrefix(id, "dlv") {
+		return notFound("delivery")
+	}
+	d, page, err := a.Store.DeliveryWithNewestAttempts(ctx, id, deliveryAttemptsShown)
+	if errors.Is(err, store.ErrNotFound) || err == nil && d.AccountID != req.account {
+		return notFound("delivery")
+	}
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	v := viewDelivery(d, append([]domain.Attempt{}, page.Attempts...))
+	v.AttemptsOrder = "newest_first"
+	if page.After != "" {
+		v.AttemptsNextCursor = encodeCursor(page.After)
+	}
+	return ok(http.StatusOK, v)
+}
+
+// listAttempts: GET /v1/deliveries/{id}/attempts?limit=&cursor=, the
+// delivery's attempt log newest first, a page at a time.
+func (a *API) listAttempts(ctx context.Context, req *request) response {
+	d, r, failed := a.loadDelivery(ctx, req)
 	if failed {
 		return r
 	}
-	return ok(http.StatusOK, viewDelivery(d, attempts))
+	limit, before, r, failed := pageQuery(req, "att")
+	if failed {
+		return r
+	}
+	limit = min(limit, maxAttemptsPage)
+	page, err := a.Store.DeliveryAttempts(ctx, d.ID, limit, before)
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	out := list{Data: viewAttempts(page.Attempts)}
+	if page.After != "" {
+		out.NextCursor = encodeCursor(page.After)
+	}
+	return ok(http.StatusOK, out)
 }
 
-// The delivery log's cursor is the last delivery id of the page, opaque to callers.
+// A list's cursor is the last id of the page, opaque to callers.
 func encodeCursor(after string) string { return base64.RawURLEncoding.EncodeToString([]byte(after)) }
 
-func decodeCursor(c string) (string, bool) {
+// decodeCursor reads a cursor of a list of ids starting prefix ("dlv").
+func decodeCursor(c, prefix string) (string, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !domain.HasPrefix(string(b), "dlv") {
+	if err != nil || !domain.HasPrefix(string(b), prefix) {
 		return "", false
 	}
 	return string(b), true
+}
+
+// pageQuery reads a list's limit (1 to 100, default 20) and cursor (of ids
+// starting prefix), each at most once.
+func pageQuery(req *request, prefix string) (limit int, after string, r response, failed bool) {
+	for name, vs := range req.MultiValueQueryStringParameters {
+		if len(vs) > 1 {
+			return 0, "", fail(http.StatusBadRequest, "invalid_query", name+" is given more than once"), true
+		}
+	}
+	q := req.QueryStringParameters
+	limit = 20
+	if v, sent := q["limit"]; sent {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return 0, "", fail(http.StatusBadRequest, "invalid_limit", "limit must be 1 to 100"), true
+		}
+		limit = n
+	}
+	if c := q["cursor"]; c != "" {
+		var ok bool
+		if after, ok = decodeCursor(c, prefix); !ok {
+			return 0, "", fail(http.StatusBadRequest, "invalid_cursor", "cursor is not one this API gave"), true
+		}
+	}
+	return limit, after, response{}, false
 }
 
 func (a *API) listDeliveries(ctx context.Context, req *request) response {
@@ -119,31 +200,14 @@ func (a *API) listDeliveries(ctx context.Context, req *request) response {
 	if failed {
 		return r
 	}
-	for name, vs := range req.MultiValueQueryStringParameters {
-		if len(vs) > 1 {
-			return fail(http.StatusBadRequest, "invalid_query", name+" is given more than once")
-		}
+	limit, after, r, failed := pageQuery(req, "dlv")
+	if failed {
+		return r
 	}
-	q := req.QueryStringParameters
-	s, sent := q["status"]
+	s, sent := req.QueryStringParameters["status"]
 	status := domain.Status(s)
 	if sent && status != domain.StatusPending && status != domain.StatusDelivered && status != domain.StatusFailed {
 		return fail(http.StatusBadRequest, "invalid_status", "status must be pending, delivered or failed")
-	}
-	limit := 20
-	if v, sent := q["limit"]; sent {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return fail(http.StatusBadRequest, "invalid_limit", "limit must be 1 to 100")
-		}
-		limit = n
-	}
-	after := ""
-	if c := q["cursor"]; c != "" {
-		var ok bool
-		if after, ok = decodeCursor(c); !ok {
-			return fail(http.StatusBadRequest, "invalid_cursor", "cursor is not one this API gave")
-		}
 	}
 	page, err := a.Store.ListEndpointDeliveries(ctx, ep.ID, status, int32(limit), after)
 	if err != nil {

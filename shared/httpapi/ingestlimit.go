@@ -31,9 +31,12 @@ type LimitStore interface {
 // key's limit is its own override, else its account's, else Default, field
 // by field; it is remembered for CacheTTL like the key itself.
 type KeyLimits struct {
-	Limiter  KeyLimiter
-	Store    LimitStore
-	Default  keylimit.Limit
+	Limiter KeyLimiter
+	Store   LimitStore
+	Default keylimit.Limit
+	// Session is each portal session's own limit on its requests, reads and
+	// writes alike, in the same limiter under the session's id (zero: none).
+	Session  keylimit.Limit
 	CacheTTL time.Duration
 	Log      *slog.Logger
 	Now      func() time.Time
@@ -49,8 +52,9 @@ type cachedLimit struct {
 
 // overLimit is a refusal with the limit that refused it, for the answer.
 type overLimit struct {
-	limit keylimit.Limit
-	err   error
+	limit   keylimit.Limit
+	err     error
+	session bool // a portal session's limit, not an API key's
 }
 
 func (e *overLimit) Error() string { return e.err.Error() }
@@ -82,6 +86,38 @@ func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate
 		}
 		return nil
 	}, nil
+}
+
+// take takes n tokens from req's key at once, for a request that is not an
+// ingest (a test event's ingest runs the gate itself): resends and
+// recovers count against the same limit as events.
+func (k *KeyLimits) take(ctx context.Context, req *request, n int) error {
+	gate, err := k.admit(ctx, req, n)
+	if err != nil || gate == nil {
+		return err
+	}
+	return gate(ctx)
+}
+
+// admitSession takes one token from a portal session's own bucket: a
+// leaked or scripted session cannot flood the API. Like the key limit it
+// fails open when the limiter cannot be reached.
+func (k *KeyLimits) admitSession(ctx context.Context, sessionID string) error {
+	if k == nil || k.Limiter == nil || !k.Session.Valid() {
+		return nil
+	}
+	if err := k.Limiter.Refused(sessionID, 1, k.Session); err != nil {
+		return &overLimit{limit: k.Session, err: err, session: true}
+	}
+	err := k.Limiter.Take(ctx, sessionID, 1, k.Session)
+	var over *keylimit.Limited
+	switch {
+	case errors.As(err, &over):
+		return &overLimit{limit: k.Session, err: err, session: true}
+	case err != nil:
+		k.Log.WarnContext(ctx, "portal session limiter unavailable; request let through", "session_id", sessionID, "error", err)
+	}
+	return nil
 }
 
 // limitFor resolves a key's limit, from memory when it can.
@@ -135,8 +171,11 @@ func limitAnswer(err error) (response, bool) {
 	var over *keylimit.Limited
 	if errors.As(err, &over) {
 		secs := keylimit.RetryAfterSeconds(over.RetryAfter)
-		r := fail(http.StatusTooManyRequests, "rate_limited", fmt.Sprintf(
-			"this API key is over its ingest limit of %s events per second (burst %d); retry after %d s", rate, ol.limit.Burst, secs))
+		msg := fmt.Sprintf("this API key is over its ingest limit of %s events per second (burst %d; test events, resends and recovers count too); retry after %d s", rate, ol.limit.Burst, secs)
+		if ol.session {
+			msg = fmt.Sprintf("this portal session is over its limit of %s requests per second (burst %d); retry after %d s", rate, ol.limit.Burst, secs)
+		}
+		r := fail(http.StatusTooManyRequests, "rate_limited", msg)
 		r.headers = map[string]string{"Retry-After": strconv.Itoa(secs)}
 		return r, true
 	}

@@ -36,7 +36,7 @@ func TestLimitAnswer(t *testing.T) {
 		t.Fatalf("over the limit: %d %v %q", r.status, r.headers, r.code())
 	}
 	b, _ := json.Marshal(r.body)
-	if want := `{"error":{"code":"rate_limited","message":"this API key is over its ingest limit of 2.5 events per second (burst 10); retry after 2 s"}}`; string(b) != want {
+	if want := `{"error":{"code":"rate_limited","message":"this API key is over its ingest limit of 2.5 events per second (burst 10; test events, resends and recovers count too); retry after 2 s"}}`; string(b) != want {
 		t.Fatalf("body %s", b)
 	}
 	r, ok = limitAnswer(&overLimit{limit: l, err: keylimit.ErrExceedsBurst})

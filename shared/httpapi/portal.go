@@ -20,6 +20,9 @@ type Sessions interface {
 	CreatePortalSession(context.Context, portal.Session) error
 	GetPortalSession(ctx context.Context, id string) (portal.Session, error)
 	RevokePortalSession(ctx context.Context, accountID, id string) error
+	RevokePortalSessions(ctx context.Context, accountID string, max int) (revoked int, more bool, err error)
+	ListPortalSessions(ctx context.Context, accountID string, limit int32, after string) (store.PortalSessionPage, error)
+	APIKey(ctx context.Context, accountID, keyID string) (domain.APIKey, error)
 }
 
 // Portal is the api function's portal: session storage and the deployment's settings.
@@ -69,6 +72,22 @@ func (a *API) authenticatePortal(ctx context.Context, req *request, rt route, to
 	if err := s.Check(secret, a.Now()); err != nil {
 		return refuse(err)
 	}
+	// The session lives only as long as the API key that minted it: read
+	// the key as it is now (strongly consistent, so a revocation holds from
+	// the next request on).
+	var minter *domain.APIKey
+	if s.KeyID != "" {
+		k, err := a.Portal.Sessions.APIKey(ctx, s.AccountID, s.KeyID)
+		switch {
+		case err == nil:
+			minter = &k
+		case !errors.Is(err, store.ErrNotFound):
+			return a.internal(ctx, err), true
+		}
+	}
+	if err := s.CheckKey(minter); err != nil {
+		return refuse(err)
+	}
 	if allowed, why := portal.Decide(rt.name(), s.ReadOnly); !allowed {
 		if why == "read_only" {
 			return fail(http.StatusForbidden, "read_only", "this portal session is read-only"), true
@@ -76,8 +95,19 @@ func (a *API) authenticatePortal(ctx context.Context, req *request, rt route, to
 		return fail(http.StatusForbidden, "not_for_portal", "a portal session cannot call this route; use an API key"), true
 	}
 	req.account, req.session = s.AccountID, s.ID
+	// The session's own limit, reads and writes alike; its writes that are
+	// events (test events, resends, recovers) are paced by the account's
+	// rate on top. Signing out is never limited: a session may always end
+	// itself (and once ended it is refused above).
+	if rt.name() != signOutRoute {
+		if r, limited := limitAnswer(a.KeyLimits.admitSession(ctx, s.ID)); limited {
+			return r, true
+		}
+	}
 	return response{}, false
 }
+
+const signOutRoute = "DELETE /v1/portal/sessions/*"
 
 func (rt route) name() string {
 	return rt.method + " /" + strings.ReplaceAll(strings.Join(rt.pattern, "/"), "**", "*")
@@ -108,7 +138,7 @@ func (a *API) createPortalSession(ctx context.Context, req *request) response {
 	if base == "" {
 		return fail(http.StatusInternalServerError, "portal_url_unknown", "set PORTAL_URL: the request does not say where the API is served")
 	}
-	s, token := portal.NewSession(req.account, in.ReadOnly, ttl, a.Now())
+	s, token := portal.NewSession(req.account, req.keyID, in.ReadOnly, ttl, a.Now())
 	if err := a.Portal.Sessions.CreatePortalSession(ctx, s); err != nil {
 		return a.internal(ctx, err)
 	}
@@ -184,4 +214,69 @@ func (a *API) revokePortalSession(ctx context.Context, req *request) response {
 	}
 	a.Log.InfoContext(ctx, "portal session revoked", "account_id", req.account, "session_id", id)
 	return response{status: http.StatusNoContent}
+}
+
+// sessionView is a session as listed: never its token, which exists only in
+// the answer that minted it.
+type sessionView struct {
+	ID        string `json:"id"`
+	KeyID     string `json:"key_id,omitempty"`
+	ReadOnly  bool   `json:"read_only"`
+	Status    string `json:"status"` // active, expired or revoked
+	CreatedAt string `json:"created_at"`
+	ExpiresAt string `json:"expires_at"`
+	RevokedAt string `json:"revoked_at,omitempty"`
+}
+
+func viewSession(s portal.Session, now time.Time) sessionView {
+	status := "active"
+	switch {
+	case s.RevokedAt != 0:
+		status = "revoked"
+	case domain.Millis(now) >= s.ExpiresAt:
+		status = "expired"
+	}
+	return sessionView{ID: s.ID, KeyID: s.KeyID, ReadOnly: s.ReadOnly, Status: status,
+		CreatedAt: rfc3339(s.CreatedAt), ExpiresAt: rfc3339(s.ExpiresAt), RevokedAt: rfc3339(s.RevokedAt)}
+}
+
+// listPortalSessions: GET /v1/portal/sessions?limit=&cursor= with the API
+// key: the account's sessions, newest first, until a day after they end.
+func (a *API) listPortalSessions(ctx context.Context, req *request) response {
+	limit, after, r, failed := pageQuery(req, "ps")
+	if failed {
+		return r
+	}
+	page, err := a.Portal.Sessions.ListPortalSessions(ctx, req.account, int32(limit), after)
+	if err != nil {
+		return a.internal(ctx, err)
+	}
+	views := make([]sessionView, 0, len(page.Sessions))
+	for _, s := range page.Sessions {
+		views = append(views, viewSession(s, a.Now()))
+	}
+	out := list{Data: views}
+	if page.After != "" {
+		out.NextCursor = encodeCursor(page.After)
+	}
+	return ok(http.StatusOK, out)
+}
+
+// maxRevokePerCall bounds the sessions one DELETE /v1/portal/sessions
+// revokes; "more" tells the caller to call again.
+const maxRevokePerCall = 1000
+
+// revokePortalSessions: DELETE /v1/portal/sessions with the API key ends
+// every live session of the account (a leaked link, an employee leaving).
+func (a *API) revokePortalSessions(ctx context.Context, req *request) response {
+	n, more, err := a.Portal.Sessions.RevokePortalSessions(ctx, req.account, maxRevokePerCall)
+	if err != nil && n == 0 {
+		return a.internal(ctx, err)
+	}
+	if err != nil {
+		more = true // some were not revoked: calling again finishes them
+		a.Log.WarnContext(ctx, "some portal sessions not revoked", "account_id", req.account, "error", err)
+	}
+	a.Log.InfoContext(ctx, "portal sessions revoked", "account_id", req.account, "revoked", n, "more", more)
+	return ok(http.StatusOK, map[string]any{"revoked": n, "more": more})
 }

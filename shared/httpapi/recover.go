@@ -41,6 +41,12 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	// Nothing older than the retention or newer than now exists: clamp, so
 	// the year 0347 is the start of the retention (ids do not encode times
 	// before 1970) and the query's bounds stay in order.
+	// One call counts as one event against the key's ingest limit: a
+	// script cannot loop recovers past it (each call restarts at most
+	// maxRecoverPerCall deliveries, paced by the account's rate).
+	if r, limited := limitAnswer(a.KeyLimits.take(ctx, req, 1)); limited {
+		return r
+	}
 	lo := max(in.Since.UnixMilli(), now.Add(-domain.DefaultRetention).UnixMilli())
 	hi := min(until.UnixMilli(), now.UnixMilli())
 	if lo > hi {

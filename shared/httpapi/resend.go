@@ -13,7 +13,7 @@ import (
 )
 
 func (a *API) resend(ctx context.Context, req *request) response {
-	d, _, r, failed := a.loadDelivery(ctx, req)
+	d, r, failed := a.loadDelivery(ctx, req)
 	if failed {
 		return r
 	}
@@ -30,6 +30,11 @@ func (a *API) resend(ctx context.Context, req *request) response {
 	}
 	if ep.Disabled {
 		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint before resending to it")
+	}
+	// A resend books a slot of the account's rate like an event: it counts
+	// against the key's ingest limit, so resends cannot crowd out events.
+	if r, limited := limitAnswer(a.KeyLimits.take(ctx, req, 1)); limited {
+		return r
 	}
 	acct, err := a.Store.GetAccount(ctx, req.account)
 	if err != nil {

@@ -29,7 +29,16 @@ func (a *API) testEvent(ctx context.Context, req *request) response {
 	if err != nil {
 		return a.internal(ctx, err)
 	}
-	res, err := a.Ingest.IngestTo(ctx, req.account, ep.ID, body)
+	// A test event is an event: it counts against the key's ingest limit
+	// (and books a slot of the account's rate like any other).
+	gate, err := a.KeyLimits.admit(ctx, req, 1)
+	if r, limited := limitAnswer(err); limited {
+		return r
+	}
+	res, err := a.Ingest.IngestTo(ingest.WithGate(ctx, gate), req.account, ep.ID, body)
+	if r, limited := limitAnswer(err); limited {
+		return r
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return notFound("endpoint")

@@ -19,7 +19,7 @@ func (s *Service) IngestTo(ctx context.Context, accountID, endpointID string, bo
 	if err != nil {
 		return Result{}, err
 	}
-	acct, endpoints, err := s.Store.AccountWithEndpoints(ctx, accountID)
+	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // with ctx's gate (the key's limit)
 	if err != nil {
 		return Result{}, err
 	}

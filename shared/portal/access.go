@@ -20,6 +20,7 @@ var routes = map[string]Access{
 	"GET /v1/endpoints/*":                Read,
 	"GET /v1/endpoints/*/deliveries":     Read,
 	"GET /v1/deliveries/*":               Read,
+	"GET /v1/deliveries/*/attempts":      Read,
 	"GET /v1/events/*":                   Read,
 	"GET /v1/event-types":                Read, // the catalog, to choose subscriptions from
 	"GET /v1/event-types/*":              Read,

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
 )
 
 var t0 = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 
 func TestTokenOpensOnlyItsSessionUntilItEnds(t *testing.T) {
-	s, token := NewSession("acct_1", true, time.Hour, t0)
+	s, token := NewSession("acct_1", "key_1", true, time.Hour, t0)
 	id, secret, ok := ParseToken(token)
 	if !ok || id != s.ID || !IsToken(token) {
 		t.Fatalf("ParseToken(%q) = %q %v, session %q", token, id, ok, s.ID)
@@ -44,14 +46,14 @@ func TestTokenOpensOnlyItsSessionUntilItEnds(t *testing.T) {
 			t.Errorf("%s: Check = %v, want %v", c.name, err, c.wantErr)
 		}
 	}
-	_, other := NewSession("acct_1", false, time.Hour, t0)
+	_, other := NewSession("acct_1", "key_1", false, time.Hour, t0)
 	if other == token {
 		t.Fatal("two sessions got the same token")
 	}
 }
 
 func TestParseTokenRefusesWhatNewSessionCannotMake(t *testing.T) {
-	_, good := NewSession("acct_1", false, time.Hour, t0)
+	_, good := NewSession("acct_1", "key_1", false, time.Hour, t0)
 	id, secret, _ := ParseToken(good)
 	for _, bad := range []string{
 		"", "gifq_" + strings.Repeat("A", 43), TokenPrefix, TokenPrefix + id, TokenPrefix + id + ".",
@@ -159,5 +161,32 @@ func TestHeaders(t *testing.T) {
 	}
 	if fa := (Settings{}).Headers("text/css")["Content-Security-Policy"]; !strings.HasSuffix(fa, "frame-ancestors 'none'") {
 		t.Errorf("no setting: %q", fa)
+	}
+}
+
+func TestSessionDiesWithItsKey(t *testing.T) {
+	s, _ := NewSession("acct_1", "key_1", false, time.Hour, t0)
+	live := domain.APIKey{ID: "key_1", AccountID: "acct_1"}
+	revoked := live
+	revoked.RevokedAt = t0.UnixMilli()
+	other := live
+	other.AccountID = "acct_2"
+	noKey := s
+	noKey.KeyID = ""
+	for _, c := range []struct {
+		name string
+		s    Session
+		k    *domain.APIKey
+		want error
+	}{
+		{"live key", s, &live, nil},
+		{"revoked key", s, &revoked, ErrKeyRevoked},
+		{"key gone", s, nil, ErrKeyRevoked},
+		{"another account's key", s, &other, ErrKeyRevoked},
+		{"a session naming no key", noKey, &live, ErrKeyRevoked},
+	} {
+		if err := c.s.CheckKey(c.k); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
 	}
 }

@@ -34,7 +34,8 @@ const (
 type Session struct {
 	ID         string `dynamodbav:"id"`
 	AccountID  string `dynamodbav:"account_id"`
-	SecretHash string `dynamodbav:"secret_hash"` // hex SHA-256 of the token's random part
+	KeyID      string `dynamodbav:"key_id,omitempty"` // the API key that minted it: the session dies with it
+	SecretHash string `dynamodbav:"secret_hash"`      // hex SHA-256 of the token's random part
 	ReadOnly   bool   `dynamodbav:"read_only"`
 	CreatedAt  int64  `dynamodbav:"created_at"` // unix ms
 	ExpiresAt  int64  `dynamodbav:"expires_at"` // unix ms
@@ -42,16 +43,17 @@ type Session struct {
 	TTL        int64  `dynamodbav:"ttl"` // unix seconds: DynamoDB deletes the item a day after it expires
 }
 
-// NewSession makes a session for account and the token that opens it; the
-// token exists only in the caller's hands from here on.
-func NewSession(accountID string, readOnly bool, ttl time.Duration, now time.Time) (Session, string) {
+// NewSession makes a session for account, minted with the API key keyID,
+// and the token that opens it; the token exists only in the caller's hands
+// from here on.
+func NewSession(accountID, keyID string, readOnly bool, ttl time.Duration, now time.Time) (Session, string) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		panic("portal: no randomness: " + err.Error())
 	}
 	secret := base64.RawURLEncoding.EncodeToString(b)
 	s := Session{
-		ID: domain.NewID("ps"), AccountID: accountID, SecretHash: hashSecret(secret), ReadOnly: readOnly,
+		ID: domain.NewID("ps"), AccountID: accountID, KeyID: keyID, SecretHash: hashSecret(secret), ReadOnly: readOnly,
 		CreatedAt: domain.Millis(now), ExpiresAt: domain.Millis(now.Add(ttl)), TTL: now.Add(ttl + 24*time.Hour).Unix(),
 	}
 	return s, TokenPrefix + s.ID + "." + secret
@@ -84,6 +86,9 @@ var (
 	ErrInvalid = errors.New("portal token unknown or forged")
 	ErrExpired = errors.New("portal token expired")
 	ErrRevoked = errors.New("portal token revoked")
+	// ErrKeyRevoked: the API key that minted the session is revoked (or
+	// gone), or the session predates sessions naming their key.
+	ErrKeyRevoked = errors.New("portal session's API key revoked")
 )
 
 // Check decides whether secret opens s at now.
@@ -97,6 +102,15 @@ func (s Session) Check(secret string, now time.Time) error {
 	}
 	if domain.Millis(now) >= s.ExpiresAt {
 		return ErrExpired
+	}
+	return nil
+}
+
+// CheckKey decides whether the session's minting key, as read now (nil
+// when it is not there), still lets it live.
+func (s Session) CheckKey(k *domain.APIKey) error {
+	if s.KeyID == "" || k == nil || k.ID != s.KeyID || k.AccountID != s.AccountID || k.RevokedAt != 0 {
+		return ErrKeyRevoked
 	}
 	return nil
 }

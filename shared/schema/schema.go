@@ -58,8 +58,9 @@ const (
 //	DLV#<delivery>  DLV             delivery state
 //	DLV#<delivery>  ATT#<attempt>   one attempt
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
-//	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL)
-//	PORTAL#<session> PORTAL         customer portal session: account, SHA-256 of the token's secret, expiry
+//	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL); ILIM#<session id>: a portal session's
+//	PORTAL#<session> PORTAL         customer portal session: account, minting API key, SHA-256 of the token's secret, expiry
+//	PORTALS#<account> PORTAL#<session>  the session's listing entry (no hash), for listing and revoking all (TTL)
 //	TYPES#<account> TYPE#<name>     event catalog entry: description, JSON Schema, example, deprecated (its own partition: ingest reads ACCT#<account> whole)
 var Table = TableDef{
 	PK:           Key{"pk", String},

@@ -11,25 +11,24 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 )
 
-// RotateSecret puts a new secret first; the ones before it keep signing
-// until now+grace (the receiver sees two v1= signatures meanwhile). Secrets
-// already expired are dropped. The write is conditioned on the endpoint not
-// having changed since it was read, so two rotations cannot lose a secret.
-func (s *Store) RotateSecret(ctx context.Context, accountID, id, newSecret string, grace int64) (domain.Endpoint, error) {
+// RotateSecret puts a new secret first; the current one keeps signing for
+// r.Grace (the receiver sees two v1= signatures meanwhile), as
+// domain.RotateSecrets decides: ErrPreviousSecretLive while an older one
+// still signs, unless r.ExpirePreviousNow. r.NewSecret and r.Grace are the
+// caller's; the time is the store's. The write is conditioned on the
+// endpoint not having changed since it was read, so two rotations cannot
+// lose a secret or make a third live one.
+func (s *Store) RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error) {
 	for try := 0; try < 3; try++ {
 		ep, err := s.GetEndpoint(ctx, accountID, id)
 		if err != nil {
 			return ep, err
 		}
 		now := domain.Millis(s.now())
-		secrets := []domain.Secret{{Value: newSecret, CreatedAt: now}}
-		for _, old := range ep.Secrets {
-			if old.ExpiresAt == 0 || old.ExpiresAt > now+grace {
-				old.ExpiresAt = now + grace
-			}
-			if old.ExpiresAt > now {
-				secrets = append(secrets, old)
-			}
+		r.Now = now
+		secrets, err := domain.RotateSecrets(ep.Secrets, r)
+		if err != nil {
+			return ep, err
 		}
 		av, err := attributevalue.Marshal(secrets)
 		if err != nil {

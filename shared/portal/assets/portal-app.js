@@ -337,14 +337,20 @@
 
     const rotateGrace = h('select', { id: 'rotate-grace' },
       h('option', { value: '0' }, 'Stop the old secret now'), h('option', { value: '3600' }, '1 hour'),
-      h('option', { value: '86400', selected: true }, '24 hours'), h('option', { value: '604800' }, '7 days'));
+      h('option', { value: '86400', selected: true }, '24 hours'));
     const rotated = h('div', {});
     const rotate = readOnly ? null : h('section', { class: 'panel soft', 'aria-labelledby': 'rotate-title' },
       h('h2', { id: 'rotate-title' }, 'Signing secret'),
       h('div', { class: 'row' },
         h('label', { for: 'rotate-grace' }, 'Old secret keeps signing for'), rotateGrace,
         h('button', { type: 'button', onclick: action(async () => {
-          const res = await call('POST', 'endpoints/' + id + '/rotate-secret', { expire_previous_after_seconds: Number(rotateGrace.value) });
+          // At most two secrets sign: while an older one still does, the API
+          // answers 409, and stopping it now is the customer's call.
+          const body = { expire_previous_after_seconds: Number(rotateGrace.value) };
+          const res = await call('POST', 'endpoints/' + id + '/rotate-secret', body).catch((e) => {
+            if (e.code !== 'previous_secret_live' || !confirm('An older secret still signs. Stop it now and rotate?')) throw e;
+            return call('POST', 'endpoints/' + id + '/rotate-secret', { ...body, expire_previous_now: true });
+          });
           rotated.replaceChildren(secretPanel('New signing secret', res.secret,
             res.previous_secret_expires_at ? 'The previous secret also signs until ' + when(res.previous_secret_expires_at) + '.' : 'The previous secret no longer signs.'));
           rotated.querySelector('code').focus();
@@ -398,7 +404,23 @@
   async function deliveryView(id) {
     const d = await call('GET', 'deliveries/' + id);
     const ev = await call('GET', 'events/' + d.event_id).catch(() => null);
-    const attempts = (d.attempts || []).slice().reverse();
+    // The API shows the newest attempts, newest first, and a cursor for the
+    // older ones: "Older attempts" fetches them a page at a time.
+    const attempts = d.attempts || [];
+    let older = d.attempts_next_cursor || '';
+    const attemptRow = (a) => h('tr', {},
+      h('td', {}, when(a.started_at)),
+      h('td', {}, a.kind === 'manual' ? 'Resend' : a.kind === 'interrupted' ? '#' + a.number + ' (interrupted)' : '#' + a.number),
+      h('td', {}, a.status_code ? 'HTTP ' + a.status_code : (a.error_class || a.outcome)),
+      h('td', { class: 'hide-narrow' }, a.duration_ms + ' ms'),
+      h('td', {}, a.response_body ? h('pre', {}, a.response_body + (a.response_truncated ? '…' : '')) : h('span', { class: 'muted' }, a.error || '—')));
+    const rows = h('tbody', {}, attempts.map(attemptRow));
+    const more = older ? h('div', { class: 'row pager' }, h('button', { type: 'button', id: 'older-attempts', onclick: action(async () => {
+      const page = await call('GET', 'deliveries/' + id + '/attempts?limit=100&cursor=' + encodeURIComponent(older));
+      rows.append(...page.data.map(attemptRow));
+      older = page.next_cursor;
+      if (!older) more.remove();
+    }) }, 'Older attempts')) : null;
     const resend = readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: action(async () => {
       const res = await call('POST', 'deliveries/' + id + '/resend');
       notice('Resend queued (attempt ' + res.attempt_id + ').');
@@ -420,13 +442,8 @@
         h('thead', {}, h('tr', {},
           h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Attempt'), h('th', { scope: 'col' }, 'Result'),
           h('th', { scope: 'col', class: 'hide-narrow' }, 'Duration'), h('th', { scope: 'col' }, 'Response'))),
-        h('tbody', {}, attempts.map((a) => h('tr', {},
-          h('td', {}, when(a.started_at)),
-          h('td', {}, a.kind === 'manual' ? 'Resend' : a.kind === 'interrupted' ? '#' + a.number + ' (interrupted)' : '#' + a.number),
-          h('td', {}, a.status_code ? 'HTTP ' + a.status_code : (a.error_class || a.outcome)),
-          h('td', { class: 'hide-narrow' }, a.duration_ms + ' ms'),
-          h('td', {}, a.response_body ? h('pre', {}, a.response_body + (a.response_truncated ? '…' : '')) : h('span', { class: 'muted' }, a.error || '—')))))))
-        : h('p', { class: 'muted' }, 'No attempt yet.'),
+        rows)) : h('p', { class: 'muted' }, 'No attempt yet.'),
+      more,
       ev ? h('h2', {}, 'Payload') : null,
       ev ? h('pre', { class: 'panel soft payload', id: 'payload' }, JSON.stringify(ev.body, null, 2)) : null);
   }
