@@ -6,6 +6,7 @@ EMU_DIR   := localstack/_emulators
 EMU_STAMP := $(EMU_DIR)/node_modules/.installed
 DYNOXIDE_CRATE := dynoxide-rs@2.0.1
 DYNOXIDE_BIN   := $(EMU_DIR)/cargo/bin/dynoxide
+KMS_BIN        := $(EMU_DIR)/bin/local-kms
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -20,8 +21,11 @@ help:
 	@echo "make sim [SIM_ARGS='-scale 10']                    the simulation of a day at AWS scale (docs/scale.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
-# The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
-emulators: $(EMU_STAMP) $(DYNOXIDE_BIN)
+# The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json),
+# and the KMS emulator (local-kms, a Go module pinned in localstack/kms/go.mod).
+emulators: $(EMU_STAMP) $(DYNOXIDE_BIN) $(KMS_BIN)
+$(KMS_BIN): localstack/kms/go.mod localstack/kms/main.go
+	cd localstack/kms && $(GO) build -o ../../$(KMS_BIN) .
 $(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
 	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@

@@ -91,8 +91,14 @@ type APIKey struct {
 
 // Secret is one signing secret of an endpoint. During a rotation the old
 // secret has ExpiresAt set and keeps signing until then.
+//
+// In the table a secret is Sealed (package envelope, under the KMS key) and
+// Value is empty; the store fills Value when it reads the endpoint. Items
+// written before sealing have Value only; the store seals them on their next
+// write (store.sealSecrets).
 type Secret struct {
-	Value     string `dynamodbav:"value"`
+	Value     string `dynamodbav:"value,omitempty"`
+	Sealed    []byte `dynamodbav:"sealed,omitempty"`
 	CreatedAt int64  `dynamodbav:"created_at"`
 	ExpiresAt int64  `dynamodbav:"expires_at,omitempty"`
 }

@@ -60,6 +60,7 @@ const (
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
 //	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL)
 //	PORTAL#<session> PORTAL         customer portal session: account, SHA-256 of the token's secret, expiry
+//	KEYRING         DATAKEY#1       the envelope data key, encrypted by KMS (package envelope); endpoint secrets are sealed under it
 var Table = TableDef{
 	PK:           Key{"pk", String},
 	SK:           Key{"sk", String},

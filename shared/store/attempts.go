@@ -102,6 +102,9 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			if err := attributevalue.UnmarshalMap(it, &ep); err != nil {
 				return snap, err
 			}
+			if _, err := s.openSecrets(ctx, &ep); err != nil {
+				return snap, err
+			}
 			snap.Endpoint = &ep
 		case strings.HasPrefix(pk, eventPK("")):
 			eventThere = true

@@ -31,6 +31,11 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, id, newSecret strin
 				secrets = append(secrets, old)
 			}
 		}
+		// Sealed, each time: secrets of an item written before sealing are
+		// sealed here.
+		if secrets, err = s.sealSecrets(ctx, accountID, id, secrets); err != nil {
+			return ep, err
+		}
 		av, err := attributevalue.Marshal(secrets)
 		if err != nil {
 			return ep, err
@@ -48,7 +53,10 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, id, newSecret strin
 		if err != nil {
 			return ep, err
 		}
-		err = attributevalue.UnmarshalMap(out.Attributes, &ep)
+		if err := attributevalue.UnmarshalMap(out.Attributes, &ep); err != nil {
+			return ep, err
+		}
+		_, err = s.openSecrets(ctx, &ep)
 		return ep, err
 	}
 	return domain.Endpoint{}, ErrConflict

@@ -42,9 +42,10 @@ var (
 
 // Store reads and writes the table.
 type Store struct {
-	db    DynamoDB
-	table *string
-	now   func() time.Time
+	db     DynamoDB
+	table  *string
+	now    func() time.Time
+	sealer Sealer // nil: secrets are written as they are (SealWith)
 }
 
 // New returns a Store on table.
