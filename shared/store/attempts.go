@@ -123,6 +123,11 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	}
 	if snap.Endpoint != nil {
 		snap.Endpoint.Leases = leases
+		if snap.Endpoint.SignsV1a() {
+			if snap.Endpoint.SigningKeys, err = s.signingKeysFor(ctx, r.AccountID); err != nil {
+				return snap, err
+			}
+		}
 	}
 	if d := snap.Delivery; d != nil && !eventThere && d.EventID == r.EventID {
 		// Its own event was never written (an ingest that died between its

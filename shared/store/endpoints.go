@@ -115,6 +115,7 @@ type EndpointPatch struct {
 	EventTypes  *[]string
 	Description *string
 	Disabled    *bool
+	Scheme      *domain.SignatureScheme
 }
 
 // UpdateEndpoint applies a patch and returns the endpoint as it is now.
@@ -133,6 +134,9 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 	}
 	if p.Description != nil {
 		set, vals[":desc"] = append(set, "description = :desc"), str(*p.Description)
+	}
+	if p.Scheme != nil {
+		set, vals[":scheme"] = append(set, "signature_scheme = :scheme"), str(*p.Scheme)
 	}
 	if p.EventTypes != nil {
 		if len(*p.EventTypes) == 0 {

@@ -45,7 +45,8 @@ type Store struct {
 	db     DynamoDB
 	table  *string
 	now    func() time.Time
-	sealer Sealer // nil: secrets are written as they are (SealWith)
+	sealer Sealer   // nil: secrets are written as they are (SealWith)
+	keys   keyCache // opened v1a signing keys per account (signkeys.go)
 }
 
 // New returns a Store on table.
