@@ -83,6 +83,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
+	signingKeyID, _ := s.signingKey(t)
 	kind := func(fnLogs, r string) string {
 		switch {
 		case r == "*":
@@ -97,6 +98,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "dlq"
 		case r == "${"+fnLogs+".Arn}":
 			return "own-logs"
+		case r == "${"+signingKeyID+".Arn}":
+			return "signing-key"
 		}
 		return "OTHER:" + r
 	}
@@ -134,6 +137,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		want := map[grant]bool{
 			{"own-logs", "logs:CreateLogStream"}: true, {"own-logs", "logs:PutLogEvents"}: true,
 			{"*", "xray:PutTraceSegments"}: true, {"*", "xray:PutTelemetryRecords"}: true,
+		}
+		for _, a := range signingKeyGrants[fn] { // keys.go
+			want[grant{"signing-key", a}] = true
 		}
 		for q, actions := range wantSQS[fn] {
 			for _, a := range actions {

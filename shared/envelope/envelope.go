@@ -52,9 +52,11 @@ type Blobs interface {
 // version starts every sealed value: the format (AES-256-GCM under data key 1).
 const version byte = 1
 
-// encryptionContext binds the encrypted data key to its use: KMS refuses to
-// decrypt it without the same context, and CloudTrail shows it on each call.
-var encryptionContext = map[string]string{"app": "gifq-webhooks", "purpose": "envelope-data-key"}
+// EncryptionContext binds the encrypted data key to its use: KMS refuses to
+// decrypt it without the same context, CloudTrail shows it on each call, and
+// the functions' IAM grants require it (infra/keys.go), so the grant cannot
+// be used to decrypt anything else under the key.
+var EncryptionContext = map[string]string{"app": "gifq-webhooks", "purpose": "envelope-data-key"}
 
 // Errors Open returns.
 var (
@@ -150,7 +152,7 @@ func (k *Keyring) load(ctx context.Context, orCreate bool) (cipher.AEAD, error) 
 
 func (k *Keyring) create(ctx context.Context) ([]byte, error) {
 	out, err := k.kms.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{
-		KeyId: aws.String(k.keyID), KeySpec: types.DataKeySpecAes256, EncryptionContext: encryptionContext,
+		KeyId: aws.String(k.keyID), KeySpec: types.DataKeySpecAes256, EncryptionContext: EncryptionContext,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("envelope: kms GenerateDataKey: %w", err)
@@ -168,7 +170,7 @@ func (k *Keyring) create(ctx context.Context) ([]byte, error) {
 
 func (k *Keyring) decrypt(ctx context.Context, blob []byte) ([]byte, error) {
 	out, err := k.kms.Decrypt(ctx, &kms.DecryptInput{
-		CiphertextBlob: blob, KeyId: aws.String(k.keyID), EncryptionContext: encryptionContext,
+		CiphertextBlob: blob, KeyId: aws.String(k.keyID), EncryptionContext: EncryptionContext,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("envelope: kms Decrypt: %w", err)
