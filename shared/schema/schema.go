@@ -52,6 +52,7 @@ const (
 //	ACCT#<account>  EP#<endpoint>   endpoint: url, filter, secrets, health (failing_since, paused_until, disabled)
 //	SLOT#<endpoint> SLOT            the endpoint's in-flight slot leases (s<k> = {u: until, c: claim}; TTL), in its own partition
 //	ACCT#<account>  KEY#<key id>    API key reference (for listing and revoking; its ingest limit override)
+//	ACCT#<account>  SIGNKEYS        the account's v1a ed25519 keys: kid, public key, sealed seed, retires_at (docs/signing.md)
 //	KEY#<sha256>    KEY             API key: hash -> account
 //	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
 //	EVT#<event>     EVT             event: raw body, delivery ids
