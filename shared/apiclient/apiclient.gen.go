@@ -493,6 +493,9 @@ type NotFound = Error
 // RateLimited defines model for RateLimited.
 type RateLimited = Error
 
+// SigningKeysUnavailable defines model for SigningKeysUnavailable.
+type SigningKeysUnavailable = Error
+
 // TooLarge defines model for TooLarge.
 type TooLarge = Error
 
@@ -2958,6 +2961,8 @@ type CreateEndpointResponse struct {
 	JSON422 *Unprocessable
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *SigningKeysUnavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateEndpointResponse401Headers
 }
@@ -3000,6 +3005,11 @@ func (r CreateEndpointResponse) GetJSON422() *Unprocessable {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateEndpointResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateEndpointResponse) GetJSON503() *SigningKeysUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3200,6 +3210,8 @@ type UpdateEndpointResponse struct {
 	JSON422 *Unprocessable
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *SigningKeysUnavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateEndpointResponse401Headers
 }
@@ -3242,6 +3254,11 @@ func (r UpdateEndpointResponse) GetJSON422() *Unprocessable {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateEndpointResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateEndpointResponse) GetJSON503() *SigningKeysUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4261,6 +4278,8 @@ type RotateSigningKeyResponse struct {
 	JSON422 *Unprocessable
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *SigningKeysUnavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RotateSigningKeyResponse401Headers
 }
@@ -4303,6 +4322,11 @@ func (r RotateSigningKeyResponse) GetJSON422() *Unprocessable {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RotateSigningKeyResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON503() *SigningKeysUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5128,6 +5152,13 @@ func ParseCreateEndpointResponse(rsp *http.Response) (*CreateEndpointResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SigningKeysUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -5345,6 +5376,13 @@ func ParseUpdateEndpointResponse(rsp *http.Response) (*UpdateEndpointResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SigningKeysUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -6289,6 +6327,13 @@ func ParseRotateSigningKeyResponse(rsp *http.Response) (*RotateSigningKeyRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SigningKeysUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

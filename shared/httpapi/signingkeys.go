@@ -82,6 +82,9 @@ func (a *API) rotateSigningKey(ctx context.Context, req *request) response {
 	if errors.Is(err, store.ErrConflict) {
 		return fail(http.StatusConflict, "conflict", "the keys were rotated at the same moment; try again")
 	}
+	if errors.Is(err, store.ErrNoSealer) {
+		return noSigningKeys()
+	}
 	if err != nil {
 		return a.internal(ctx, err)
 	}
@@ -129,9 +132,20 @@ func (a *API) schemeFrom(ctx context.Context, account, raw string) (domain.Signa
 		return "", fail(http.StatusUnprocessableEntity, "invalid_signature_scheme", `signature_scheme must be "v1", "v1a" or "both"`), true
 	}
 	if scheme == domain.SchemeV1a || scheme == domain.SchemeBoth {
-		if _, err := a.Store.EnsureSigningKey(ctx, account); err != nil {
+		_, err := a.Store.EnsureSigningKey(ctx, account)
+		if errors.Is(err, store.ErrNoSealer) {
+			return "", noSigningKeys(), true
+		}
+		if err != nil {
 			return "", a.internal(ctx, err), true
 		}
 	}
 	return scheme, response{}, false
+}
+
+// noSigningKeys: a deployment without a KMS key keeps no private key (it
+// would be plaintext in the table), so v1a cannot be had there.
+func noSigningKeys() response {
+	return fail(http.StatusServiceUnavailable, "signing_keys_unavailable",
+		"v1a needs the deployment's KMS key (KMS_KEY_ID) and this one has none; nothing was changed")
 }

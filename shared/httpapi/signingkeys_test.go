@@ -178,3 +178,20 @@ func TestSigningKeyRoutesRefuseBadInput(t *testing.T) {
 		t.Fatalf("the key list without a key: %d", a.status)
 	}
 }
+
+// Without a KMS key (a local run without the emulator) v1a is refused
+// clearly, and nothing is stored.
+func TestV1aWithoutAKMSKeyIsRefused(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/h","signature_scheme":"v1a"}`},
+		{"POST", "/v1/signing-keys/rotate", ""},
+	} {
+		if a := f.do(t, f.keyA, c.method, c.path, c.body); a.status != 503 || a.code() != "signing_keys_unavailable" {
+			t.Errorf("%s %s: %d %s", c.method, c.path, a.status, a.raw)
+		}
+	}
+	if list := f.do(t, f.keyA, "GET", "/v1/endpoints", ""); len(list.body["data"].([]any)) != 0 {
+		t.Fatalf("a refused v1a endpoint was stored: %s", list.raw)
+	}
+}

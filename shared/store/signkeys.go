@@ -57,25 +57,30 @@ func (s *Store) PublishedSigningKeys(ctx context.Context, accountID string) ([]d
 	if err != nil {
 		return nil, err
 	}
-	now := domain.Millis(s.now())
+	return published(it.Keys, domain.Millis(s.now())), nil
+}
+
+// published are the keys live at now, without their sealed private parts.
+func published(keys []domain.SigningKey, now int64) []domain.SigningKey {
 	var out []domain.SigningKey
-	for _, k := range it.Keys {
+	for _, k := range keys {
 		if k.Live(now) {
 			k.Sealed = nil
 			out = append(out, k)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // EnsureSigningKey gives the account a signing key if it has no live one
-// (an endpoint is about to use v1a), and returns the published keys.
+// (an endpoint is about to use v1a), and returns the published keys. Two
+// at once make one key: the second finds the first's.
 func (s *Store) EnsureSigningKey(ctx context.Context, accountID string) ([]domain.SigningKey, error) {
 	keys, err := s.PublishedSigningKeys(ctx, accountID)
 	if err != nil || len(keys) > 0 {
 		return keys, err
 	}
-	return s.RotateSigningKey(ctx, accountID, 0)
+	return s.rotateSigningKey(ctx, accountID, 0, true)
 }
 
 // RotateSigningKey makes a new key, first; the ones before it stay
@@ -83,6 +88,12 @@ func (s *Store) EnsureSigningKey(ctx context.Context, accountID string) ([]domai
 // retirement); retired ones are dropped. Conditioned on the item not having
 // changed since it was read, so two rotations cannot lose a key.
 func (s *Store) RotateSigningKey(ctx context.Context, accountID string, overlap time.Duration) ([]domain.SigningKey, error) {
+	return s.rotateSigningKey(ctx, accountID, overlap, false)
+}
+
+// rotateSigningKey rotates; ensure: only if no key is live, else it returns
+// the live ones as they are.
+func (s *Store) rotateSigningKey(ctx context.Context, accountID string, overlap time.Duration, ensure bool) ([]domain.SigningKey, error) {
 	if s.sealer == nil {
 		return nil, ErrNoSealer // a private key is never written in plaintext
 	}
@@ -90,6 +101,9 @@ func (s *Store) RotateSigningKey(ctx context.Context, accountID string, overlap 
 		it, found, err := s.readSigningKeys(ctx, accountID)
 		if err != nil {
 			return nil, err
+		}
+		if live := published(it.Keys, domain.Millis(s.now())); ensure && len(live) > 0 {
+			return live, nil
 		}
 		nk, err := s.newSigningKey(ctx, accountID)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,5 +129,28 @@ func TestSigningKeysNeedASealer(t *testing.T) {
 	a := account(t, s)
 	if _, err := s.EnsureSigningKey(ctx, a.ID); !errors.Is(err, store.ErrNoSealer) {
 		t.Fatalf("a store without a KMS key made a signing key: %v", err)
+	}
+}
+
+// Endpoints switched to v1a at the same moment make one key between them,
+// not one that the other's retry replaces at once.
+func TestConcurrentEnsureMakesOneKey(t *testing.T) {
+	s, _ := sealedStore(t)
+	a := account(t, s)
+	const n = 4
+	got := make([][]domain.SigningKey, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { got[i], errs[i] = s.EnsureSigningKey(ctx, a.ID) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || len(got[i]) != 1 || got[i][0].ID != got[0][0].ID {
+			t.Fatalf("EnsureSigningKey %d: %+v %v; want the same single key as the first", i, got[i], errs[i])
+		}
+	}
+	if keys, _ := s.PublishedSigningKeys(ctx, a.ID); len(keys) != 1 {
+		t.Fatalf("%d keys published after concurrent ensures", len(keys))
 	}
 }
