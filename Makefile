@@ -6,6 +6,7 @@ EMU_DIR   := localstack/_emulators
 EMU_STAMP := $(EMU_DIR)/node_modules/.installed
 DYNOXIDE_CRATE := dynoxide-rs@2.0.1
 DYNOXIDE_BIN   := $(EMU_DIR)/cargo/bin/dynoxide
+KMS_BIN        := $(EMU_DIR)/bin/local-kms
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -24,9 +25,12 @@ help:
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
 # The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
-# The npm packages alone are enough for make dev and make test: a fresh clone
+# The KMS emulator (local-kms, a Go module pinned in localstack/kms/go.mod) is
+# built from the Go module proxy. The npm packages alone are enough for make dev and make test: a fresh clone
 # reaches its first webhook in under a minute (docs/local.md).
-emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN))
+emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)) $(KMS_BIN)
+$(KMS_BIN): localstack/kms/go.mod localstack/kms/main.go
+	cd localstack/kms && $(GO) build -o ../../$(KMS_BIN) .
 $(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
 	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@

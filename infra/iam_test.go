@@ -84,6 +84,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	scheduleDLQ := scheduleDLQID(t, s)
+	signingKeyID, _ := s.signingKey(t)
 	kind := func(fnLogs, r string) string {
 		switch {
 		case r == "*":
@@ -100,6 +101,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "schedule-dlq"
 		case r == "${"+fnLogs+".Arn}":
 			return "own-logs"
+		case r == "${"+signingKeyID+".Arn}":
+			return "signing-key"
 		}
 		return "OTHER:" + r
 	}
@@ -137,6 +140,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		want := map[grant]bool{
 			{"own-logs", "logs:CreateLogStream"}: true, {"own-logs", "logs:PutLogEvents"}: true,
 			{"*", "xray:PutTraceSegments"}: true, {"*", "xray:PutTelemetryRecords"}: true,
+		}
+		for _, a := range signingKeyGrants[fn] { // keys.go
+			want[grant{"signing-key", a}] = true
 		}
 		for q, actions := range wantSQS[fn] {
 			for _, a := range actions {

@@ -197,6 +197,9 @@ func TestFunctions(t *testing.T) {
 		if fn == FnAPI { // it serves the portal
 			want["PORTAL_FRAME_ANCESTORS"] = "'none'"
 		}
+		if _, seals := signingKeyGrants[fn]; seals { // keys.go
+			want["KMS_KEY_ID"] = "${" + s.signingKeyID(t) + ".Arn}"
+		}
 		for k, v := range want {
 			if got := render(env[k]); got != v {
 				t.Errorf("%s (%s): %s = %q, want %q", fn, id, k, got, v)
@@ -467,7 +470,7 @@ func TestAlarms(t *testing.T) {
 	// With alarmEmail every alarm notifies an encrypted, TLS-only topic.
 	prod := synth(t, "prod")
 	topicID, _ := prod.only(t, "AWS::SNS::Topic")
-	keyID, _ := prod.only(t, "AWS::KMS::Key")
+	keyID := prod.alarmTopicKeyID(t)
 	for id, r := range prod.resources("AWS::CloudWatch::Alarm") {
 		for _, key := range []string{"AlarmActions", "OKActions"} {
 			if acts := list(props(r)[key]); len(acts) != 1 || render(acts[0]) != "${"+topicID+"}" {

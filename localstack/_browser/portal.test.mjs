@@ -303,12 +303,18 @@ test('keyboard only: add an endpoint through its labels, and see its secret once
   await page.getByRole('link', { name: 'Edit' }).click();
   await page.getByLabel('Description').fill('Orders service (v2)');
   await page.getByLabel('Event types').fill('payout.*');
+  await page.getByLabel('Signatures').selectOption('v1a');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.getByText('Endpoint saved.').waitFor();
   await page.getByText('Orders service (v2)').waitFor();
   const edited = (await call('GET', '/v1/endpoints/' + ep.id)).body;
   assert.equal(edited.description, 'Orders service (v2)');
   assert.deepEqual(edited.event_types, ['payout.*']);
+  assert.equal(edited.signature_scheme, 'v1a');
+  // A v1a endpoint's page links the account's public keys, fetchable without a key.
+  const jwks = await (await fetch(await page.locator('#jwks-link').getAttribute('href'))).json();
+  assert.equal(jwks.keys.length, 1);
+  assert.equal(jwks.keys[0].crv, 'Ed25519');
   page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Delete' }).click();
   await page.getByRole('heading', { name: 'Endpoints' }).waitFor();

@@ -118,7 +118,7 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 			if s.inMemory {
 				emuDir = "" // throwaway runs (make load-targets LOAD_MEMORY=1): no SQLite file, no queue files
 			}
-			emu, err = emulator.Start(ctx, emulator.Options{DataDir: emuDir, Dynoxide: os.Getenv("DYNOXIDE"), DynamoDBAddr: s.dynamoAddr, SQSAddr: s.sqsAddr, Log: os.Stderr})
+			emu, err = emulator.Start(ctx, emulator.Options{DataDir: emuDir, Dynoxide: os.Getenv("DYNOXIDE"), DynamoDBAddr: s.dynamoAddr, SQSAddr: s.sqsAddr, Log: os.Stderr, KMS: true})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -136,7 +136,17 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 	if err != nil {
 		return nil, emu, err
 	}
-	return app.New(cfg, db, q, os.Stderr, "local"), emu, nil
+	a := app.New(cfg, db, q, os.Stderr, "local")
+	if emu != nil && emu.KMSURL != "" {
+		// Signing secrets sealed as on AWS, under a key of the KMS emulator.
+		k := emulator.KMSClient(emu.KMSURL)
+		keyID, err := emulator.EnsureKey(ctx, k, "alias/"+s.prefix)
+		if err != nil {
+			return nil, emu, fmt.Errorf("kms key: %w", err)
+		}
+		a.UseKMS(k, keyID)
+	}
+	return a, emu, nil
 }
 
 func run() error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -51,10 +52,9 @@ func startReceiver(ctx context.Context, a *app.App, addr, accountID string) (*re
 				}
 			}
 		}
-		verr := errors.Join(signing.Verify(body, req.Header.Get(signing.Header), secrets, signing.Options{}),
-			signing.VerifyStandard(body, req.Header.Get(signing.HeaderWebhookID), req.Header.Get(signing.HeaderWebhookTimestamp),
-				req.Header.Get(signing.HeaderWebhookSignature), secrets, signing.Options{}))
-		status, verdict := statusFor(req.URL.Path), "signatures verified (X-Gifq-Signature, webhook-signature)"
+		scheme, standardErr := verifyStandard(req, body, secrets, a, accountID)
+		verr := errors.Join(signing.Verify(body, req.Header.Get(signing.Header), secrets, signing.Options{}), standardErr)
+		status, verdict := statusFor(req.URL.Path), "signatures verified (X-Gifq-Signature, webhook-signature "+scheme+")"
 		if verr != nil {
 			status = http.StatusUnauthorized
 			verdict = "SIGNATURE REJECTED: " + rejection(verr, r.owner(req.Context(), a, req.Header.Get(signing.HeaderWebhookID)), mine, r.base)
@@ -143,3 +143,28 @@ func containsEndpoint(eps []domain.Endpoint, id string) bool {
 }
 
 func (r *receiver) Close() { _ = r.srv.Close() }
+
+// verifyStandard checks webhook-signature as a receiver would: its v1
+// entries with the endpoint's secrets, its v1a entries with the account's
+// published public keys (the JWKS), whichever the endpoint's scheme sent;
+// scheme names the one that verified.
+func verifyStandard(req *http.Request, body []byte, secrets []string, a *app.App, accountID string) (string, error) {
+	id, ts, sig := req.Header.Get(signing.HeaderWebhookID), req.Header.Get(signing.HeaderWebhookTimestamp), req.Header.Get(signing.HeaderWebhookSignature)
+	v1 := signing.VerifyStandard(body, id, ts, sig, secrets, signing.Options{})
+	if v1 == nil {
+		return "v1", nil
+	}
+	published, err := a.Store.PublishedSigningKeys(req.Context(), accountID)
+	if err != nil {
+		return "", err
+	}
+	var keys []ed25519.PublicKey
+	for _, k := range published {
+		keys = append(keys, k.Public)
+	}
+	v1a := signing.VerifyStandardV1a(body, id, ts, sig, keys, signing.Options{})
+	if v1a == nil {
+		return "v1a", nil
+	}
+	return "", fmt.Errorf("webhook-signature: v1: %w; v1a: %w", v1, v1a)
+}

@@ -69,6 +69,7 @@ type opts struct {
 	calls       *testenv.Calls        // count the app's AWS calls
 	env         map[string]string     // any other setting
 	logs        io.Writer             // also receives the app's log lines
+	kms         bool                  // seal secrets under a key of the KMS emulator, as deployed (docs/signing.md)
 }
 
 // harness is one test's system.
@@ -131,6 +132,10 @@ func start(t *testing.T, o opts) *harness {
 		logw = io.MultiWriter(logw, o.logs)
 	}
 	a := app.New(cfg, db, q, logw, "local")
+	if o.kms {
+		k, keyID := testenv.KMS(t)
+		a.UseKMS(k, keyID)
+	}
 	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery})
 	if err != nil {
 		t.Fatal(err)

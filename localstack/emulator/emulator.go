@@ -34,12 +34,15 @@ type Options struct {
 	DynamoDBAddr string    // host:port; "" picks a free loopback port
 	SQSAddr      string    // host:port; "" picks a free loopback port
 	Log          io.Writer // the emulators' output; nil discards it
+	KMS          bool      // also start the KMS emulator (kms.go), its keys in DataDir/kms
 }
 
 // Emulators are two running emulator processes.
 type Emulators struct {
 	DynamoDBURL, SQSURL string
+	KMSURL              string      // "" unless Options.KMS
 	cmds                []*exec.Cmd // dynoxide, fauxqs
+	kms                 *KMS
 	log                 io.Writer
 }
 
@@ -108,6 +111,21 @@ func Start(ctx context.Context, o Options) (*Emulators, error) {
 		e.Stop()
 		return nil, err
 	}
+	if o.KMS {
+		kmsDir := ""
+		if o.DataDir != "" {
+			kmsDir = filepath.Join(o.DataDir, "kms")
+			if err := os.MkdirAll(kmsDir, 0o755); err != nil {
+				e.Stop()
+				return nil, err
+			}
+		}
+		if e.kms, err = StartKMS(ctx, o.Dir, kmsDir); err != nil {
+			e.Stop()
+			return nil, err
+		}
+		e.KMSURL = e.kms.URL
+	}
 	return e, nil
 }
 
@@ -169,6 +187,10 @@ func (e *Emulators) Stop() {
 		}
 	}
 	e.cmds = nil
+	if e.kms != nil {
+		e.kms.Stop()
+		e.kms = nil
+	}
 }
 
 // Config is an AWS config for the emulators: dummy static credentials, us-east-1.

@@ -90,11 +90,15 @@ func run(runs int, rie string) error {
 		fmt.Printf("  %-8s %9d bytes (%.1f MiB)\n", fn.name, st.Size(), float64(st.Size())/(1<<20))
 	}
 
-	emu, err := emulator.Start(ctx, emulator.Options{})
+	emu, err := emulator.Start(ctx, emulator.Options{KMS: true}) // api and deliver need KMS_KEY_ID
 	if err != nil {
 		return err
 	}
 	defer emu.Stop()
+	kmsKey, err := emulator.EnsureKey(ctx, emulator.KMSClient(emu.KMSURL), "alias/inittime")
+	if err != nil {
+		return err
+	}
 	db, q := emulator.Clients(emu.DynamoDBURL, emu.SQSURL)
 	table := "inittime"
 	if err := store.CreateTable(ctx, db, table); err != nil {
@@ -108,6 +112,7 @@ func run(runs int, rie string) error {
 		"TABLE_NAME=" + table, "QUEUE_URL=" + urls.Delivery, "DLQ_URL=" + urls.DLQ,
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + emu.DynamoDBURL, "AWS_ENDPOINT_URL_SQS=" + emu.SQSURL,
+		"AWS_ENDPOINT_URL_KMS=" + emu.KMSURL, "KMS_KEY_ID=" + kmsKey,
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "TZ=UTC",
 	}
 

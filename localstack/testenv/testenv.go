@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/localstack/emulator"
@@ -39,6 +41,9 @@ func Main(m *testing.M) {
 	code := m.Run()
 	if emu != nil {
 		emu.Stop()
+	}
+	if kmsEmu != nil {
+		kmsEmu.Stop()
 	}
 	os.Exit(code)
 }
@@ -85,4 +90,37 @@ func sanitize(s string) string {
 		s = s[:40]
 	}
 	return s
+}
+
+// The KMS emulator is started only by the first test that asks for it (most
+// packages never do), or is GIFQ_TEST_KMS_URL's.
+var (
+	kmsOnce sync.Once
+	kmsEmu  *emulator.KMS
+	kmsURL  string
+	kmsErr  error
+)
+
+// KMS returns a client on the KMS emulator and a fresh symmetric key of t's
+// own (its ARN).
+func KMS(t testing.TB) (*kms.Client, string) {
+	t.Helper()
+	kmsOnce.Do(func() {
+		if kmsURL = os.Getenv("GIFQ_TEST_KMS_URL"); kmsURL != "" {
+			return
+		}
+		kmsEmu, kmsErr = emulator.StartKMS(context.Background(), "", "")
+		if kmsErr == nil {
+			kmsURL = kmsEmu.URL
+		}
+	})
+	if kmsErr != nil {
+		t.Fatalf("testenv: KMS emulator: %v", kmsErr)
+	}
+	c := emulator.KMSClient(kmsURL)
+	key, err := emulator.CreateKey(context.Background(), c, t.Name())
+	if err != nil {
+		t.Fatalf("testenv: create a KMS key: %v", err)
+	}
+	return c, key
 }

@@ -161,6 +161,27 @@ func (e PortalSessionStatus) Valid() bool {
 	}
 }
 
+// Defines values for SignatureScheme.
+const (
+	Both SignatureScheme = "both"
+	V1   SignatureScheme = "v1"
+	V1a  SignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the SignatureScheme enum.
+func (e SignatureScheme) Valid() bool {
+	switch e {
+	case Both:
+		return true
+	case V1:
+		return true
+	case V1a:
+		return true
+	default:
+		return false
+	}
+}
+
 // AcceptedEvent defines model for AcceptedEvent.
 type AcceptedEvent struct {
 	Deliveries []struct {
@@ -361,8 +382,11 @@ type Endpoint struct {
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
 	Id             string     `json:"id"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	Url            string     `json:"url"`
+
+	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
+	UpdatedAt       time.Time        `json:"updated_at"`
+	Url             string           `json:"url"`
 }
 
 // EndpointFields An endpoint as registration and rotation answer it, with its new secret.
@@ -381,9 +405,12 @@ type EndpointFields struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
-	Secret    *string   `json:"secret,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Url       string    `json:"url"`
+	Secret *string `json:"secret,omitempty"`
+
+	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
+	UpdatedAt       time.Time        `json:"updated_at"`
+	Url             string           `json:"url"`
 }
 
 // EndpointPatch defines model for EndpointPatch.
@@ -393,7 +420,10 @@ type EndpointPatch struct {
 
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
-	Url        *string     `json:"url,omitempty"`
+
+	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
+	Url             *string          `json:"url,omitempty"`
 }
 
 // EndpointWithSecret defines model for EndpointWithSecret.
@@ -412,9 +442,12 @@ type EndpointWithSecret struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
-	Secret    string    `json:"secret"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Url       string    `json:"url"`
+	Secret string `json:"secret"`
+
+	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
+	UpdatedAt       time.Time        `json:"updated_at"`
+	Url             string           `json:"url"`
 }
 
 // Error defines model for Error.
@@ -501,6 +534,9 @@ type NewEndpoint struct {
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
 
+	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
+
 	// Url https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
 	Url string `json:"url"`
 }
@@ -551,9 +587,30 @@ type RotatedEndpoint struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
-	Secret    string    `json:"secret"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Url       string    `json:"url"`
+	Secret string `json:"secret"`
+
+	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
+	UpdatedAt       time.Time        `json:"updated_at"`
+	Url             string           `json:"url"`
+}
+
+// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
+type SignatureScheme string
+
+// SigningKeys defines model for SigningKeys.
+type SigningKeys struct {
+	Data []struct {
+		CreatedAt time.Time `json:"created_at"`
+		Kid       string    `json:"kid"`
+
+		// PublicKey The Standard Webhooks form, `whpk_` + base64 of the 32-byte key.
+		PublicKey string `json:"public_key"`
+
+		// RetiresAt Set on a rotated-out key; published and signing until then.
+		RetiresAt *time.Time `json:"retires_at,omitempty"`
+	} `json:"data"`
+	JwksPath string `json:"jwks_path"`
 }
 
 // ID defines model for ID.
@@ -579,6 +636,9 @@ type NotFound = Error
 
 // RateLimited defines model for RateLimited.
 type RateLimited = Error
+
+// SigningKeysUnavailable defines model for SigningKeysUnavailable.
+type SigningKeysUnavailable = Error
 
 // TooLarge defines model for TooLarge.
 type TooLarge = Error
@@ -652,6 +712,12 @@ type CreatePortalSessionJSONBody struct {
 	TtlSeconds *int  `json:"ttl_seconds,omitempty"`
 }
 
+// RotateSigningKeyJSONBody defines parameters for RotateSigningKey.
+type RotateSigningKeyJSONBody struct {
+	// OverlapSeconds How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak).
+	OverlapSeconds *int `json:"overlap_seconds,omitempty"`
+}
+
 // CreateEndpointJSONRequestBody defines body for CreateEndpoint for application/json ContentType.
 type CreateEndpointJSONRequestBody = NewEndpoint
 
@@ -678,6 +744,9 @@ type CreateEventBatchJSONRequestBody = BatchRequest
 
 // CreatePortalSessionJSONRequestBody defines body for CreatePortalSession for application/json ContentType.
 type CreatePortalSessionJSONRequestBody CreatePortalSessionJSONBody
+
+// RotateSigningKeyJSONRequestBody defines body for RotateSigningKey for application/json ContentType.
+type RotateSigningKeyJSONRequestBody RotateSigningKeyJSONBody
 
 // Getter for additional properties for EventBody. Returns the specified
 // element and whether it was found
@@ -823,6 +892,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /healthz (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetJWKS The account's public keys as a JWKS, without a key
+	//
+	// Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
+	//
+	// Corresponds with GET /v1/accounts/{account_id}/jwks.json (the `GetJWKS` operationId).
+	GetJWKS(ctx context.Context, accountId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDelivery One delivery with its newest attempts
 	//
@@ -1129,6 +1205,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/portal/sessions/{id} (the `RevokePortalSession` operationId).
 	RevokePortalSession(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSigningKeys The account's published v1a signing keys
+	//
+	// The keys a receiver may verify v1a signatures with now: the current one first, then any rotated-out key still in its overlap. None until an endpoint uses `v1a` or `both`, or a rotation. `jwks_path` is the public JWKS to give receivers.
+	//
+	// Corresponds with GET /v1/signing-keys (the `ListSigningKeys` operationId).
+	ListSigningKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateSigningKeyWithBody New signing key; the previous ones stay published (and signing) for an overlap
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+	RotateSigningKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateSigningKey New signing key; the previous ones stay published (and signing) for an overlap
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+	RotateSigningKey(ctx context.Context, body RotateSigningKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Health Liveness
@@ -1136,6 +1233,23 @@ type ClientInterface interface {
 // Corresponds with GET /healthz (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHealthRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetJWKS The account's public keys as a JWKS, without a key
+//
+// Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
+//
+// Corresponds with GET /v1/accounts/{account_id}/jwks.json (the `GetJWKS` operationId).
+func (c *Client) GetJWKS(ctx context.Context, accountId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetJWKSRequest(c.Server, accountId)
 	if err != nil {
 		return nil, err
 	}
@@ -1792,6 +1906,57 @@ func (c *Client) RevokePortalSession(ctx context.Context, id ID, reqEditors ...R
 	return c.Client.Do(req)
 }
 
+// ListSigningKeys The account's published v1a signing keys
+//
+// The keys a receiver may verify v1a signatures with now: the current one first, then any rotated-out key still in its overlap. None until an endpoint uses `v1a` or `both`, or a rotation. `jwks_path` is the public JWKS to give receivers.
+//
+// Corresponds with GET /v1/signing-keys (the `ListSigningKeys` operationId).
+func (c *Client) ListSigningKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSigningKeysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateSigningKeyWithBody New signing key; the previous ones stay published (and signing) for an overlap
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+func (c *Client) RotateSigningKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateSigningKeyRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateSigningKey New signing key; the previous ones stay published (and signing) for an overlap
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+func (c *Client) RotateSigningKey(ctx context.Context, body RotateSigningKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateSigningKeyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewHealthRequest constructs an http.Request for the Health method
 func NewHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -1802,6 +1967,40 @@ func NewHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetJWKSRequest constructs an http.Request for the GetJWKS method
+func NewGetJWKSRequest(server string, accountId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account_id", accountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/accounts/%s/jwks.json", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2892,6 +3091,73 @@ func NewRevokePortalSessionRequest(server string, id ID) (*http.Request, error) 
 	return req, nil
 }
 
+// NewListSigningKeysRequest constructs an http.Request for the ListSigningKeys method
+func NewListSigningKeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateSigningKeyRequest calls the generic RotateSigningKey builder with application/json body
+func NewRotateSigningKeyRequest(server string, body RotateSigningKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRotateSigningKeyRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRotateSigningKeyRequestWithBody constructs an http.Request for the RotateSigningKey method, with any body, and a specified content type
+func NewRotateSigningKeyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-keys/rotate")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -2942,6 +3208,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /healthz (the `Health` operationId).
 	HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthResponse, error)
+
+	// GetJWKSWithResponse The account's public keys as a JWKS, without a key
+	//
+	// Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/accounts/{account_id}/jwks.json (the `GetJWKS` operationId).
+	GetJWKSWithResponse(ctx context.Context, accountId string, reqEditors ...RequestEditorFn) (*GetJWKSResponse, error)
 
 	// GetDeliveryWithResponse One delivery with its newest attempts
 	//
@@ -3280,6 +3555,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/portal/sessions/{id} (the `RevokePortalSession` operationId).
 	RevokePortalSessionWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*RevokePortalSessionResponse, error)
+
+	// ListSigningKeysWithResponse The account's published v1a signing keys
+	//
+	// The keys a receiver may verify v1a signatures with now: the current one first, then any rotated-out key still in its overlap. None until an endpoint uses `v1a` or `both`, or a rotation. `jwks_path` is the public JWKS to give receivers.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/signing-keys (the `ListSigningKeys` operationId).
+	ListSigningKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSigningKeysResponse, error)
+
+	// RotateSigningKeyWithBodyWithResponse New signing key; the previous ones stay published (and signing) for an overlap
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+	RotateSigningKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateSigningKeyResponse, error)
+
+	// RotateSigningKeyWithResponse New signing key; the previous ones stay published (and signing) for an overlap
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+	RotateSigningKeyWithResponse(ctx context.Context, body RotateSigningKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateSigningKeyResponse, error)
 }
 
 type HealthResponse struct {
@@ -3321,6 +3619,90 @@ func (r HealthResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetJWKSResponse200Headers the declared response headers of an HTTP 200 response for GetJWKS
+type GetJWKSResponse200Headers struct {
+	CacheControl *string
+}
+
+type GetJWKSResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Keys []struct {
+			Alg interface{} `json:"alg,omitempty"`
+			Crv interface{} `json:"crv"`
+			Kid string      `json:"kid"`
+			Kty interface{} `json:"kty"`
+			Use interface{} `json:"use,omitempty"`
+
+			// X The 32-byte public key, base64url without padding.
+			X string `json:"x"`
+		} `json:"keys"`
+	}
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetJWKSResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetJWKSResponse) GetJSON200() *struct {
+	Keys []struct {
+		Alg interface{} `json:"alg,omitempty"`
+		Crv interface{} `json:"crv"`
+		Kid string      `json:"kid"`
+		Kty interface{} `json:"kty"`
+		Use interface{} `json:"use,omitempty"`
+
+		// X The 32-byte public key, base64url without padding.
+		X string `json:"x"`
+	} `json:"keys"`
+} {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetJWKSResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetJWKSResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetJWKSResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetJWKSResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetJWKSResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetJWKSResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3815,6 +4197,8 @@ type CreateEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *SigningKeysUnavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateEndpointResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -3864,6 +4248,11 @@ func (r CreateEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateEndpointResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateEndpointResponse) GetJSON503() *SigningKeysUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4099,6 +4488,8 @@ type UpdateEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *SigningKeysUnavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateEndpointResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -4148,6 +4539,11 @@ func (r UpdateEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateEndpointResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateEndpointResponse) GetJSON503() *SigningKeysUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5689,6 +6085,179 @@ func (r RevokePortalSessionResponse) ContentType() string {
 	return ""
 }
 
+// ListSigningKeysResponse401Headers the declared response headers of an HTTP 401 response for ListSigningKeys
+type ListSigningKeysResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListSigningKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningKeys
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSigningKeysResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSigningKeysResponse) GetJSON200() *SigningKeys {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSigningKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSigningKeysResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSigningKeysResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSigningKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSigningKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSigningKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSigningKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateSigningKeyResponse401Headers the declared response headers of an HTTP 401 response for RotateSigningKey
+type RotateSigningKeyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type RotateSigningKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningKeys
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *SigningKeysUnavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateSigningKeyResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON200() *SigningKeys {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON503() *SigningKeysUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateSigningKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateSigningKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateSigningKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateSigningKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // HealthWithResponse Liveness
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5700,6 +6269,21 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseHealthResponse(rsp)
+}
+
+// GetJWKSWithResponse The account's public keys as a JWKS, without a key
+//
+// Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/accounts/{account_id}/jwks.json (the `GetJWKS` operationId).
+func (c *ClientWithResponses) GetJWKSWithResponse(ctx context.Context, accountId string, reqEditors ...RequestEditorFn) (*GetJWKSResponse, error) {
+	rsp, err := c.GetJWKS(ctx, accountId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetJWKSResponse(rsp)
 }
 
 // GetDeliveryWithResponse One delivery with its newest attempts
@@ -6244,6 +6828,47 @@ func (c *ClientWithResponses) RevokePortalSessionWithResponse(ctx context.Contex
 	return ParseRevokePortalSessionResponse(rsp)
 }
 
+// ListSigningKeysWithResponse The account's published v1a signing keys
+//
+// The keys a receiver may verify v1a signatures with now: the current one first, then any rotated-out key still in its overlap. None until an endpoint uses `v1a` or `both`, or a rotation. `jwks_path` is the public JWKS to give receivers.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/signing-keys (the `ListSigningKeys` operationId).
+func (c *ClientWithResponses) ListSigningKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSigningKeysResponse, error) {
+	rsp, err := c.ListSigningKeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSigningKeysResponse(rsp)
+}
+
+// RotateSigningKeyWithBodyWithResponse New signing key; the previous ones stay published (and signing) for an overlap
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+func (c *ClientWithResponses) RotateSigningKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateSigningKeyResponse, error) {
+	rsp, err := c.RotateSigningKeyWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateSigningKeyResponse(rsp)
+}
+
+// RotateSigningKeyWithResponse New signing key; the previous ones stay published (and signing) for an overlap
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
+func (c *ClientWithResponses) RotateSigningKeyWithResponse(ctx context.Context, body RotateSigningKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateSigningKeyResponse, error) {
+	rsp, err := c.RotateSigningKey(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateSigningKeyResponse(rsp)
+}
+
 // ParseHealthResponse parses an HTTP response from a HealthWithResponse call
 func ParseHealthResponse(rsp *http.Response) (*HealthResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6267,6 +6892,70 @@ func ParseHealthResponse(rsp *http.Response) (*HealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetJWKSResponse parses an HTTP response from a GetJWKSWithResponse call
+func ParseGetJWKSResponse(rsp *http.Response) (*GetJWKSResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetJWKSResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Keys []struct {
+				Alg interface{} `json:"alg,omitempty"`
+				Crv interface{} `json:"crv"`
+				Kid string      `json:"kid"`
+				Kty interface{} `json:"kty"`
+				Use interface{} `json:"use,omitempty"`
+
+				// X The 32-byte public key, base64url without padding.
+				X string `json:"x"`
+			} `json:"keys"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetJWKSResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -6759,6 +7448,13 @@ func ParseCreateEndpointResponse(rsp *http.Response) (*CreateEndpointResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SigningKeysUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7027,6 +7723,13 @@ func ParseUpdateEndpointResponse(rsp *http.Response) (*UpdateEndpointResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SigningKeysUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -8413,6 +9116,161 @@ func ParseRevokePortalSessionResponse(rsp *http.Response) (*RevokePortalSessionR
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSigningKeysResponse parses an HTTP response from a ListSigningKeysWithResponse call
+func ParseListSigningKeysResponse(rsp *http.Response) (*ListSigningKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSigningKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningKeys
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSigningKeysResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateSigningKeyResponse parses an HTTP response from a RotateSigningKeyWithResponse call
+func ParseRotateSigningKeyResponse(rsp *http.Response) (*RotateSigningKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateSigningKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningKeys
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SigningKeysUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RotateSigningKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil

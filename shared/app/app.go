@@ -16,10 +16,12 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/keylimit"
@@ -93,7 +95,33 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
 	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
-	return newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log), nil
+	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
+	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
+		return nil, err
+	}
+	if cfg.KMSKeyID != "" {
+		a.UseKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
+	}
+	return a, nil
+}
+
+// sealingFunctions read or write endpoint secrets and signing keys.
+var sealingFunctions = map[string]bool{"api": true, "deliver": true}
+
+// needsKMS refuses to start a function that handles secrets without the key
+// that seals them: it would write them in plaintext (or fail to read them).
+func needsKMS(function, keyID string) error {
+	if sealingFunctions[function] && keyID == "" {
+		return fmt.Errorf("KMS_KEY_ID is required by the %s function: it seals the endpoints' signing secrets and keys", function)
+	}
+	return nil
+}
+
+// UseKMS makes the store keep signing secrets and keys sealed under the
+// KMS key keyID (package envelope): one Decrypt per cold start, then cached.
+func (a *App) UseKMS(k envelope.KMS, keyID string) *App {
+	a.Store.SealWith(envelope.New(k, keyID, a.Store))
+	return a
 }
 
 // API is the api function's handler.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -18,7 +19,7 @@ import (
 func fromEnv(t *testing.T, extra map[string]string) (*App, *bytes.Buffer) {
 	t.Helper()
 	env := map[string]string{"TABLE_NAME": "t", "QUEUE_URL": "http://127.0.0.1:1/q", "DLQ_URL": "http://127.0.0.1:1/dlq",
-		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_CA_BUNDLE": ""}
+		"KMS_KEY_ID": "alias/gifq-test", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_CA_BUNDLE": ""}
 	for k, v := range extra {
 		env[k] = v
 	}
@@ -68,4 +69,23 @@ func TestFromEnvTrustsAWSCABundle(t *testing.T) {
 		t.Fatalf("a server signed by the bundle's certificate: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// The functions that handle signing secrets refuse to start without the key
+// that seals them; the others do not need it.
+func TestSealingFunctionsNeedAKMSKey(t *testing.T) {
+	for _, fn := range []string{"api", "deliver"} {
+		t.Setenv("KMS_KEY_ID", "")
+		t.Setenv("TABLE_NAME", "t")
+		t.Setenv("QUEUE_URL", "q")
+		t.Setenv("DLQ_URL", "d")
+		if _, err := FromEnv(context.Background(), fn, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "KMS_KEY_ID") {
+			t.Errorf("%s started without KMS_KEY_ID: %v", fn, err)
+		}
+	}
+	for _, fn := range []string{"sweeper", "redrive"} {
+		if err := needsKMS(fn, ""); err != nil {
+			t.Errorf("%s: %v", fn, err)
+		}
+	}
 }

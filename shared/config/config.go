@@ -25,6 +25,7 @@ type Config struct {
 	TableName             string         // TABLE_NAME
 	QueueURL              string         // QUEUE_URL: the delivery queue
 	DLQURL                string         // DLQ_URL
+	KMSKeyID              string         // KMS_KEY_ID: the key that seals signing secrets and keys (package envelope); required by api and deliver
 	Retry                 retry.Schedule // RETRY_SCHEDULE: "1s,16s,..." (default n^4 s, 8 attempts)
 	RatePerSecond         float64        // RATE_LIMIT_PER_SECOND: per account (default 5)
 	IngestRatePerSecond   float64        // INGEST_RATE_PER_SECOND: events a second per API key at the API (default 100; ops can override per account or key)
@@ -110,6 +111,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	str("TABLE_NAME", &c.TableName)
 	str("QUEUE_URL", &c.QueueURL)
 	str("DLQ_URL", &c.DLQURL)
+	str("KMS_KEY_ID", &c.KMSKeyID)
 	str("METRICS_NAMESPACE", &c.MetricsNamespace)
 	if v := strings.TrimSpace(getenv("EGRESS_IPS")); v != "" {
 		for _, ip := range strings.Split(v, ",") {

@@ -769,7 +769,7 @@ func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.D
 	now := w.Now()
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
 	res := w.Sender.Send(ctx, sender.Request{
-		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
+		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())), V1aKeys: ep.V1aKeys(domain.Millis(w.Now())), OmitV1: !ep.SignsV1(),
 		EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
 	})
 	if claim.Slot != "" && w.local.handOff(endpointKey(ep), claim.Slot, claim.ID) {

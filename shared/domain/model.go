@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"crypto/ed25519"
 	"strings"
 	"time"
 )
@@ -100,8 +101,14 @@ type APIKey struct {
 
 // Secret is one signing secret of an endpoint. During a rotation the old
 // secret has ExpiresAt set and keeps signing until then.
+//
+// In the table a secret is Sealed (package envelope, under the KMS key) and
+// Value is empty; the store fills Value when it reads the endpoint. Items
+// written before sealing have Value only; the store seals them on their next
+// write (store.sealSecrets).
 type Secret struct {
-	Value     string `dynamodbav:"value"`
+	Value     string `dynamodbav:"value,omitempty"`
+	Sealed    []byte `dynamodbav:"sealed,omitempty"`
 	CreatedAt int64  `dynamodbav:"created_at"`
 	ExpiresAt int64  `dynamodbav:"expires_at,omitempty"`
 }
@@ -116,8 +123,14 @@ type Endpoint struct {
 	Disabled       bool     `dynamodbav:"disabled"`
 	DisabledReason string   `dynamodbav:"disabled_reason,omitempty"`
 	Secrets        []Secret `dynamodbav:"secrets"` // newest first
-	CreatedAt      int64    `dynamodbav:"created_at"`
-	UpdatedAt      int64    `dynamodbav:"updated_at"`
+	// SignatureScheme is what webhook-signature carries: SchemeV1 (HMAC,
+	// the default, also when empty), SchemeV1a (ed25519) or SchemeBoth.
+	SignatureScheme SignatureScheme `dynamodbav:"signature_scheme,omitempty"`
+	// SigningKeys are the account's v1a keys, private parts opened, filled
+	// by the store when it reads an endpoint of a v1a scheme for an attempt.
+	SigningKeys []SigningKey `dynamodbav:"-"`
+	CreatedAt   int64        `dynamodbav:"created_at"`
+	UpdatedAt   int64        `dynamodbav:"updated_at"`
 	// Leases are the in-flight attempts to this endpoint: slot -> lease.
 	Leases map[string]Lease `dynamodbav:"leases"`
 	// FailingSince is the time of the first failure since the last success.
@@ -170,6 +183,77 @@ func (e *Endpoint) SigningSecrets(now int64) []string {
 	}
 	return out
 }
+
+// SignatureScheme is which Standard Webhooks signatures an endpoint gets.
+// X-Gifq-Signature (HMAC) is on every request whatever the scheme.
+type SignatureScheme string
+
+// The signature schemes.
+const (
+	SchemeV1   SignatureScheme = "v1"   // HMAC-SHA256 with the endpoint's secret (default)
+	SchemeV1a  SignatureScheme = "v1a"  // ed25519 with the account's signing key
+	SchemeBoth SignatureScheme = "both" // v1 and v1a, for a receiver moving from one to the other
+)
+
+// ParseSignatureScheme reads a scheme; "" is the default, SchemeV1.
+func ParseSignatureScheme(s string) (SignatureScheme, bool) {
+	switch v := SignatureScheme(s); v {
+	case "":
+		return SchemeV1, true
+	case SchemeV1, SchemeV1a, SchemeBoth:
+		return v, true
+	}
+	return "", false
+}
+
+// SignsV1 says whether webhook-signature carries v1 (HMAC) entries.
+func (e *Endpoint) SignsV1() bool { return e.SignatureScheme != SchemeV1a }
+
+// SignsV1a says whether webhook-signature carries v1a (ed25519) entries.
+func (e *Endpoint) SignsV1a() bool {
+	return e.SignatureScheme == SchemeV1a || e.SignatureScheme == SchemeBoth
+}
+
+// Scheme is the endpoint's scheme, SchemeV1 when unset.
+func (e *Endpoint) Scheme() SignatureScheme {
+	if e.SignatureScheme == "" {
+		return SchemeV1
+	}
+	return e.SignatureScheme
+}
+
+// V1aKeys are the private keys that sign a v1a request at now (unix ms):
+// the account's current key and, during a rotation's overlap, the previous
+// ones; none unless the endpoint's scheme has v1a.
+func (e *Endpoint) V1aKeys(now int64) []ed25519.PrivateKey {
+	if !e.SignsV1a() {
+		return nil
+	}
+	var out []ed25519.PrivateKey
+	for _, k := range e.SigningKeys {
+		if k.Live(now) && k.Private != nil {
+			out = append(out, k.Private)
+		}
+	}
+	return out
+}
+
+// SigningKey is one of an account's ed25519 keys (Standard Webhooks v1a).
+// In the table the private key is only Sealed (package envelope); the
+// store fills Private when a key is needed for signing.
+type SigningKey struct {
+	ID        string             `dynamodbav:"id"`     // the JWKS kid
+	Public    []byte             `dynamodbav:"public"` // 32 bytes
+	Sealed    []byte             `dynamodbav:"sealed"` // the private key's 32-byte seed, sealed
+	Private   ed25519.PrivateKey `dynamodbav:"-"`
+	CreatedAt int64              `dynamodbav:"created_at"`
+	// RetiresAt is set when a newer key replaces this one: it stays
+	// published, and keeps signing beside the new one, until then.
+	RetiresAt int64 `dynamodbav:"retires_at,omitempty"`
+}
+
+// Live reports whether the key is published and signing at now (unix ms).
+func (k SigningKey) Live(now int64) bool { return k.RetiresAt == 0 || k.RetiresAt > now }
 
 // Event is what a producer posted: the body bytes exactly as received.
 type Event struct {

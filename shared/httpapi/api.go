@@ -47,6 +47,9 @@ type Store interface {
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
 	RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error)
+	PublishedSigningKeys(ctx context.Context, accountID string) ([]domain.SigningKey, error)
+	EnsureSigningKey(ctx context.Context, accountID string) ([]domain.SigningKey, error)
+	RotateSigningKey(ctx context.Context, accountID string, overlap time.Duration) ([]domain.SigningKey, error)
 	ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (store.DeliveryPage, error)
 	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
@@ -128,6 +131,8 @@ var routes = []route{
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
 	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
+	{http.MethodGet, split("/v1/signing-keys"), (*API).listSigningKeys},
+	{http.MethodPost, split("/v1/signing-keys/rotate"), (*API).rotateSigningKey},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodPost, split("/v1/event-types"), (*API).createEventType},
 	{http.MethodGet, split("/v1/event-types"), (*API).listEventTypes},
@@ -204,6 +209,9 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 	}
 	if r, served := a.servePortal(in); served {
 		return r
+	}
+	if account, isJWKS := jwksAccount(in.Path); isJWKS {
+		return a.getJWKS(ctx, in.HTTPMethod, account)
 	}
 	var allowed []string
 	for _, rt := range candidates(path) {

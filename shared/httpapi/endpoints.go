@@ -32,6 +32,8 @@ type endpointView struct {
 	CreatedAt      string       `json:"created_at"`
 	UpdatedAt      string       `json:"updated_at"`
 	Secret         string       `json:"secret,omitempty"`
+	// SignatureScheme is what webhook-signature carries (docs/signing.md).
+	SignatureScheme domain.SignatureScheme `json:"signature_scheme"`
 }
 
 // breakerView is an endpoint's circuit breaker when it is not closed: why
@@ -53,7 +55,7 @@ func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 	v := endpointView{
 		ID: ep.ID, URL: ep.URL, Description: ep.Description, EventTypes: types, Disabled: ep.Disabled,
 		DisabledReason: ep.DisabledReason, FailingSince: rfc3339(ep.FailingSince),
-		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt),
+		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt), SignatureScheme: ep.Scheme(),
 	}
 	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
 		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil)}
@@ -96,9 +98,10 @@ func (a *API) checkURL(ctx context.Context, raw string) (string, response, bool)
 
 func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	var in struct {
-		URL         string   `json:"url"`
-		EventTypes  []string `json:"event_types"`
-		Description string   `json:"description"`
+		URL             string   `json:"url"`
+		EventTypes      []string `json:"event_types"`
+		Description     string   `json:"description"`
+		SignatureScheme string   `json:"signature_scheme"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
@@ -119,10 +122,15 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	if r, failed := a.checkCatalog(ctx, req.account, in.EventTypes, nil); failed { // after the checks that read nothing
 		return r
 	}
+	scheme, r, failed := a.schemeFrom(ctx, req.account, in.SignatureScheme)
+	if failed {
+		return r
+	}
 	now := domain.Millis(a.Now())
 	ep := domain.Endpoint{
 		ID: domain.NewID("ep"), AccountID: req.account, URL: url, Description: in.Description, EventTypes: in.EventTypes,
 		Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
+		SignatureScheme: scheme,
 	}
 	switch err := a.Store.CreateEndpoint(ctx, ep); {
 	case errors.Is(err, store.ErrLimit):
@@ -189,10 +197,11 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 		return r
 	}
 	var in struct {
-		URL         *string   `json:"url"`
-		EventTypes  *[]string `json:"event_types"`
-		Description *string   `json:"description"`
-		Disabled    *bool     `json:"disabled"`
+		URL             *string   `json:"url"`
+		EventTypes      *[]string `json:"event_types"`
+		Description     *string   `json:"description"`
+		Disabled        *bool     `json:"disabled"`
+		SignatureScheme *string   `json:"signature_scheme"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
@@ -217,8 +226,16 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 			return r
 		}
 	}
+	var scheme *domain.SignatureScheme
+	if in.SignatureScheme != nil {
+		s, r, failed := a.schemeFrom(ctx, req.account, *in.SignatureScheme)
+		if failed {
+			return r
+		}
+		scheme = &s
+	}
 	ep, err := a.Store.UpdateEndpoint(ctx, req.account, req.params[0], store.EndpointPatch{
-		URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled})
+		URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled, Scheme: scheme})
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("endpoint")
 	}

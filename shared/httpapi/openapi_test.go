@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +20,10 @@ import (
 )
 
 // The routes without a key, served before the router.
-var publicRoutes = []string{"GET /healthz", "GET " + openAPIPath}
+var publicRoutes = []string{"GET /healthz", "GET " + openAPIPath, "GET /v1/accounts/*/jwks.json"}
+
+// pathParam is a path template's {parameter}, a * in a route's name.
+var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 
 // Every route the router serves is in docs/openapi.yaml, and every operation
 // there is a route.
@@ -44,7 +48,7 @@ func TestDocumentAndRouterHaveTheSameRoutes(t *testing.T) {
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			public := op.Security != nil && len(*op.Security) == 0
-			if want := slices.Contains(publicRoutes, method+" "+path); public != want {
+			if want := slices.Contains(publicRoutes, method+" "+pathParam.ReplaceAllString(path, "*")); public != want {
 				t.Errorf("%s %s: public in the document %v, public in the router %v", method, path, public, want)
 			}
 			if op.OperationID == "" {

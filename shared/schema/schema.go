@@ -52,6 +52,7 @@ const (
 //	ACCT#<account>  EP#<endpoint>   endpoint: url, filter, secrets, health (failing_since, paused_until, disabled)
 //	SLOT#<endpoint> SLOT            the endpoint's in-flight slot leases (s<k> = {u: until, c: claim}; TTL), in its own partition
 //	ACCT#<account>  KEY#<key id>    API key reference (for listing and revoking; its ingest limit override)
+//	ACCT#<account>  SIGNKEYS        the account's v1a ed25519 keys: kid, public key, sealed seed, retires_at (docs/signing.md)
 //	KEY#<sha256>    KEY             API key: hash -> account
 //	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
 //	EVT#<event>     EVT             event: raw body, delivery ids
@@ -62,6 +63,7 @@ const (
 //	PORTAL#<session> PORTAL         customer portal session: account, minting API key, SHA-256 of the token's secret, expiry
 //	PORTALS#<account> PORTAL#<session>  the session's listing entry (no hash), for listing and revoking all (TTL)
 //	TYPES#<account> TYPE#<name>     event catalog entry: description, JSON Schema, example, deprecated (its own partition: ingest reads ACCT#<account> whole)
+//	KEYRING         DATAKEY#1       the envelope data key, encrypted by KMS (package envelope); endpoint secrets are sealed under it
 var Table = TableDef{
 	PK:           Key{"pk", String},
 	SK:           Key{"sk", String},

@@ -6,6 +6,7 @@ package sender
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -34,9 +35,15 @@ const (
 
 // Request is one attempt to send.
 type Request struct {
-	URL        string
-	Body       []byte
-	Secrets    []string // current secret first; two during a rotation
+	URL     string
+	Body    []byte
+	Secrets []string // current secret first; two during a rotation
+	// V1aKeys sign webhook-signature's v1a (ed25519) entries: the account's
+	// current key first, two during a rotation's overlap; none for an
+	// endpoint whose scheme is v1. OmitV1 leaves out its v1 (HMAC) entries
+	// (scheme v1a). X-Gifq-Signature is sent whatever the scheme.
+	V1aKeys    []ed25519.PrivateKey
+	OmitV1     bool
 	EventType  string
 	EventID    string
 	DeliveryID string // webhook-id: the same on every attempt of the delivery
@@ -103,6 +110,21 @@ func New(o Options) *Sender {
 	}
 }
 
+// standardSignature is webhook-signature's value: the v1 entries unless
+// left out, then the v1a ones; space-separated, as the spec has them.
+func standardSignature(r Request, at time.Time) string {
+	var parts []string
+	if !r.OmitV1 {
+		if sig := signing.SignStandard(r.Secrets, r.DeliveryID, at, r.Body); sig != "" {
+			parts = append(parts, sig)
+		}
+	}
+	if sig := signing.SignStandardV1a(r.V1aKeys, r.DeliveryID, at, r.Body); sig != "" {
+		parts = append(parts, sig)
+	}
+	return strings.Join(parts, " ")
+}
+
 // Send makes one attempt. It never returns an error: a failure is a Result.
 func (s *Sender) Send(ctx context.Context, r Request) Result {
 	start := s.now()
@@ -125,7 +147,7 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	// the timestamp and signature are the attempt's, like X-Gifq-Signature.
 	h.Set(signing.HeaderWebhookID, r.DeliveryID)
 	h.Set(signing.HeaderWebhookTimestamp, strconv.FormatInt(start.Unix(), 10))
-	if sig := signing.SignStandard(r.Secrets, r.DeliveryID, start, r.Body); sig != "" {
+	if sig := standardSignature(r, start); sig != "" {
 		h.Set(signing.HeaderWebhookSignature, sig)
 	}
 

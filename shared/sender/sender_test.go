@@ -2,6 +2,7 @@ package sender
 
 import (
 	"context"
+	"crypto/ed25519"
 	"io"
 	"net"
 	"net/http"
@@ -214,4 +215,48 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// The endpoint's scheme picks webhook-signature's entries: v1a alone is
+// verified with the account's public key only (and carries no HMAC a
+// receiver could be tempted to check with a shared secret); both carries
+// both. X-Gifq-Signature is on every request.
+func TestSignatureSchemes(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got http.Header
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, body = r.Header.Clone(), must(io.ReadAll(r.Body))
+		w.WriteHeader(204)
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		name            string
+		keys            []ed25519.PrivateKey
+		omitV1          bool
+		wantV1, wantV1a bool
+	}{
+		{"v1", nil, false, true, false},
+		{"v1a", []ed25519.PrivateKey{priv}, true, false, true},
+		{"both", []ed25519.PrivateKey{priv}, false, true, true},
+	} {
+		r := req(srv.URL)
+		r.V1aKeys, r.OmitV1 = c.keys, c.omitV1
+		if res := local(time.Second).Send(context.Background(), r); res.StatusCode != 204 {
+			t.Fatalf("%s: %+v", c.name, res)
+		}
+		sig := got.Get(signing.HeaderWebhookSignature)
+		id, ts := got.Get(signing.HeaderWebhookID), got.Get(signing.HeaderWebhookTimestamp)
+		v1 := signing.VerifyStandard(body, id, ts, sig, []string{secretA}, signing.Options{})
+		v1a := signing.VerifyStandardV1a(body, id, ts, sig, []ed25519.PublicKey{pub}, signing.Options{})
+		if (v1 == nil) != c.wantV1 || (v1a == nil) != c.wantV1a {
+			t.Errorf("%s: webhook-signature %q: v1 check %v, v1a check %v", c.name, sig, v1, v1a)
+		}
+		if err := signing.Verify(body, got.Get(signing.Header), []string{secretA}, signing.Options{}); err != nil {
+			t.Errorf("%s: X-Gifq-Signature: %v", c.name, err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"crypto/ed25519"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +70,25 @@ func BenchmarkSignStandard(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					_ = SignStandard(secrets[:n], "dlv_01M8NHFFVSXRY4XPHP9AET0VWJ", at, body)
+				}
+			})
+		}
+	}
+}
+
+// SignStandardV1a runs once per attempt of a v1a endpoint (docs/signing.md
+// compares it with a KMS Sign call): one key, two during a rotation.
+func BenchmarkSignStandardV1a(b *testing.B) {
+	at := time.Unix(1_764_460_800, 0)
+	keys := []ed25519.PrivateKey{ed25519.NewKeyFromSeed(make([]byte, 32)), ed25519.NewKeyFromSeed(append(make([]byte, 31), 1))}
+	for _, n := range []int{1, 2} {
+		for _, size := range sizes {
+			body := benchBody(size.n)
+			b.Run(strconv.Itoa(n)+"key/"+size.name, func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = SignStandardV1a(keys[:n], "dlv_01ABC", at, body)
 				}
 			})
 		}

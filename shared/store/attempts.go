@@ -102,6 +102,9 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			if err := attributevalue.UnmarshalMap(it, &ep); err != nil {
 				return snap, err
 			}
+			if _, err := s.openSecrets(ctx, &ep); err != nil {
+				return snap, err
+			}
 			snap.Endpoint = &ep
 		case strings.HasPrefix(pk, eventPK("")):
 			eventThere = true
@@ -120,6 +123,11 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	}
 	if snap.Endpoint != nil {
 		snap.Endpoint.Leases = leases
+		if snap.Endpoint.SignsV1a() {
+			if snap.Endpoint.SigningKeys, err = s.signingKeysFor(ctx, r.AccountID); err != nil {
+				return snap, err
+			}
+		}
 	}
 	if d := snap.Delivery; d != nil && !eventThere && d.EventID == r.EventID {
 		// Its own event was never written (an ingest that died between its

@@ -18,6 +18,10 @@ import (
 // two concurrent registrations cannot make a 17th.
 func (s *Store) CreateEndpoint(ctx context.Context, ep domain.Endpoint) error {
 	ep.Leases = nil // the in-flight slots live on the endpoint's slot item
+	var err error
+	if ep.Secrets, err = s.sealSecrets(ctx, ep.AccountID, ep.ID, ep.Secrets); err != nil {
+		return err
+	}
 	it, err := marshal(ep, key(accountPK(ep.AccountID), endpointSK(ep.ID)))
 	if err != nil {
 		return err
@@ -43,12 +47,16 @@ func (s *Store) CreateEndpoint(ctx context.Context, ep domain.Endpoint) error {
 // GetEndpoint reads one of an account's endpoints.
 func (s *Store) GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error) {
 	var ep domain.Endpoint
-	err := s.get(ctx, key(accountPK(accountID), endpointSK(id)), &ep)
+	if err := s.get(ctx, key(accountPK(accountID), endpointSK(id)), &ep); err != nil {
+		return ep, err
+	}
+	_, err := s.openSecrets(ctx, &ep)
 	return ep, err
 }
 
 // AccountWithEndpoints reads an account and all its endpoints in one query
-// (they share the account's partition).
+// (they share the account's partition). It is ingest's read: the endpoints'
+// secrets are left sealed (Value empty), as nothing is signed there.
 func (s *Store) AccountWithEndpoints(ctx context.Context, accountID string) (domain.Account, []domain.Endpoint, error) {
 	var acct domain.Account
 	var eps []domain.Endpoint
@@ -90,9 +98,14 @@ func (s *Store) AccountWithEndpoints(ctx context.Context, accountID string) (dom
 	return acct, eps, nil
 }
 
-// ListEndpoints lists an account's endpoints, oldest first.
+// ListEndpoints lists an account's endpoints, oldest first, their secrets opened.
 func (s *Store) ListEndpoints(ctx context.Context, accountID string) ([]domain.Endpoint, error) {
 	_, eps, err := s.AccountWithEndpoints(ctx, accountID)
+	for i := range eps {
+		if err == nil {
+			_, err = s.openSecrets(ctx, &eps[i])
+		}
+	}
 	return eps, err
 }
 
@@ -102,6 +115,7 @@ type EndpointPatch struct {
 	EventTypes  *[]string
 	Description *string
 	Disabled    *bool
+	Scheme      *domain.SignatureScheme
 }
 
 // UpdateEndpoint applies a patch and returns the endpoint as it is now.
@@ -120,6 +134,9 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 	}
 	if p.Description != nil {
 		set, vals[":desc"] = append(set, "description = :desc"), str(*p.Description)
+	}
+	if p.Scheme != nil {
+		set, vals[":scheme"] = append(set, "signature_scheme = :scheme"), str(*p.Scheme)
 	}
 	if p.EventTypes != nil {
 		if len(*p.EventTypes) == 0 {
@@ -164,7 +181,15 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 		return domain.Endpoint{}, err
 	}
 	var ep domain.Endpoint
-	err = attributevalue.UnmarshalMap(out.Attributes, &ep)
+	if err := attributevalue.UnmarshalMap(out.Attributes, &ep); err != nil {
+		return ep, err
+	}
+	plaintext, err := s.openSecrets(ctx, &ep)
+	if err == nil && plaintext {
+		// An item from before sealing: this write seals its secrets. A
+		// failure leaves them for the next write; the PATCH itself is done.
+		_ = s.resealPlaintext(ctx, ep)
+	}
 	return ep, err
 }
 

@@ -30,6 +30,11 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, id string, r domain
 		if err != nil {
 			return ep, err
 		}
+		// Sealed, each time: secrets of an item written before sealing are
+		// sealed here.
+		if secrets, err = s.sealSecrets(ctx, accountID, id, secrets); err != nil {
+			return ep, err
+		}
 		av, err := attributevalue.Marshal(secrets)
 		if err != nil {
 			return ep, err
@@ -47,7 +52,10 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, id string, r domain
 		if err != nil {
 			return ep, err
 		}
-		err = attributevalue.UnmarshalMap(out.Attributes, &ep)
+		if err := attributevalue.UnmarshalMap(out.Attributes, &ep); err != nil {
+			return ep, err
+		}
+		_, err = s.openSecrets(ctx, &ep)
 		return ep, err
 	}
 	return domain.Endpoint{}, ErrConflict

@@ -45,9 +45,11 @@ var (
 
 // Store reads and writes the table.
 type Store struct {
-	db    DynamoDB
-	table *string
-	now   func() time.Time
+	db     DynamoDB
+	table  *string
+	now    func() time.Time
+	sealer Sealer   // nil: secrets are written as they are (SealWith)
+	keys   keyCache // opened v1a signing keys per account (signkeys.go)
 }
 
 // New returns a Store on table.

@@ -239,17 +239,36 @@
     return { fields, read };
   }
 
+  // The endpoint's signature_scheme values (docs/signing.md).
+  const SCHEMES = {
+    v1: 'v1: HMAC with the signing secret',
+    v1a: 'v1a: Ed25519, verified with the public keys',
+    both: 'Both v1 and v1a',
+  };
+
+  // signingKeysFact links the account's public keys (JWKS) for a v1a endpoint.
+  async function signingKeysFact(ep) {
+    if (ep.signature_scheme === 'v1') return null;
+    const keys = await call('GET', 'signing-keys');
+    const url = new URL(keys.jwks_path.replace(/^\/v1\//, ''), API).href;
+    return fact('Public keys (JWKS)', h('a', { href: url, class: 'mono', id: 'jwks-link' }, url));
+  }
+
   function endpointForm(ep, types) {
     const url = h('input', { type: 'url', id: 'f-url', name: 'url', required: true, value: ep ? ep.url : '', placeholder: 'https://example.com/webhooks', autocomplete: 'off' });
     const desc = h('input', { type: 'text', id: 'f-desc', name: 'description', maxlength: '500', value: ep ? ep.description : '' });
     // With a catalog, subscriptions are chosen from it; without one, typed.
     const picker = types.length ? typePicker(types, ep ? ep.event_types : []) : null;
     const typed = picker ? null : h('input', { type: 'text', id: 'f-types', name: 'event_types', value: ep ? ep.event_types.join(', ') : '', placeholder: 'payout.fulfilled, payout.*' });
+    const current = ep ? ep.signature_scheme : 'v1';
+    const scheme = h('select', { id: 'f-scheme', name: 'signature_scheme' },
+      Object.entries(SCHEMES).map(([v, label]) => h('option', { value: v, selected: v === current }, label)));
     const form = h('form', { novalidate: true },
       h('label', { for: 'f-url' }, 'Endpoint URL'), url,
       h('label', { for: 'f-desc' }, 'Description ', h('span', { class: 'hint' }, '(optional)')), desc,
       picker ? picker.fields
         : [h('label', { for: 'f-types' }, 'Event types ', h('span', { class: 'hint' }, '(comma separated; payout.* for a prefix; empty for every event)')), typed],
+      h('label', { for: 'f-scheme' }, 'Signatures ', h('span', { class: 'hint' }, '(webhook-signature; v1a verifies with public keys only)')), scheme,
       h('div', { class: 'actions row' },
         h('button', { type: 'submit', class: 'primary' }, ep ? 'Save changes' : 'Add endpoint'),
         h('a', { class: 'button', href: ep ? '#/endpoints/' + ep.id : '#/endpoints' }, 'Cancel')));
@@ -257,6 +276,7 @@
       const body = {
         url: url.value.trim(), description: desc.value.trim(),
         event_types: picker ? picker.read() : typed.value.split(',').map((s) => s.trim()).filter(Boolean),
+        signature_scheme: scheme.value,
       };
       if (ep) {
         await call('PATCH', 'endpoints/' + ep.id, body);
@@ -309,6 +329,7 @@
       call('GET', 'endpoints/' + id + '/deliveries?limit=20' + (status ? '&status=' + status : '') + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '')),
     ]);
     const success = await lastSuccess(ep).catch(() => '');
+    const jwks = await signingKeysFact(ep).catch(() => null);
     const here = (q) => '#/endpoints/' + id + (q.toString() ? '?' + q : '');
 
     const filter = h('select', { id: 'status-filter' },
@@ -391,6 +412,8 @@
         fact('Failing since', when(ep.failing_since)),
         paused(ep),
         fact('Events', ep.event_types.length ? ep.event_types.join(', ') : 'All events'),
+        fact('Signatures', SCHEMES[ep.signature_scheme] || ep.signature_scheme),
+        jwks,
         fact('Created', when(ep.created_at)),
         ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null),
       actions ? h('div', { class: 'panel' }, actions) : null,

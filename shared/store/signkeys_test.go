@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/signing"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+func TestSigningKeysRotateWithAnOverlapAndAreStoredSealed(t *testing.T) {
+	s, env := sealedStore(t)
+	a := account(t, s)
+	if keys, err := s.PublishedSigningKeys(ctx, a.ID); err != nil || len(keys) != 0 {
+		t.Fatalf("a new account has keys: %v %v", keys, err)
+	}
+	first, err := s.EnsureSigningKey(ctx, a.ID)
+	if err != nil || len(first) != 1 || len(first[0].Public) != ed25519.PublicKeySize || first[0].Sealed != nil {
+		t.Fatalf("EnsureSigningKey: %+v %v", first, err)
+	}
+	if again, err := s.EnsureSigningKey(ctx, a.ID); err != nil || len(again) != 1 || again[0].ID != first[0].ID {
+		t.Fatalf("a second EnsureSigningKey made another key: %+v %v", again, err)
+	}
+
+	rotated, err := s.RotateSigningKey(ctx, a.ID, time.Hour)
+	if err != nil || len(rotated) != 2 || rotated[1].ID != first[0].ID || rotated[0].ID == first[0].ID {
+		t.Fatalf("after a rotation: %+v %v; want the new key, then the old one", rotated, err)
+	}
+	if r := rotated[1].RetiresAt; r < domain.Millis(time.Now().Add(59*time.Minute)) || r > domain.Millis(time.Now().Add(61*time.Minute)) {
+		t.Fatalf("the old key retires at %v; want in an hour", time.UnixMilli(r))
+	}
+	published, err := s.PublishedSigningKeys(ctx, a.ID)
+	if err != nil || len(published) != 2 {
+		t.Fatalf("the JWKS during the overlap: %+v %v; want both keys", published, err)
+	}
+
+	// With no overlap the old keys stop at once: only the newest is left.
+	last, err := s.RotateSigningKey(ctx, a.ID, 0)
+	if err != nil || len(last) != 1 {
+		t.Fatalf("a rotation without overlap: %+v %v", last, err)
+	}
+
+	// The item holds the public keys and sealed seeds, no private key.
+	out, err := env.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "ACCT#" + a.ID}, "sk": &types.AttributeValueMemberS{Value: "SIGNKEYS"}}})
+	if err != nil || out.Item == nil {
+		t.Fatal(err)
+	}
+	k := out.Item["keys"].(*types.AttributeValueMemberL).Value[0].(*types.AttributeValueMemberM).Value
+	sealed := k["sealed"].(*types.AttributeValueMemberB).Value
+	if _, has := k["private"]; has || len(sealed) < ed25519.SeedSize+16 {
+		t.Fatalf("the key item: %v", k)
+	}
+}
+
+// A v1a endpoint's attempt read carries the account's private keys, which
+// sign what the published public keys verify.
+func TestAttemptReadCarriesTheAccountsKeys(t *testing.T) {
+	s, _ := sealedStore(t)
+	a := account(t, s)
+	published, err := s.EnsureSigningKey(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := endpoint(t, s, a.ID)
+	v1a := domain.SchemeV1a
+	if _, err := s.UpdateEndpoint(ctx, a.ID, ep.ID, store.EndpointPatch{Scheme: &v1a}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+	if err != nil || snap.Endpoint == nil {
+		t.Fatal(err)
+	}
+	keys := snap.Endpoint.V1aKeys(domain.Millis(time.Now()))
+	if len(keys) != 1 {
+		t.Fatalf("the attempt has %d v1a keys; want the account's one", len(keys))
+	}
+	now := time.Now()
+	sig := signing.SignStandardV1a(keys, "dlv_1", now, []byte("{}"))
+	if err := signing.VerifyStandardV1a([]byte("{}"), "dlv_1", strconv.FormatInt(now.Unix(), 10), sig, []ed25519.PublicKey{published[0].Public}, signing.Options{}); err != nil {
+		t.Fatalf("the published key does not verify what the attempt's key signs: %v", err)
+	}
+	// A v1 endpoint's read does not open them.
+	plain := endpoint(t, s, a.ID)
+	snap, err = s.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: plain.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+	if err != nil || len(snap.Endpoint.SigningKeys) != 0 {
+		t.Fatalf("a v1 endpoint's attempt read the signing keys: %+v %v", snap.Endpoint.SigningKeys, err)
+	}
+}
+
+// A sealed signing key moved to another account's item does not open there.
+func TestASigningKeyDoesNotOpenForAnotherAccount(t *testing.T) {
+	s, env := sealedStore(t)
+	a, b := account(t, s), account(t, s)
+	if _, err := s.EnsureSigningKey(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	out, err := env.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "ACCT#" + a.ID}, "sk": &types.AttributeValueMemberS{Value: "SIGNKEYS"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Item["pk"] = &types.AttributeValueMemberS{Value: "ACCT#" + b.ID}
+	if _, err := env.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(env.Table), Item: out.Item}); err != nil {
+		t.Fatal(err)
+	}
+	ep := endpoint(t, s, b.ID)
+	v1a := domain.SchemeV1a
+	if _, err := s.UpdateEndpoint(ctx, b.ID, ep.ID, store.EndpointPatch{Scheme: &v1a}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.LoadForAttempt(ctx, store.Ref{AccountID: b.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+	if err == nil {
+		t.Fatal("account b signs with account a's key copied onto its item")
+	}
+}
+
+func TestSigningKeysNeedASealer(t *testing.T) {
+	s := newStore(t)
+	a := account(t, s)
+	if _, err := s.EnsureSigningKey(ctx, a.ID); !errors.Is(err, store.ErrNoSealer) {
+		t.Fatalf("a store without a KMS key made a signing key: %v", err)
+	}
+}
+
+// Endpoints switched to v1a at the same moment make one key between them,
+// not one that the other's retry replaces at once.
+func TestConcurrentEnsureMakesOneKey(t *testing.T) {
+	s, _ := sealedStore(t)
+	a := account(t, s)
+	const n = 4
+	got := make([][]domain.SigningKey, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { got[i], errs[i] = s.EnsureSigningKey(ctx, a.ID) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || len(got[i]) != 1 || got[i][0].ID != got[0][0].ID {
+			t.Fatalf("EnsureSigningKey %d: %+v %v; want the same single key as the first", i, got[i], errs[i])
+		}
+	}
+	if keys, _ := s.PublishedSigningKeys(ctx, a.ID); len(keys) != 1 {
+		t.Fatalf("%d keys published after concurrent ensures", len(keys))
+	}
+}
