@@ -23,7 +23,7 @@ func TestACapDeferralGivesItsBookedSlotBack(t *testing.T) {
 	ep.Leases = map[string]domain.Lease{"0": {Until: domain.Millis(time.Now().Add(time.Minute)), Claim: "clm_other"}}
 	r.st.endpoints[k] = ep
 	m := queue.For(r.d)
-	m.SlotAt, m.SlotFor = domain.Millis(time.Now()), r.d.Attempts
+	m.SlotAt, m.SlotFor, m.SlotIvl = domain.Millis(time.Now()), r.d.Attempts, 200
 	handleOne(t, r.w, m)
 	if len(r.recv.got) != 0 || len(r.q.sent) != 1 {
 		t.Fatalf("%d POSTs, %d put back; want the message deferred", len(r.recv.got), len(r.q.sent))

@@ -4,7 +4,7 @@ package delivery
 // second at the receiver), proven with a fake clock: events go through
 // ingest's booking (ratelimit.Book with ratelimit.Lead, ratelimit.Delay)
 // and the worker's slot rules (maxEarly, bookedSlot, claimAhead, a new
-// reservation held at most maxHoldWait, or the message sent back for it),
+// reservation waited for at most maxWaitInWorker, or the message sent back for it),
 // with a pipeline latency drawn per message, and every POST's time is
 // counted per sliding second. Issue 10, defect 3: with the old rules (the
 // delay rounded down from the slot, no lead, slots up to 1 s late used) a
@@ -91,15 +91,18 @@ func (s *rateSim) work(m simArrival) {
 		s.posts = append(s.posts, maxTime(m.slot, claimAt.Add(s.jitterOf())))
 		return
 	}
-	// A new slot: claimed first, then reserved (the worker books with no lead).
+	// A new slot, booked before the claim (the worker books with no lead):
+	// a near one is waited for and claimed claimAhead before it, a far one
+	// goes back with the message.
 	s.books++
 	res, lim := ratelimit.Book(s.lim, now, 1, s.ivl, 0)
 	s.lim = lim
-	if res.First.Sub(now) <= maxHoldWait {
-		s.posts = append(s.posts, maxTime(res.First, now.Add(s.jitterOf())))
+	if res.First.Sub(now) <= maxWaitInWorker {
+		claimAt := maxTime(now, res.First.Add(-claimAhead))
+		s.posts = append(s.posts, maxTime(res.First, claimAt.Add(s.jitterOf())))
 		return
 	}
-	s.arrive(now.Add(ratelimit.Delay(res.First, now, ratelimit.Lead)+s.latency(s.rnd)), res.First) // the claim given back
+	s.arrive(now.Add(ratelimit.Delay(res.First, now, ratelimit.Lead)+s.latency(s.rnd)), res.First)
 }
 
 func (s *rateSim) jitterOf() time.Duration { return time.Duration(s.rnd.Int64N(int64(s.jitter) + 1)) }

@@ -45,11 +45,11 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 		m.Count(obs.MetricEndpointDeferrals, 1)
 		return later(capBackoff(received + msg.Deferred))
 	}
-	sendAt, s, ok := w.rateSlot(ctx, msg, true, *d, false, m, nil)
+	rate, s, ok := w.rateSlot(ctx, msg, true, *d, false, m)
 	if !ok {
 		return s
 	}
-	if err := sleepUntil(ctx, sendAt); err != nil {
+	if err := sleepUntil(ctx, rate.First); err != nil {
 		return step{err: err}
 	}
 	if s, changed := w.endpointChanged(ctx, ep, log); changed { // a PATCH answered since the read (defect 7)
@@ -60,15 +60,15 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 		StartedAt: domain.Millis(w.Now()), ExpiresAt: d.ExpiresAt}
 	switch err := w.Store.ClaimManual(ctx, *d, a, claim); {
 	case errors.Is(err, store.ErrDuplicate):
-		w.refund(ctx, d.AccountID, log)
+		w.refund(ctx, d.AccountID, rate, log)
 		return done // this resend was already made, or is being made under a live claim
 	case errors.Is(err, store.ErrConflict):
-		w.refund(ctx, d.AccountID, log)
+		w.refund(ctx, d.AccountID, rate, log)
 		return unslotted(later(time.Second)) // the endpoint slot was taken meanwhile
 	case err != nil:
 		return step{err: err}
 	}
-	if err := w.stayOnSlot(ctx, sendAt); err != nil {
+	if err := w.stayOnSlot(ctx, rate.First); err != nil {
 		return step{err: err} // the claim's lease runs out and the next receive takes it over
 	}
 	res := w.Sender.Send(ctx, sender.Request{

@@ -58,7 +58,7 @@ type Queue interface {
 // will not be used.
 type Limiter interface {
 	Reserve(ctx context.Context, account string, n int, perSecond float64) (ratelimit.Reservation, error)
-	Refund(ctx context.Context, account string) error
+	Refund(ctx context.Context, account string, r ratelimit.Reservation) error
 }
 
 // Sender makes one HTTP attempt.
@@ -71,14 +71,6 @@ const (
 	// A message whose rate-limit slot is this close waits in the worker
 	// instead of going back to the queue (a second receive costs more).
 	maxWaitInWorker = time.Second
-	// A worker holding a claim (and so one of the endpoint's in-flight
-	// slots) waits at most this long for a new rate slot; a later one gives
-	// the claim back and the message goes back for it (Delay: without the
-	// claim it waits in a worker before claiming again). Holding the claim
-	// for up to a second was tried: at 20/s with the cap of 5 the held slots
-	// ran out, the messages finding none lost their booked slots, needed new
-	// ones, and the burst drained at less than half the rate.
-	maxHoldWait = 100 * time.Millisecond
 	// A message carrying its booked slot claims this much before it (a
 	// claim write takes a few ms, tens on a loaded machine), so that the
 	// POST leaves at the slot rather than a claim's latency after it.
@@ -336,7 +328,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 			m.Count(obs.MetricEndpointDeferrals, 1)
 			w.keepDue(ctx, *d, act.Until, log)
 			if _, booked := bookedSlot(msg, *d, now); booked {
-				w.refund(ctx, d.AccountID, log) // the endpoint's wait costs the account no rate
+				w.refund(ctx, d.AccountID, carried(msg), log) // the endpoint's wait costs the account no rate
 				return unslotted(later(act.Until.Sub(now)))
 			}
 		}
@@ -351,10 +343,14 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	// The booked slot is checked against the clock as the claim is made,
 	// not as the message arrived: a slow snapshot read (a loaded DynamoDB)
 	// must not make a slot late past slotTolerance and still be used.
-	slotAt, booked := bookedSlot(msg, *d, w.Now())
+	_, booked := bookedSlot(msg, *d, w.Now())
+	slot := ratelimit.Reservation{}
+	if booked {
+		slot = carried(msg)
+	}
 	if _, free := w.freeSlot(snap.Endpoint, now); !free && !w.local.holds(endpointKey(snap.Endpoint)) {
 		// Every slot held elsewhere: nothing to wait for here.
-		return w.capDeferral(ctx, *d, deferrals, now, booked, m, log)
+		return w.capDeferral(ctx, *d, deferrals, now, slot, m, log)
 	}
 	if !booked {
 		// A new slot is needed (a retry, or the booked one was missed): it
@@ -363,7 +359,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		// whose write failed would have counted an attempt that never left).
 		var s step
 		var ok bool
-		if slotAt, s, ok = w.rateSlot(ctx, msg, false, *d, true, m, nil); !ok {
+		if slot, s, ok = w.rateSlot(ctx, msg, false, *d, true, m); !ok {
 			return s
 		}
 	}
@@ -371,22 +367,28 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 	// in-flight slots that must not sit idle meanwhile. (Claiming ahead of
 	// the slot was tried: at 20/s with the cap of 5 the held slots ran out
 	// and the burst drained at half the rate.)
-	if err := sleepUntil(ctx, slotAt.Add(-claimAhead)); err != nil {
-		w.refund(ctx, d.AccountID, log)
+	if err := sleepUntil(ctx, slot.First.Add(-claimAhead)); err != nil {
+		w.refund(ctx, d.AccountID, slot, log)
 		return step{err: err}
 	}
-	claimed, claim, s := w.claim(ctx, snap, deferrals, m, log)
+	claimed, claim, s := w.claim(ctx, snap, deferrals, slot, m, log)
 	if claim == nil {
 		return s
 	}
 	defer w.unhold(snap.Endpoint, *claim)
-	return w.onSlot(ctx, snap, claimed, *claim, slotAt, m, log)
+	return w.onSlot(ctx, snap, claimed, *claim, slot.First, m, log)
+}
+
+// carried is the rate slot a message carries.
+func carried(msg queue.Message) ratelimit.Reservation {
+	return ratelimit.Reservation{First: time.UnixMilli(msg.SlotAt), Interval: time.Duration(msg.SlotIvl) * time.Millisecond}
 }
 
 // refund gives a rate slot booked for an attempt that will not go at it
-// back to the account (Limiter.Refund); a failed refund costs only rate.
-func (w *Worker) refund(ctx context.Context, account string, log *slog.Logger) {
-	if err := w.Limiter.Refund(context.WithoutCancel(ctx), account); err != nil {
+// back to the account (Limiter.Refund: only while it is the last one
+// booked); a failed refund costs only rate.
+func (w *Worker) refund(ctx context.Context, account string, slot ratelimit.Reservation, log *slog.Logger) {
+	if err := w.Limiter.Refund(context.WithoutCancel(ctx), account, slot); err != nil {
 		log.Warn("could not give an unused rate slot back", "error", err)
 	}
 }
@@ -428,12 +430,10 @@ func bookedSlot(msg queue.Message, d domain.Delivery, now time.Time) (time.Time,
 func usableSlot(slotAt, now time.Time) bool { return now.Sub(slotAt) <= slotTolerance }
 
 // capDeferral puts a message back that found the endpoint at its in-flight
-// cap. A rate slot booked for this attempt (slotHeld) is given back: a
-// deferral costs its account no rate.
-func (w *Worker) capDeferral(ctx context.Context, d domain.Delivery, deferrals int, now time.Time, slotHeld bool, m *obs.Batch, log *slog.Logger) step {
-	if slotHeld {
-		w.refund(ctx, d.AccountID, log)
-	}
+// cap. The rate slot booked for this attempt (if any) is given back when it
+// can be: a deferral costs its account no rate.
+func (w *Worker) capDeferral(ctx context.Context, d domain.Delivery, deferrals int, now time.Time, slot ratelimit.Reservation, m *obs.Batch, log *slog.Logger) step {
+	w.refund(ctx, d.AccountID, slot, log)
 	wait := capBackoff(deferrals)
 	m.Count(obs.MetricEndpointDeferrals, 1)
 	w.keepDue(ctx, d, now.Add(wait), log)
@@ -509,54 +509,36 @@ func (w *Worker) endpointChanged(ctx context.Context, seen *domain.Endpoint, log
 
 // rateSlot finds when this attempt may go under the account's rate: the
 // slot the message carries, if it was reserved for this attempt (forThis)
-// and has not been missed, or a new one. A slot more than a second away
-// (maxHoldWait when a claim is held) sends the message back carrying it (one
-// more receive, no further reservation), after release (the claim given
-// back; nil when there is none); a nearer one is returned for the worker to
-// wait for. ok is false when the message must not
-// go on now. auto: the message is the delivery's own, so a far slot moves its
+// and has not been missed, or a new one, booked before any claim. A slot
+// more than maxWaitInWorker away sends the message back carrying it (one
+// more receive, no further reservation); a nearer one is returned for the
+// worker to wait for. ok is false when the message must not go on now. auto: the message is the delivery's own, so a far slot moves its
 // due time (a resend's slot must not move the automatic series').
-func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, d domain.Delivery, auto bool, m *obs.Batch, release func() error) (time.Time, step, bool) {
+func (w *Worker) rateSlot(ctx context.Context, msg queue.Message, forThis bool, d domain.Delivery, auto bool, m *obs.Batch) (ratelimit.Reservation, step, bool) {
 	now := w.Now()
-	slotAt := time.UnixMilli(msg.SlotAt)
-	if msg.SlotAt != 0 && forThis && usableSlot(slotAt, now) {
-		return slotAt, done, true
+	if msg.SlotAt != 0 && forThis && usableSlot(time.UnixMilli(msg.SlotAt), now) {
+		return carried(msg), done, true
 	}
 	res, err := w.Limiter.Reserve(ctx, d.AccountID, 1, 0)
 	if err != nil {
-		if release != nil {
-			if rerr := release(); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}
-		return now, step{err: err}, false
+		return res, step{err: err}, false
 	}
-	slotAt = res.First
-	near := maxWaitInWorker
-	if release != nil {
-		near = maxHoldWait // a claim is held: its endpoint slot must not sit idle
-	}
-	if wait := slotAt.Sub(now); wait > near {
+	if wait := res.First.Sub(now); wait > maxWaitInWorker {
 		m.Count(obs.MetricRateLimitDeferrals, 1)
-		if release != nil {
-			if err := release(); err != nil {
-				return now, step{err: err}, false
-			}
-		}
 		if auto {
-			w.keepDue(ctx, d, slotAt, w.Log.With("delivery_id", d.ID))
+			w.keepDue(ctx, d, res.First, w.Log.With("delivery_id", d.ID))
 		}
 		next := msg
-		next.SlotAt, next.SlotFor = domain.Millis(slotAt), d.Attempts
+		next.SlotAt, next.SlotFor, next.SlotIvl = domain.Millis(res.First), d.Attempts, res.Interval.Milliseconds()
 		next.Deferred-- // waitFor counts put-backs; a far slot is not one
 		// Back a lead before the slot (SQS delays are whole seconds), to wait
 		// for it in the worker.
-		if s := w.waitFor(ctx, next, now.Add(ratelimit.Delay(slotAt, now, ratelimit.Lead))); s.err != nil {
-			return now, s, false
+		if s := w.waitFor(ctx, next, now.Add(ratelimit.Delay(res.First, now, ratelimit.Lead))); s.err != nil {
+			return res, s, false
 		}
-		return now, done, false
+		return res, done, false
 	}
-	return slotAt, done, true
+	return res, done, true
 }
 
 // yield gives a claim that made no request back (store.YieldClaim), trying
@@ -647,7 +629,7 @@ func capBackoff(deferrals int) time.Duration {
 // the read and the claim at the same time, so that it costs no round trip
 // of its own: if the endpoint changed, the claim is given back and no POST
 // follows. The claim is nil when it was not taken, with the step to take then.
-func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, m *obs.Batch, log *slog.Logger) (domain.Delivery, *store.Claim, step) {
+func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, rate ratelimit.Reservation, m *obs.Batch, log *slog.Logger) (domain.Delivery, *store.Claim, step) {
 	d, ep := *snap.Delivery, snap.Endpoint
 	claim := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL}
 	// The previous attempt's worker died after claiming it: log it, under
@@ -669,7 +651,7 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 			if !ok {
 				// Like any put-back, keep the due time ahead of the sweeper
 				// (many such short waits in a row add up to its grace).
-				return d, nil, w.capDeferral(ctx, d, deferrals, now, true, m, log)
+				return d, nil, w.capDeferral(ctx, d, deferrals, now, rate, m, log)
 			}
 			slot, from, checked = got.slot, got.from, false
 			w.local.hold(endpointKey(ep), slot)
@@ -684,7 +666,7 @@ func (w *Worker) claim(ctx context.Context, snap store.Snapshot, deferrals int, 
 		if check != nil {
 			if s, changed := <-check; changed {
 				w.unclaim(ctx, ep, d, claimed, claim, err, log)
-				w.refund(ctx, d.AccountID, log) // no POST goes at its rate slot
+				w.refund(ctx, d.AccountID, rate, log) // no POST goes at its rate slot
 				return d, nil, unslotted(s)
 			}
 		}

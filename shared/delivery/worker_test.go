@@ -333,10 +333,12 @@ type nowLimiter struct {
 	fail     error // every reservation fails with it
 }
 
-func (l *nowLimiter) Refund(context.Context, string) error {
+func (l *nowLimiter) Refund(_ context.Context, _ string, r ratelimit.Reservation) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.refunded++
+	if r.Interval > 0 {
+		l.refunded++
+	}
 	return nil
 }
 

@@ -74,7 +74,7 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 			total += len(events[i].Deliveries)
 		}
 	}
-	slots := s.reserve(ctx, acct, total, now)
+	slots, ivl := s.reserve(ctx, acct, total, now)
 	for i, next := range events {
 		if out[i].Err == nil && !out[i].Replayed {
 			n := len(next.Deliveries)
@@ -82,7 +82,7 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 		}
 	}
 	s.writeAll(ctx, events, out)
-	s.enqueueStored(ctx, events, out, now)
+	s.enqueueStored(ctx, events, out, ivl, now)
 	return out, nil
 }
 
@@ -157,7 +157,7 @@ func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {
 
 // enqueueStored queues the deliveries of the events just written (not of
 // replays, whose deliveries are already on their way), in one SendAll.
-func (s *Service) enqueueStored(ctx context.Context, events []store.NewEvent, out []ItemResult, now time.Time) {
+func (s *Service) enqueueStored(ctx context.Context, events []store.NewEvent, out []ItemResult, ivl time.Duration, now time.Time) {
 	var deliveries []domain.Delivery
 	var slots []time.Time
 	for i, ev := range events {
@@ -166,8 +166,12 @@ func (s *Service) enqueueStored(ctx context.Context, events []store.NewEvent, ou
 		}
 		deliveries = append(deliveries, ev.Deliveries...)
 		for _, ms := range ev.DueAt {
-			slots = append(slots, time.UnixMilli(ms))
+			slot := time.UnixMilli(ms)
+			if ivl == 0 {
+				slot = time.Time{} // the limiter was not reached: no slot, the worker books one
+			}
+			slots = append(slots, slot)
 		}
 	}
-	s.enqueue(ctx, deliveries, slots, now)
+	s.enqueue(ctx, deliveries, slots, ivl, now)
 }

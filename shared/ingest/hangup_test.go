@@ -89,3 +89,24 @@ func TestALimiterThatFailsAtIngestBooksNoSlotOfNow(t *testing.T) {
 		}
 	}
 }
+
+// The same through batch ingest, whose messages are built from the stored
+// due times.
+func TestALimiterThatFailsAtBatchIngestBooksNoSlotOfNow(t *testing.T) {
+	q := &recordingQueue{}
+	st := &keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}
+	s := &Service{Store: st, Queue: q, Limiter: failingLimiter{}, DefaultRate: 5,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "t", "t"), Now: time.Now}
+	items := []Item{{Body: []byte(`{"event":"a.b"}`), IdempotencyKey: "k1"}, {Body: []byte(`{"event":"a.c"}`), IdempotencyKey: "k2"}}
+	if _, err := s.IngestBatch(context.Background(), "acct_1", items); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.sent) != 2*domain.MaxEndpoints {
+		t.Fatalf("sent %d messages, want %d", len(q.sent), 2*domain.MaxEndpoints)
+	}
+	for _, o := range q.sent {
+		if o.Message.SlotAt != 0 || o.Delay != 0 {
+			t.Fatalf("message %+v delayed %s: want no slot (the worker books it)", o.Message, o.Delay)
+		}
+	}
+}

@@ -161,7 +161,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	}
 	now := s.Now()
 	ne := fanOut(accountID, endpoints, p, now)
-	slots := s.reserve(ctx, acct, len(ne.Deliveries), now)
+	slots, ivl := s.reserve(ctx, acct, len(ne.Deliveries), now)
 	ne.DueAt = dueAt(slots, now)
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	if errors.Is(err, store.ErrDuplicate) {
@@ -170,7 +170,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	if err != nil {
 		return Result{}, err
 	}
-	s.enqueue(ctx, ne.Deliveries, slots, now)
+	s.enqueue(ctx, ne.Deliveries, slots, ivl, now)
 	// The API's request line names the event (httpapi): one info line per
 	// accepted event is enough, so this one is for debugging.
 	s.accepted(ctx, ne, slog.LevelDebug)
@@ -246,10 +246,10 @@ func (s *Service) accepted(ctx context.Context, ne store.NewEvent, level slog.Le
 // books each one before its attempt (and, if the limiter still fails there,
 // puts the message back). A slot stamped "now" instead would let a whole
 // burst out at once.
-func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now time.Time) []time.Time {
+func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now time.Time) ([]time.Time, time.Duration) {
 	slots := make([]time.Time, n)
 	if n == 0 {
-		return slots
+		return slots, 0
 	}
 	rate := acct.RatePerSecond
 	if rate <= 0 {
@@ -258,12 +258,12 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 	res, err := s.Limiter.ReserveAhead(ctx, acct.ID, n, rate, ratelimit.Lead)
 	if err != nil {
 		s.Log.Warn("rate limiter unavailable; the worker will pace these deliveries", "account_id", acct.ID, "error", err)
-		return slots
+		return slots, 0
 	}
 	for i := range slots {
 		slots[i] = res.Slot(i)
 	}
-	return slots
+	return slots, res.Interval
 }
 
 // enqueue sends one message per delivery, delayed to (just before) its slot.
@@ -271,7 +271,7 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 // finds it. The deliveries are stored, so a producer that hangs up now
 // (its request's context ended) does not stop the send: the sweeper would
 // find them only minutes later.
-func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slots []time.Time, now time.Time) {
+func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slots []time.Time, ivl time.Duration, now time.Time) {
 	if len(deliveries) == 0 {
 		return
 	}
@@ -280,7 +280,7 @@ func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slo
 		m := queue.For(d)
 		var delay time.Duration
 		if !slots[i].IsZero() {
-			m.SlotAt = domain.Millis(slots[i])
+			m.SlotAt, m.SlotIvl = domain.Millis(slots[i]), ivl.Milliseconds()
 			// Whole seconds, so that it arrives before its slot: the worker waits out the rest.
 			delay = ratelimit.Delay(slots[i], now, ratelimit.Lead)
 		}

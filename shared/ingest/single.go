@@ -42,12 +42,12 @@ func (s *Service) IngestTo(ctx context.Context, accountID, endpointID string, bo
 	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: accountID, EventType: eventType,
 		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: ms, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: ev.ExpiresAt}
 	ev.DeliveryIDs = []string{d.ID}
-	slots := s.reserve(ctx, acct, 1, now)
+	slots, ivl := s.reserve(ctx, acct, 1, now)
 	deliveries := []domain.Delivery{d}
 	if _, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt(slots, now)}); err != nil {
 		return Result{}, err
 	}
-	s.enqueue(ctx, deliveries, slots, now)
+	s.enqueue(ctx, deliveries, slots, ivl, now)
 	s.Log.Info("test event accepted", "event_id", ev.ID, "account_id", accountID, "endpoint_id", ep.ID, "event_type", eventType)
 	return Result{Event: ev, Deliveries: deliveries}, nil
 }

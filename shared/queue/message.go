@@ -36,6 +36,10 @@ type Message struct {
 	// SlotFor is the delivery's attempt count the slot was reserved at: a
 	// slot is good for one attempt, not for the retries after it.
 	SlotFor int `json:"slot_for,omitempty"`
+	// SlotIvl is the account's interval (ms) when the slot was booked: a
+	// slot not used can be given back only while it is the last one booked
+	// (ratelimit.Refund), which is what it tells.
+	SlotIvl int64 `json:"slot_ivl,omitempty"`
 	// AttemptID is a resend's attempt id, given by the API.
 	AttemptID string `json:"attempt_id,omitempty"`
 	// Deferred counts how often the message was put back without an

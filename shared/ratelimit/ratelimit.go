@@ -447,24 +447,28 @@ func numOf(av types.AttributeValue) (int64, error) {
 	return strconv.ParseInt(n.Value, 10, 64)
 }
 
-// Refund gives back one slot that was booked and will not be used (the
-// endpoint was at its in-flight cap, or the claim was lost): the account's
-// next free slot moves back by one interval, so the capacity the unused slot
-// held goes to the next booking instead of being lost. (GCRA's slots are
-// interchangeable: moving tat back frees the last slot of the schedule, and
-// every slot already handed out keeps its time.) It applies only while tat
-// is still ahead of now, so a refund never books a slot in the past, nor
-// gives back more than the one slot: with tat behind now the account is idle
-// and the slot's capacity has lapsed anyway. Without refunds, a deferred
-// delivery cost its account two slots of its rate for one POST.
-func (l *Limiter) Refund(ctx context.Context, account string) error {
+// Refund gives back the slot r (one slot: r.First, booked r.Interval
+// apart from the next) that was booked and will not be used (the endpoint
+// was at its in-flight cap, or the claim was lost), when it is still the
+// last slot booked and ahead of now: tat moves back to it, so the next
+// booking gets it. A slot from the middle of a booked run is not given
+// back: moving tat back past slots already handed out would put two
+// attempts in one slot at the end of the run and break the receiver's
+// per-second bound (TestBurstDrainsAtTheAccountRate saw 29 in a second at
+// 20/s), so such a slot is spent, as every unused slot was before. Without
+// refunds, a lone deferred delivery cost its account two slots for one POST.
+func (l *Limiter) Refund(ctx context.Context, account string, r Reservation) error {
+	if r.Interval <= 0 || r.First.IsZero() || !r.First.After(l.now()) {
+		return nil
+	}
 	pk, sk := l.key(account)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
-	attrs, err := l.update(ctx, k, "SET tat = tat - ivl", "tat > :now AND attribute_exists(ivl)",
-		map[string]types.AttributeValue{":now": numAV(l.now().UnixMilli())})
+	at := r.First.UnixMilli()
+	attrs, err := l.update(ctx, k, "SET tat = :at", "tat > :at AND tat <= :end",
+		map[string]types.AttributeValue{":at": numAV(at), ":end": numAV(at + r.Interval.Milliseconds())})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return nil // idle, or never booked: nothing to give back
+		return nil // another slot was booked after it: spent
 	}
 	if err != nil {
 		return err
