@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
@@ -760,6 +761,12 @@ func (w *Worker) passOn(ctx context.Context, ep *domain.Endpoint, slot, from str
 	}
 }
 
+// settings are the endpoint's effective settings (endpointcfg.Resolve). The
+// account's rate is not needed here: its slot is booked by its stored rate.
+func (w *Worker) settings(ep *domain.Endpoint) endpointcfg.Effective {
+	return endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: w.AttemptTimeout})
+}
+
 func endpointKey(ep *domain.Endpoint) string { return ep.AccountID + "/" + ep.ID }
 
 // post makes the claimed attempt (now: its rate slot has come), records
@@ -768,9 +775,11 @@ func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.D
 	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
 	now := w.Now()
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
+	cfg := w.settings(ep)
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())),
 		EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
+		Timeout: cfg.Timeout, Headers: cfg.Headers,
 	})
 	if claim.Slot != "" && w.local.handOff(endpointKey(ep), claim.Slot, claim.ID) {
 		claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
