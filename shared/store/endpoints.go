@@ -102,6 +102,9 @@ type EndpointPatch struct {
 	EventTypes  *[]string
 	Description *string
 	Disabled    *bool
+	// Settings replace the endpoint's whole settings (endpointcfg.Apply
+	// made them from the ones read).
+	Settings *domain.EndpointSettings
 }
 
 // UpdateEndpoint applies a patch and returns the endpoint as it is now.
@@ -131,6 +134,13 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 			}
 			set, vals[":types"] = append(set, "event_types = :types"), types
 		}
+	}
+	if p.Settings != nil {
+		settings, err := attributevalue.Marshal(*p.Settings)
+		if err != nil {
+			return domain.Endpoint{}, err
+		}
+		set, vals[":settings"] = append(set, "settings = :settings"), settings
 	}
 	if p.Disabled != nil {
 		set, vals[":dis"] = append(set, "disabled = :dis"), boolean(*p.Disabled)
