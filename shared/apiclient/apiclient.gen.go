@@ -110,6 +110,27 @@ func (e DeliveryStatus) Valid() bool {
 	}
 }
 
+// Defines values for EndpointSettingsPatchReset.
+const (
+	Headers        EndpointSettingsPatchReset = "headers"
+	RateLimit      EndpointSettingsPatchReset = "rate_limit"
+	TimeoutSeconds EndpointSettingsPatchReset = "timeout_seconds"
+)
+
+// Valid indicates whether the value is a known member of the EndpointSettingsPatchReset enum.
+func (e EndpointSettingsPatchReset) Valid() bool {
+	switch e {
+	case Headers:
+		return true
+	case RateLimit:
+		return true
+	case TimeoutSeconds:
+		return true
+	default:
+		return false
+	}
+}
+
 // AcceptedEvent defines model for AcceptedEvent.
 type AcceptedEvent struct {
 	Deliveries []struct {
@@ -290,8 +311,11 @@ type Endpoint struct {
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
 	Id             string     `json:"id"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	Url            string     `json:"url"`
+
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings  EndpointSettings `json:"settings"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
 
 // EndpointFields An endpoint as registration and rotation answer it, with its new secret.
@@ -310,10 +334,16 @@ type EndpointFields struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
-	Secret    *string   `json:"secret,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Url       string    `json:"url"`
+	Secret *string `json:"secret,omitempty"`
+
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings  EndpointSettings `json:"settings"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
+
+// EndpointHeaders defines model for EndpointHeaders.
+type EndpointHeaders map[string]string
 
 // EndpointPatch defines model for EndpointPatch.
 type EndpointPatch struct {
@@ -322,8 +352,32 @@ type EndpointPatch struct {
 
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
-	Url        *string     `json:"url,omitempty"`
+
+	// Settings A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
+	Settings *EndpointSettingsPatch `json:"settings,omitempty"`
+	Url      *string                `json:"url,omitempty"`
 }
+
+// EndpointSettings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+type EndpointSettings struct {
+	Headers map[string]string `json:"headers"`
+
+	// RateLimit Deliveries a second; at most the account's.
+	RateLimit      *float32 `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
+}
+
+// EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
+type EndpointSettingsPatch struct {
+	Headers        *EndpointHeaders              `json:"headers,omitempty"`
+	RateLimit      *float32                      `json:"rate_limit,omitempty"`
+	RemoveHeaders  *[]string                     `json:"remove_headers,omitempty"`
+	Reset          *[]EndpointSettingsPatchReset `json:"reset,omitempty"`
+	TimeoutSeconds *int                          `json:"timeout_seconds,omitempty"`
+}
+
+// EndpointSettingsPatchReset defines model for EndpointSettingsPatch.Reset.
+type EndpointSettingsPatchReset string
 
 // EndpointWithSecret defines model for EndpointWithSecret.
 type EndpointWithSecret struct {
@@ -341,9 +395,12 @@ type EndpointWithSecret struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
-	Secret    string    `json:"secret"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Url       string    `json:"url"`
+	Secret string `json:"secret"`
+
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings  EndpointSettings `json:"settings"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
 
 // Error defines model for Error.
@@ -430,8 +487,18 @@ type NewEndpoint struct {
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
 
+	// Settings Settings at registration. `rate_limit`: deliveries a second, above 0 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
+	Settings *NewEndpointSettings `json:"settings,omitempty"`
+
 	// Url https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
 	Url string `json:"url"`
+}
+
+// NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, above 0 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
+type NewEndpointSettings struct {
+	Headers        *EndpointHeaders `json:"headers,omitempty"`
+	RateLimit      *float32         `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int             `json:"timeout_seconds,omitempty"`
 }
 
 // NewEventType defines model for NewEventType.
@@ -464,9 +531,12 @@ type RotatedEndpoint struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
-	Secret    string    `json:"secret"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Url       string    `json:"url"`
+	Secret string `json:"secret"`
+
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings  EndpointSettings `json:"settings"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
 
 // ID defines model for ID.
