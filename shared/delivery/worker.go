@@ -368,6 +368,12 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 			return s
 		}
 	}
+	// An endpoint with a rate of its own books a slot of it too (endpointrate.go).
+	at, s, ok := w.endpointSlot(ctx, msg, *d, snap.Endpoint, slotAt, m, log)
+	if !ok {
+		return s
+	}
+	slotAt = at
 	// Wait for the slot before the claim, which holds one of the endpoint's
 	// in-flight slots that must not sit idle meanwhile. (Claiming ahead of
 	// the slot was tried: at 20/s with the cap of 5 the held slots ran out
