@@ -282,8 +282,31 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 			return r
 		}
 	}
-	ep, err := a.Store.UpdateEndpoint(ctx, req.account, req.params[0], store.EndpointPatch{
-		URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled, Settings: settings})
+	patch := store.EndpointPatch{URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled}
+	var ep domain.Endpoint
+	var err error
+	if settings == nil {
+		ep, err = a.Store.UpdateEndpoint(ctx, req.account, req.params[0], patch)
+	}
+	for try := 1; settings != nil; try++ {
+		// The settings are made from the ones read: written only while the
+		// endpoint is as read, else made again from it as it is now.
+		patch.Settings, patch.SeenUpdatedAt = settings, current.UpdatedAt
+		if ep, err = a.Store.UpdateEndpoint(ctx, req.account, req.params[0], patch); !errors.Is(err, store.ErrConflict) || try == 3 {
+			break
+		}
+		if current, r, failed = a.loadEndpoint(ctx, req); failed {
+			return r
+		}
+		next, r, failed := a.applySettings(ctx, req.account, current.Settings, *in.Settings)
+		if failed {
+			return r
+		}
+		settings = &next
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return fail(http.StatusConflict, "conflict", "the endpoint kept changing while this change was made; try again")
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("endpoint")
 	}

@@ -1,9 +1,13 @@
 package httpapi_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
 )
 
 // An endpoint's settings are stored as given, shown with every header
@@ -114,5 +118,35 @@ func TestEndpointSettingsRefusedChangeNothing(t *testing.T) {
 	}
 	if list := f.do(t, f.keyA, "GET", "/v1/endpoints", ""); len(list.body["data"].([]any)) != 1 {
 		t.Errorf("refused registrations stored endpoints: %s", list.raw)
+	}
+}
+
+// A settings write made from a stale read is refused (ErrConflict), so two
+// PATCHes of the headers cannot lose one; a deleted endpoint is not found.
+func TestSettingsWriteFromAStaleReadConflicts(t *testing.T) {
+	f := newFixture(t, nil)
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"headers":{"X-A":"1"}}}`)
+	id := created.body["id"].(string)
+	read, err := f.app.Store.GetEndpoint(ctx, f.acctA, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"headers":{"X-B":"2"}}}`); a.status != 200 {
+		t.Fatalf("PATCH: %d %s", a.status, a.raw)
+	}
+	stale := domain.EndpointSettings{Headers: map[string]string{"X-A": "1", "X-C": "3"}} // made from the read before X-B
+	_, err = f.app.Store.UpdateEndpoint(ctx, f.acctA, id, store.EndpointPatch{Settings: &stale, SeenUpdatedAt: read.UpdatedAt})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale write: %v, want ErrConflict", err)
+	}
+	if got := f.do(t, f.keyA, "GET", "/v1/endpoints/"+id, ""); fmt.Sprint(got.body["settings"]) != `map[headers:map[X-A:**** X-B:****]]` {
+		t.Fatalf("after the stale write: %s", got.raw)
+	}
+	if a := f.do(t, f.keyA, "DELETE", "/v1/endpoints/"+id, ""); a.status != 204 {
+		t.Fatalf("delete: %d", a.status)
+	}
+	_, err = f.app.Store.UpdateEndpoint(ctx, f.acctA, id, store.EndpointPatch{Settings: &stale, SeenUpdatedAt: read.UpdatedAt})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("write to a deleted endpoint: %v, want ErrNotFound", err)
 	}
 }
