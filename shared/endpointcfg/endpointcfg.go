@@ -133,7 +133,13 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 		}
 		next.TimeoutSeconds = int(t)
 	}
+	if len(c.RemoveHeaders) > MaxHeaders {
+		return cur, refuse("remove_headers", "remove_headers names at most %d headers", MaxHeaders)
+	}
 	for _, name := range c.RemoveHeaders {
+		if name == "" || len(name) > MaxHeaderName || !isToken(name) {
+			return cur, refuse("remove_headers", "header name %q is not an HTTP token of at most %d characters", name, MaxHeaderName)
+		}
 		delete(headers, textproto.CanonicalMIMEHeaderKey(name))
 	}
 	names := make([]string, 0, len(c.Headers))

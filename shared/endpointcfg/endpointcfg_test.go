@@ -122,6 +122,8 @@ func TestApplyRefuses(t *testing.T) {
 		{"timeout 2.5", Change{TimeoutSeconds: f(2.5)}, domain.EndpointSettings{}, "timeout_seconds", "whole"},
 		{"rate 0", Change{RateLimit: f(0)}, domain.EndpointSettings{}, "rate_limit", "above 0"},
 		{"rate above the account's", Change{RateLimit: f(6)}, domain.EndpointSettings{}, "rate_limit", "above the account's 5"},
+		{"remove a name that is no token", Change{RemoveHeaders: []string{"X A"}}, domain.EndpointSettings{}, "remove_headers", "X A"},
+		{"remove 11 names", Change{RemoveHeaders: strings.Split("a,b,c,d,e,f,g,h,i,j,k", ",")}, domain.EndpointSettings{}, "remove_headers", "at most 10"},
 		{"reset of something else", Change{Reset: []string{"url"}}, domain.EndpointSettings{}, "reset", "url"},
 	}
 	for _, tt := range tests {
