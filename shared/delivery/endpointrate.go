@@ -12,8 +12,10 @@ import (
 )
 
 // endpointSlot books the attempt a slot on the endpoint's own limiter when
-// its rate (endpointcfg.Resolve) is its own, in addition to the account's
-// slot at accountSlot: the attempt goes at the later of the two. The
+// it has a rate of its own (endpointcfg.Resolve, here without the account,
+// so whenever one is set: the account's limiter still binds when it is the
+// lower), in addition to the account's slot at accountSlot: the attempt goes
+// at the later of the two. The
 // endpoint's limiter is the account limiter's table, keyed by endpointKey.
 //
 // A far endpoint slot is not carried: both slots are given back (Refund)
