@@ -221,6 +221,16 @@ func isToken(s string) bool {
 	return true
 }
 
+// MaskedHeaders are the endpoint's headers as every answer shows them: the
+// names, each value masked (never nil).
+func MaskedHeaders(s domain.EndpointSettings) map[string]string {
+	out := make(map[string]string, len(s.Headers))
+	for k, v := range s.Headers {
+		out[k] = Mask(v)
+	}
+	return out
+}
+
 // Mask is how the API shows a header value: never the value; its last two
 // characters only when it is long enough that they give nothing away.
 func Mask(value string) string {

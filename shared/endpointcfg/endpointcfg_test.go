@@ -149,3 +149,13 @@ func TestMask(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskedHeadersShowNoValue(t *testing.T) {
+	got := MaskedHeaders(domain.EndpointSettings{Headers: map[string]string{"Authorization": "Bearer secret-token-42", "X-Short": "abc"}})
+	if fmt.Sprint(got) != "map[Authorization:****42 X-Short:****]" {
+		t.Errorf("masked %v", got)
+	}
+	if got := MaskedHeaders(domain.EndpointSettings{}); got == nil || len(got) != 0 {
+		t.Errorf("no headers: %#v, want an empty map", got)
+	}
+}

@@ -53,11 +53,7 @@ type settingsView struct {
 }
 
 func viewSettings(s domain.EndpointSettings) settingsView {
-	v := settingsView{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: make(map[string]string, len(s.Headers))}
-	for k, val := range s.Headers {
-		v.Headers[k] = endpointcfg.Mask(val)
-	}
-	return v
+	return settingsView{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: endpointcfg.MaskedHeaders(s)}
 }
 
 // newSettings is the settings a registration may carry; a change (PATCH)
