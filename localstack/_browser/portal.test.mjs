@@ -471,3 +471,81 @@ test('with an event catalog, subscriptions are chosen from it, schemas and examp
   await page.context().close();
   assert.equal((await call('DELETE', '/v1/endpoints/' + ep.id)).status, 204);
 });
+
+test('endpoint settings: set in the form, shown masked, changed, refused, and sent on every attempt', async () => {
+  // A receiver that keeps the headers of what it is sent.
+  const got = [];
+  const recorder = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { got.push(req.headers); res.writeHead(204); res.end(); });
+  });
+  await new Promise((r) => recorder.listen(0, '127.0.0.1', r));
+  const token = 'Bearer portal-gateway-token-7f';
+  try {
+    const s = await session();
+    const page = await newPage();
+    await page.goto(s.url);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByLabel('Endpoint URL').fill(`http://127.0.0.1:${recorder.address().port}/gateway`);
+    await page.getByLabel('Description').fill('Behind the API gateway');
+    await page.getByLabel('Rate limit').fill('2');
+    await page.getByLabel('Timeout').fill('5');
+    await page.getByLabel('Header name 1').fill('Authorization');
+    await page.getByLabel('Header value 1').fill(token);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('heading', { name: 'Endpoint added' }).waitFor();
+    const ep = (await call('GET', '/v1/endpoints')).body.data.find((e) => e.description === 'Behind the API gateway');
+    assert.deepEqual(ep.settings, { rate_limit: 2, timeout_seconds: 5, headers: { Authorization: '****7f' } });
+
+    // The endpoint page shows the settings, the header masked; the value is nowhere on it.
+    await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+    await page.locator('#custom-headers').waitFor();
+    assert.equal(await page.locator('#custom-headers').innerText(), 'Authorization: ****7f');
+    assert.match(await page.locator('.facts').innerText(), /2 a second[\s\S]*5 s/);
+    assert.ok(!(await page.content()).includes('portal-gateway-token'), 'the header value is write-only');
+
+    // Edit: add a header, go back to the default timeout; the stored Authorization stays.
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByLabel('Header name 1').fill('X-Tenant');
+    await page.getByLabel('Header value 1').fill('acme');
+    await page.getByLabel('Timeout').fill('');
+    await page.screenshot({ path: join(shots, 'portal-endpoint-settings.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Endpoint saved.').waitFor();
+    const edited = (await call('GET', '/v1/endpoints/' + ep.id)).body;
+    assert.deepEqual(edited.settings, { rate_limit: 2, headers: { Authorization: '****7f', 'X-Tenant': '****' } });
+
+    // Refused: a Host header and a timeout of 11 s, each a clear message that changes nothing.
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByLabel('Header name 1').fill('Host');
+    await page.getByLabel('Header value 1').fill('evil.example.com');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('#error', { hasText: 'Host cannot be set' }).waitFor();
+    await page.getByLabel('Header name 1').fill('');
+    await page.getByLabel('Timeout').fill('11');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('#error', { hasText: 'timeout_seconds must be a whole number from 1 to 10' }).waitFor();
+    assert.deepEqual((await call('GET', '/v1/endpoints/' + ep.id)).body.settings, edited.settings);
+
+    // Remove Authorization through its checkbox.
+    await page.getByLabel('Timeout').fill('');
+    await page.getByLabel('Remove Authorization').check();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Endpoint saved.').waitFor();
+    assert.deepEqual((await call('GET', '/v1/endpoints/' + ep.id)).body.settings, { rate_limit: 2, headers: { 'X-Tenant': '****' } });
+
+    // A test event reaches the receiver with the endpoint's header under the signature's.
+    const sent = await call('POST', `/v1/endpoints/${ep.id}/test-event`);
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const h = await until('the test event at the receiver', () => got.find((x) => x['x-gifq-event'] === 'webhook.test'));
+    assert.equal(h['x-tenant'], 'acme');
+    assert.equal(h.authorization, undefined, 'a removed header is not sent');
+    assert.match(h['x-gifq-signature'], /v1=/);
+    assert.equal(h['content-type'], 'application/json');
+
+    assert.deepEqual(page.problems.filter((p) => !/status of 422/.test(p)), [], 'no script errors or CSP violations');
+    await page.context().close();
+  } finally {
+    recorder.close();
+  }
+});

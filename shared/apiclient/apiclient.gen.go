@@ -140,6 +140,27 @@ func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
 	}
 }
 
+// Defines values for EndpointSettingsPatchReset.
+const (
+	Headers        EndpointSettingsPatchReset = "headers"
+	RateLimit      EndpointSettingsPatchReset = "rate_limit"
+	TimeoutSeconds EndpointSettingsPatchReset = "timeout_seconds"
+)
+
+// Valid indicates whether the value is a known member of the EndpointSettingsPatchReset enum.
+func (e EndpointSettingsPatchReset) Valid() bool {
+	switch e {
+	case Headers:
+		return true
+	case RateLimit:
+		return true
+	case TimeoutSeconds:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PortalSessionStatus.
 const (
 	Active  PortalSessionStatus = "active"
@@ -383,6 +404,9 @@ type Endpoint struct {
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
 	Id             string     `json:"id"`
 
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings EndpointSettings `json:"settings"`
+
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 	UpdatedAt       time.Time        `json:"updated_at"`
@@ -407,11 +431,17 @@ type EndpointFields struct {
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
 	Secret *string `json:"secret,omitempty"`
 
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings EndpointSettings `json:"settings"`
+
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 	UpdatedAt       time.Time        `json:"updated_at"`
 	Url             string           `json:"url"`
 }
+
+// EndpointHeaders defines model for EndpointHeaders.
+type EndpointHeaders map[string]string
 
 // EndpointPatch defines model for EndpointPatch.
 type EndpointPatch struct {
@@ -421,10 +451,34 @@ type EndpointPatch struct {
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
 
+	// Settings A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
+	Settings *EndpointSettingsPatch `json:"settings,omitempty"`
+
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 	Url             *string          `json:"url,omitempty"`
 }
+
+// EndpointSettings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+type EndpointSettings struct {
+	Headers map[string]string `json:"headers"`
+
+	// RateLimit Deliveries a second; at most the account's.
+	RateLimit      *float32 `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
+}
+
+// EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
+type EndpointSettingsPatch struct {
+	Headers        *EndpointHeaders              `json:"headers,omitempty"`
+	RateLimit      *float32                      `json:"rate_limit,omitempty"`
+	RemoveHeaders  *[]string                     `json:"remove_headers,omitempty"`
+	Reset          *[]EndpointSettingsPatchReset `json:"reset,omitempty"`
+	TimeoutSeconds *int                          `json:"timeout_seconds,omitempty"`
+}
+
+// EndpointSettingsPatchReset defines model for EndpointSettingsPatch.Reset.
+type EndpointSettingsPatchReset string
 
 // EndpointWithSecret defines model for EndpointWithSecret.
 type EndpointWithSecret struct {
@@ -443,6 +497,9 @@ type EndpointWithSecret struct {
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
 	Secret string `json:"secret"`
+
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings EndpointSettings `json:"settings"`
 
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
@@ -534,11 +591,21 @@ type NewEndpoint struct {
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
 
+	// Settings Settings at registration. `rate_limit`: deliveries a second, above 0 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
+	Settings *NewEndpointSettings `json:"settings,omitempty"`
+
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
 	// Url https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
 	Url string `json:"url"`
+}
+
+// NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, above 0 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
+type NewEndpointSettings struct {
+	Headers        *EndpointHeaders `json:"headers,omitempty"`
+	RateLimit      *float32         `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int             `json:"timeout_seconds,omitempty"`
 }
 
 // NewEventType defines model for NewEventType.
@@ -588,6 +655,9 @@ type RotatedEndpoint struct {
 
 	// Secret `whsec_` + base64 of 32 random bytes. Shown once.
 	Secret string `json:"secret"`
+
+	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
+	Settings EndpointSettings `json:"settings"`
 
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
@@ -4480,6 +4550,8 @@ type UpdateEndpointResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -4519,6 +4591,11 @@ func (r UpdateEndpointResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateEndpointResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateEndpointResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7695,6 +7772,13 @@ func ParseUpdateEndpointResponse(rsp *http.Response) (*UpdateEndpointResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge

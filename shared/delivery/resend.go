@@ -71,9 +71,11 @@ func (w *Worker) resend(ctx context.Context, msg queue.Message, received int, m 
 	if err := w.stayOnSlot(ctx, rate.First); err != nil {
 		return step{err: err} // the claim's lease runs out and the next receive takes it over
 	}
+	cfg := w.settings(ep)
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: snap.Event.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())), V1aKeys: ep.V1aKeys(domain.Millis(w.Now())), OmitV1: !ep.SignsV1(),
 		EventType: snap.Event.Type, EventID: snap.Event.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: 0,
+		Timeout: cfg.Timeout, Headers: cfg.Headers,
 	})
 	fillAttempt(&a, res)
 	verdict := retry.Classify(res.Result)

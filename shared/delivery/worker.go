@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
@@ -363,11 +364,16 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 			return s
 		}
 	}
+	// An endpoint with a rate of its own books a slot of it too (endpointrate.go).
+	sendAt, s, ok := w.endpointSlot(ctx, msg, *d, snap.Endpoint, slot, m, log)
+	if !ok {
+		return s
+	}
 	// Wait for the slot before the claim, which holds one of the endpoint's
 	// in-flight slots that must not sit idle meanwhile. (Claiming ahead of
 	// the slot was tried: at 20/s with the cap of 5 the held slots ran out
 	// and the burst drained at half the rate.)
-	if err := sleepUntil(ctx, slot.First.Add(-claimAhead)); err != nil {
+	if err := sleepUntil(ctx, sendAt.Add(-claimAhead)); err != nil {
 		w.refund(ctx, d.AccountID, slot, log)
 		return step{err: err}
 	}
@@ -376,7 +382,7 @@ func (w *Worker) process(ctx context.Context, msg queue.Message, received int, m
 		return s
 	}
 	defer w.unhold(snap.Endpoint, *claim)
-	return w.onSlot(ctx, snap, claimed, *claim, slot.First, m, log)
+	return w.onSlot(ctx, snap, claimed, *claim, sendAt, m, log)
 }
 
 // carried is the rate slot a message carries.
@@ -742,6 +748,12 @@ func (w *Worker) passOn(ctx context.Context, ep *domain.Endpoint, slot, from str
 	}
 }
 
+// settings are the endpoint's effective settings (endpointcfg.Resolve). The
+// account's rate is not needed here: its slot is booked by its stored rate.
+func (w *Worker) settings(ep *domain.Endpoint) endpointcfg.Effective {
+	return endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: w.AttemptTimeout})
+}
+
 func endpointKey(ep *domain.Endpoint) string { return ep.AccountID + "/" + ep.ID }
 
 // post makes the claimed attempt (now: its rate slot has come), records
@@ -750,9 +762,11 @@ func (w *Worker) post(ctx context.Context, snap store.Snapshot, claimed domain.D
 	d, ep, ev := *snap.Delivery, snap.Endpoint, snap.Event
 	now := w.Now()
 	a := domain.Attempt{ID: claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: claimed.Attempts, ExpiresAt: d.ExpiresAt}
+	cfg := w.settings(ep)
 	res := w.Sender.Send(ctx, sender.Request{
 		URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(domain.Millis(w.Now())), V1aKeys: ep.V1aKeys(domain.Millis(w.Now())), OmitV1: !ep.SignsV1(),
 		EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: a.ID, AttemptNum: claimed.Attempts,
+		Timeout: cfg.Timeout, Headers: cfg.Headers,
 	})
 	if claim.Slot != "" && w.local.handOff(endpointKey(ep), claim.Slot, claim.ID) {
 		claim.Slot = "" // answered: the slot is a waiter's now, not ours to free

@@ -144,6 +144,17 @@ type Endpoint struct {
 	BreakerOpenUntil  int64 `dynamodbav:"breaker_open_until,omitempty"`
 	BreakerPauseMs    int64 `dynamodbav:"breaker_pause_ms,omitempty"`
 	BreakerProbeUntil int64 `dynamodbav:"breaker_probe_until,omitempty"`
+	// Settings are the endpoint's own rate, timeout and headers as its
+	// owner set them; only endpointcfg.Resolve reads them.
+	Settings EndpointSettings `dynamodbav:"settings"`
+}
+
+// EndpointSettings are an endpoint's own delivery settings; a zero field
+// means "the account's or the deployment's" (endpointcfg.Resolve).
+type EndpointSettings struct {
+	RatePerSecond  float64           `dynamodbav:"rate_per_second,omitempty"`
+	TimeoutSeconds int               `dynamodbav:"timeout_seconds,omitempty"`
+	Headers        map[string]string `dynamodbav:"headers,omitempty"` // write-only: the API shows them masked
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

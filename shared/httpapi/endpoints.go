@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/netguard"
 	"github.com/gifq/webhooks/shared/signing"
@@ -29,6 +30,7 @@ type endpointView struct {
 	DisabledReason string       `json:"disabled_reason,omitempty"`
 	FailingSince   string       `json:"failing_since,omitempty"`
 	Breaker        *breakerView `json:"breaker,omitempty"`
+	Settings       settingsView `json:"settings"`
 	CreatedAt      string       `json:"created_at"`
 	UpdatedAt      string       `json:"updated_at"`
 	Secret         string       `json:"secret,omitempty"`
@@ -41,6 +43,48 @@ type endpointView struct {
 type breakerView struct {
 	State     string `json:"state"`      // open, half_open (the next attempt is the probe), probing
 	OpenUntil string `json:"open_until"` // when the pause ends (or ended) and one probe may go
+}
+
+// settingsView is what the endpoint's owner set; header values are
+// write-only and shown masked (endpointcfg.Mask). A field left out is the
+// account's or the deployment's.
+type settingsView struct {
+	RateLimit      float64           `json:"rate_limit,omitempty"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
+	Headers        map[string]string `json:"headers"`
+}
+
+func viewSettings(s domain.EndpointSettings) settingsView {
+	return settingsView{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: endpointcfg.MaskedHeaders(s)}
+}
+
+// newSettings is the settings a registration may carry; a change (PATCH)
+// takes endpointcfg.Change, which can also reset and remove.
+type newSettings struct {
+	RateLimit      *float64          `json:"rate_limit"`
+	TimeoutSeconds *float64          `json:"timeout_seconds"`
+	Headers        map[string]string `json:"headers"`
+}
+
+// applySettings checks a change of an endpoint's settings against the rules
+// (endpointcfg.Apply) and returns the settings it makes. A rate limit is
+// checked against the account's, so only then is the account read.
+func (a *API) applySettings(ctx context.Context, account string, cur domain.EndpointSettings, c endpointcfg.Change) (domain.EndpointSettings, response, bool) {
+	rate := 0.0
+	if c.RateLimit != nil {
+		acct, err := a.Store.GetAccount(ctx, account)
+		if err != nil {
+			return cur, a.internal(ctx, err), true
+		}
+		if rate = acct.RatePerSecond; rate <= 0 {
+			rate = a.DefaultRate
+		}
+	}
+	next, err := endpointcfg.Apply(cur, c, rate)
+	if err != nil {
+		return cur, fail(http.StatusUnprocessableEntity, "invalid_settings", "settings."+err.Field+": "+err.Message), true
+	}
+	return next, response{}, false
 }
 
 var breakerStates = map[lifecycle.BreakerState]string{
@@ -56,6 +100,7 @@ func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 		ID: ep.ID, URL: ep.URL, Description: ep.Description, EventTypes: types, Disabled: ep.Disabled,
 		DisabledReason: ep.DisabledReason, FailingSince: rfc3339(ep.FailingSince),
 		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt), SignatureScheme: ep.Scheme(),
+		Settings: viewSettings(ep.Settings),
 	}
 	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
 		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil)}
@@ -98,10 +143,11 @@ func (a *API) checkURL(ctx context.Context, raw string) (string, response, bool)
 
 func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	var in struct {
-		URL             string   `json:"url"`
-		EventTypes      []string `json:"event_types"`
-		Description     string   `json:"description"`
-		SignatureScheme string   `json:"signature_scheme"`
+		URL             string       `json:"url"`
+		EventTypes      []string     `json:"event_types"`
+		Description     string       `json:"description"`
+		SignatureScheme string       `json:"signature_scheme"`
+		Settings        *newSettings `json:"settings"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
@@ -119,6 +165,13 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	if descriptionTooLong(in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
 	}
+	var settings domain.EndpointSettings
+	if in.Settings != nil {
+		c := endpointcfg.Change{RateLimit: in.Settings.RateLimit, TimeoutSeconds: in.Settings.TimeoutSeconds, Headers: in.Settings.Headers}
+		if settings, r, failed = a.applySettings(ctx, req.account, settings, c); failed {
+			return r
+		}
+	}
 	if r, failed := a.checkCatalog(ctx, req.account, in.EventTypes, nil); failed { // after the checks that read nothing
 		return r
 	}
@@ -130,7 +183,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	ep := domain.Endpoint{
 		ID: domain.NewID("ep"), AccountID: req.account, URL: url, Description: in.Description, EventTypes: in.EventTypes,
 		Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
-		SignatureScheme: scheme,
+		SignatureScheme: scheme, Settings: settings,
 	}
 	switch err := a.Store.CreateEndpoint(ctx, ep); {
 	case errors.Is(err, store.ErrLimit):
@@ -197,11 +250,12 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 		return r
 	}
 	var in struct {
-		URL             *string   `json:"url"`
-		EventTypes      *[]string `json:"event_types"`
-		Description     *string   `json:"description"`
-		Disabled        *bool     `json:"disabled"`
-		SignatureScheme *string   `json:"signature_scheme"`
+		URL             *string             `json:"url"`
+		EventTypes      *[]string           `json:"event_types"`
+		Description     *string             `json:"description"`
+		Disabled        *bool               `json:"disabled"`
+		SignatureScheme *string             `json:"signature_scheme"`
+		Settings        *endpointcfg.Change `json:"settings"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
@@ -221,6 +275,14 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	if in.Description != nil && descriptionTooLong(*in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
 	}
+	var settings *domain.EndpointSettings
+	if in.Settings != nil {
+		next, r, failed := a.applySettings(ctx, req.account, current.Settings, *in.Settings)
+		if failed {
+			return r
+		}
+		settings = &next
+	}
 	if in.EventTypes != nil {
 		if r, failed := a.checkCatalog(ctx, req.account, *in.EventTypes, current.EventTypes); failed { // after the checks that read nothing
 			return r
@@ -234,8 +296,31 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 		}
 		scheme = &s
 	}
-	ep, err := a.Store.UpdateEndpoint(ctx, req.account, req.params[0], store.EndpointPatch{
-		URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled, Scheme: scheme})
+	patch := store.EndpointPatch{URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled, Scheme: scheme}
+	var ep domain.Endpoint
+	var err error
+	if settings == nil {
+		ep, err = a.Store.UpdateEndpoint(ctx, req.account, req.params[0], patch)
+	}
+	for try := 1; settings != nil; try++ {
+		// The settings are made from the ones read: written only while the
+		// endpoint is as read, else made again from it as it is now.
+		patch.Settings, patch.SeenUpdatedAt = settings, current.UpdatedAt
+		if ep, err = a.Store.UpdateEndpoint(ctx, req.account, req.params[0], patch); !errors.Is(err, store.ErrConflict) || try == 3 {
+			break
+		}
+		if current, r, failed = a.loadEndpoint(ctx, req); failed {
+			return r
+		}
+		next, r, failed := a.applySettings(ctx, req.account, current.Settings, *in.Settings)
+		if failed {
+			return r
+		}
+		settings = &next
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return fail(http.StatusConflict, "conflict", "the endpoint kept changing while this change was made; try again")
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("endpoint")
 	}

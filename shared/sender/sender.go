@@ -49,6 +49,12 @@ type Request struct {
 	DeliveryID string // webhook-id: the same on every attempt of the delivery
 	AttemptID  string
 	AttemptNum int
+	// Timeout of this attempt (endpointcfg.Effective); 0 or longer than the
+	// Sender's: the Sender's.
+	Timeout time.Duration
+	// Headers are the endpoint's own; set before the sender's own headers
+	// and the signature's, so they can never replace them.
+	Headers map[string]string
 }
 
 // Result is what one attempt produced.
@@ -129,12 +135,20 @@ func standardSignature(r Request, at time.Time) string {
 func (s *Sender) Send(ctx context.Context, r Request) Result {
 	start := s.now()
 	res := Result{StartedAt: start}
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		res.ErrorClass, res.Error = retry.ErrNetwork, "invalid request URL"
 		return res
 	}
 	h := req.Header
+	for k, v := range r.Headers {
+		h.Set(k, v)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
 	h.Set(HeaderEvent, r.EventType)

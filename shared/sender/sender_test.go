@@ -260,3 +260,53 @@ func TestSignatureSchemes(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint's own headers go on the request; one that names a header the
+// sender sets (endpointcfg refuses those, this is the second line) loses to
+// the sender's, so the signature can never be replaced.
+func TestEndpointHeadersAreSentUnderTheSenders(t *testing.T) {
+	var got http.Header
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, body = r.Header, must(io.ReadAll(r.Body))
+		w.WriteHeader(204)
+	}))
+	defer srv.Close()
+	r := req(srv.URL)
+	r.Headers = map[string]string{"Authorization": "Bearer gw-token", "X-Tenant": "t1",
+		signing.Header: "t=1,v1=forged", signing.HeaderWebhookID: "forged", "Content-Type": "text/plain", HeaderEvent: "forged"}
+	if res := local(time.Second).Send(context.Background(), r); res.StatusCode != 204 {
+		t.Fatalf("result %+v", res)
+	}
+	if got.Get("Authorization") != "Bearer gw-token" || got.Get("X-Tenant") != "t1" {
+		t.Errorf("endpoint headers not sent: %v", got)
+	}
+	if got.Get(signing.HeaderWebhookID) != "dlv_1" || got.Get("Content-Type") != "application/json" || got.Get(HeaderEvent) != "payout.fulfilled" {
+		t.Errorf("an endpoint header replaced the sender's: %v", got)
+	}
+	if len(got.Values(signing.Header)) != 1 {
+		t.Errorf("signature header values: %q", got.Values(signing.Header))
+	}
+	if err := signing.Verify(body, got.Get(signing.Header), []string{secretA}, signing.Options{}); err != nil {
+		t.Errorf("signature does not verify: %v", err)
+	}
+}
+
+// A request's own timeout, shorter than the Sender's, ends the attempt.
+func TestRequestTimeoutIsTheEndpoints(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+	r := req(slow.URL)
+	r.Timeout = 100 * time.Millisecond
+	// The Sender's own timeout is an hour: only the request's can end this.
+	if res := local(time.Hour).Send(context.Background(), r); res.ErrorClass != retry.ErrTimeout {
+		t.Errorf("result %+v, want a timeout", res)
+	}
+}

@@ -116,6 +116,13 @@ type EndpointPatch struct {
 	Description *string
 	Disabled    *bool
 	Scheme      *domain.SignatureScheme
+	// Settings replace the endpoint's whole settings (endpointcfg.Apply
+	// made them from the ones read).
+	Settings *domain.EndpointSettings
+	// SeenUpdatedAt, when set, conditions the write on the endpoint not
+	// having changed since it was read (ErrConflict otherwise): Settings are
+	// made from the ones read, so two PATCHes cannot lose a header.
+	SeenUpdatedAt int64
 }
 
 // UpdateEndpoint applies a patch and returns the endpoint as it is now.
@@ -149,6 +156,13 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 			set, vals[":types"] = append(set, "event_types = :types"), types
 		}
 	}
+	if p.Settings != nil {
+		settings, err := attributevalue.Marshal(*p.Settings)
+		if err != nil {
+			return domain.Endpoint{}, err
+		}
+		set, vals[":settings"] = append(set, "settings = :settings"), settings
+	}
 	if p.Disabled != nil {
 		set, vals[":dis"] = append(set, "disabled = :dis"), boolean(*p.Disabled)
 		if *p.Disabled {
@@ -165,15 +179,25 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 	if len(remove) > 0 {
 		expr += " REMOVE " + strings.Join(remove, ", ")
 	}
+	cond := "attribute_exists(pk)"
+	if p.SeenUpdatedAt != 0 {
+		cond, vals[":seen"] = cond+" AND updated_at = :seen", num(p.SeenUpdatedAt)
+	}
 	in := &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)),
-		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(pk)"),
+		UpdateExpression: aws.String(expr), ConditionExpression: aws.String(cond),
 		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
 	}
 	if p.URL != nil {
 		in.ExpressionAttributeNames = map[string]string{"#url": "url"}
 	}
 	out, err := s.db.UpdateItem(ctx, in)
+	if isConditionFailed(err) && p.SeenUpdatedAt != 0 {
+		if _, gerr := s.GetEndpoint(ctx, accountID, id); gerr != nil {
+			return domain.Endpoint{}, gerr // deleted meanwhile: ErrNotFound
+		}
+		return domain.Endpoint{}, ErrConflict
+	}
 	if isConditionFailed(err) {
 		return domain.Endpoint{}, ErrNotFound
 	}

@@ -254,6 +254,84 @@
     return fact('Public keys (JWKS)', h('a', { href: url, class: 'mono', id: 'jwks-link' }, url));
   }
 
+  // ---- endpoint settings (docs/endpoint-settings.md) ----------------------
+  // Rate limit, timeout and custom headers. Header values are write-only:
+  // the API answers them masked, so the form shows them masked and sends a
+  // header only when a new value is typed.
+
+  function settingsFacts(ep) {
+    const s = ep.settings || { headers: {} };
+    const names = Object.keys(s.headers).sort();
+    return [
+      fact('Rate limit', s.rate_limit ? s.rate_limit + ' a second' : "The account's"),
+      fact('Timeout', s.timeout_seconds ? s.timeout_seconds + ' s' : 'Default'),
+      fact('Custom headers', names.length
+        ? h('ul', { class: 'plain', id: 'custom-headers' }, names.map((n) => h('li', { class: 'mono' }, n + ': ' + s.headers[n])))
+        : 'None'),
+    ];
+  }
+
+  function settingsFields(ep) {
+    const s = ep ? ep.settings : { headers: {} };
+    const rate = h('input', { type: 'number', id: 'f-rate', min: '0', step: 'any', inputmode: 'decimal', value: s.rate_limit || '', placeholder: "the account's" });
+    const timeout = h('input', { type: 'number', id: 'f-timeout', min: '1', max: '10', step: '1', value: s.timeout_seconds || '', placeholder: 'default' });
+    const removals = [];
+    const existing = Object.keys(s.headers).sort().map((name) => {
+      const box = h('input', { type: 'checkbox', id: 'f-rm-' + name, value: name });
+      removals.push(box);
+      return h('li', {}, h('span', { class: 'mono' }, name + ': ' + s.headers[name]), ' ', box, h('label', { for: 'f-rm-' + name }, 'Remove ' + name));
+    });
+    const rows = h('div', { class: 'header-rows' });
+    const added = [];
+    function addRow() {
+      const i = added.length;
+      const name = h('input', { type: 'text', id: 'f-hname-' + i, autocomplete: 'off', placeholder: 'Authorization', maxlength: '64' });
+      const value = h('input', { type: 'password', id: 'f-hvalue-' + i, autocomplete: 'new-password', maxlength: '1024' });
+      added.push({ name, value });
+      rows.append(h('div', { class: 'row' },
+        h('div', {}, h('label', { for: name.id }, 'Header name ' + (i + 1)), name),
+        h('div', {}, h('label', { for: value.id }, 'Header value ' + (i + 1)), value)));
+    }
+    addRow();
+    const fields = h('fieldset', { class: 'settings' },
+      h('legend', {}, 'Delivery settings'),
+      h('div', { class: 'row' },
+        h('div', {}, h('label', { for: 'f-rate' }, 'Rate limit ', h('span', { class: 'hint' }, '(deliveries a second; empty: the account\'s)')), rate),
+        h('div', {}, h('label', { for: 'f-timeout' }, 'Timeout ', h('span', { class: 'hint' }, '(1 to 10 s; empty: default)')), timeout)),
+      h('p', { class: 'hint' }, 'Custom headers go on every attempt (at most 10). Values are write-only: shown masked once saved.'),
+      existing.length ? h('ul', { class: 'plain' }, existing) : null,
+      rows,
+      h('button', { type: 'button', onclick: () => { if (added.length < 10) addRow(); } }, 'Add another header'));
+    // read returns the settings for POST (ep null) or the change for PATCH;
+    // null when there is nothing to send.
+    function read() {
+      const out = {};
+      const headers = {};
+      for (const r of added) {
+        const n = r.name.value.trim();
+        if (n) headers[n] = r.value.value;
+      }
+      if (Object.keys(headers).length) out.headers = headers;
+      const num = (input) => (input.value.trim() === '' ? null : Number(input.value));
+      const newRate = num(rate), newTimeout = num(timeout);
+      if (!ep) {
+        if (newRate !== null) out.rate_limit = newRate;
+        if (newTimeout !== null) out.timeout_seconds = newTimeout;
+        return Object.keys(out).length ? out : null;
+      }
+      const reset = [];
+      if (newRate === null && s.rate_limit) reset.push('rate_limit');
+      if (newRate !== null && newRate !== s.rate_limit) out.rate_limit = newRate;
+      if (newTimeout === null && s.timeout_seconds) reset.push('timeout_seconds');
+      if (newTimeout !== null && newTimeout !== s.timeout_seconds) out.timeout_seconds = newTimeout;
+      const remove = removals.filter((b) => b.checked).map((b) => b.value);
+      if (reset.length) out.reset = reset;
+      if (remove.length) out.remove_headers = remove;
+      return Object.keys(out).length ? out : null;
+    }
+    return { fields, read };
+  }
+
   function endpointForm(ep, types) {
     const url = h('input', { type: 'url', id: 'f-url', name: 'url', required: true, value: ep ? ep.url : '', placeholder: 'https://example.com/webhooks', autocomplete: 'off' });
     const desc = h('input', { type: 'text', id: 'f-desc', name: 'description', maxlength: '500', value: ep ? ep.description : '' });
@@ -263,12 +341,14 @@
     const current = ep ? ep.signature_scheme : 'v1';
     const scheme = h('select', { id: 'f-scheme', name: 'signature_scheme' },
       Object.entries(SCHEMES).map(([v, label]) => h('option', { value: v, selected: v === current }, label)));
+    const settings = settingsFields(ep);
     const form = h('form', { novalidate: true },
       h('label', { for: 'f-url' }, 'Endpoint URL'), url,
       h('label', { for: 'f-desc' }, 'Description ', h('span', { class: 'hint' }, '(optional)')), desc,
       picker ? picker.fields
         : [h('label', { for: 'f-types' }, 'Event types ', h('span', { class: 'hint' }, '(comma separated; payout.* for a prefix; empty for every event)')), typed],
       h('label', { for: 'f-scheme' }, 'Signatures ', h('span', { class: 'hint' }, '(webhook-signature; v1a verifies with public keys only)')), scheme,
+      settings.fields,
       h('div', { class: 'actions row' },
         h('button', { type: 'submit', class: 'primary' }, ep ? 'Save changes' : 'Add endpoint'),
         h('a', { class: 'button', href: ep ? '#/endpoints/' + ep.id : '#/endpoints' }, 'Cancel')));
@@ -278,6 +358,8 @@
         event_types: picker ? picker.read() : typed.value.split(',').map((s) => s.trim()).filter(Boolean),
         signature_scheme: scheme.value,
       };
+      const changed = settings.read();
+      if (changed) body.settings = changed;
       if (ep) {
         await call('PATCH', 'endpoints/' + ep.id, body);
         location.hash = '#/endpoints/' + ep.id;
@@ -415,6 +497,7 @@
         fact('Signatures', SCHEMES[ep.signature_scheme] || ep.signature_scheme),
         jwks,
         fact('Created', when(ep.created_at)),
+        ...settingsFacts(ep),
         ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null),
       actions ? h('div', { class: 'panel' }, actions) : null,
       h('div', { class: 'row spread' }, h('h2', {}, 'Deliveries'),

@@ -1,0 +1,161 @@
+package endpointcfg
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+)
+
+func f(v float64) *float64 { return &v }
+
+func TestResolve(t *testing.T) {
+	defaults := Defaults{RatePerSecond: 5, Timeout: 10 * time.Second}
+	tests := []struct {
+		name     string
+		settings domain.EndpointSettings
+		acct     domain.Account
+		d        Defaults
+		want     Effective
+	}{
+		{"nothing set: the deployment's", domain.EndpointSettings{}, domain.Account{}, defaults,
+			Effective{Timeout: 10 * time.Second, RatePerSecond: 5}},
+		{"the account's rate", domain.EndpointSettings{}, domain.Account{RatePerSecond: 20}, defaults,
+			Effective{Timeout: 10 * time.Second, RatePerSecond: 20}},
+		{"a lower endpoint rate is its own", domain.EndpointSettings{RatePerSecond: 2}, domain.Account{RatePerSecond: 20}, defaults,
+			Effective{Timeout: 10 * time.Second, RatePerSecond: 2, OwnRate: true}},
+		{"an endpoint rate above a lowered account's is the account's", domain.EndpointSettings{RatePerSecond: 4}, domain.Account{RatePerSecond: 3}, defaults,
+			Effective{Timeout: 10 * time.Second, RatePerSecond: 3}},
+		{"account rate unknown: the endpoint's is its own", domain.EndpointSettings{RatePerSecond: 4}, domain.Account{}, Defaults{Timeout: 10 * time.Second},
+			Effective{Timeout: 10 * time.Second, RatePerSecond: 4, OwnRate: true}},
+		{"the endpoint's timeout", domain.EndpointSettings{TimeoutSeconds: 3}, domain.Account{}, defaults,
+			Effective{Timeout: 3 * time.Second, RatePerSecond: 5}},
+		{"never past DELIVERY_TIMEOUT", domain.EndpointSettings{TimeoutSeconds: 9}, domain.Account{}, Defaults{RatePerSecond: 5, Timeout: 4 * time.Second},
+			Effective{Timeout: 4 * time.Second, RatePerSecond: 5}},
+		{"no DELIVERY_TIMEOUT: the contract's 10 s", domain.EndpointSettings{}, domain.Account{}, Defaults{RatePerSecond: 5},
+			Effective{Timeout: 10 * time.Second, RatePerSecond: 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Resolve(domain.Endpoint{Settings: tt.settings}, tt.acct, tt.d)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("Resolve = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveCopiesHeaders(t *testing.T) {
+	ep := domain.Endpoint{Settings: domain.EndpointSettings{Headers: map[string]string{"Authorization": "Bearer x"}}}
+	e := Resolve(ep, domain.Account{}, Defaults{})
+	if e.Headers["Authorization"] != "Bearer x" {
+		t.Fatalf("headers = %v", e.Headers)
+	}
+	e.Headers["Authorization"] = "changed"
+	if ep.Settings.Headers["Authorization"] != "Bearer x" {
+		t.Error("changing the effective headers changed the endpoint's")
+	}
+}
+
+func TestApplyAccepts(t *testing.T) {
+	got, err := Apply(domain.EndpointSettings{}, Change{RateLimit: f(2), TimeoutSeconds: f(5),
+		Headers: map[string]string{"authorization": "Bearer x", "X-Api-Key": "k"}}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := domain.EndpointSettings{RatePerSecond: 2, TimeoutSeconds: 5, Headers: map[string]string{"Authorization": "Bearer x", "X-Api-Key": "k"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	// A later change keeps what it does not name, replaces, removes, resets.
+	got, err = Apply(got, Change{Headers: map[string]string{"X-API-KEY": "k2"}, RemoveHeaders: []string{"AUTHORIZATION"}, Reset: []string{"rate_limit"}}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = domain.EndpointSettings{TimeoutSeconds: 5, Headers: map[string]string{"X-Api-Key": "k2"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	got, err = Apply(got, Change{Reset: []string{"headers", "timeout_seconds"}}, 5)
+	if err != nil || got.Headers != nil || got.TimeoutSeconds != 0 {
+		t.Fatalf("after reset: %+v, %v", got, err)
+	}
+}
+
+func TestApplyRefuses(t *testing.T) {
+	ten := map[string]string{}
+	for i := range MaxHeaders {
+		ten[fmt.Sprintf("X-H%d", i)] = "v"
+	}
+	eleven := map[string]string{"X-H10": "v"}
+	for k, v := range ten {
+		eleven[k] = v
+	}
+	cur := domain.EndpointSettings{RatePerSecond: 1, Headers: ten}
+	tests := []struct {
+		name   string
+		change Change
+		cur    domain.EndpointSettings
+		field  string
+		says   string
+	}{
+		{"Host", Change{Headers: map[string]string{"Host": "evil"}}, domain.EndpointSettings{}, "headers", "Host"},
+		{"host in any case", Change{Headers: map[string]string{"hOsT": "evil"}}, domain.EndpointSettings{}, "headers", "hOsT"},
+		{"Content-Type", Change{Headers: map[string]string{"content-type": "text/plain"}}, domain.EndpointSettings{}, "headers", "content-type"},
+		{"Content-Length", Change{Headers: map[string]string{"Content-Length": "1"}}, domain.EndpointSettings{}, "headers", "Content-Length"},
+		{"User-Agent", Change{Headers: map[string]string{"User-Agent": "x"}}, domain.EndpointSettings{}, "headers", "User-Agent"},
+		{"a signature header", Change{Headers: map[string]string{"X-Gifq-Signature": "t=1"}}, domain.EndpointSettings{}, "headers", "X-Gifq-Signature"},
+		{"a Standard Webhooks header", Change{Headers: map[string]string{"Webhook-Id": "x"}}, domain.EndpointSettings{}, "headers", "Webhook-Id"},
+		{"hop-by-hop", Change{Headers: map[string]string{"Transfer-Encoding": "chunked"}}, domain.EndpointSettings{}, "headers", "Transfer-Encoding"},
+		{"not a token", Change{Headers: map[string]string{"Bad Name": "x"}}, domain.EndpointSettings{}, "headers", "Bad Name"},
+		{"a colon", Change{Headers: map[string]string{"X-A:b": "x"}}, domain.EndpointSettings{}, "headers", "X-A:b"},
+		{"an empty value", Change{Headers: map[string]string{"X-A": ""}}, domain.EndpointSettings{}, "headers", "X-A"},
+		{"a newline in the value", Change{Headers: map[string]string{"X-A": "a\r\nX-Injected: 1"}}, domain.EndpointSettings{}, "headers", "control character"},
+		{"a value too long", Change{Headers: map[string]string{"X-A": strings.Repeat("v", MaxHeaderValue+1)}}, domain.EndpointSettings{}, "headers", "X-A"},
+		{"the same name twice", Change{Headers: map[string]string{"X-A": "1", "x-a": "2"}}, domain.EndpointSettings{}, "headers", "twice"},
+		{"11 headers at once", Change{Headers: eleven}, domain.EndpointSettings{}, "headers", "at most 10"},
+		{"an 11th header", Change{Headers: map[string]string{"X-New": "v"}}, cur, "headers", "at most 10"},
+		{"timeout 0", Change{TimeoutSeconds: f(0)}, domain.EndpointSettings{}, "timeout_seconds", "1 to 10"},
+		{"timeout 11", Change{TimeoutSeconds: f(11)}, domain.EndpointSettings{}, "timeout_seconds", "1 to 10"},
+		{"timeout 2.5", Change{TimeoutSeconds: f(2.5)}, domain.EndpointSettings{}, "timeout_seconds", "whole"},
+		{"rate 0", Change{RateLimit: f(0)}, domain.EndpointSettings{}, "rate_limit", "above 0"},
+		{"rate above the account's", Change{RateLimit: f(6)}, domain.EndpointSettings{}, "rate_limit", "above the account's 5"},
+		{"remove a name that is no token", Change{RemoveHeaders: []string{"X A"}}, domain.EndpointSettings{}, "remove_headers", "X A"},
+		{"remove 11 names", Change{RemoveHeaders: strings.Split("a,b,c,d,e,f,g,h,i,j,k", ",")}, domain.EndpointSettings{}, "remove_headers", "at most 10"},
+		{"reset of something else", Change{Reset: []string{"url"}}, domain.EndpointSettings{}, "reset", "url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Apply(tt.cur, tt.change, 5)
+			if err == nil {
+				t.Fatalf("accepted: %+v", got)
+			}
+			if err.Field != tt.field || !strings.Contains(err.Message, tt.says) {
+				t.Errorf("error = %s: %q, want %s saying %q", err.Field, err.Message, tt.field, tt.says)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.cur) {
+				t.Errorf("a refused change changed the settings: %+v", got)
+			}
+		})
+	}
+}
+
+func TestMask(t *testing.T) {
+	for value, want := range map[string]string{"x": "****", "Bearer abc": "****", "Bearer secret-token-42": "****42"} {
+		if got := Mask(value); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", value, got, want)
+		}
+	}
+}
+
+func TestMaskedHeadersShowNoValue(t *testing.T) {
+	got := MaskedHeaders(domain.EndpointSettings{Headers: map[string]string{"Authorization": "Bearer secret-token-42", "X-Short": "abc"}})
+	if fmt.Sprint(got) != "map[Authorization:****42 X-Short:****]" {
+		t.Errorf("masked %v", got)
+	}
+	if got := MaskedHeaders(domain.EndpointSettings{}); got == nil || len(got) != 0 {
+		t.Errorf("no headers: %#v, want an empty map", got)
+	}
+}

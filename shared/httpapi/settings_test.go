@@ -1,0 +1,152 @@
+package httpapi_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// An endpoint's settings are stored as given, shown with every header
+// value masked, and changed by PATCH without losing what it does not name.
+func TestEndpointSettingsStoredAndShownMasked(t *testing.T) {
+	f := newFixture(t, nil)
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"rate_limit":2,"timeout_seconds":5,"headers":{"authorization":"Bearer gateway-token-42","X-Tenant":"t1"}}}`)
+	if created.status != 201 {
+		t.Fatalf("create: %d %s", created.status, created.raw)
+	}
+	id := created.body["id"].(string)
+	want := `map[headers:map[Authorization:****42 X-Tenant:****] rate_limit:2 timeout_seconds:5]`
+	if got := fmt.Sprint(created.body["settings"]); got != want {
+		t.Fatalf("created settings %s, want %s", got, want)
+	}
+	got := f.do(t, f.keyA, "GET", "/v1/endpoints/"+id, "")
+	if s := fmt.Sprint(got.body["settings"]); s != want || strings.Contains(got.raw, "gateway-token") {
+		t.Fatalf("GET shows %s: %s", s, got.raw)
+	}
+	if list := f.do(t, f.keyA, "GET", "/v1/endpoints", ""); strings.Contains(list.raw, "gateway-token") || !strings.Contains(list.raw, "****42") {
+		t.Fatalf("list: %s", list.raw)
+	}
+	ep, err := f.app.Store.GetEndpoint(ctx, f.acctA, id)
+	if err != nil || ep.Settings.Headers["Authorization"] != "Bearer gateway-token-42" {
+		t.Fatalf("stored %+v, %v", ep.Settings, err)
+	}
+
+	a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"headers":{"X-Tenant":"t2-much-longer"},"remove_headers":["AUTHORIZATION"],"reset":["rate_limit"]}}`)
+	if s := fmt.Sprint(a.body["settings"]); a.status != 200 || s != `map[headers:map[X-Tenant:****er] timeout_seconds:5]` {
+		t.Fatalf("PATCH: %d %s", a.status, a.raw)
+	}
+	// A PATCH without settings leaves them alone.
+	a = f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"description":"gateway"}`)
+	if s := fmt.Sprint(a.body["settings"]); a.status != 200 || s != `map[headers:map[X-Tenant:****er] timeout_seconds:5]` {
+		t.Fatalf("PATCH of the description: %d %s", a.status, a.raw)
+	}
+	a = f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"reset":["headers","timeout_seconds"]}}`)
+	if s := fmt.Sprint(a.body["settings"]); a.status != 200 || s != `map[headers:map[]]` {
+		t.Fatalf("reset all: %d %s", a.status, a.raw)
+	}
+	// An endpoint registered without settings shows an empty headers object.
+	plain := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/plain"}`)
+	if s := fmt.Sprint(plain.body["settings"]); plain.status != 201 || s != `map[headers:map[]]` {
+		t.Fatalf("plain: %d %s", plain.status, plain.raw)
+	}
+}
+
+// Every bad setting is a 422 naming what is wrong, on registration and on
+// PATCH, and changes nothing.
+func TestEndpointSettingsRefusedChangeNothing(t *testing.T) {
+	f := newFixture(t, nil) // the account's rate is the deployment's 5/s
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"timeout_seconds":4,"headers":{"X-Keep":"v"}}}`)
+	if created.status != 201 {
+		t.Fatalf("create: %d %s", created.status, created.raw)
+	}
+	id := created.body["id"].(string)
+	before := f.do(t, f.keyA, "GET", "/v1/endpoints/"+id, "").raw
+	eleven := []string{}
+	for i := range 11 {
+		eleven = append(eleven, fmt.Sprintf(`"X-H%d":"v"`, i))
+	}
+	ten := strings.Join(eleven[:10], ",") // with X-Keep, an 11th
+	for _, c := range []struct {
+		name, settings string
+		status         int
+		says           string
+	}{
+		{"Host", `{"headers":{"Host":"evil.example.com"}}`, 422, "Host"},
+		{"Content-Type", `{"headers":{"Content-Type":"text/plain"}}`, 422, "Content-Type"},
+		{"a signature header", `{"headers":{"x-gifq-signature":"t=1"}}`, 422, "x-gifq-signature"},
+		{"webhook-id", `{"headers":{"webhook-id":"x"}}`, 422, "webhook-id"},
+		{"Connection", `{"headers":{"Connection":"close"}}`, 422, "Connection"},
+		{"not a token", `{"headers":{"X Bad":"v"}}`, 422, "X Bad"},
+		{"header injection", `{"headers":{"X-A":"v\r\nX-B: 1"}}`, 422, "control character"},
+		{"timeout 0", `{"timeout_seconds":0}`, 422, "timeout_seconds"},
+		{"timeout 11", `{"timeout_seconds":11}`, 422, "timeout_seconds"},
+		{"rate above the account's", `{"rate_limit":6}`, 422, "above the account's 5"},
+		{"rate 0", `{"rate_limit":0}`, 422, "rate_limit"},
+		{"11 headers", `{"headers":{` + strings.Join(eleven, ",") + `}}`, 422, "at most 10"},
+		{"a string rate", `{"rate_limit":"2"}`, 400, "invalid_json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f.calls.Reset()
+			a := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/x","settings":`+c.settings+`}`)
+			if a.status != c.status || !strings.Contains(a.raw, c.says) {
+				t.Errorf("POST: %d %s", a.status, a.raw)
+			}
+			a = f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"description":"changed","settings":`+c.settings+`}`)
+			if a.status != c.status || !strings.Contains(a.raw, c.says) {
+				t.Errorf("PATCH: %d %s", a.status, a.raw)
+			}
+			if w := f.calls.Count("DynamoDB.TransactWriteItems") + f.calls.Count("DynamoDB.PutItem") + f.calls.Count("DynamoDB.UpdateItem"); w != 0 {
+				t.Errorf("%d writes", w)
+			}
+		})
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"headers":{`+ten+`}}}`); a.status != 422 || !strings.Contains(a.raw, "at most 10") {
+		t.Errorf("an 11th header by PATCH: %d %s", a.status, a.raw)
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"reset":["url"]}}`); a.status != 422 {
+		t.Errorf("reset of url: %d %s", a.status, a.raw)
+	}
+	if a := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/x","settings":{"reset":["headers"]}}`); a.status != 400 {
+		t.Errorf("reset on registration: %d %s", a.status, a.raw)
+	}
+	if after := f.do(t, f.keyA, "GET", "/v1/endpoints/"+id, "").raw; after != before {
+		t.Errorf("refused changes changed the endpoint:\n%s\n%s", before, after)
+	}
+	if list := f.do(t, f.keyA, "GET", "/v1/endpoints", ""); len(list.body["data"].([]any)) != 1 {
+		t.Errorf("refused registrations stored endpoints: %s", list.raw)
+	}
+}
+
+// A settings write made from a stale read is refused (ErrConflict), so two
+// PATCHes of the headers cannot lose one; a deleted endpoint is not found.
+func TestSettingsWriteFromAStaleReadConflicts(t *testing.T) {
+	f := newFixture(t, nil)
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"headers":{"X-A":"1"}}}`)
+	id := created.body["id"].(string)
+	read, err := f.app.Store.GetEndpoint(ctx, f.acctA, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"headers":{"X-B":"2"}}}`); a.status != 200 {
+		t.Fatalf("PATCH: %d %s", a.status, a.raw)
+	}
+	stale := domain.EndpointSettings{Headers: map[string]string{"X-A": "1", "X-C": "3"}} // made from the read before X-B
+	_, err = f.app.Store.UpdateEndpoint(ctx, f.acctA, id, store.EndpointPatch{Settings: &stale, SeenUpdatedAt: read.UpdatedAt})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale write: %v, want ErrConflict", err)
+	}
+	if got := f.do(t, f.keyA, "GET", "/v1/endpoints/"+id, ""); fmt.Sprint(got.body["settings"]) != `map[headers:map[X-A:**** X-B:****]]` {
+		t.Fatalf("after the stale write: %s", got.raw)
+	}
+	if a := f.do(t, f.keyA, "DELETE", "/v1/endpoints/"+id, ""); a.status != 204 {
+		t.Fatalf("delete: %d", a.status)
+	}
+	_, err = f.app.Store.UpdateEndpoint(ctx, f.acctA, id, store.EndpointPatch{Settings: &stale, SeenUpdatedAt: read.UpdatedAt})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("write to a deleted endpoint: %v, want ErrNotFound", err)
+	}
+}
