@@ -86,25 +86,9 @@ func VerifyStandard(body []byte, id, timestamp, signature string, secrets []stri
 	if len(secrets) == 0 {
 		return ErrNoSecret
 	}
-	t, err := strconv.ParseInt(timestamp, 10, 64)
-	if err != nil || t <= 0 {
-		return errors.Join(ErrMalformed, errBadTimestamp)
-	}
-	if !opts.within(t) {
-		return ErrTooOld
-	}
-	var sigs [][]byte
-	for _, part := range strings.Fields(signature) {
-		v, sig, ok := strings.Cut(part, ",")
-		if !ok || v != "v1" {
-			continue // v1a (ed25519) and newer schemes are not ours
-		}
-		if b, err := base64.StdEncoding.DecodeString(sig); err == nil && len(b) == sha256.Size {
-			sigs = append(sigs, b)
-		}
-	}
-	if len(sigs) == 0 {
-		return ErrNoSignatures
+	t, sigs, err := standardSignatures(timestamp, signature, "v1", sha256.Size, opts) // v1a entries are VerifyStandardV1a's
+	if err != nil {
+		return err
 	}
 	var wants [][]byte
 	for _, s := range secrets {
@@ -119,6 +103,33 @@ func VerifyStandard(body []byte, id, timestamp, signature string, secrets []stri
 		return ErrNoMatch
 	}
 	return nil
+}
+
+// standardSignatures reads a Standard Webhooks timestamp (within the
+// tolerance) and the signatures of one version in webhook-signature (each
+// base64 of size bytes; other versions and malformed entries are skipped).
+func standardSignatures(timestamp, signature, version string, size int, opts Options) (int64, [][]byte, error) {
+	t, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil || t <= 0 {
+		return 0, nil, errors.Join(ErrMalformed, errBadTimestamp)
+	}
+	if !opts.within(t) {
+		return 0, nil, ErrTooOld
+	}
+	var sigs [][]byte
+	for _, part := range strings.Fields(signature) {
+		v, sig, ok := strings.Cut(part, ",")
+		if !ok || v != version {
+			continue
+		}
+		if b, err := base64.StdEncoding.DecodeString(sig); err == nil && len(b) == size {
+			sigs = append(sigs, b)
+		}
+	}
+	if len(sigs) == 0 {
+		return 0, nil, ErrNoSignatures
+	}
+	return t, sigs, nil
 }
 
 // within reports whether unix time t is inside the tolerance of now.

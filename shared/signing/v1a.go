@@ -67,25 +67,9 @@ func VerifyStandardV1a(body []byte, id, timestamp, signature string, keys []ed25
 	if len(keys) == 0 {
 		return ErrNoPublicKey
 	}
-	t, err := strconv.ParseInt(timestamp, 10, 64)
-	if err != nil || t <= 0 {
-		return errors.Join(ErrMalformed, errBadTimestamp)
-	}
-	if !opts.within(t) {
-		return ErrTooOld
-	}
-	var sigs [][]byte
-	for _, part := range strings.Fields(signature) {
-		v, sig, ok := strings.Cut(part, ",")
-		if !ok || v != "v1a" {
-			continue
-		}
-		if b, err := base64.StdEncoding.DecodeString(sig); err == nil && len(b) == ed25519.SignatureSize {
-			sigs = append(sigs, b)
-		}
-	}
-	if len(sigs) == 0 {
-		return ErrNoSignatures
+	t, sigs, err := standardSignatures(timestamp, signature, "v1a", ed25519.SignatureSize, opts)
+	if err != nil {
+		return err
 	}
 	msg := signedContent(id, t, body)
 	for _, k := range keys {
