@@ -51,7 +51,7 @@ func main() {
 }
 
 func run(ctx context.Context, command []string) (int, error) {
-	emu, err := emulator.Start(ctx, emulator.Options{})
+	emu, err := emulator.Start(ctx, emulator.Options{KMS: true}) // secrets sealed and v1a keys, as deployed
 	if err != nil {
 		return 0, err
 	}
@@ -73,6 +73,12 @@ func run(ctx context.Context, command []string) (int, error) {
 		return 0, err
 	}
 	a := app.New(cfg, db, q, os.Stderr, "api")
+	k := emulator.KMSClient(emu.KMSURL)
+	keyID, err := emulator.EnsureKey(ctx, k, "alias/"+table)
+	if err != nil {
+		return 0, fmt.Errorf("kms key: %w", err)
+	}
+	a.UseKMS(k, keyID)
 	acct, err := a.Store.CreateAccount(ctx, "apifuzz", 0)
 	if err != nil {
 		return 0, err

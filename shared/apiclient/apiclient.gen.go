@@ -463,7 +463,7 @@ type EndpointPatch struct {
 type EndpointSettings struct {
 	Headers map[string]string `json:"headers"`
 
-	// RateLimit Deliveries a second; at most the account's.
+	// RateLimit Deliveries a second; at least 0.01 and at most the account's.
 	RateLimit      *float32 `json:"rate_limit,omitempty"`
 	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
 }
@@ -591,7 +591,7 @@ type NewEndpoint struct {
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
 
-	// Settings Settings at registration. `rate_limit`: deliveries a second, above 0 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
+	// Settings Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
 	Settings *NewEndpointSettings `json:"settings,omitempty"`
 
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
@@ -601,7 +601,7 @@ type NewEndpoint struct {
 	Url string `json:"url"`
 }
 
-// NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, above 0 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
+// NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
 type NewEndpointSettings struct {
 	Headers        *EndpointHeaders `json:"headers,omitempty"`
 	RateLimit      *float32         `json:"rate_limit,omitempty"`

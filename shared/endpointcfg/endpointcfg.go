@@ -21,6 +21,11 @@ const (
 	MaxHeaderValue    = 1024
 	MinTimeoutSeconds = 1
 	MaxTimeoutSeconds = 10 // the contract's read timeout is the ceiling
+	// MinRatePerSecond is the slowest endpoint rate: one delivery every 100
+	// s. Slower rates are not a delivery rate any receiver needs, and a
+	// rate such as 5e-324 is outside DynamoDB's number range (Schemathesis
+	// found it answering 500).
+	MinRatePerSecond = 0.01
 )
 
 // Defaults are the deployment's: the account rate limit
@@ -119,8 +124,8 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 	if c.RateLimit != nil {
 		r := *c.RateLimit
 		switch {
-		case !(r > 0):
-			return cur, refuse("rate_limit", "rate_limit must be above 0 deliveries a second; reset it to use the account's")
+		case !(r >= MinRatePerSecond):
+			return cur, refuse("rate_limit", "rate_limit must be at least %g deliveries a second; reset it to use the account's", MinRatePerSecond)
 		case accountRate > 0 && r > accountRate:
 			return cur, refuse("rate_limit", "rate_limit %g is above the account's %g deliveries a second", r, accountRate)
 		}

@@ -336,18 +336,33 @@ func decodeJSON(body []byte, v any) (response, bool) {
 	return decodeStrict(body, v, "the body is not the JSON object this route takes: ")
 }
 
+// nullField names the first field of an object, or of an object within it,
+// that is null ("" when none is): settings.timeout_seconds, say.
+func nullField(fields map[string]json.RawMessage) string {
+	for k, raw := range fields {
+		if string(raw) == "null" {
+			return k
+		}
+		var inner map[string]json.RawMessage
+		if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &inner) == nil {
+			if sub := nullField(inner); sub != "" {
+				return k + "." + sub
+			}
+		}
+	}
+	return ""
+}
+
 // decodeStrict reads one JSON object into v: no unknown fields, no field
-// set to null (Go would read it as absent: say "leave it out" instead of
-// guessing), nothing after it.
+// set to null, at any depth of objects (Go would read it as absent: say
+// "leave it out" instead of guessing), nothing after it.
 func decodeStrict(body []byte, v any, problem string) (response, bool) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return fail(http.StatusBadRequest, "invalid_json", problem+"not a JSON object"), true
 	}
-	for k, raw := range fields {
-		if string(raw) == "null" {
-			return fail(http.StatusBadRequest, "invalid_json", problem+"field "+k+" is null; leave it out instead"), true
-		}
+	if k := nullField(fields); k != "" {
+		return fail(http.StatusBadRequest, "invalid_json", problem+"field "+k+" is null; leave it out instead"), true
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
