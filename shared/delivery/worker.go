@@ -120,7 +120,8 @@ type Worker struct {
 	BreakerOff bool
 	LeaseFor   time.Duration // how long a claim holds an attempt; must outlast the HTTP timeout
 	// AttemptTimeout is the HTTP timeout of one attempt (DELIVERY_TIMEOUT):
-	// the deadline of a delivery held by its endpoint counts one per attempt.
+	// the deadline of a delivery held by its endpoint's breaker
+	// (lifecycle.Deadline) counts one per attempt.
 	AttemptTimeout time.Duration
 	Log            *slog.Logger
 	Metrics        *obs.Metrics
@@ -209,7 +210,7 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		return false
 	case s.later > 0:
 		if s.unslot {
-			msg.SlotAt, msg.SlotFor = 0, 0
+			msg.SlotAt, msg.SlotFor, msg.SlotIvl = 0, 0, 0
 		}
 		return w.putBack(ctx, rec, msg, s.later, log)
 	}
