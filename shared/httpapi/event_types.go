@@ -76,6 +76,27 @@ func failAt(status int, code, message, pointer string) response {
 }
 
 // compactJSON is raw without insignificant whitespace.
+// setDocuments puts a schema and an example given (nil: not given) on et,
+// compacted, refusing either past domain.MaxSchemaBytes; create and update
+// take them the same way.
+func setDocuments(et *domain.EventType, schema, example json.RawMessage) (response, bool) {
+	for _, d := range []struct {
+		raw  json.RawMessage
+		dst  *string
+		code string
+		what string
+	}{{schema, &et.Schema, "invalid_schema", "schema"}, {example, &et.Example, "invalid_example", "example"}} {
+		if d.raw == nil {
+			continue
+		}
+		if len(d.raw) > domain.MaxSchemaBytes {
+			return fail(http.StatusUnprocessableEntity, d.code, fmt.Sprintf("the %s is larger than %d KiB", d.what, domain.MaxSchemaBytes>>10)), true
+		}
+		*d.dst = compactJSON(d.raw)
+	}
+	return response{}, false
+}
+
 func compactJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
@@ -121,17 +142,8 @@ func (a *API) createEventType(ctx context.Context, req *request) response {
 	}
 	now := domain.Millis(a.Now())
 	et := domain.EventType{AccountID: req.account, Name: in.Name, Description: in.Description, CreatedAt: now, UpdatedAt: now}
-	if in.Schema != nil {
-		if len(in.Schema) > domain.MaxSchemaBytes {
-			return fail(http.StatusUnprocessableEntity, "invalid_schema", fmt.Sprintf("the schema is larger than %d KiB", domain.MaxSchemaBytes>>10))
-		}
-		et.Schema = compactJSON(in.Schema)
-	}
-	if in.Example != nil {
-		if len(in.Example) > domain.MaxSchemaBytes {
-			return fail(http.StatusUnprocessableEntity, "invalid_example", fmt.Sprintf("the example is larger than %d KiB", domain.MaxSchemaBytes>>10))
-		}
-		et.Example = compactJSON(in.Example)
+	if r, failed := setDocuments(&et, in.Schema, in.Example); failed {
+		return r
 	}
 	if r, failed := checkDocuments(et.Name, et.Schema, et.Example); failed {
 		return r
@@ -252,17 +264,8 @@ func (a *API) patchEventType(ctx context.Context, req *request) response {
 		}
 		et.Description = *in.Description
 	}
-	if in.Schema != nil {
-		if len(in.Schema) > domain.MaxSchemaBytes {
-			return fail(http.StatusUnprocessableEntity, "invalid_schema", fmt.Sprintf("the schema is larger than %d KiB", domain.MaxSchemaBytes>>10))
-		}
-		et.Schema = compactJSON(in.Schema)
-	}
-	if in.Example != nil {
-		if len(in.Example) > domain.MaxSchemaBytes {
-			return fail(http.StatusUnprocessableEntity, "invalid_example", fmt.Sprintf("the example is larger than %d KiB", domain.MaxSchemaBytes>>10))
-		}
-		et.Example = compactJSON(in.Example)
+	if r, failed := setDocuments(&et, in.Schema, in.Example); failed {
+		return r
 	}
 	if in.Deprecated != nil {
 		et.Deprecated = *in.Deprecated
