@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 )
 
@@ -48,8 +49,8 @@ func TestALimiterThatFailsSendsNothing(t *testing.T) {
 	if len(r.recv.got) != 0 {
 		t.Fatalf("%d POSTs with the limiter down", len(r.recv.got))
 	}
-	if len(r.q.hides) != 1 || r.q.hides[0] != systemErrorBackoff {
-		t.Fatalf("hides %v: want the message back after %s", r.q.hides, systemErrorBackoff)
+	if len(r.q.hides) != 1 || r.q.hides[0] != lifecycle.SystemErrorBackoff {
+		t.Fatalf("hides %v: want the message back after %s", r.q.hides, lifecycle.SystemErrorBackoff)
 	}
 	if got := r.st.deliveries[d.ID]; got.Attempts != 1 || got.Claim != "" {
 		t.Fatalf("the delivery changed: %+v", got)

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/sender"
@@ -187,7 +188,7 @@ func TestARetryWithAFarRateSlotLeavesTheEndpointSlotToAnother(t *testing.T) {
 	r := newRig(t, 200)
 	r.w.MaxInFlight = 1
 	lim := &slowLimiter{pause: 100 * time.Millisecond}
-	lim.after = maxWaitInWorker + 200*time.Millisecond
+	lim.after = lifecycle.MaxWaitInWorker + 200*time.Millisecond
 	r.w.Limiter = lim
 	retry := r.addDelivery() // a retry: it books a new rate slot, and that slot is far
 	retry.Attempts = 2
@@ -195,7 +196,7 @@ func TestARetryWithAFarRateSlotLeavesTheEndpointSlotToAnother(t *testing.T) {
 	first := r.addDelivery() // a first attempt, its slot booked at ingest a moment ahead
 	delete(r.st.deliveries, r.d.ID)
 	mFirst := queue.For(first)
-	mFirst.SlotAt, mFirst.SlotFor = domain.Millis(time.Now().Add(claimAhead+20*time.Millisecond)), first.Attempts
+	mFirst.SlotAt, mFirst.SlotFor = domain.Millis(time.Now().Add(lifecycle.ClaimAhead+20*time.Millisecond)), first.Attempts
 	var recs []events.SQSMessage
 	for i, m := range []queue.Message{queue.For(retry), mFirst} {
 		raw, _ := json.Marshal(m)

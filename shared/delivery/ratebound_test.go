@@ -3,8 +3,8 @@ package delivery
 // The README's rate bound (at most 10 % + 1 over the account's rate in any
 // second at the receiver), proven with a fake clock: events go through
 // ingest's booking (ratelimit.Book with ratelimit.Lead, ratelimit.Delay)
-// and the worker's slot rules (maxEarly, bookedSlot, claimAhead, a new
-// reservation waited for at most maxWaitInWorker, or the message sent back for it),
+// and the worker's slot rules (ratelimit.MaxEarly, bookedSlot, lifecycle.ClaimAhead, a new
+// reservation waited for at most lifecycle.MaxWaitInWorker, or the message sent back for it),
 // with a pipeline latency drawn per message, and every POST's time is
 // counted per sliding second. Issue 10, defect 3: with the old rules (the
 // delay rounded down from the slot, no lead, slots up to 1 s late used) a
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/window"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
@@ -80,25 +81,25 @@ func (s *rateSim) ingest(now time.Time) {
 // work handles one message at its arrival, with the worker's rules.
 func (s *rateSim) work(m simArrival) {
 	now := m.at
-	if !m.slot.IsZero() && m.slot.Sub(now) > maxEarly {
+	if !m.slot.IsZero() && m.slot.Sub(now) > ratelimit.MaxEarly {
 		s.arrive(now.Add(ratelimit.Delay(m.slot, now, ratelimit.Lead)+s.latency(s.rnd)), m.slot) // put back
 		return
 	}
-	if !m.slot.IsZero() && usableSlot(m.slot, now) {
-		// Claims claimAhead before the slot (or now); the POST leaves at the
+	if !m.slot.IsZero() && now.Sub(m.slot) <= lifecycle.SlotTolerance {
+		// Claims lifecycle.ClaimAhead before the slot (or now); the POST leaves at the
 		// slot, or when the claim is done if that is later.
-		claimAt := maxTime(now, m.slot.Add(-claimAhead))
+		claimAt := maxTime(now, m.slot.Add(-lifecycle.ClaimAhead))
 		s.posts = append(s.posts, maxTime(m.slot, claimAt.Add(s.jitterOf())))
 		return
 	}
 	// A new slot, booked before the claim (the worker books with no lead):
-	// a near one is waited for and claimed claimAhead before it, a far one
+	// a near one is waited for and claimed lifecycle.ClaimAhead before it, a far one
 	// goes back with the message.
 	s.books++
 	res, lim := ratelimit.Book(s.lim, now, 1, s.ivl, 0)
 	s.lim = lim
-	if res.First.Sub(now) <= maxWaitInWorker {
-		claimAt := maxTime(now, res.First.Add(-claimAhead))
+	if res.First.Sub(now) <= lifecycle.MaxWaitInWorker {
+		claimAt := maxTime(now, res.First.Add(-lifecycle.ClaimAhead))
 		s.posts = append(s.posts, maxTime(res.First, claimAt.Add(s.jitterOf())))
 		return
 	}
@@ -164,7 +165,7 @@ func TestRateBoundAtTheReceiver(t *testing.T) {
 		}
 		bound := int(math.Ceil(rate*1.1)) + 1
 		// A pipeline that stalls as a whole (every message held 1.5 s in
-		// every 4 s) hands the worker slots up to slotTolerance late all at
+		// every 4 s) hands the worker slots up to lifecycle.SlotTolerance late all at
 		// once: the documented bound there is twice the rate.
 		stalledBound := int(2 * rate)
 		for _, c := range []struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
@@ -118,7 +119,7 @@ func TestFarRateSlotTakesNoClaimAndCarriesTheSlot(t *testing.T) {
 	r := newRig(t, 200)
 	r.w.MaxInFlight = 5
 	r.w.SweepGrace = 2 * time.Second
-	r.lim.after = maxWaitInWorker + 200*time.Millisecond // beyond what a worker waits holding a claim
+	r.lim.after = lifecycle.MaxWaitInWorker + 200*time.Millisecond // beyond what a worker waits holding a claim
 	r.st.yieldFails = true
 	d := r.st.deliveries[r.d.ID]
 	d.Attempts = 2
@@ -139,7 +140,7 @@ func TestFarRateSlotTakesNoClaimAndCarriesTheSlot(t *testing.T) {
 		t.Fatalf("%d messages sent back, want 1", len(r.q.sent))
 	}
 	back := r.q.sent[0]
-	if back.SlotAt == 0 || back.SlotFor != before.Attempts || time.Until(time.UnixMilli(back.SlotAt)) < maxWaitInWorker {
+	if back.SlotAt == 0 || back.SlotFor != before.Attempts || time.Until(time.UnixMilli(back.SlotAt)) < lifecycle.MaxWaitInWorker {
 		t.Fatalf("the message went back without its slot for this attempt: %+v", back)
 	}
 	if len(r.st.pushed) != 1 || r.st.pushed[0] != back.SlotAt {
@@ -214,7 +215,7 @@ func TestEndpointChangedBeforeTheClaimMakesNoPost(t *testing.T) {
 }
 
 // A resend's message is booked and delayed as ingest's are (the lead, then
-// ratelimit.Delay), so it may reach the worker up to maxEarly before its
+// ratelimit.Delay), so it may reach the worker up to ratelimit.MaxEarly before its
 // slot: it waits for the slot there and POSTs at it, not before; one that
 // came back earlier than that goes back again, delayed to arrive before it.
 func TestResendEarlyForItsSlotWaitsForItInTheWorker(t *testing.T) {
@@ -261,13 +262,13 @@ func (s *slowReadStore) LoadForAttempt(ctx context.Context, r store.Ref) (store.
 
 // A booked slot is checked against the clock of the claim, not of the
 // message's arrival: one that a slow snapshot read made more than
-// slotTolerance late is booked again, not used late and bunched with the
+// lifecycle.SlotTolerance late is booked again, not used late and bunched with the
 // slots after it. Before, it was POSTed at once, 2 s after its slot.
 func TestASlotMadeLateByTheReadIsBookedAgain(t *testing.T) {
 	r := newRig(t, 200)
 	var offset atomic.Int64
 	r.w.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	r.w.Store = &slowReadStore{memStore: r.st, offset: &offset, by: 2 * slotTolerance}
+	r.w.Store = &slowReadStore{memStore: r.st, offset: &offset, by: 2 * lifecycle.SlotTolerance}
 	m := queue.For(r.d)
 	m.SlotAt, m.SlotFor = domain.Millis(time.Now()), r.d.Attempts // the slot ingest booked: now, as the message arrives
 	handleOne(t, r.w, m)

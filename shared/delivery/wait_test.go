@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 )
 
@@ -93,8 +94,8 @@ func TestOnlyASystemErrorHidesTheMessage(t *testing.T) {
 	if r.handle(t, queue.For(r.d)) {
 		t.Fatal("the received copy was finished though its copy was not sent: the delivery would have no message")
 	}
-	if len(r.q.hides) != 1 || r.q.hides[0] != systemErrorBackoff {
-		t.Fatalf("hides %v, want one of %v", r.q.hides, systemErrorBackoff)
+	if len(r.q.hides) != 1 || r.q.hides[0] != lifecycle.SystemErrorBackoff {
+		t.Fatalf("hides %v, want one of %v", r.q.hides, lifecycle.SystemErrorBackoff)
 	}
 }
 

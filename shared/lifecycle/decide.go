@@ -45,12 +45,6 @@ type Action struct {
 // sweep to send it) before DynamoDB may delete the item.
 const ExpiryMargin = time.Hour
 
-// Message is what a queue message says about its delivery.
-type Message struct {
-	DeliveryID, AccountID, EndpointID, EventID string
-	Gen                                        int
-}
-
 // Input is everything a decision about a delivery message looks at. A nil
 // pointer is an item that does not exist (or has expired).
 type Input struct {

@@ -38,7 +38,8 @@ type Outcome struct {
 // Answer is what came back from one attempt.
 type Answer struct {
 	retry.Result
-	Verdict retry.Verdict
+	Verdict     retry.Verdict
+	Started, At time.Time // when the attempt left, and when its answer came
 }
 
 // Event names the transition an outcome makes.

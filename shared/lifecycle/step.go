@@ -1,0 +1,618 @@
+package lifecycle
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/endpointcfg"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/retry"
+)
+
+// The step: what to do next with one queue message, from what is known of
+// it so far. Step is pure (no context, no I/O, no clock, no randomness of
+// its own): the executor (shared/delivery) carries out the effect it
+// returns, writes the result into Known, and asks again, until a final
+// effect (DoFinish, DoRetry). This is etcd-io/raft's Ready/Advance: every
+// rule of the delivery path is here, tested with plain values
+// (step_test.go), and the executor decides nothing.
+
+// Do is an effect's verb; the comment says where the executor puts its result.
+type Do int
+
+// The effects.
+const (
+	DoFinish     Do = iota // final: the message is done with; delete it
+	DoRetry                // final: a system error; leave the message to SQS, hidden for Effect.Delay
+	DoLoad                 // read the delivery, its endpoint and event (Known.Loaded, .Delivery, .Endpoint, .Event, .HeldHere)
+	DoProbe                // take the endpoint's breaker probe until Effect.Until (Known.Probe)
+	DoReserve              // book a rate slot on Effect.Key's line at Effect.Rate (Known.Rate or Known.EndpointRate)
+	DoSleep                // wait until Effect.Until (Known.Slept)
+	DoClaim                // take the attempt and an in-flight slot, the endpoint read again alongside (Known.Claim)
+	DoYield                // give back a claim that made no request (Known.Yielded)
+	DoSend                 // make the attempt (Known.Answer)
+	DoRecord               // write the attempt and Effect.Outcome (Known.Recorded)
+	DoReread               // read the delivery again after a failed record (Known.Reread)
+	DoFail                 // fail the delivery without an attempt, Effect.Reason (Known.Failed)
+	DoDeadLetter           // send the DLQ message of Effect.Delivery; Effect.Held: this process wrote the failure (Known.DeadLettered)
+	DoRestart              // a redriven DLQ message: give its delivery a new series (Known.Restarted)
+	DoPutBack              // make the message come back at Effect.Until (Known.PutBack)
+	DoQuarantine           // the message to the DLQ as it is, for a human (Known.Quarantined)
+)
+
+var doNames = [...]string{"finish", "retry", "load", "probe", "reserve", "sleep", "claim", "yield", "send",
+	"record", "reread", "fail", "dead_letter", "restart", "put_back", "quarantine"}
+
+func (d Do) String() string { return doNames[d] }
+
+// The kinds of queue message (queue.Kind*).
+const (
+	KindDeliver    = "deliver"
+	KindResend     = "resend"
+	KindDeadLetter = "dead_letter"
+)
+
+// Policy is every tunable of the step, resolved once per process from the
+// deployment's settings (delivery.Worker).
+type Policy struct {
+	Schedule       retry.Schedule
+	MaxInFlight    int           // per endpoint; 0: no cap
+	DisableAfter   time.Duration // disable an endpoint failing for this long; 0: never
+	SweepGrace     time.Duration // deferrals past half of it move the due time, so the sweeper leaves them alone
+	ParkAfter      time.Duration // a longer wait is parked in the table; at most the queue's 15-minute delay
+	BreakerOff     bool
+	LeaseFor       time.Duration // how long a claim holds an attempt
+	AttemptTimeout time.Duration // one attempt's HTTP timeout (DELIVERY_TIMEOUT)
+	Lead           time.Duration // slots are booked this far ahead of the queue's whole-second delays (ratelimit.Lead)
+	MaxEarly       time.Duration // a message this early for its slot waits for it in the worker (ratelimit.MaxEarly)
+}
+
+// Tunables of the step, with their reasons.
+const (
+	// A rate slot this close is waited for in the worker instead of going
+	// back to the queue (a second receive costs more).
+	MaxWaitInWorker = time.Second
+	// The claim is made this long before the slot (a claim write takes a
+	// few ms, tens on a loaded machine), so that the request leaves at the
+	// slot rather than a claim's latency after it.
+	ClaimAhead = 50 * time.Millisecond
+	// A slot missed by more than this is given up and a new one booked.
+	// Slots are booked ahead of the pipeline (Policy.Lead), so a pipeline
+	// within the lead misses none; a tighter tolerance re-booked most slots
+	// on a saturated table and made the chaos run drain eight times slower
+	// (docs/lifecycle.md "Rate slots").
+	SlotTolerance = time.Second
+	// Back-off of a message that found its endpoint at its in-flight cap.
+	CapBackoffMin, CapBackoffMax = time.Second, 30 * time.Second
+	// A system error (DynamoDB or SQS unavailable) retries the message
+	// soon; if it keeps failing, SQS's maxReceiveCount moves it to the DLQ.
+	SystemErrorBackoff = 10 * time.Second
+	// The end of a claim (the outcome, a yield) is written again after a
+	// transient failure this many times, while the lease lasts: giving up
+	// means the next claim logs the attempt as interrupted and sends it
+	// again.
+	RecordTries = 5
+)
+
+// Message is what a queue message carries.
+type Message struct {
+	Kind                                       string
+	DeliveryID, AccountID, EndpointID, EventID string
+	Gen                                        int
+	Slot                                       Slot // the account rate slot it carries (zero: none)
+	SlotFor                                    int  // the attempt number the slot was booked for
+	Deferred                                   int  // times it was put back
+	Received                                   int  // SQS's ApproximateReceiveCount of this copy
+}
+
+// Slot is a booked rate slot: its time, and the line's interval (what a
+// refund needs).
+type Slot struct {
+	At       time.Time
+	Interval time.Duration
+}
+
+// Line is the rate line a slot is booked on.
+type Line int
+
+// The rate lines.
+const (
+	LineAccount  Line = iota // the account's rate (its stored rate)
+	LineEndpoint             // the endpoint's own rate, when it has one
+)
+
+// ClaimResult is what a claim came to.
+type ClaimResult int
+
+// The claim results.
+const (
+	ClaimNone      ClaimResult = iota // not tried yet
+	ClaimTaken                        // ours: Known.Claimed, .ClaimID, .AttemptID, .LeaseUntil
+	ClaimFull                         // every in-flight slot held, none handed over in time
+	ClaimConflict                     // the delivery changed under us
+	ClaimChanged                      // the endpoint was disabled, deleted or re-pointed (Known.ClaimHeld: the claim was taken and must be yielded)
+	ClaimDuplicate                    // a manual attempt already made, or being made
+)
+
+// PutBackResult is what putting a message back came to.
+type PutBackResult int
+
+// The put-back results.
+const (
+	PutBackNone       PutBackResult = iota
+	PutBackDone                     // it will come back
+	PutBackSuperseded               // parking found a newer generation: nothing to do
+	PutBackOutlives                 // the wait would end past the item's expiry
+)
+
+// Known is everything known about one message so far.
+type Known struct {
+	Msg  Message
+	Now  time.Time
+	Seed uint64 // this message's jitter (back-offs, the retry schedule, breaker pauses)
+
+	// Err is the system error of the last effect, ErrOn that effect.
+	Err   error
+	ErrOn Do
+
+	Loaded   bool
+	Delivery *domain.Delivery
+	Endpoint *domain.Endpoint
+	Event    *domain.Event
+	HeldHere bool // a claim in this process holds one of the endpoint's slots (it will hand it over)
+
+	ProbeTaken, ProbeLost bool
+	Rate                  Slot // the account slot booked here (the message's own is Msg.Slot)
+	EndpointRate          Slot
+	Slept                 time.Time
+
+	Claim                 ClaimResult
+	ClaimHeld             bool // with ClaimChanged
+	Claimed               domain.Delivery
+	ClaimID, AttemptID    string
+	LeaseUntil            time.Time
+	Yielded               bool
+	YieldTries            int
+	Answer                *Answer
+	Recorded, RecordLost  bool
+	RecordTries, RereadAt int
+	Reread                RecordResult
+	Failed                *domain.Delivery
+	FailLost              bool
+	DeadLettered          bool
+	Restarted             bool
+	PutBack               PutBackResult
+	Quarantined           bool
+}
+
+// Refund is a slot to give back, on its line.
+type Refund struct {
+	Line Line
+	Slot Slot
+}
+
+// Effect is what to do next.
+type Effect struct {
+	Do    Do
+	Until time.Time     // DoProbe, DoSleep, DoPutBack
+	Delay time.Duration // DoRetry: hide for; DoPutBack: the queue delay (Park false)
+	Park  bool          // DoPutBack: park it in the table for the scheduler (a wait past the queue's delay)
+	// DoReserve: the line, and the rate of the endpoint's own line.
+	Line Line
+	Rate float64
+	// DoPutBack: what the message carries back.
+	SetSlot     *Slot // a new account slot, booked for Known.Delivery's next attempt
+	SlotFor     int
+	Unslot      bool // its slot was given back: it goes back without one
+	NotDeferral bool // a far slot is not a deferral (Message.Deferred counts put-backs)
+	MoveDue     time.Time
+	// Refunds are given back before the effect (best effort: a failed refund costs only rate).
+	Refunds []Refund
+
+	Reason   domain.FailReason     // DoFail
+	Delivery domain.Delivery       // DoDeadLetter
+	Held     bool                  // DoDeadLetter
+	Outcome  Outcome               // DoRecord
+	Logged   domain.AttemptOutcome // DoRecord: the attempt log's word
+	Detach   bool                  // DoSleep, DoRecord, DoYield: run even as the invocation ends
+
+	// What the executor says about it.
+	Why    string
+	Level  Level
+	Metric string // counted once (obs.Metric*)
+}
+
+// Level is the log level of an effect's Why.
+type Level int
+
+// The levels.
+const (
+	Quiet Level = iota
+	Debug
+	Info
+	Warn
+	Error
+)
+
+// Step is the next effect for a message, from what is known of it.
+func Step(k Known, p Policy) Effect {
+	if k.Err != nil {
+		return onError(k, p)
+	}
+	switch {
+	case k.Quarantined:
+		return Effect{Do: DoFinish}
+	case k.DeadLettered:
+		return Effect{Do: DoFinish}
+	case k.Failed != nil:
+		return Effect{Do: DoDeadLetter, Delivery: *k.Failed, Held: true, Why: "delivery failed for good", Level: Warn}
+	case k.PutBack != PutBackNone:
+		return afterPutBack(k)
+	case k.FailLost:
+		return putBack(k, p, k.Now.Add(time.Second), Effect{})
+	case k.Msg.Kind == KindDeadLetter:
+		if k.Restarted {
+			return Effect{Do: DoFinish}
+		}
+		return Effect{Do: DoRestart}
+	case k.Answer != nil:
+		return afterSend(k, p)
+	case k.Claim == ClaimTaken:
+		if sendAt := sendAt(k, p); k.Now.Before(sendAt) && k.Slept.Before(sendAt) {
+			return Effect{Do: DoSleep, Until: sendAt}
+		}
+		return Effect{Do: DoSend}
+	case k.Claim != ClaimNone:
+		return afterClaim(k, p)
+	}
+	if early := k.Msg.Slot.At.Sub(k.Now); !k.Msg.Slot.At.IsZero() && early > p.MaxEarly {
+		// Back long before the slot it carries: again, by the same rule.
+		return slotBack(k, p, k.Msg.Slot.At, Effect{})
+	}
+	if !k.Loaded {
+		return Effect{Do: DoLoad}
+	}
+	return beforeClaim(k, p)
+}
+
+// beforeClaim: the message is loaded; is an attempt due, and may it go now?
+func beforeClaim(k Known, p Policy) Effect {
+	d, ep, now := k.Delivery, k.Endpoint, k.Now
+	manual := k.Msg.Kind == KindResend
+	var act Action
+	in := Input{Msg: k.Msg, Delivery: d, Endpoint: ep, Event: k.Event, Now: now, MaxAttempts: p.Schedule.MaxAttempts()}
+	if manual {
+		act = DecideResend(in)
+	} else {
+		if d != nil {
+			in.Deadline = Deadline(*d, p.Schedule, p.AttemptTimeout)
+		}
+		act = Decide(in)
+	}
+	switch act.Verb {
+	case Quarantine:
+		return Effect{Do: DoQuarantine, Why: act.Why, Level: Error}
+	case Drop:
+		return Effect{Do: DoFinish, Why: act.Why, Level: Debug, Refunds: giveBack(k)}
+	case DeadLetter:
+		return Effect{Do: DoDeadLetter, Delivery: *d, Why: act.Why, Level: Info}
+	case Fail:
+		return Effect{Do: DoFail, Reason: act.Reason, Why: act.Why, Level: Warn, Refunds: giveBack(k)}
+	case Wait:
+		e := Effect{Why: act.Why, Level: Debug, Refunds: giveBack(k), Unslot: true}
+		if act.Deferral {
+			e.Metric = obs.MetricEndpointDeferrals
+			if !manual {
+				e.MoveDue = act.Until
+			}
+		}
+		return putBack(k, p, act.Until, e)
+	}
+	if act.Probe && !p.BreakerOff && !k.ProbeTaken {
+		if k.ProbeLost {
+			return putBack(k, p, now.Add(time.Second), Effect{Why: "another worker probes the endpoint", Level: Debug, Refunds: giveBack(k), Unslot: true})
+		}
+		return Effect{Do: DoProbe, Until: now.Add(p.LeaseFor), Why: "breaker half-open: this attempt is the probe", Level: Info}
+	}
+	if p.MaxInFlight > 0 && len(FreeSlots(*ep, p.MaxInFlight, now, 0, nil)) == 0 && !(k.HeldHere && !manual) {
+		return capDeferral(k, p) // every slot held elsewhere: nothing to wait for here
+	}
+	rate, ok := accountSlot(k)
+	if !ok {
+		if k.Rate.At.IsZero() {
+			return Effect{Do: DoReserve, Line: LineAccount}
+		}
+		rate = k.Rate
+	}
+	if rate == k.Rate && rate.At.Sub(now) > MaxWaitInWorker {
+		// Booked here, and far: back a lead before it (the queue's delays
+		// are whole seconds), carrying it, to wait for it in the worker. (A
+		// slot the message carries is at most Policy.MaxEarly away.)
+		e := Effect{SetSlot: &rate, SlotFor: d.Attempts, NotDeferral: true, Metric: obs.MetricRateLimitDeferrals}
+		if !manual {
+			e.MoveDue = rate.At
+		}
+		return slotBack(k, p, rate.At, e)
+	}
+	if cfg := settings(ep, p); cfg.OwnRate {
+		if k.EndpointRate.At.IsZero() {
+			return Effect{Do: DoReserve, Line: LineEndpoint, Rate: cfg.RatePerSecond}
+		}
+		if at := k.EndpointRate.At; at.Sub(now) > MaxWaitInWorker {
+			e := Effect{Refunds: giveBack(k), Unslot: true, NotDeferral: true, MoveDue: at, Metric: obs.MetricRateLimitDeferrals}
+			return slotBack(k, p, at, e)
+		}
+	}
+	// Wait for the slot before the claim, which holds an in-flight slot that
+	// must not sit idle meanwhile. (Claiming ahead of the slot was tried: at
+	// 20/s with the cap of 5 the slots ran out and a burst drained at half
+	// the rate.)
+	if at := sendAt(k, p).Add(-ClaimAhead); now.Before(at) && k.Slept.Before(at) {
+		return Effect{Do: DoSleep, Until: at}
+	}
+	return Effect{Do: DoClaim}
+}
+
+// afterClaim: a claim that did not come to an attempt.
+func afterClaim(k Known, p Policy) Effect {
+	back := Effect{Refunds: giveBack(k), Unslot: true, Level: Info}
+	switch k.Claim {
+	case ClaimFull:
+		return capDeferral(k, p)
+	case ClaimDuplicate:
+		return Effect{Do: DoFinish, Refunds: back.Refunds, Why: "this resend was already made, or is being made", Level: Info}
+	case ClaimChanged:
+		if k.ClaimHeld && !k.Yielded && k.YieldTries < RecordTries && (k.YieldTries == 0 || k.Now.Before(k.LeaseUntil)) {
+			return Effect{Do: DoYield, Detach: true}
+		}
+		back.Why = "endpoint changed before the claim; looking again"
+	default: // ClaimConflict
+		back.Why, back.Level = "the delivery changed under the claim; looking again", Debug
+		if k.Msg.Kind != KindResend {
+			back.MoveDue = k.Now.Add(time.Second)
+		}
+	}
+	return putBack(k, p, k.Now.Add(time.Second), back)
+}
+
+// afterSend: the attempt was made; record it, then finish, retry or dead-letter.
+func afterSend(k Known, p Policy) Effect {
+	manual := k.Msg.Kind == KindResend
+	if k.RecordLost {
+		return Effect{Do: DoFinish, Why: "attempt made but its claim was lost (lease expired); the new owner carries on", Level: Warn}
+	}
+	rec := record(k, p)
+	if !k.Recorded {
+		if !manual && k.RecordTries > 0 && k.RereadAt != k.RecordTries {
+			return Effect{Do: DoReread, Detach: true}
+		}
+		if k.RecordTries > 0 && k.RereadAt == k.RecordTries {
+			switch k.Reread {
+			case RecordDone:
+				k.Recorded = true
+			case RecordLost:
+				k.RecordLost = true
+				return afterSend(k, p)
+			}
+		}
+		if !k.Recorded {
+			return rec
+		}
+	}
+	if manual {
+		return Effect{Do: DoFinish, Why: "manual attempt", Level: Info}
+	}
+	o := rec.Outcome
+	switch o.Status {
+	case domain.StatusDelivered:
+		return Effect{Do: DoFinish, Why: "delivered", Level: Info, Metric: obs.MetricDelivered}
+	case domain.StatusPending:
+		return putBack(k, p, time.UnixMilli(o.NextAttemptAt), Effect{Why: "attempt failed; retry scheduled", Level: Info, Metric: obs.MetricAttemptsFailed})
+	}
+	failed := k.Claimed
+	failed.Status, failed.FailReason, failed.FailedAt = domain.StatusFailed, o.FailReason, domain.Millis(k.Answer.At)
+	failed.LastStatus, failed.LastError = k.Answer.StatusCode, k.Answer.ErrorClass
+	return Effect{Do: DoDeadLetter, Delivery: failed, Held: true, Why: "delivery failed for good", Level: Warn}
+}
+
+// record is the outcome write of the attempt answered (Known.Answer).
+func record(k Known, p Policy) Effect {
+	a, ep := *k.Answer, *k.Endpoint
+	e := Effect{Do: DoRecord, Detach: true}
+	if k.Msg.Kind == KindResend {
+		e.Logged = domain.AttemptOutcome(a.Verdict.String()) // the verdict words are the outcome words
+		e.Outcome = Outcome{Healthy: a.Verdict == retry.Delivered, DisableEndpoint: Gone(a.StatusCode)}
+		if a.Verdict == retry.Throttle {
+			e.Outcome.PauseUntil = domain.Millis(a.At.Add(min(a.RetryAfter, MaxThrottlePause)))
+		}
+		return e
+	}
+	rnd := rand.New(rand.NewPCG(k.Seed, 1))
+	o := Settle(k.Claimed, a, a.At, p.Schedule, rnd)
+	if !p.BreakerOff {
+		probe := BreakerOf(ep, a.Started) == BreakerHalfOpen
+		o.Breaker = BreakerAfterAttempt(ep, a.Result, probe, a.At, rnd)
+		switch o.Breaker.On {
+		case BreakerTripped, BreakerProbeBad:
+			e.Why, e.Level = "endpoint breaker open: no attempts until its probe", Warn
+		case BreakerProbeOK:
+			e.Why, e.Level = "endpoint breaker closed: the probe was answered", Info
+		}
+	}
+	if failing := time.UnixMilli(ep.FailingSince); !o.Healthy && !o.GiveBack && o.DisableEndpoint == "" &&
+		p.DisableAfter > 0 && ep.FailingSince != 0 && a.Started.Sub(failing) >= p.DisableAfter {
+		o.DisableEndpoint = "failing without a success since " + failing.UTC().Format(time.RFC3339)
+		e.Why, e.Level = "endpoint disabled: failing for too long", Warn
+	}
+	e.Outcome, e.Logged = o, LogOutcome(a.Verdict, o)
+	return e
+}
+
+// onError: the last effect failed with a system error.
+func onError(k Known, p Policy) Effect {
+	why := "system error: " + k.Err.Error()
+	switch k.ErrOn {
+	case DoRecord, DoYield:
+		tries := k.RecordTries
+		if k.ErrOn == DoYield {
+			tries = k.YieldTries
+		}
+		wait := 100 * time.Millisecond << min(tries, 4)
+		if tries < RecordTries && k.Now.Add(wait).Before(k.LeaseUntil) {
+			return Effect{Do: DoSleep, Until: k.Now.Add(wait), Detach: true, Why: "ending the claim failed; trying again", Level: Warn}
+		}
+		if k.ErrOn == DoYield {
+			k.Err, k.Yielded = nil, true // the next claim logs it as interrupted
+			e := Step(k, p)
+			e.Why, e.Level = "could not give the claim back; the next claim logs it as interrupted: "+why, Warn
+			return e
+		}
+		if k.Msg.Kind == KindResend {
+			// Hidden until the lease is over: the next receive takes the claim over.
+			return Effect{Do: DoRetry, Delay: k.LeaseUntil.Sub(k.Now) + time.Second, Why: why, Level: Error}
+		}
+	case DoReread:
+		k.Err, k.RereadAt, k.Reread = nil, k.RecordTries, RecordRetry
+		return Step(k, p)
+	case DoPutBack:
+		why = "could not put the message back; SQS will redeliver it: " + k.Err.Error()
+	}
+	e := Effect{Do: DoRetry, Delay: SystemErrorBackoff, Why: why, Level: Error}
+	if k.Claim == ClaimNone {
+		e.Refunds = booked(k)
+	}
+	return e
+}
+
+// afterPutBack: the message was put back (or parking found why not).
+func afterPutBack(k Known) Effect {
+	switch {
+	case k.PutBack == PutBackSuperseded:
+		return Effect{Do: DoFinish, Why: "message superseded while parking it; dropped", Level: Debug}
+	case k.PutBack != PutBackOutlives || k.FailLost:
+		return Effect{Do: DoFinish}
+	case !k.Loaded:
+		return Effect{Do: DoLoad}
+	case k.Delivery == nil:
+		return Effect{Do: DoFinish}
+	}
+	return Effect{Do: DoFail, Reason: domain.ReasonEventExpired, Why: "its wait would outlive the item", Level: Warn}
+}
+
+// putBack makes the message come back at until (at least a second on: the
+// queue's delays are whole seconds): a wait up to Policy.ParkAfter is a
+// fresh copy sent with that delay; a longer wait of a delivery's own
+// message is parked in the table and the scheduler sends it again at its
+// time (a resend's message is not the delivery's: it hops in delayed
+// copies). e carries what goes with it; MoveDue is kept only where the
+// sweeper would otherwise take the delivery for stuck.
+func putBack(k Known, p Policy, until time.Time, e Effect) Effect {
+	e.Do = DoPutBack
+	until = later(until, k.Now)
+	e.Until = until
+	wait := until.Sub(k.Now)
+	maxDelay := p.ParkAfter
+	e.Park = HowToWait(wait, maxDelay, k.Msg.Kind == KindResend) == WaitParked
+	e.Delay = min(wait, maxDelay)
+	if !e.MoveDue.IsZero() && (p.SweepGrace <= 0 || k.Delivery == nil || e.MoveDue.Sub(time.UnixMilli(k.Delivery.DueAt)) <= p.SweepGrace/2) {
+		e.MoveDue = time.Time{}
+	}
+	return e
+}
+
+func later(t, now time.Time) time.Time { return now.Add(max(t.Sub(now), time.Second)) }
+
+// capDeferral puts back a message that found its endpoint at its in-flight
+// cap; its rate slot is given back (a deferral costs the account no rate).
+func capDeferral(k Known, p Policy) Effect {
+	rnd := rand.New(rand.NewPCG(k.Seed, 2))
+	d := CapBackoffMin << min(max(k.Msg.Received+k.Msg.Deferred-1, 0), 5)
+	d = min(d, CapBackoffMax)
+	d += time.Duration(rnd.Int64N(int64(d/4) + 1))
+	e := Effect{Refunds: giveBack(k), Unslot: true, Metric: obs.MetricEndpointDeferrals}
+	if k.Msg.Kind != KindResend {
+		e.MoveDue = k.Now.Add(d)
+	}
+	return putBack(k, p, k.Now.Add(d), e)
+}
+
+// accountSlot is the account slot this attempt goes at: one booked here, or
+// the message's own when it was booked for this attempt (any, for a resend)
+// and is not missed by more than SlotTolerance. ok is false when there is
+// none.
+func accountSlot(k Known) (Slot, bool) {
+	if !k.Rate.At.IsZero() {
+		return k.Rate, true
+	}
+	m := k.Msg
+	forThis := m.Kind == KindResend || (k.Delivery != nil && m.SlotFor == k.Delivery.Attempts)
+	if !m.Slot.At.IsZero() && forThis && k.Now.Sub(m.Slot.At) <= SlotTolerance {
+		return m.Slot, true
+	}
+	return Slot{}, false
+}
+
+// sendAt is when the attempt may leave: at its account slot and at its
+// endpoint slot, whichever is later.
+func sendAt(k Known, p Policy) time.Time {
+	at, _ := accountSlot(k)
+	if k.EndpointRate.At.After(at.At) {
+		return k.EndpointRate.At
+	}
+	return at.At
+}
+
+// giveBack lists the slots booked for this attempt that it will not use.
+func giveBack(k Known) []Refund {
+	var r []Refund
+	if s, ok := accountSlot(k); ok {
+		r = append(r, Refund{LineAccount, s})
+	}
+	if !k.EndpointRate.At.IsZero() {
+		r = append(r, Refund{LineEndpoint, k.EndpointRate})
+	}
+	return r
+}
+
+// booked lists the slots booked by this run (the message's own stays with
+// the message SQS redelivers).
+func booked(k Known) []Refund {
+	var r []Refund
+	if !k.Rate.At.IsZero() {
+		r = append(r, Refund{LineAccount, k.Rate})
+	}
+	if !k.EndpointRate.At.IsZero() {
+		r = append(r, Refund{LineEndpoint, k.EndpointRate})
+	}
+	return r
+}
+
+// slotBack puts the message back for a rate slot at: a lead before it, its
+// queue delay rounded down to whole seconds (the queue's unit), so that it
+// reaches a worker between the lead and a second more before the slot, and
+// waits for it there (Policy.MaxEarly; ratelimit.Delay).
+func slotBack(k Known, p Policy, at time.Time, e Effect) Effect {
+	e = putBack(k, p, at.Add(-p.Lead), e)
+	e.Delay = e.Delay.Truncate(time.Second)
+	return e
+}
+
+func settings(ep *domain.Endpoint, p Policy) endpointcfg.Effective {
+	return endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: p.AttemptTimeout})
+}
+
+// FreeSlots lists the endpoint's in-flight slots (of max) that nobody held
+// as read, except skip, from start on (the executor spreads concurrent
+// workers over the slots with a random start).
+func FreeSlots(ep domain.Endpoint, max int, now time.Time, start int, skip map[string]bool) []string {
+	var free []string
+	for i := range max {
+		k := strconv.Itoa((start + i) % max)
+		if l, held := ep.Leases[k]; !skip[k] && (!held || l.Until < domain.Millis(now)) {
+			free = append(free, k)
+		}
+	}
+	return free
+}
