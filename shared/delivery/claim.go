@@ -6,13 +6,14 @@ import (
 	"math/rand/v2"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/inflight"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/store"
 )
 
 // claimAuto takes the delivery's next attempt (store.ClaimAttempt) on an
 // endpoint slot seen free, or one handed over by a claim of this process
-// (handoff.go) when every slot is held. The endpoint is read again as the
+// (shared/inflight) when every slot is held. The endpoint is read again as the
 // claim is made (and again after a wait for a handoff), the read and the
 // write at the same time so that it costs no round trip of its own: if the
 // endpoint changed, the claim is given back (lifecycle: DoYield) and no
@@ -23,22 +24,22 @@ func (r *run) claimAuto(ctx context.Context) error {
 	// The previous attempt's worker died after claiming it: log it, under
 	// the id it would have sent (the receiver may have seen it).
 	c.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
-	waitUntil := r.Now().Add(capWait)
+	waitUntil := r.Now().Add(inflight.Wait)
 	var check chan bool
 	for tried := map[string]bool{}; ; {
 		c.From = ""
 		if r.MaxInFlight > 0 {
 			var free bool
 			// A slot seen free that no claim here holds or is taking.
-			c.Slot, free = r.local.takeFree(r.key(), lifecycle.FreeSlots(*ep, r.MaxInFlight, r.Now(), rand.IntN(r.MaxInFlight), tried))
+			c.Slot, free = r.local.TakeFree(r.key(), lifecycle.FreeSlots(*ep, r.MaxInFlight, r.Now(), rand.IntN(r.MaxInFlight), tried))
 			if !free {
-				got, ok := r.local.await(ctx, r.key(), 2*r.MaxInFlight, waitUntil)
+				got, ok := r.local.Await(ctx, r.key(), 2*r.MaxInFlight, waitUntil)
 				if !ok {
 					k.Claim = lifecycle.ClaimFull
 					return nil
 				}
-				c.Slot, c.From, check = got.slot, got.from, nil
-				r.local.hold(r.key(), c.Slot)
+				c.Slot, c.From, check = got.Slot, got.From, nil
+				r.local.Hold(r.key(), c.Slot)
 			}
 		}
 		if check == nil {
@@ -47,7 +48,7 @@ func (r *run) claimAuto(ctx context.Context) error {
 		c.LeaseUntil = domain.Millis(r.Now().Add(r.LeaseFor))
 		claimed, err := r.Store.ClaimAttempt(ctx, d, c)
 		if err != nil && c.Slot != "" {
-			r.local.release(r.key(), c.Slot)
+			r.local.Release(r.key(), c.Slot)
 		}
 		if changed := <-check; changed {
 			r.unclaim(ctx, c, claimed, err)
@@ -81,15 +82,15 @@ func (r *run) unclaim(ctx context.Context, c store.Claim, claimed domain.Deliver
 	switch {
 	case err == nil:
 		if c.Slot != "" {
-			r.local.release(r.key(), c.Slot)
-			if r.local.handOff(r.key(), c.Slot, c.ID) {
+			r.local.Release(r.key(), c.Slot)
+			if r.local.HandOff(r.key(), c.Slot, c.ID) {
 				c.Slot = "" // a waiter here takes it over from this claim: not ours to free
 			}
 		}
 		r.taken(c, claimed)
 		r.k.ClaimHeld = true
 	case errors.Is(err, store.ErrSlotTaken) && c.From != "":
-		if !r.local.handOff(r.key(), c.Slot, c.From) {
+		if !r.local.HandOff(r.key(), c.Slot, c.From) {
 			r.Store.FreeSlot(ctx, r.msg.EndpointID, c.Slot, c.From)
 		}
 	}

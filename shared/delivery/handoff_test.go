@@ -81,61 +81,6 @@ func TestBatchBeyondTheCapIsServedByHandingSlotsOver(t *testing.T) {
 	}
 }
 
-// The handoff registry: a message waits only while a claim of its endpoint
-// is held here and the waiters are fewer than the limit; slots go to the
-// oldest waiter; a wait that ends with nothing handed leaves no trace, and
-// one handed a slot as it ends still gets it.
-func TestHandoffsWaitOnlyForALocalHolderAndServeTheOldestFirst(t *testing.T) {
-	var h handoffs
-	ctx := context.Background()
-	soon := func() time.Time { return time.Now().Add(time.Second) }
-	if _, ok := h.await(ctx, "ep", 4, soon()); ok {
-		t.Fatal("waited with no local holder")
-	}
-	if h.handOff("ep", "0", "clm_a") {
-		t.Fatal("handed a slot to nobody")
-	}
-	h.hold("ep", "1")
-	got := []chan handed{make(chan handed, 1), make(chan handed, 1)}
-	for i := 0; i < 2; i++ {
-		go func() {
-			if g, ok := h.await(ctx, "ep", 2, soon()); ok {
-				got[i] <- g
-			}
-		}()
-		waitFor(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.waiters["ep"]) == i+1 })
-	}
-	if _, ok := h.await(ctx, "ep", 2, soon()); ok {
-		t.Fatal("a third waiter past the limit of 2")
-	}
-	if !h.handOff("ep", "1", "clm_b") || !h.handOff("ep", "0", "clm_c") {
-		t.Fatal("two waiters, two handoffs refused")
-	}
-	if first, second := <-got[0], <-got[1]; first != (handed{"1", "clm_b"}) || second != (handed{"0", "clm_c"}) {
-		t.Fatalf("the first waiter got %v, the second %v: want the oldest served first", first, second)
-	}
-	if _, ok := h.await(ctx, "ep", 2, time.Now().Add(10*time.Millisecond)); ok {
-		t.Fatal("a wait with nothing handed over got a slot")
-	}
-	if h.handOff("ep", "0", "clm_d") {
-		t.Fatal("a timed-out waiter was handed a slot")
-	}
-	h.release("ep", "1")
-	if h.holds("ep") {
-		t.Fatal("holder still counted after its release")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 500 && !cond(); i++ {
-		time.Sleep(2 * time.Millisecond)
-	}
-	if !cond() {
-		t.Fatal("condition never held")
-	}
-}
-
 // slotTakenOnce answers the first claim as if another worker had just taken
 // its slot.
 type slotTakenOnce struct {

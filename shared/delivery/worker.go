@@ -16,8 +16,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gifq/webhooks/shared/deadletter"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/endpointcfg"
+	"github.com/gifq/webhooks/shared/inflight"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
@@ -86,7 +88,7 @@ type Worker struct {
 	Metrics        *obs.Metrics
 	Now            func() time.Time
 
-	local handoffs // endpoint slots handed over between this process's claims (handoff.go)
+	local inflight.Local // endpoint slots handed over between this process's claims
 }
 
 // ReasonMismatch is the DLQ reason of a message refused because the ids it
@@ -136,7 +138,7 @@ type run struct {
 	msg   queue.Message
 	k     lifecycle.Known
 	claim store.Claim
-	held  string // the endpoint slot this process holds for the claim (handoff.go)
+	held  string // the endpoint slot this process holds for the claim (shared/inflight)
 	res   sender.Result
 	m     *obs.Batch
 	log   *slog.Logger
@@ -209,7 +211,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 	case lifecycle.DoLoad:
 		snap, err := r.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: r.msg.DeliveryID, AccountID: r.msg.AccountID, EndpointID: r.msg.EndpointID, EventID: r.msg.EventID})
 		k.Loaded, k.Delivery, k.Endpoint, k.Event = err == nil, snap.Delivery, snap.Endpoint, snap.Event
-		k.HeldHere = snap.Endpoint != nil && r.local.holds(r.key())
+		k.HeldHere = snap.Endpoint != nil && r.local.Holds(r.key())
 		return err
 	case lifecycle.DoProbe:
 		err := r.Store.TakeProbe(ctx, r.msg.AccountID, r.msg.EndpointID, domain.Millis(e.Until))
@@ -266,20 +268,20 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.FailLost = errors.Is(err, store.ErrConflict)
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoDeadLetter:
-		err := SendDeadLetter(ctx, r.Store, r.Queue, e.Delivery, e.Held)
-		if err == nil || errors.Is(err, ErrNotMarked) {
+		err := deadletter.Send(ctx, r.Store, r.Queue, e.Delivery, e.Held)
+		if err == nil || errors.Is(err, deadletter.ErrNotMarked) {
 			r.m.Count(obs.MetricDeadLettered, 1)
 		}
-		if errors.Is(err, ErrNotMarked) {
+		if errors.Is(err, deadletter.ErrNotMarked) {
 			r.log.Error("DLQ message sent but not marked; it may be sent again", "error", err)
 		}
-		k.DeadLettered = err == nil || errors.Is(err, ErrNotMarked) || errors.Is(err, store.ErrConflict)
-		return ignore(err, ErrNotMarked, store.ErrConflict)
+		k.DeadLettered = err == nil || errors.Is(err, deadletter.ErrNotMarked) || errors.Is(err, store.ErrConflict)
+		return ignore(err, deadletter.ErrNotMarked, store.ErrConflict)
 	case lifecycle.DoRestart:
-		_, err := Restart(ctx, r.Store, r.Queue, r.msg.DeliveryID, r.msg.EndpointID, r.msg.Gen)
+		_, err := deadletter.Restart(ctx, r.Store, r.Queue, r.msg.DeliveryID, r.msg.EndpointID, r.msg.Gen)
 		r.log.Info("a redriven DLQ message restarted its delivery", "error", err) // conflict: no longer failed in that generation
-		k.Restarted = err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, ErrNotQueued)
-		return ignore(err, store.ErrConflict, ErrNotQueued)
+		k.Restarted = err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, deadletter.ErrNotQueued)
+		return ignore(err, store.ErrConflict, deadletter.ErrNotQueued)
 	case lifecycle.DoPutBack:
 		return r.putBack(ctx, e)
 	case lifecycle.DoQuarantine:
@@ -329,7 +331,7 @@ func (r *run) putBack(ctx context.Context, e lifecycle.Effect) error {
 }
 
 // send makes the claimed attempt; its slot goes to a message here waiting
-// for one (handoff.go) as soon as the answer is in.
+// for one (shared/inflight) as soon as the answer is in.
 func (r *run) send(ctx context.Context) {
 	ep, ev, d := r.k.Endpoint, r.k.Event, r.k.Delivery
 	cfg := endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: r.AttemptTimeout})
@@ -338,7 +340,7 @@ func (r *run) send(ctx context.Context) {
 	r.res = r.Sender.Send(ctx, sender.Request{URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(now), V1aKeys: ep.V1aKeys(now),
 		OmitV1: !ep.SignsV1(), EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: id, AttemptNum: num,
 		Timeout: cfg.Timeout, Headers: cfg.Headers})
-	if r.claim.Slot != "" && r.local.handOff(r.key(), r.claim.Slot, r.claim.ID) {
+	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
 		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
 		r.m.Count(obs.MetricSlotHandoffs, 1)
 	}
@@ -370,7 +372,7 @@ func (r *run) line(l lifecycle.Line) string {
 
 func (r *run) unhold() {
 	if r.held != "" {
-		r.local.release(r.key(), r.held)
+		r.local.Release(r.key(), r.held)
 	}
 }
 

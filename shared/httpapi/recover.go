@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/deadletter"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -62,11 +62,11 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	var firstErr error
 	var mu sync.Mutex
 	eachConcurrently(len(ids), func(i int) {
-		_, err := delivery.Restart(ctx, a.Store, a.Queue, ids[i], ep.ID, -1)
+		_, err := deadletter.Restart(ctx, a.Store, a.Queue, ids[i], ep.ID, -1)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
-		case err == nil, errors.Is(err, delivery.ErrNotQueued): // queued by the sweeper if the send was lost
+		case err == nil, errors.Is(err, deadletter.ErrNotQueued): // queued by the sweeper if the send was lost
 			recovered++
 		case errors.Is(err, store.ErrConflict): // restarted meanwhile
 			skipped++

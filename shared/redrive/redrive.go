@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/deadletter"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
@@ -82,7 +82,7 @@ type SQS interface {
 
 // Store is what redrive needs of the table.
 type Store interface {
-	delivery.Restarter
+	deadletter.Restarter
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 }
 
@@ -91,7 +91,7 @@ type Redriver struct {
 	SQS     SQS
 	DLQURL  string
 	Store   Store
-	Queue   delivery.MessageSender
+	Queue   deadletter.MessageSender
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	// Margin before the invocation's deadline (ctx.Deadline) at which a run
@@ -212,9 +212,9 @@ func (r *Redriver) handle(ctx context.Context, req Request, m types.Message, res
 		log.Warn("poison resend message sent back to the delivery queue")
 		return true
 	}
-	_, err = delivery.Restart(ctx, r.Store, r.Queue, msg.DeliveryID, msg.EndpointID, msg.Gen)
+	_, err = deadletter.Restart(ctx, r.Store, r.Queue, msg.DeliveryID, msg.EndpointID, msg.Gen)
 	switch {
-	case err == nil, errors.Is(err, delivery.ErrNotQueued):
+	case err == nil, errors.Is(err, deadletter.ErrNotQueued):
 		res.Moved++
 		log.Info("delivery restarted from the DLQ")
 		return true

@@ -20,7 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/deadletter"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
@@ -35,7 +35,7 @@ type Store interface {
 	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
-	delivery.DeadLetterStore
+	deadletter.DeadLetterStore
 }
 
 // Queue sends the sweeper's messages, and tells whether the delivery queue
@@ -243,11 +243,11 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, requeue
 }
 
 func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, claimHeld bool, r *Result) error {
-	switch err := delivery.SendDeadLetter(ctx, s.Store, s.Queue, d, claimHeld); {
+	switch err := deadletter.Send(ctx, s.Store, s.Queue, d, claimHeld); {
 	case errors.Is(err, store.ErrConflict):
 		r.Skipped++ // being sent right now
 		return nil
-	case err != nil && !errors.Is(err, delivery.ErrNotMarked):
+	case err != nil && !errors.Is(err, deadletter.ErrNotMarked):
 		return err
 	}
 	r.DeadLettered++

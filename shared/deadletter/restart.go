@@ -1,4 +1,4 @@
-package delivery
+package deadletter
 
 import (
 	"context"

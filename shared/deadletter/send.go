@@ -1,4 +1,6 @@
-package delivery
+// Package deadletter sends a failed delivery's DLQ message once, and
+// restarts a dead-lettered delivery with a new series.
+package deadletter
 
 import (
 	"context"
@@ -24,14 +26,14 @@ type DeadLetterQueue interface {
 // sent again (after the DLQ claim runs out), never lost.
 var ErrNotMarked = errors.New("DLQ message sent but not marked")
 
-// SendDeadLetter is the one DLQ sequence, used by the worker and the
+// Send is the one DLQ sequence, used by the worker and the
 // sweeper: take the DLQ claim (unless the caller already holds it, as the
 // writer of the failure does), send the message, and mark the generation
 // sent. If the process dies in between, the delivery stays in the sweep
 // index and the sweeper (or its message) takes over after the claim runs
 // out: the one case where a DLQ message can be sent twice. store.ErrConflict
 // means someone else holds the claim or it was sent.
-func SendDeadLetter(ctx context.Context, st DeadLetterStore, q DeadLetterQueue, d domain.Delivery, claimHeld bool) error {
+func Send(ctx context.Context, st DeadLetterStore, q DeadLetterQueue, d domain.Delivery, claimHeld bool) error {
 	if !claimHeld {
 		if err := st.ClaimDeadLetter(ctx, d.ID); err != nil {
 			return err

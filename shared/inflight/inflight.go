@@ -1,4 +1,6 @@
-package delivery
+// Package inflight hands an endpoint's in-flight slot over between the
+// claims of one process.
+package inflight
 
 import (
 	"context"
@@ -9,12 +11,12 @@ import (
 // Handing an endpoint's in-flight slot over, in one process.
 //
 // With the per-endpoint cap, a message that finds every slot held used to go
-// back to the queue for at least a second (capBackoff), and the slots it
+// back to the queue for at least a second (lifecycle.CapBackoffMin and on), and the slots it
 // could have used sat idle: a burst to one endpoint with the cap of 5 drained
 // at a third of what 5 slots allow, and its messages went round the queue
 // several times each. Now, when a claim of the same endpoint is held in this
 // process (a Lambda batch holds up to 10 messages, make dev all of them), the
-// message waits a little (capWait) for it: the holder, once its POST has
+// message waits a little (Wait) for it: the holder, once its POST has
 // answered, hands its slot to the oldest waiter instead of freeing it, and the
 // waiter's claim takes the slot over from the holder's claim (store.Claim's
 // From) in the one conditional write that takes a slot anyway. The cap still
@@ -22,35 +24,35 @@ import (
 // DynamoDB still decides who holds it, and a process that dies loses only its
 // own leases, which run out as before.
 
-// capWait is how long a message waits in the worker for a slot handed over
+// Wait is how long a message waits in the worker for a slot handed over
 // by a claim of the same endpoint in this process, before going back to the
-// queue (capBackoff). Several attempts to a healthy endpoint end in that
+// queue (lifecycle.CapBackoffMin and on). Several attempts to a healthy endpoint end in that
 // time; an endpoint slow enough to hold its slots longer is what the
 // back-off is for, and waiting longer would hold invocations idle.
-const capWait = 250 * time.Millisecond
+const Wait = 250 * time.Millisecond
 
-// handed is a slot given to a waiter: its key and the claim that held it.
-type handed struct{ slot, from string }
+// Handed is a slot given to a waiter: its key and the claim that held it.
+type Handed struct{ Slot, From string }
 
-type slotWaiter struct{ got chan handed }
+type slotWaiter struct{ got chan Handed }
 
 // handoffs are the endpoints' local claims and waiters, keyed by endpoint.
-type handoffs struct {
+type Local struct {
 	mu      sync.Mutex
 	holders map[string]map[string]int // endpoint -> slot -> claims holding it here (two while it is handed over)
 	waiters map[string][]*slotWaiter  // oldest first
 }
 
-// hold counts a claim of the endpoint holding slot here, from the moment it
+// Hold counts a claim of the endpoint holding slot here, from the moment it
 // is taken (so that a message losing the race to it waits for it, and
-// another message here picks another slot), until release.
-func (h *handoffs) hold(endpoint, slot string) {
+// another message here picks another slot), until Release.
+func (h *Local) Hold(endpoint, slot string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.holdLocked(endpoint, slot)
 }
 
-func (h *handoffs) holdLocked(endpoint, slot string) {
+func (h *Local) holdLocked(endpoint, slot string) {
 	if h.holders == nil {
 		h.holders = map[string]map[string]int{}
 	}
@@ -61,7 +63,7 @@ func (h *handoffs) holdLocked(endpoint, slot string) {
 }
 
 // release ends one hold of the endpoint's slot.
-func (h *handoffs) release(endpoint, slot string) {
+func (h *Local) Release(endpoint, slot string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	slots := h.holders[endpoint]
@@ -77,7 +79,7 @@ func (h *handoffs) release(endpoint, slot string) {
 // is taking, for a claim about to take it: a snapshot may still show a slot
 // free that a claim here has just taken, and a claim for it would only lose
 // the race. false when every one is held here.
-func (h *handoffs) takeFree(endpoint string, slots []string) (string, bool) {
+func (h *Local) TakeFree(endpoint string, slots []string) (string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, slot := range slots {
@@ -91,7 +93,7 @@ func (h *handoffs) takeFree(endpoint string, slots []string) (string, bool) {
 
 // handOff gives slot, held by claim from, to the endpoint's oldest waiter;
 // false when none waits (the caller frees the slot).
-func (h *handoffs) handOff(endpoint, slot, from string) bool {
+func (h *Local) HandOff(endpoint, slot, from string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.waiters[endpoint]
@@ -104,24 +106,24 @@ func (h *handoffs) handOff(endpoint, slot, from string) bool {
 	} else {
 		h.waiters[endpoint] = q[1:]
 	}
-	w.got <- handed{slot: slot, from: from} // buffered: never blocks
+	w.got <- Handed{Slot: slot, From: from} // buffered: never blocks
 	return true
 }
 
-// await waits until until for a slot of the endpoint handed over here. It
+// await waits until until for a slot of the endpoint Handed over here. It
 // waits only when a claim of the endpoint is held here (no handoff can come
 // otherwise) and fewer than max others wait already (each holds a message,
 // and a Lambda invocation, idle); ok is false when it did not get one.
-func (h *handoffs) await(ctx context.Context, endpoint string, max int, until time.Time) (handed, bool) {
+func (h *Local) Await(ctx context.Context, endpoint string, max int, until time.Time) (Handed, bool) {
 	h.mu.Lock()
 	if len(h.holders[endpoint]) == 0 || len(h.waiters[endpoint]) >= max {
 		h.mu.Unlock()
-		return handed{}, false
+		return Handed{}, false
 	}
 	if h.waiters == nil {
 		h.waiters = map[string][]*slotWaiter{}
 	}
-	w := &slotWaiter{got: make(chan handed, 1)}
+	w := &slotWaiter{got: make(chan Handed, 1)}
 	h.waiters[endpoint] = append(h.waiters[endpoint], w)
 	h.mu.Unlock()
 
@@ -142,14 +144,14 @@ func (h *handoffs) await(ctx context.Context, endpoint string, max int, until ti
 			if len(h.waiters[endpoint]) == 0 {
 				delete(h.waiters, endpoint)
 			}
-			return handed{}, false
+			return Handed{}, false
 		}
 	}
-	return <-w.got, true // handed over as the wait ended: it is ours to use or pass on
+	return <-w.got, true // Handed over as the wait ended: it is ours to use or pass on
 }
 
 // holds reports whether a claim of the endpoint holds a slot here.
-func (h *handoffs) holds(endpoint string) bool {
+func (h *Local) Holds(endpoint string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.holders[endpoint]) > 0

@@ -1,0 +1,405 @@
+package lifecycle_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/retry"
+)
+
+// The step's rules, one table row each, with plain values: no emulators,
+// no clock, no goroutines. A rule changes here and in lifecycle/step.go.
+
+var policy = lifecycle.Policy{Schedule: retry.Default(), MaxInFlight: 5, SweepGrace: 5 * time.Minute, ParkAfter: 15 * time.Minute,
+	LeaseFor: 30 * time.Second, AttemptTimeout: 10 * time.Second, Lead: time.Second, MaxEarly: 2 * time.Second}
+
+// known is a deliver message for a pending delivery due now, loaded.
+func known() lifecycle.Known {
+	d, ep, ev := pending()
+	d.DueAt = d.NextAttemptAt
+	m := msgFor(d)
+	m.Kind, m.Received = lifecycle.KindDeliver, 1
+	return lifecycle.Known{Msg: m, Now: now, Seed: 7, Loaded: true, Delivery: &d, Endpoint: &ep, Event: &ev}
+}
+
+// booked is known with a near account slot booked and waited for: next, the claim.
+func booked() lifecycle.Known {
+	k := known()
+	k.Rate = lifecycle.Slot{At: now, Interval: 200 * time.Millisecond}
+	return k
+}
+
+// claimed is booked with the claim taken: next, the attempt.
+func claimed() lifecycle.Known {
+	k := booked()
+	k.Claim, k.Claimed = lifecycle.ClaimTaken, *k.Delivery
+	k.Claimed.Attempts++
+	k.ClaimID, k.AttemptID, k.LeaseUntil = "clm_1", "att_1", now.Add(30*time.Second)
+	return k
+}
+
+// answered is claimed with the attempt answered status (0: a timeout).
+func answered(status int) lifecycle.Known {
+	k := claimed()
+	r := retry.Result{StatusCode: status}
+	if status == 0 {
+		r.ErrorClass = retry.ErrTimeout
+	}
+	k.Answer = &lifecycle.Answer{Result: r, Verdict: retry.Classify(r), Started: now, At: now.Add(100 * time.Millisecond)}
+	return k
+}
+
+func TestStep(t *testing.T) {
+	slot := func(d time.Duration) lifecycle.Slot {
+		return lifecycle.Slot{At: now.Add(d), Interval: 200 * time.Millisecond}
+	}
+	cases := []struct {
+		name  string
+		known func() lifecycle.Known
+		p     func(*lifecycle.Policy)
+		want  lifecycle.Effect // the fields compared: Do, and each one set here
+	}{
+		{"a message is loaded first", func() lifecycle.Known { k := known(); k.Loaded = false; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoLoad}},
+		{"a message far ahead of its slot goes back a lead before it, before any read", func() lifecycle.Known {
+			k := known()
+			k.Loaded, k.Msg.Slot = false, slot(10*time.Second+300*time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(9*time.Second + 300*time.Millisecond), Delay: 9 * time.Second}},
+		{"a delivery gone is dropped", func() lifecycle.Known { k := known(); k.Delivery = nil; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoFinish}},
+		{"a message of an older generation is dropped", func() lifecycle.Known { k := known(); k.Msg.Gen--; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoFinish}},
+		{"a message that lies about its delivery is quarantined", func() lifecycle.Known { k := known(); k.Msg.AccountID = "acct_b"; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoQuarantine}},
+		{"a failed delivery whose DLQ message was never sent is dead-lettered", func() lifecycle.Known {
+			k := known()
+			k.Delivery.Status, k.Delivery.DLQPending = domain.StatusFailed, true
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoDeadLetter, Held: false}},
+		{"an attempt another worker holds is looked at again when its lease ends", func() lifecycle.Known {
+			k := known()
+			k.Delivery.LeaseUntil = ms(20 * time.Second)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(20 * time.Second), Delay: 20 * time.Second}},
+		{"a wait past the queue's 15-minute delay is parked", func() lifecycle.Known {
+			k := known()
+			k.Delivery.NextAttemptAt = ms(time.Hour)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Hour), Park: true}},
+		{"a resend's long wait hops in delayed copies", func() lifecycle.Known {
+			k := known()
+			k.Msg.Kind = lifecycle.KindResend
+			k.Endpoint.PausedUntil = ms(time.Hour)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Hour), Delay: 15 * time.Minute, Park: false}},
+		{"the last attempt claimed by a worker that died fails as exhausted", func() lifecycle.Known {
+			k := known()
+			k.Delivery.Attempts = 8
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFail, Reason: domain.ReasonExhausted}},
+		{"a disabled endpoint fails the delivery", func() lifecycle.Known { k := known(); k.Endpoint.Disabled = true; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoFail, Reason: domain.ReasonEndpointDisabled}},
+		{"an open breaker defers, moving the due time past half the sweep grace", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.BreakerOpenUntil = ms(4 * time.Minute)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(4 * time.Minute), MoveDue: now.Add(4 * time.Minute), Metric: obs.MetricEndpointDeferrals}},
+		{"an open breaker past the delivery's deadline fails it as endpoint_unavailable", func() lifecycle.Known {
+			k := known()
+			k.Delivery.CreatedAt = ms(-200 * time.Hour)
+			k.Endpoint.BreakerOpenUntil = ms(4 * time.Minute)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFail, Reason: domain.ReasonEndpointUnavailable}},
+		{"a half-open breaker: take the probe", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.BreakerOpenUntil, k.Endpoint.BreakerFails = ms(-time.Second), 5
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoProbe, Until: now.Add(30 * time.Second)}},
+		{"the probe lost to another worker: look again in a second", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.BreakerOpenUntil, k.ProbeLost = ms(-time.Second), true
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Second)}},
+		{"the breaker off: no probe", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.BreakerOpenUntil = ms(-time.Second)
+			return k
+		}, func(p *lifecycle.Policy) { p.BreakerOff = true }, lifecycle.Effect{Do: lifecycle.DoReserve, Line: lifecycle.LineAccount}},
+		{"every in-flight slot held elsewhere: back off, giving the carried slot back", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.Leases = fullLeases(5)
+			k.Msg.Slot, k.Msg.SlotFor = slot(0), 0
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Unslot: true, Metric: obs.MetricEndpointDeferrals,
+			Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: slot(0)}}}},
+		{"every slot held, one by a claim here: go on and wait for its handoff", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.Leases, k.HeldHere = fullLeases(5), true
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve, Line: lifecycle.LineAccount}},
+		{"the cap off: no slot needed", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.Leases = fullLeases(5)
+			return k
+		}, func(p *lifecycle.Policy) { p.MaxInFlight = 0 }, lifecycle.Effect{Do: lifecycle.DoReserve}},
+		{"no slot carried: book one", known, nil, lifecycle.Effect{Do: lifecycle.DoReserve, Line: lifecycle.LineAccount}},
+		{"the slot carried, for this attempt: used, no booking", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot = slot(0)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoClaim}},
+		{"the slot carried, booked for an earlier attempt: book another", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Delivery.Attempts = slot(0), 1
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve}},
+		{"the slot carried, missed by more than the tolerance: book another", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot = slot(-lifecycle.SlotTolerance - time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve}},
+		{"a slot booked far: back carrying it, no claim, the due time moved to it", func() lifecycle.Known {
+			k := known()
+			k.Rate = slot(400 * time.Second)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(399 * time.Second), Delay: 399 * time.Second, SetSlot: ptr(slot(400 * time.Second)),
+			NotDeferral: true, MoveDue: now.Add(400 * time.Second), Metric: obs.MetricRateLimitDeferrals}},
+		{"a slot booked near: wait for it, then claim a little ahead", func() lifecycle.Known {
+			k := known()
+			k.Rate = slot(800 * time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(800*time.Millisecond - lifecycle.ClaimAhead)}},
+		{"an endpoint with its own rate books on its own line too", func() lifecycle.Known {
+			k := booked()
+			k.Endpoint.Settings.RatePerSecond = 2
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve, Line: lifecycle.LineEndpoint, Rate: 2}},
+		{"its own slot far: back, both slots given back", func() lifecycle.Known {
+			k := booked()
+			k.Endpoint.Settings.RatePerSecond = 2
+			k.EndpointRate = slot(30 * time.Second)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Unslot: true, NotDeferral: true,
+			Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: booked().Rate}, {Line: lifecycle.LineEndpoint, Slot: slot(30 * time.Second)}}}},
+		{"a limiter that fails closes the gate: the message goes back delayed, never out now", func() lifecycle.Known {
+			k := known()
+			k.Err, k.ErrOn = errors.New("throttled"), lifecycle.DoReserve
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRetry, Delay: lifecycle.SystemErrorBackoff}},
+		{"a claim that failed on a system error gives back the slot it booked", func() lifecycle.Known {
+			k := booked()
+			k.Err, k.ErrOn = errors.New("unavailable"), lifecycle.DoClaim
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRetry, Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: booked().Rate}}}},
+		{"every slot taken while we waited: back off, the slot given back", func() lifecycle.Known {
+			k := booked()
+			k.Claim = lifecycle.ClaimFull
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Unslot: true, Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: booked().Rate}}}},
+		{"the endpoint changed under a claim taken: give it back first", func() lifecycle.Known {
+			k := claimed()
+			k.Claim, k.ClaimHeld = lifecycle.ClaimChanged, true
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoYield, Detach: true}},
+		{"given back: look again in a second, the slot returned", func() lifecycle.Known {
+			k := claimed()
+			k.Claim, k.ClaimHeld, k.Yielded = lifecycle.ClaimChanged, true, true
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Second), Unslot: true,
+			Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: booked().Rate}}}},
+		{"a yield that keeps failing never counts an attempt: the message goes back all the same", func() lifecycle.Known {
+			k := claimed()
+			k.Claim, k.ClaimHeld, k.YieldTries = lifecycle.ClaimChanged, true, lifecycle.RecordTries
+			k.Err, k.ErrOn = errors.New("throttled"), lifecycle.DoYield
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Second), Unslot: true}},
+		{"a resend already made is not made again", func() lifecycle.Known {
+			k := booked()
+			k.Msg.Kind, k.Claim = lifecycle.KindResend, lifecycle.ClaimDuplicate
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: booked().Rate}}}},
+		{"claimed ahead of the slot: wait for it", func() lifecycle.Known {
+			k := claimed()
+			k.Rate = slot(40 * time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(40 * time.Millisecond)}},
+		{"claimed at the slot: send", claimed, nil, lifecycle.Effect{Do: lifecycle.DoSend}},
+		{"a 200: record it delivered", func() lifecycle.Known { return answered(200) }, nil,
+			lifecycle.Effect{Do: lifecycle.DoRecord, Detach: true, Logged: domain.OutcomeDelivered,
+				Outcome: lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}}},
+		{"recorded delivered: finish", func() lifecycle.Known { k := answered(200); k.Recorded = true; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricDelivered}},
+		{"a 410: the endpoint is disabled with the outcome", func() lifecycle.Known { return answered(410) }, nil,
+			lifecycle.Effect{Do: lifecycle.DoRecord, Outcome: lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected, DisableEndpoint: lifecycle.GoneReason}}},
+		{"a 500 recorded: back at the next attempt's time", func() lifecycle.Known { k := answered(500); k.Recorded = true; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoPutBack, Metric: obs.MetricAttemptsFailed}},
+		{"the 8th attempt's 500 recorded: dead-letter the failed delivery", func() lifecycle.Known {
+			k := answered(500)
+			k.Claimed.Attempts, k.Recorded = 8, true
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoDeadLetter, Held: true}},
+		{"the 5th timeout in a row opens the breaker", func() lifecycle.Known {
+			k := answered(0)
+			k.Endpoint.BreakerFails = 4
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRecord, Level: lifecycle.Warn, Why: "endpoint breaker open: no attempts until its probe"}},
+		{"failing past DisableAfter: disable the endpoint", func() lifecycle.Known {
+			k := answered(500)
+			k.Endpoint.FailingSince = ms(-6 * 24 * time.Hour)
+			return k
+		}, func(p *lifecycle.Policy) { p.DisableAfter = 5 * 24 * time.Hour },
+			lifecycle.Effect{Do: lifecycle.DoRecord, Why: "endpoint disabled: failing for too long"}},
+		{"an outcome write that failed: wait, then read the delivery again", func() lifecycle.Known {
+			k := answered(200)
+			k.RecordTries, k.Err, k.ErrOn = 1, errors.New("conflict"), lifecycle.DoRecord
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(200 * time.Millisecond), Detach: true}},
+		{"after the wait: read again", func() lifecycle.Known { k := answered(200); k.RecordTries = 1; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoReread}},
+		{"read again, the write was applied after all: finish", func() lifecycle.Known {
+			k := answered(200)
+			k.RecordTries, k.RereadAt, k.Reread = 1, 1, lifecycle.RecordDone
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricDelivered}},
+		{"read again, the claim lost to a new owner: finish, it carries on", func() lifecycle.Known {
+			k := answered(200)
+			k.RecordTries, k.RereadAt, k.Reread = 1, 1, lifecycle.RecordLost
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Level: lifecycle.Warn}},
+		{"read again, still ours: write it again", func() lifecycle.Known {
+			k := answered(200)
+			k.RecordTries, k.RereadAt, k.Reread = 1, 1, lifecycle.RecordRetry
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRecord}},
+		{"the outcome write failing past its tries: SQS redelivers", func() lifecycle.Known {
+			k := answered(200)
+			k.RecordTries, k.Err, k.ErrOn = lifecycle.RecordTries, errors.New("conflict"), lifecycle.DoRecord
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRetry, Delay: lifecycle.SystemErrorBackoff}},
+		{"a resend's outcome write failing for good: hidden until its lease is over, then taken over", func() lifecycle.Known {
+			k := answered(200)
+			k.Msg.Kind = lifecycle.KindResend
+			k.RecordTries, k.Err, k.ErrOn = lifecycle.RecordTries, errors.New("conflict"), lifecycle.DoRecord
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRetry, Delay: 31 * time.Second}},
+		{"a wait that would outlive the item: fail it as expired", func() lifecycle.Known {
+			k := known()
+			k.PutBack = lifecycle.PutBackOutlives
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFail, Reason: domain.ReasonEventExpired}},
+		{"failed: dead-letter it, holding the DLQ claim", func() lifecycle.Known {
+			k := known()
+			f := *k.Delivery
+			f.Status = domain.StatusFailed
+			k.Failed = &f
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoDeadLetter, Held: true}},
+		{"a redriven DLQ message restarts its delivery", func() lifecycle.Known {
+			k := known()
+			k.Msg.Kind, k.Loaded = lifecycle.KindDeadLetter, false
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRestart}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := policy
+			if c.p != nil {
+				c.p(&p)
+			}
+			got := lifecycle.Step(c.known(), p)
+			if again := lifecycle.Step(c.known(), p); !reflect.DeepEqual(got, again) {
+				t.Fatalf("not a function of its input: %+v, then %+v", got, again)
+			}
+			checkEffect(t, got, c.want)
+		})
+	}
+}
+
+// checkEffect compares the fields of want that are set (Do always).
+func checkEffect(t *testing.T, got, want lifecycle.Effect) {
+	t.Helper()
+	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range w.NumField() {
+		name := w.Type().Field(i).Name
+		if name != "Do" && w.Field(i).IsZero() {
+			continue
+		}
+		if wt, ok := w.Field(i).Interface().(time.Time); ok && wt.Equal(g.Field(i).Interface().(time.Time)) {
+			continue
+		}
+		if !reflect.DeepEqual(g.Field(i).Interface(), w.Field(i).Interface()) {
+			t.Errorf("%s = %+v, want %+v (effect %s: %+v)", name, g.Field(i).Interface(), w.Field(i).Interface(), got.Do, got)
+		}
+	}
+}
+
+func fullLeases(n int) map[string]domain.Lease {
+	l := map[string]domain.Lease{}
+	for i := range n {
+		l[string(rune('0'+i))] = domain.Lease{Claim: "clm_x", Until: ms(time.Minute)}
+	}
+	return l
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// One message's whole path, the executor played by the test: the effects
+// in order for a first attempt answered 200, and for one answered 500.
+func TestStepPath(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		want   []lifecycle.Do
+	}{
+		{200, []lifecycle.Do{lifecycle.DoLoad, lifecycle.DoReserve, lifecycle.DoClaim, lifecycle.DoSend, lifecycle.DoRecord, lifecycle.DoFinish}},
+		{500, []lifecycle.Do{lifecycle.DoLoad, lifecycle.DoReserve, lifecycle.DoClaim, lifecycle.DoSend, lifecycle.DoRecord, lifecycle.DoPutBack, lifecycle.DoFinish}},
+	} {
+		full := known()
+		k := lifecycle.Known{Msg: full.Msg, Now: now, Seed: 1}
+		var got []lifecycle.Do
+		for range 20 {
+			e := lifecycle.Step(k, policy)
+			got = append(got, e.Do)
+			switch e.Do {
+			case lifecycle.DoFinish:
+			case lifecycle.DoLoad:
+				k.Loaded, k.Delivery, k.Endpoint, k.Event = true, full.Delivery, full.Endpoint, full.Event
+			case lifecycle.DoReserve:
+				k.Rate = lifecycle.Slot{At: now, Interval: time.Second}
+			case lifecycle.DoClaim:
+				k.Claim, k.Claimed, k.LeaseUntil = lifecycle.ClaimTaken, *full.Delivery, now.Add(time.Minute)
+				k.Claimed.Attempts++
+			case lifecycle.DoSend:
+				r := retry.Result{StatusCode: c.status}
+				k.Answer = &lifecycle.Answer{Result: r, Verdict: retry.Classify(r), Started: now, At: now}
+			case lifecycle.DoRecord:
+				k.Recorded = true
+			case lifecycle.DoPutBack:
+				k.PutBack = lifecycle.PutBackDone
+			default:
+				t.Fatalf("unexpected effect %s", e.Do)
+			}
+			if e.Do == lifecycle.DoFinish {
+				break
+			}
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%d: path %v, want %v", c.status, got, c.want)
+		}
+	}
+}
+
+// A deferral moves the due time only when the sweeper would otherwise take
+// the delivery for stuck (past half its grace): a short one writes nothing.
+func TestShortDeferralLeavesTheDueTimeAlone(t *testing.T) {
+	k := known()
+	k.Endpoint.BreakerOpenUntil = ms(30 * time.Second)
+	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoPutBack || !e.MoveDue.IsZero() {
+		t.Fatalf("%s, MoveDue %v: want a put-back that moves nothing", e.Do, e.MoveDue)
+	}
+}
