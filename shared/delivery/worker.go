@@ -230,10 +230,15 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.Slept = e.Until
 		return sleepUntil(ctx, e.Until)
 	case lifecycle.DoClaim:
+		c := inflight.Claimer{Local: &r.local, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
+		claim := func() (inflight.Taken, error) { return c.Auto(ctx, *d, k.Endpoint) }
 		if r.msg.Kind == queue.KindResend {
-			return r.claimManual(ctx)
+			claim = func() (inflight.Taken, error) { return c.Manual(ctx, *d, k.Endpoint, r.msg.AttemptID) }
 		}
-		return r.claimAuto(ctx)
+		t, err := claim()
+		r.claim, r.held = t.Claim, t.Slot
+		k.Claim, k.ClaimHeld, k.Claimed, k.LeaseUntil = t.Result, t.Held, t.Claimed, millis(t.Claim.LeaseUntil)
+		return err
 	case lifecycle.DoYield:
 		k.YieldTries++
 		err := r.Store.YieldClaim(ctx, *d, k.Claimed, r.claim)

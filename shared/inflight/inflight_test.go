@@ -60,4 +60,3 @@ func waitFor(t *testing.T, cond func() bool) {
 		t.Fatal("condition never held")
 	}
 }
-

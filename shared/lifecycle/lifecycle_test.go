@@ -323,15 +323,10 @@ func TestDiagramMatchesTheTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(doc), "```mermaid\n")
-	block, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/lifecycle.md has no mermaid block")
-	}
 	if !strings.Contains(string(doc), lifecycle.MarkdownTable(lifecycle.Transitions)) {
 		t.Errorf("docs/lifecycle.md's table differs from lifecycle.Transitions; it should contain:\n%s", lifecycle.MarkdownTable(lifecycle.Transitions))
 	}
-	if block != lifecycle.Mermaid(lifecycle.Transitions) {
+	if !strings.Contains(string(doc), "```mermaid\n"+lifecycle.Mermaid(lifecycle.Transitions)+"```") {
 		t.Fatalf("docs/lifecycle.md's diagram differs from lifecycle.Transitions; replace its mermaid block with:\n%s", lifecycle.Mermaid(lifecycle.Transitions))
 	}
 }

@@ -45,7 +45,12 @@ const (
 var doNames = [...]string{"finish", "retry", "load", "probe", "reserve", "sleep", "claim", "yield", "send",
 	"record", "reread", "fail", "dead_letter", "restart", "put_back", "quarantine"}
 
-func (d Do) String() string { return doNames[d] }
+func (d Do) String() string {
+	if d == Arrived {
+		return "message"
+	}
+	return doNames[d]
+}
 
 // The kinds of queue message (queue.Kind*).
 const (
@@ -129,7 +134,7 @@ type ClaimResult int
 // The claim results.
 const (
 	ClaimNone      ClaimResult = iota // not tried yet
-	ClaimTaken                        // ours: Known.Claimed, .ClaimID, .AttemptID, .LeaseUntil
+	ClaimTaken                        // ours: Known.Claimed, .LeaseUntil
 	ClaimFull                         // every in-flight slot held, none handed over in time
 	ClaimConflict                     // the delivery changed under us
 	ClaimChanged                      // the endpoint was disabled, deleted or re-pointed (Known.ClaimHeld: the claim was taken and must be yielded)
@@ -171,7 +176,6 @@ type Known struct {
 	Claim                 ClaimResult
 	ClaimHeld             bool // with ClaimChanged
 	Claimed               domain.Delivery
-	ClaimID, AttemptID    string
 	LeaseUntil            time.Time
 	Yielded               bool
 	YieldTries            int

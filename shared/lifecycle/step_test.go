@@ -39,7 +39,7 @@ func claimed() lifecycle.Known {
 	k := booked()
 	k.Claim, k.Claimed = lifecycle.ClaimTaken, *k.Delivery
 	k.Claimed.Attempts++
-	k.ClaimID, k.AttemptID, k.LeaseUntil = "clm_1", "att_1", now.Add(30*time.Second)
+	k.LeaseUntil = now.Add(30 * time.Second)
 	return k
 }
 
