@@ -25,6 +25,7 @@ import (
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
@@ -142,11 +143,12 @@ func (a *App) API() *httpapi.API {
 // Worker is the deliver function's handler.
 func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
-		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
-		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
-		DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
-		BreakerOff: !a.Config.Breaker,
-		Log:        a.Log, Metrics: a.Metrics, Now: a.Now,
+		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight,
+			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
+			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
+			BreakerOff: !a.Config.Breaker},
+		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender,
+		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
 

@@ -11,14 +11,14 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
-// DeadLetterStore is the table's part in dead-lettering.
-type DeadLetterStore interface {
+// Store is the table's part in dead-lettering.
+type Store interface {
 	ClaimDeadLetter(context.Context, string) error
 	MarkDeadLettered(ctx context.Context, id string, gen int) error
 }
 
-// DeadLetterQueue sends to the DLQ.
-type DeadLetterQueue interface {
+// Queue sends to the DLQ.
+type Queue interface {
 	DeadLetter(context.Context, queue.Message) error
 }
 
@@ -33,7 +33,7 @@ var ErrNotMarked = errors.New("DLQ message sent but not marked")
 // index and the sweeper (or its message) takes over after the claim runs
 // out: the one case where a DLQ message can be sent twice. store.ErrConflict
 // means someone else holds the claim or it was sent.
-func Send(ctx context.Context, st DeadLetterStore, q DeadLetterQueue, d domain.Delivery, claimHeld bool) error {
+func Send(ctx context.Context, st Store, q Queue, d domain.Delivery, claimHeld bool) error {
 	if !claimHeld {
 		if err := st.ClaimDeadLetter(ctx, d.ID); err != nil {
 			return err

@@ -31,29 +31,25 @@ import (
 
 // Store is what the worker needs of the table.
 type Store interface {
+	inflight.Claims      // the claims, the endpoint read again
+	deadletter.Store     // the DLQ claim and mark
+	deadletter.Restarter // a redriven delivery
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
-	ClaimAttempt(context.Context, domain.Delivery, store.Claim) (domain.Delivery, error)
 	YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim) error
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
+	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
-	ClaimDeadLetter(context.Context, string) error
 	PushDue(ctx context.Context, id string, gen int, until int64) error
 	ParkDelivery(ctx context.Context, id string, p store.Park) error
 	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
-	MarkDeadLettered(ctx context.Context, id string, gen int) error
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
-	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
-	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
-	ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error
-	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
-	FreeSlot(ctx context.Context, endpointID, slot, claim string)
 }
 
 // Queue is what the worker needs of SQS.
 type Queue interface {
+	deadletter.Queue
 	Send(context.Context, queue.Message, time.Duration) error
 	Hide(ctx context.Context, receipt string, d time.Duration) error
-	DeadLetter(context.Context, queue.Message) error
 	DeadLetterRaw(ctx context.Context, body, reason string) error
 }
 
@@ -69,24 +65,17 @@ type Sender interface {
 	Send(context.Context, sender.Request) sender.Result
 }
 
-// Worker handles the delivery queue's batches. Its fields are the
-// deployment's settings (lifecycle.Policy says what each does).
+// Worker handles the delivery queue's batches under its policy (the
+// deployment's settings, resolved once).
 type Worker struct {
-	Store          Store
-	Queue          Queue
-	Limiter        Limiter
-	Sender         Sender
-	Schedule       retry.Schedule
-	MaxInFlight    int
-	DisableAfter   time.Duration
-	SweepGrace     time.Duration
-	ParkAfter      time.Duration // 0 or more than the queue's: queue.MaxDelay
-	BreakerOff     bool
-	LeaseFor       time.Duration // must outlast the HTTP timeout
-	AttemptTimeout time.Duration
-	Log            *slog.Logger
-	Metrics        *obs.Metrics
-	Now            func() time.Time
+	lifecycle.Policy
+	Store   Store
+	Queue   Queue
+	Limiter Limiter
+	Sender  Sender
+	Log     *slog.Logger
+	Metrics *obs.Metrics
+	Now     func() time.Time
 
 	local inflight.Local // endpoint slots handed over between this process's claims
 }
@@ -120,14 +109,14 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
+// policy is the Worker's, the queue's and the limiter's limits filled in.
 func (w *Worker) policy() lifecycle.Policy {
-	park := w.ParkAfter
-	if park <= 0 || park > queue.MaxDelay {
-		park = queue.MaxDelay
+	p := w.Policy
+	if p.ParkAfter <= 0 || p.ParkAfter > queue.MaxDelay {
+		p.ParkAfter = queue.MaxDelay
 	}
-	return lifecycle.Policy{Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, DisableAfter: w.DisableAfter, SweepGrace: w.SweepGrace,
-		ParkAfter: park, BreakerOff: w.BreakerOff, LeaseFor: w.LeaseFor, AttemptTimeout: w.AttemptTimeout,
-		Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly}
+	p.Lead, p.MaxEarly = ratelimit.Lead, ratelimit.MaxEarly
+	return p
 }
 
 // run is one message being carried out: what the step knows, and what only

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
@@ -399,7 +400,7 @@ func newRig(t *testing.T, code int) *rig {
 	r.d = domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: ep.AccountID, Status: domain.StatusPending, Gen: 1, Series: 1,
 		NextAttemptAt: domain.Millis(start), CreatedAt: domain.Millis(start), ExpiresAt: ev.ExpiresAt}
 	r.st.endpoints[ep.AccountID+"/"+ep.ID], r.st.events[ev.ID], r.st.deliveries[r.d.ID] = ep, ev, r.d
-	r.w = &Worker{Store: r.st, Queue: r.q, Limiter: r.lim, Sender: r.recv, Schedule: retry.Default(), LeaseFor: 25 * time.Second,
+	r.w = &Worker{Store: r.st, Queue: r.q, Limiter: r.lim, Sender: r.recv, Policy: lifecycle.Policy{Schedule: retry.Default(), LeaseFor: 25 * time.Second},
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "test", "test"), Now: now}
 	return r
 }

@@ -35,7 +35,7 @@ type Store interface {
 	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
-	deadletter.DeadLetterStore
+	deadletter.Store
 }
 
 // Queue sends the sweeper's messages, and tells whether the delivery queue
