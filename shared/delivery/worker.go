@@ -331,6 +331,9 @@ func (r *run) send(ctx context.Context) {
 	cfg := endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: r.AttemptTimeout})
 	now := domain.Millis(r.Now())
 	num, id := r.k.Claimed.Attempts, r.claim.AttemptID
+	if r.msg.Kind == queue.KindResend {
+		num = 0 // a manual attempt is not one of the series'
+	}
 	r.res = r.Sender.Send(ctx, sender.Request{URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(now), V1aKeys: ep.V1aKeys(now),
 		OmitV1: !ep.SignsV1(), EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: id, AttemptNum: num,
 		Timeout: cfg.Timeout, Headers: cfg.Headers})

@@ -298,16 +298,20 @@ func beforeClaim(k Known, p Policy) Effect {
 	switch act.Verb {
 	case Quarantine:
 		return Effect{Do: DoQuarantine, Why: act.Why, Level: Error}
+	// A slot booked here and not used goes back. The slot the message
+	// carries goes back only on a deferral (the endpoint's pause or
+	// breaker): a message dropped or waiting may be a duplicate whose twin
+	// is making the attempt at that very slot.
 	case Drop:
-		return Effect{Do: DoFinish, Why: act.Why, Level: Debug, Refunds: giveBack(k)}
+		return Effect{Do: DoFinish, Why: act.Why, Level: Debug, Refunds: booked(k)}
 	case DeadLetter:
-		return Effect{Do: DoDeadLetter, Delivery: *d, Why: act.Why, Level: Info}
+		return Effect{Do: DoDeadLetter, Delivery: *d, Why: act.Why, Level: Info, Refunds: booked(k)}
 	case Fail:
-		return Effect{Do: DoFail, Reason: act.Reason, Why: act.Why, Level: Warn, Refunds: giveBack(k)}
+		return Effect{Do: DoFail, Reason: act.Reason, Why: act.Why, Level: Warn, Refunds: booked(k)}
 	case Wait:
-		e := Effect{Why: act.Why, Level: Debug, Refunds: giveBack(k), Unslot: true}
+		e := Effect{Why: act.Why, Level: Debug, Refunds: booked(k)}
 		if act.Deferral {
-			e.Metric = obs.MetricEndpointDeferrals
+			e.Metric, e.Refunds, e.Unslot = obs.MetricEndpointDeferrals, giveBack(k), true
 			if !manual {
 				e.MoveDue = act.Until
 			}
@@ -359,21 +363,24 @@ func beforeClaim(k Known, p Policy) Effect {
 	return Effect{Do: DoClaim}
 }
 
-// afterClaim: a claim that did not come to an attempt.
+// afterClaim: a claim that did not come to an attempt. A claim lost to a
+// conflict or a duplicate was most likely lost to a twin of this message
+// making the attempt at the slot both carry: only a slot booked here goes
+// back then.
 func afterClaim(k Known, p Policy) Effect {
 	back := Effect{Refunds: giveBack(k), Unslot: true, Level: Info}
 	switch k.Claim {
 	case ClaimFull:
 		return capDeferral(k, p)
 	case ClaimDuplicate:
-		return Effect{Do: DoFinish, Refunds: back.Refunds, Why: "this resend was already made, or is being made", Level: Info}
+		return Effect{Do: DoFinish, Refunds: booked(k), Why: "this resend was already made, or is being made", Level: Info}
 	case ClaimChanged:
 		if k.ClaimHeld && !k.Yielded && k.YieldTries < RecordTries && (k.YieldTries == 0 || k.Now.Before(k.LeaseUntil)) {
 			return Effect{Do: DoYield, Detach: true}
 		}
 		back.Why = "endpoint changed before the claim; looking again"
 	default: // ClaimConflict
-		back.Why, back.Level = "the delivery changed under the claim; looking again", Debug
+		back = Effect{Refunds: booked(k), Why: "the delivery changed under the claim; looking again", Level: Debug}
 		if k.Msg.Kind != KindResend {
 			back.MoveDue = k.Now.Add(time.Second)
 		}

@@ -219,11 +219,16 @@ func TestStep(t *testing.T) {
 			k.Err, k.ErrOn = errors.New("throttled"), lifecycle.DoYield
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Second), Unslot: true}},
-		{"a resend already made is not made again", func() lifecycle.Known {
+		{"a resend already made is not made again; the slot booked here goes back", func() lifecycle.Known {
 			k := booked()
 			k.Msg.Kind, k.Claim = lifecycle.KindResend, lifecycle.ClaimDuplicate
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: booked().Rate}}}},
+		{"a claim lost to a conflict keeps the slot it carries (its twin uses it)", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Claim = lifecycle.Slot{At: now}, lifecycle.ClaimConflict
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Second)}},
 		{"claimed ahead of the slot: wait for it", func() lifecycle.Known {
 			k := claimed()
 			k.Rate = slot(40 * time.Millisecond)
@@ -401,5 +406,37 @@ func TestShortDeferralLeavesTheDueTimeAlone(t *testing.T) {
 	k.Endpoint.BreakerOpenUntil = ms(30 * time.Second)
 	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoPutBack || !e.MoveDue.IsZero() {
 		t.Fatalf("%s, MoveDue %v: want a put-back that moves nothing", e.Do, e.MoveDue)
+	}
+}
+
+// A message dropped or waiting may be a duplicate whose twin makes the
+// attempt at the slot both carry: it never gives that slot back (a refund
+// would let another booking take the same slot). A deferral's copy is the
+// one that would have used it, and gives it back.
+func TestOnlyADeferralGivesTheCarriedSlotBack(t *testing.T) {
+	carried := lifecycle.Slot{At: now, Interval: 200 * time.Millisecond}
+	for name, c := range map[string]struct {
+		change func(*lifecycle.Known)
+		refund bool
+	}{
+		"dropped: delivered by its twin": {func(k *lifecycle.Known) { k.Delivery.Status = domain.StatusDelivered }, false},
+		"waiting: its twin holds the claim": {func(k *lifecycle.Known) { k.Delivery.LeaseUntil = ms(20 * time.Second) }, false},
+		"deferred: the endpoint paused":     {func(k *lifecycle.Known) { k.Endpoint.PausedUntil = ms(time.Minute) }, true},
+	} {
+		k := known()
+		k.Msg.Slot = carried
+		c.change(&k)
+		e := lifecycle.Step(k, policy)
+		if got := len(e.Refunds) > 0; got != c.refund || (got && e.Refunds[0].Slot != carried) {
+			t.Errorf("%s: %s refunds %+v, want a refund of the carried slot: %v", name, e.Do, e.Refunds, c.refund)
+		}
+	}
+}
+
+func TestAClaimLostToAConflictGivesNothingBack(t *testing.T) {
+	k := known()
+	k.Msg.Slot, k.Claim = lifecycle.Slot{At: now}, lifecycle.ClaimConflict
+	if e := lifecycle.Step(k, policy); len(e.Refunds) != 0 || e.Unslot {
+		t.Fatalf("refunds %+v, unslot %v: want the carried slot kept", e.Refunds, e.Unslot)
 	}
 }
