@@ -18,7 +18,6 @@ import (
 
 	"github.com/gifq/webhooks/shared/deadletter"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/inflight"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
@@ -129,6 +128,7 @@ type run struct {
 	claim store.Claim
 	held  string // the endpoint slot this process holds for the claim (shared/inflight)
 	res   sender.Result
+	entry domain.Attempt // the attempt log's entry of the attempt made
 	m     *obs.Batch
 	log   *slog.Logger
 }
@@ -237,7 +237,8 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		r.send(ctx)
 	case lifecycle.DoRecord:
 		k.RecordTries++
-		a := r.attempt(e.Logged)
+		a := r.entry
+		a.Outcome = e.Logged
 		var err error
 		if r.msg.Kind == queue.KindResend {
 			err = ignore(r.Store.FinishManual(ctx, *d, k.Endpoint, r.claim, a, e.Outcome), store.ErrConflict)
@@ -327,16 +328,11 @@ func (r *run) putBack(ctx context.Context, e lifecycle.Effect) error {
 // send makes the claimed attempt; its slot goes to a message here waiting
 // for one (shared/inflight) as soon as the answer is in.
 func (r *run) send(ctx context.Context) {
-	ep, ev, d := r.k.Endpoint, r.k.Event, r.k.Delivery
-	cfg := endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: r.AttemptTimeout})
-	now := domain.Millis(r.Now())
-	num, id := r.k.Claimed.Attempts, r.claim.AttemptID
+	num := r.k.Claimed.Attempts
 	if r.msg.Kind == queue.KindResend {
 		num = 0 // a manual attempt is not one of the series'
 	}
-	r.res = r.Sender.Send(ctx, sender.Request{URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(now), V1aKeys: ep.V1aKeys(now),
-		OmitV1: !ep.SignsV1(), EventType: ev.Type, EventID: ev.ID, DeliveryID: d.ID, AttemptID: id, AttemptNum: num,
-		Timeout: cfg.Timeout, Headers: cfg.Headers})
+	r.res = r.Sender.Send(ctx, sender.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, num, r.Now(), r.AttemptTimeout))
 	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
 		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
 		r.m.Count(obs.MetricSlotHandoffs, 1)
@@ -344,18 +340,12 @@ func (r *run) send(ctx context.Context) {
 	r.m.Count(obs.MetricAttempts, 1)
 	r.m.Observe(obs.MetricAttemptDuration, r.res.Duration)
 	r.k.Answer = &lifecycle.Answer{Result: r.res.Result, Verdict: retry.Classify(r.res.Result), Started: r.res.StartedAt, At: r.Now()}
-}
-
-// attempt is the attempt-log entry of the attempt made.
-func (r *run) attempt(outcome domain.AttemptOutcome) domain.Attempt {
-	d, res := r.k.Delivery, r.res
-	a := domain.Attempt{ID: r.claim.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: d.Series, Number: r.k.Claimed.Attempts,
-		ExpiresAt: d.ExpiresAt, StartedAt: domain.Millis(res.StartedAt), DurationMs: res.Duration.Milliseconds(), StatusCode: res.StatusCode,
-		ErrorClass: res.ErrorClass, Error: res.Error, ResponseBody: res.ResponseBody, ResponseTruncated: res.ResponseTruncated, Outcome: outcome}
-	if r.msg.Kind == queue.KindResend {
-		a.Kind, a.Number = domain.AttemptManual, 0
+	r.entry = domain.Attempt{ID: r.claim.AttemptID, DeliveryID: r.msg.DeliveryID, Kind: domain.AttemptAuto, Series: r.k.Delivery.Series,
+		Number: num, ExpiresAt: r.k.Delivery.ExpiresAt}
+	if num == 0 {
+		r.entry.Kind = domain.AttemptManual
 	}
-	return a
+	r.entry = r.res.Entry(r.entry)
 }
 
 func (r *run) key() string { return r.msg.AccountID + "/" + r.msg.EndpointID }

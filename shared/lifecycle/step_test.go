@@ -419,7 +419,7 @@ func TestOnlyADeferralGivesTheCarriedSlotBack(t *testing.T) {
 		change func(*lifecycle.Known)
 		refund bool
 	}{
-		"dropped: delivered by its twin": {func(k *lifecycle.Known) { k.Delivery.Status = domain.StatusDelivered }, false},
+		"dropped: delivered by its twin":    {func(k *lifecycle.Known) { k.Delivery.Status = domain.StatusDelivered }, false},
 		"waiting: its twin holds the claim": {func(k *lifecycle.Known) { k.Delivery.LeaseUntil = ms(20 * time.Second) }, false},
 		"deferred: the endpoint paused":     {func(k *lifecycle.Known) { k.Endpoint.PausedUntil = ms(time.Minute) }, true},
 	} {
