@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -31,7 +31,7 @@ func setIngestLimit(ctx context.Context, st *store.Store, cmd string, args []str
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	l := keylimit.Limit{Rate: *rate, Burst: *burst}
+	l := ratelimit.Limit{Rate: *rate, Burst: *burst}
 	var err error
 	switch {
 	case *account == "":

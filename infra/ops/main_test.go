@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gifq/webhooks/localstack/testenv"
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -102,7 +102,7 @@ func TestIngestLimitCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	acct, own, err := st.IngestLimits(ctx, a.ID, k.ID)
-	if err != nil || acct != (keylimit.Limit{Rate: 20, Burst: 100}) || own != (keylimit.Limit{Burst: 7}) {
+	if err != nil || acct != (ratelimit.Limit{Rate: 20, Burst: 100}) || own != (ratelimit.Limit{Burst: 7}) {
 		t.Fatalf("limits stored: account %+v, key %+v (%v)", acct, own, err)
 	}
 	shown, err := capture(t, "-table", env.Table, "key", "show-limit", "-account", a.ID, "-key", k.ID)

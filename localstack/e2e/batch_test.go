@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
 type batchOut struct {
@@ -118,7 +118,7 @@ func TestBatchCountsEveryEventAgainstTheKeysLimit(t *testing.T) {
 	t.Parallel()
 	h := start(t, opts{})
 	acct, key := h.account(t)
-	if err := h.store.SetAccountIngestLimit(ctx, acct, keylimit.Limit{Rate: 0.001, Burst: 5}); err != nil {
+	if err := h.store.SetAccountIngestLimit(ctx, acct, ratelimit.Limit{Rate: 0.001, Burst: 5}); err != nil {
 		t.Fatal(err)
 	}
 	batch := func(n int) string {

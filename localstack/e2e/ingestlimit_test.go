@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/testenv"
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
 // An answer to one POST /v1/events, as a producer sees it.
@@ -89,7 +89,7 @@ func TestIngestFloodFromOneKeyLeavesOtherKeysAlone(t *testing.T) {
 		}
 	}
 	const burst, flood, others = 5, 60, 15
-	if err := h.store.SetKeyIngestLimit(ctx, acctA, floodKeyID, keylimit.Limit{Rate: 0.001, Burst: burst}); err != nil {
+	if err := h.store.SetKeyIngestLimit(ctx, acctA, floodKeyID, ratelimit.Limit{Rate: 0.001, Burst: burst}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -126,10 +126,10 @@ func TestIngestLimitPerAccountAndPerKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.SetAccountIngestLimit(ctx, acct, keylimit.Limit{Rate: 0.001, Burst: 3}); err != nil {
+	if err := h.store.SetAccountIngestLimit(ctx, acct, ratelimit.Limit{Rate: 0.001, Burst: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.SetKeyIngestLimit(ctx, acct, own.ID, keylimit.Limit{Burst: 6}); err != nil {
+	if err := h.store.SetKeyIngestLimit(ctx, acct, own.ID, ratelimit.Limit{Burst: 6}); err != nil {
 		t.Fatal(err)
 	}
 	var a, b tally
@@ -153,7 +153,7 @@ func TestTestEventsAndResendsShareTheKeyLimit(t *testing.T) {
 	t.Parallel()
 	h := start(t, opts{})
 	acct, key := h.account(t)
-	if err := h.store.SetAccountIngestLimit(ctx, acct, keylimit.Limit{Rate: 0.001, Burst: 2}); err != nil {
+	if err := h.store.SetAccountIngestLimit(ctx, acct, ratelimit.Limit{Rate: 0.001, Burst: 2}); err != nil {
 		t.Fatal(err)
 	}
 	_, ep := h.registerReceiver(t, key, always(200))

@@ -17,7 +17,7 @@ func TestAnEarlyEventAtTheLimitLeadsEveryLaterSlot(t *testing.T) {
 	const ivl = 200 * time.Millisecond // 5/s
 	t0 := time.Unix(1000, 0)
 	lag := func(early time.Duration) []time.Duration {
-		var l ratelimit.Limit
+		var l ratelimit.State
 		var lags []time.Duration
 		for k := 0; k < 50; k++ {
 			now := t0.Add(time.Duration(k) * ivl)

@@ -29,7 +29,6 @@ import (
 	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/window"
 	"github.com/gifq/webhooks/shared/config"
-	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
@@ -174,7 +173,7 @@ func run(o options) error {
 			return fmt.Errorf("create account (is make dev running?): %w", err)
 		}
 		// The run measures the system's ceiling, not a producer's limit.
-		if err := st.SetAccountIngestLimit(ctx, a.ID, keylimit.Limit{Rate: 1e6, Burst: 1e6}); err != nil {
+		if err := st.SetAccountIngestLimit(ctx, a.ID, ratelimit.Limit{Rate: 1e6, Burst: 1e6}); err != nil {
 			return err
 		}
 		if _, keys[i], err = st.CreateAPIKey(ctx, a.ID); err != nil {
@@ -291,7 +290,7 @@ func warmUp(ctx context.Context, o options, st *store.Store, rcv *sink) error {
 	if err != nil {
 		return fmt.Errorf("create warm-up account (is make dev running?): %w", err)
 	}
-	if err := st.SetAccountIngestLimit(ctx, a.ID, keylimit.Limit{Rate: 1e6, Burst: 1e6}); err != nil {
+	if err := st.SetAccountIngestLimit(ctx, a.ID, ratelimit.Limit{Rate: 1e6, Burst: 1e6}); err != nil {
 		return err
 	}
 	_, key, err := st.CreateAPIKey(ctx, a.ID)

@@ -24,7 +24,6 @@ import (
 	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
-	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
@@ -51,7 +50,6 @@ type App struct {
 	Queue   *queue.Queue
 	SQS     SQS
 	Limiter *ratelimit.Limiter
-	Keys    *keylimit.Limiter // per-API-key ingest limits (keylimits.go)
 	Sender  *sender.Sender
 	Log     *slog.Logger
 	Metrics *obs.Metrics
@@ -70,8 +68,7 @@ func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slo
 		Store:   st,
 		Queue:   queue.New(q, cfg.QueueURL, cfg.DLQURL),
 		SQS:     q,
-		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
-		Keys:    keylimit.New(db, cfg.TableName, schema.Table.TTLAttribute, store.IngestLimitKey),
+		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
 		Log:     log,
 		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),

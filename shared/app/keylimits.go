@@ -2,7 +2,7 @@ package app
 
 import (
 	"github.com/gifq/webhooks/shared/httpapi"
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
 // KeyLimits is the api function's per-API-key ingest limit: the deployment's
@@ -10,10 +10,10 @@ import (
 // as a key is (API_KEY_CACHE_TTL); and each portal session's own limit.
 func (a *App) KeyLimits() *httpapi.KeyLimits {
 	return &httpapi.KeyLimits{
-		Limiter:  a.Keys,
+		Limiter:  a.Limiter,
 		Store:    a.Store,
-		Default:  keylimit.Limit{Rate: a.Config.IngestRatePerSecond, Burst: a.Config.IngestBurst},
-		Session:  keylimit.Limit{Rate: a.Config.PortalRatePerSecond, Burst: a.Config.PortalBurst},
+		Default:  ratelimit.Limit{Rate: a.Config.IngestRatePerSecond, Burst: a.Config.IngestBurst},
+		Session:  ratelimit.Limit{Rate: a.Config.PortalRatePerSecond, Burst: a.Config.PortalBurst},
 		CacheTTL: a.Config.APIKeyCacheTTL,
 		Log:      a.Log, Now: a.Now,
 	}

@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"strings"
 	"testing"
 	"time"
@@ -82,10 +82,10 @@ func TestWaitingAndBreakerSettings(t *testing.T) {
 // and still answers a flood with 429: a key posting at 1,000 events a
 // second is refused most of them within two seconds.
 func TestTheDefaultKeyLimitTakesABurstAndStopsAFlood(t *testing.T) {
-	l := keylimit.Limit{Rate: Defaults().IngestRatePerSecond, Burst: Defaults().IngestBurst}
+	l := ratelimit.Limit{Rate: Defaults().IngestRatePerSecond, Burst: Defaults().IngestBurst}
 	var tat, now int64 = 0, 1_000_000
 	for i := 0; i < 1000; i++ {
-		d := keylimit.Decide(tat, now, 1, l)
+		d := ratelimit.Decide(tat, now, 1, l)
 		if !d.Allowed {
 			t.Fatalf("event %d of a burst of 1000 at once refused", i+1)
 		}
@@ -93,7 +93,7 @@ func TestTheDefaultKeyLimitTakesABurstAndStopsAFlood(t *testing.T) {
 	}
 	accepted := 0
 	for ms := int64(1); ms <= 2000; ms++ { // then one event every millisecond for two seconds
-		if d := keylimit.Decide(tat, now+ms, 1, l); d.Allowed {
+		if d := ratelimit.Decide(tat, now+ms, 1, l); d.Allowed {
 			tat = d.TAT
 			accepted++
 		}

@@ -52,7 +52,7 @@ func (a *arrivals) Pop() any {
 // rateSim is one account's pipeline with a fake clock.
 type rateSim struct {
 	ivl     time.Duration
-	lim     ratelimit.Limit
+	lim     ratelimit.State
 	rnd     *rand.Rand
 	latency func(*rand.Rand) time.Duration // from a send (or a visibility) to a worker holding the message
 	jitter  time.Duration                  // a claim's latency and the POST's own delay, at most

@@ -12,7 +12,7 @@ import (
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
 // BenchmarkIngest is the api function per event: POST /v1/events through
@@ -35,7 +35,7 @@ func BenchmarkIngest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := a.Store.SetAccountIngestLimit(ctx, acct.ID, keylimit.Limit{Rate: 1e6, Burst: 1e6}); err != nil {
+	if err := a.Store.SetAccountIngestLimit(ctx, acct.ID, ratelimit.Limit{Rate: 1e6, Burst: 1e6}); err != nil {
 		b.Fatal(err)
 	}
 	_, key, err := a.Store.CreateAPIKey(ctx, acct.ID)

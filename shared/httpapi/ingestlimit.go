@@ -11,19 +11,19 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/ingest"
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
-// KeyLimiter takes ingest tokens from an API key's bucket (keylimit.Limiter);
+// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter);
 // Refused answers from memory alone, with no call.
 type KeyLimiter interface {
-	Take(ctx context.Context, keyID string, n int, l keylimit.Limit) error
-	Refused(keyID string, n int, l keylimit.Limit) error
+	Take(ctx context.Context, keyID string, n int, l ratelimit.Limit) error
+	Refused(keyID string, n int, l ratelimit.Limit) error
 }
 
 // LimitStore reads the ingest limit overrides of an account and of one key.
 type LimitStore interface {
-	IngestLimits(ctx context.Context, accountID, keyID string) (account, key keylimit.Limit, err error)
+	IngestLimits(ctx context.Context, accountID, keyID string) (account, key ratelimit.Limit, err error)
 }
 
 // KeyLimits is the per-API-key ingest limit: each key its own rate and
@@ -33,10 +33,10 @@ type LimitStore interface {
 type KeyLimits struct {
 	Limiter KeyLimiter
 	Store   LimitStore
-	Default keylimit.Limit
+	Default ratelimit.Limit
 	// Session is each portal session's own limit on its requests, reads and
 	// writes alike, in the same limiter under the session's id (zero: none).
-	Session  keylimit.Limit
+	Session  ratelimit.Limit
 	CacheTTL time.Duration
 	Log      *slog.Logger
 	Now      func() time.Time
@@ -46,13 +46,13 @@ type KeyLimits struct {
 }
 
 type cachedLimit struct {
-	limit keylimit.Limit
+	limit ratelimit.Limit
 	until time.Time
 }
 
 // overLimit is a refusal with the limit that refused it, for the answer.
 type overLimit struct {
-	limit   keylimit.Limit
+	limit   ratelimit.Limit
 	err     error
 	session bool // a portal session's limit, not an API key's
 }
@@ -75,9 +75,9 @@ func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate
 	}
 	return func(ctx context.Context) error {
 		err := k.Limiter.Take(ctx, req.keyID, n, l)
-		var over *keylimit.Limited
+		var over *ratelimit.Limited
 		switch {
-		case errors.As(err, &over), errors.Is(err, keylimit.ErrExceedsBurst):
+		case errors.As(err, &over), errors.Is(err, ratelimit.ErrExceedsBurst):
 			return &overLimit{limit: l, err: err}
 		case err != nil:
 			// Fail open: a limiter we cannot reach must not stop ingest; the
@@ -110,7 +110,7 @@ func (k *KeyLimits) admitSession(ctx context.Context, sessionID string) error {
 		return &overLimit{limit: k.Session, err: err, session: true}
 	}
 	err := k.Limiter.Take(ctx, sessionID, 1, k.Session)
-	var over *keylimit.Limited
+	var over *ratelimit.Limited
 	switch {
 	case errors.As(err, &over):
 		return &overLimit{limit: k.Session, err: err, session: true}
@@ -121,7 +121,7 @@ func (k *KeyLimits) admitSession(ctx context.Context, sessionID string) error {
 }
 
 // limitFor resolves a key's limit, from memory when it can.
-func (k *KeyLimits) limitFor(ctx context.Context, accountID, keyID string) keylimit.Limit {
+func (k *KeyLimits) limitFor(ctx context.Context, accountID, keyID string) ratelimit.Limit {
 	now := k.Now()
 	k.mu.Lock()
 	c, ok := k.cache[keyID]
@@ -148,7 +148,7 @@ func (k *KeyLimits) limitFor(ctx context.Context, accountID, keyID string) keyli
 
 // effectiveLimit layers the overrides: a key's own fields over its
 // account's over the deployment's; zero fields inherit.
-func effectiveLimit(def keylimit.Limit, overrides ...keylimit.Limit) keylimit.Limit {
+func effectiveLimit(def ratelimit.Limit, overrides ...ratelimit.Limit) ratelimit.Limit {
 	l := def
 	for _, o := range overrides {
 		if o.Rate > 0 {
@@ -168,9 +168,9 @@ func limitAnswer(err error) (response, bool) {
 		return response{}, false
 	}
 	rate := strconv.FormatFloat(ol.limit.Rate, 'f', -1, 64)
-	var over *keylimit.Limited
+	var over *ratelimit.Limited
 	if errors.As(err, &over) {
-		secs := keylimit.RetryAfterSeconds(over.RetryAfter)
+		secs := ratelimit.RetryAfterSeconds(over.RetryAfter)
 		msg := fmt.Sprintf("this API key is over its ingest limit of %s events per second (burst %d; test events, resends and recovers count too); retry after %d s", rate, ol.limit.Burst, secs)
 		if ol.session {
 			msg = fmt.Sprintf("this portal session is over its limit of %s requests per second (burst %d); retry after %d s", rate, ol.limit.Burst, secs)

@@ -9,18 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
 func TestEffectiveLimitLayersOverridesFieldByField(t *testing.T) {
-	def := keylimit.Limit{Rate: 10, Burst: 50}
+	def := ratelimit.Limit{Rate: 10, Burst: 50}
 	cases := []struct {
-		account, key, want keylimit.Limit
+		account, key, want ratelimit.Limit
 	}{
-		{keylimit.Limit{}, keylimit.Limit{}, def},
-		{keylimit.Limit{Rate: 2}, keylimit.Limit{}, keylimit.Limit{Rate: 2, Burst: 50}},
-		{keylimit.Limit{Rate: 2, Burst: 5}, keylimit.Limit{Burst: 9}, keylimit.Limit{Rate: 2, Burst: 9}},
-		{keylimit.Limit{}, keylimit.Limit{Rate: 100, Burst: 1}, keylimit.Limit{Rate: 100, Burst: 1}},
+		{ratelimit.Limit{}, ratelimit.Limit{}, def},
+		{ratelimit.Limit{Rate: 2}, ratelimit.Limit{}, ratelimit.Limit{Rate: 2, Burst: 50}},
+		{ratelimit.Limit{Rate: 2, Burst: 5}, ratelimit.Limit{Burst: 9}, ratelimit.Limit{Rate: 2, Burst: 9}},
+		{ratelimit.Limit{}, ratelimit.Limit{Rate: 100, Burst: 1}, ratelimit.Limit{Rate: 100, Burst: 1}},
 	}
 	for _, c := range cases {
 		if got := effectiveLimit(def, c.account, c.key); got != c.want {
@@ -30,8 +30,8 @@ func TestEffectiveLimitLayersOverridesFieldByField(t *testing.T) {
 }
 
 func TestLimitAnswer(t *testing.T) {
-	l := keylimit.Limit{Rate: 2.5, Burst: 10}
-	r, ok := limitAnswer(&overLimit{limit: l, err: &keylimit.Limited{RetryAfter: 1400 * time.Millisecond}})
+	l := ratelimit.Limit{Rate: 2.5, Burst: 10}
+	r, ok := limitAnswer(&overLimit{limit: l, err: &ratelimit.Limited{RetryAfter: 1400 * time.Millisecond}})
 	if !ok || r.status != 429 || r.headers["Retry-After"] != "2" || r.code() != "rate_limited" {
 		t.Fatalf("over the limit: %d %v %q", r.status, r.headers, r.code())
 	}
@@ -39,7 +39,7 @@ func TestLimitAnswer(t *testing.T) {
 	if want := `{"error":{"code":"rate_limited","message":"this API key is over its ingest limit of 2.5 events per second (burst 10; test events, resends and recovers count too); retry after 2 s"}}`; string(b) != want {
 		t.Fatalf("body %s", b)
 	}
-	r, ok = limitAnswer(&overLimit{limit: l, err: keylimit.ErrExceedsBurst})
+	r, ok = limitAnswer(&overLimit{limit: l, err: ratelimit.ErrExceedsBurst})
 	if !ok || r.status != 422 || r.code() != "batch_exceeds_burst" || r.headers["Retry-After"] != "" {
 		t.Fatalf("more than the burst at once: %d %v %q", r.status, r.headers, r.code())
 	}
@@ -53,22 +53,22 @@ func TestLimitAnswer(t *testing.T) {
 
 type fakeLimiter struct {
 	take, refused error
-	got           keylimit.Limit
+	got           ratelimit.Limit
 }
 
-func (f *fakeLimiter) Take(_ context.Context, _ string, _ int, l keylimit.Limit) error {
+func (f *fakeLimiter) Take(_ context.Context, _ string, _ int, l ratelimit.Limit) error {
 	f.got = l
 	return f.take
 }
-func (f *fakeLimiter) Refused(string, int, keylimit.Limit) error { return f.refused }
+func (f *fakeLimiter) Refused(string, int, ratelimit.Limit) error { return f.refused }
 
 type fakeLimitStore struct {
 	reads         int
 	err           error
-	account, keyL keylimit.Limit
+	account, keyL ratelimit.Limit
 }
 
-func (f *fakeLimitStore) IngestLimits(context.Context, string, string) (keylimit.Limit, keylimit.Limit, error) {
+func (f *fakeLimitStore) IngestLimits(context.Context, string, string) (ratelimit.Limit, ratelimit.Limit, error) {
 	f.reads++
 	return f.account, f.keyL, f.err
 }
@@ -78,17 +78,17 @@ func TestAdmit(t *testing.T) {
 	now := time.Unix(1000, 0)
 	req := &request{account: "acct_1", keyID: "key_1"}
 	newLimits := func(l *fakeLimiter, st *fakeLimitStore) *KeyLimits {
-		return &KeyLimits{Limiter: l, Store: st, Default: keylimit.Limit{Rate: 10, Burst: 50}, CacheTTL: 30 * time.Second,
+		return &KeyLimits{Limiter: l, Store: st, Default: ratelimit.Limit{Rate: 10, Burst: 50}, CacheTTL: 30 * time.Second,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
 	}
 
 	// Refused from memory: answered before ingest, no gate.
-	k := newLimits(&fakeLimiter{refused: &keylimit.Limited{RetryAfter: time.Second}}, &fakeLimitStore{})
+	k := newLimits(&fakeLimiter{refused: &ratelimit.Limited{RetryAfter: time.Second}}, &fakeLimitStore{})
 	if gate, err := k.admit(ctx, req, 1); gate != nil || !errors.As(err, new(*overLimit)) {
 		t.Fatalf("a key known over its limit: gate %v, err %v", gate != nil, err)
 	}
 	// The table refuses: the gate says so.
-	k = newLimits(&fakeLimiter{take: &keylimit.Limited{RetryAfter: time.Second}}, &fakeLimitStore{})
+	k = newLimits(&fakeLimiter{take: &ratelimit.Limited{RetryAfter: time.Second}}, &fakeLimitStore{})
 	gate, err := k.admit(ctx, req, 1)
 	if err != nil || gate == nil || !errors.As(gate(ctx), new(*overLimit)) {
 		t.Fatalf("the table refuses: %v", err)
@@ -99,14 +99,14 @@ func TestAdmit(t *testing.T) {
 		t.Fatal("an unreachable limiter must let the event through")
 	}
 	// Overrides are read once per key within the TTL, and layered.
-	st := &fakeLimitStore{account: keylimit.Limit{Rate: 2}, keyL: keylimit.Limit{Burst: 4}}
+	st := &fakeLimitStore{account: ratelimit.Limit{Rate: 2}, keyL: ratelimit.Limit{Burst: 4}}
 	fl := &fakeLimiter{}
 	k = newLimits(fl, st)
 	for i := 0; i < 3; i++ {
 		gate, _ := k.admit(ctx, req, 1)
 		_ = gate(ctx)
 	}
-	if st.reads != 1 || fl.got != (keylimit.Limit{Rate: 2, Burst: 4}) {
+	if st.reads != 1 || fl.got != (ratelimit.Limit{Rate: 2, Burst: 4}) {
 		t.Fatalf("%d reads, limit %+v", st.reads, fl.got)
 	}
 	// Overrides unreadable: the default applies.

@@ -1,6 +1,8 @@
-// Package ratelimit paces each account's deliveries (5 per second by
-// default) with a reservation limiter kept in DynamoDB and shared by every
-// Lambda instance.
+// Package ratelimit is the one limiter, GCRA kept in DynamoDB and shared
+// by every Lambda instance, for every line: it books an account's
+// deliveries (5 per second by default) and an endpoint's own rate ahead
+// (Reserve), and admits or refuses an API key's ingest under its rate and
+// burst (Take, admit.go). Each call names its line and its limit.
 //
 // It is GCRA with reservations: the account's item holds tat, the time at
 // which its next free slot starts. Reserving n slots moves tat forward by n
@@ -41,12 +43,18 @@ type Limiter struct {
 	mu          sync.Mutex
 	seen        map[string]seenItem // account -> its item as this instance last saw it (which write to try first)
 	lines       map[lineKey]*line   // bookings waiting for a write of theirs in flight (ReserveAhead)
+
+	// Admission (Take): the item key of an API key's bucket, the table's
+	// TTL attribute, and what this instance remembers per key.
+	ingestKey KeyFunc
+	ttl       string
+	keys      map[string]*keyState
 }
 
 // seenItem is a limiter item as this instance last saw it: its state, and
 // the interval it stores (ms; 0 if not known).
 type seenItem struct {
-	Limit
+	State
 	ivl int64
 }
 
@@ -57,7 +65,7 @@ const memoryMax = 10000
 // New returns a limiter at defaultRate deliveries per second per account.
 func New(db DynamoDB, table string, key KeyFunc, defaultRate float64) *Limiter {
 	return &Limiter{db: db, table: aws.String(table), key: key, defaultRate: defaultRate, now: time.Now, seen: map[string]seenItem{},
-		lines: map[lineKey]*line{}}
+		lines: map[lineKey]*line{}, keys: map[string]*keyState{}}
 }
 
 // Reservation is n consecutive slots: slot i starts at First + i*Interval.
@@ -79,10 +87,10 @@ func (r Reservation) Slot(i int) time.Time { return r.First.Add(time.Duration(i)
 // waits for nothing.
 const Lead = time.Second
 
-// Limit is a limiter item as a booking finds it: TAT, its next free slot,
+// State is a limiter item as a booking finds it: TAT, its next free slot,
 // and Led, whether the slots booked up to it were booked with the lead (by
 // a skip, or after one), so that they reach their workers in time.
-type Limit struct {
+type State struct {
 	TAT time.Time
 	Led bool
 }
@@ -102,15 +110,16 @@ type Limit struct {
 //     second, the receiver bound's 10 %).
 //
 // It returns the reservation and the limiter's new state.
-func Book(l Limit, now time.Time, n int, ivl, lead time.Duration) (Reservation, Limit) {
-	first, led := l.TAT, l.Led
+func Book(l State, now time.Time, n int, ivl, lead time.Duration) (Reservation, State) {
+	from, led := now, l.Led
 	switch state(l.TAT.UnixMilli(), now.UnixMilli(), lead, l.Led) {
 	case idle:
-		first, led = now, false
+		led = false
 	case near:
-		first, led = now.Add(lead), true
+		from, led = now.Add(lead), true
 	}
-	return Reservation{First: first, Interval: ivl}, Limit{TAT: first.Add(time.Duration(n) * ivl), Led: led}
+	tat := advance(l.TAT, from, n, ivl)
+	return Reservation{First: tat.Add(-time.Duration(n) * ivl), Interval: ivl}, State{TAT: tat, Led: led}
 }
 
 // Delay is how long to delay the SQS message of a slot booked with lead,
@@ -422,7 +431,7 @@ func itemOf(attrs map[string]types.AttributeValue) (seenItem, error) {
 		ivl, err = numOf(av)
 	}
 	_, led := attrs["led"]
-	return seenItem{Limit: Limit{TAT: time.UnixMilli(tat), Led: led}, ivl: ivl}, err
+	return seenItem{State: State{TAT: time.UnixMilli(tat), Led: led}, ivl: ivl}, err
 }
 
 // reservation reads the n slots just booked back from the limiter's new tat.

@@ -199,20 +199,20 @@ func TestBookSkipsTheLeadOnlyWhenAFreshRunTurnsBusy(t *testing.T) {
 	const lead = time.Second
 	cases := []struct {
 		name      string
-		limit     ratelimit.Limit
+		limit     ratelimit.State
 		ivl       time.Duration
 		lead      time.Duration
 		wantFirst time.Time
 		wantLed   bool
 	}{
-		{"idle: now", ratelimit.Limit{TAT: ms(-5), Led: true}, 200 * time.Millisecond, lead, now, false},
-		{"fresh run 200 ms ahead at 5/s: skip to the lead", ratelimit.Limit{TAT: ms(200)}, 200 * time.Millisecond, lead, ms(1000), true},
-		{"fresh run 2 ms ahead at 1,000/s: follow it", ratelimit.Limit{TAT: ms(2)}, time.Millisecond, lead, ms(2), false},
-		{"fresh run 99 ms ahead: follow it", ratelimit.Limit{TAT: ms(99)}, time.Millisecond, lead, ms(99), false},
-		{"fresh run 100 ms ahead: skip", ratelimit.Limit{TAT: ms(100)}, time.Millisecond, lead, ms(1000), true},
-		{"led run back within the lead: follow it, drain", ratelimit.Limit{TAT: ms(600), Led: true}, 200 * time.Millisecond, lead, ms(600), true},
-		{"past the lead: follow it", ratelimit.Limit{TAT: ms(1500)}, 200 * time.Millisecond, lead, ms(1500), false},
-		{"a worker (no lead): follow it", ratelimit.Limit{TAT: ms(300)}, 200 * time.Millisecond, 0, ms(300), false},
+		{"idle: now", ratelimit.State{TAT: ms(-5), Led: true}, 200 * time.Millisecond, lead, now, false},
+		{"fresh run 200 ms ahead at 5/s: skip to the lead", ratelimit.State{TAT: ms(200)}, 200 * time.Millisecond, lead, ms(1000), true},
+		{"fresh run 2 ms ahead at 1,000/s: follow it", ratelimit.State{TAT: ms(2)}, time.Millisecond, lead, ms(2), false},
+		{"fresh run 99 ms ahead: follow it", ratelimit.State{TAT: ms(99)}, time.Millisecond, lead, ms(99), false},
+		{"fresh run 100 ms ahead: skip", ratelimit.State{TAT: ms(100)}, time.Millisecond, lead, ms(1000), true},
+		{"led run back within the lead: follow it, drain", ratelimit.State{TAT: ms(600), Led: true}, 200 * time.Millisecond, lead, ms(600), true},
+		{"past the lead: follow it", ratelimit.State{TAT: ms(1500)}, 200 * time.Millisecond, lead, ms(1500), false},
+		{"a worker (no lead): follow it", ratelimit.State{TAT: ms(300)}, 200 * time.Millisecond, 0, ms(300), false},
 	}
 	for _, c := range cases {
 		res, next := ratelimit.Book(c.limit, now, 2, c.ivl, c.lead)

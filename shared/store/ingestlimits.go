@@ -9,10 +9,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
-// Per-key ingest limits (package keylimit). Overrides live on the account
+// Per-key ingest limits (ratelimit.Take). Overrides live on the account
 // item (every key of the account) and on the key's reference item under the
 // account (that key only); a zero field inherits. The limiter's own item,
 // one per key, is ILIM#<key id> / ILIM.
@@ -21,7 +21,7 @@ const skIngestLimit = "ILIM"
 
 func ingestLimitPK(keyID string) string { return "ILIM#" + keyID }
 
-// IngestLimitKey is a key's ingest limiter item key, for package keylimit.
+// IngestLimitKey is a key's ingest limiter item key, for package ratelimit.
 func IngestLimitKey(keyID string) (pk, sk string) { return ingestLimitPK(keyID), skIngestLimit }
 
 // ErrBadLimit: a rate or burst below zero (zero means inherit).
@@ -34,7 +34,7 @@ type limitAttrs struct {
 
 // IngestLimits reads the overrides for one key: the account's and the key's.
 // One eventually consistent BatchGetItem of two items in one partition.
-func (s *Store) IngestLimits(ctx context.Context, accountID, keyID string) (accountLimit, keyLimit keylimit.Limit, err error) {
+func (s *Store) IngestLimits(ctx context.Context, accountID, keyID string) (accountLimit, keyLimit ratelimit.Limit, err error) {
 	acct, ref := key(accountPK(accountID), skAccount), key(accountPK(accountID), keyRefSK(keyID))
 	proj := "sk, ingest_rate, ingest_burst"
 	out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
@@ -51,7 +51,7 @@ func (s *Store) IngestLimits(ctx context.Context, accountID, keyID string) (acco
 		if err := attributevalue.UnmarshalMap(it, &a); err != nil {
 			return accountLimit, keyLimit, err
 		}
-		l := keylimit.Limit{Rate: a.Rate, Burst: a.Burst}
+		l := ratelimit.Limit{Rate: a.Rate, Burst: a.Burst}
 		if sk, _ := it["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == skAccount {
 			accountLimit = l
 		} else {
@@ -63,17 +63,17 @@ func (s *Store) IngestLimits(ctx context.Context, accountID, keyID string) (acco
 
 // SetAccountIngestLimit sets the ingest limit of every key of an account
 // that has none of its own (zero fields: the deployment default).
-func (s *Store) SetAccountIngestLimit(ctx context.Context, accountID string, l keylimit.Limit) error {
+func (s *Store) SetAccountIngestLimit(ctx context.Context, accountID string, l ratelimit.Limit) error {
 	return s.setIngestLimit(ctx, key(accountPK(accountID), skAccount), l)
 }
 
 // SetKeyIngestLimit sets one key's own ingest limit (zero fields: the
 // account's, or the deployment default).
-func (s *Store) SetKeyIngestLimit(ctx context.Context, accountID, keyID string, l keylimit.Limit) error {
+func (s *Store) SetKeyIngestLimit(ctx context.Context, accountID, keyID string, l ratelimit.Limit) error {
 	return s.setIngestLimit(ctx, key(accountPK(accountID), keyRefSK(keyID)), l)
 }
 
-func (s *Store) setIngestLimit(ctx context.Context, k item, l keylimit.Limit) error {
+func (s *Store) setIngestLimit(ctx context.Context, k item, l ratelimit.Limit) error {
 	if l.Rate < 0 || l.Burst < 0 {
 		return ErrBadLimit
 	}

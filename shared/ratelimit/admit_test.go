@@ -1,7 +1,6 @@
-package keylimit_test
+package ratelimit_test
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -11,17 +10,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gifq/webhooks/localstack/testenv"
-	"github.com/gifq/webhooks/shared/keylimit"
+	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/store"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
-var ctx = context.Background()
 
 // A slow rate, so no token refills while a test runs however loaded the machine.
-var slow = keylimit.Limit{Rate: 0.01, Burst: 5}
+var slow = ratelimit.Limit{Rate: 0.01, Burst: 5}
 
 // Several instances sharing the table hand out exactly the burst between
 // them, and a refusal takes nothing from the bucket.
@@ -38,10 +34,10 @@ func TestInstancesShareOneBucketPerKey(t *testing.T) {
 }
 
 // instances is n limiters sharing env's table, as n Lambda instances would.
-func instances(env *testenv.Env, n int) []*keylimit.Limiter {
-	var lims []*keylimit.Limiter
+func instances(env *testenv.Env, n int) []*ratelimit.Limiter {
+	var lims []*ratelimit.Limiter
 	for i := 0; i < n; i++ {
-		lims = append(lims, keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey))
+		lims = append(lims, ratelimit.New(env.DB, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey))
 	}
 	return lims
 }
@@ -49,15 +45,15 @@ func instances(env *testenv.Env, n int) []*keylimit.Limiter {
 // takeAtOnce makes takes concurrent takes of one token of key under l,
 // spread over lims, and counts the answers: any but allowed, or refused
 // with a Retry-After, fails the test.
-func takeAtOnce(t *testing.T, lims []*keylimit.Limiter, key string, takes int, l keylimit.Limit) (allowed, limited int64) {
+func takeAtOnce(t *testing.T, lims []*ratelimit.Limiter, key string, takes int, l ratelimit.Limit) (allowed, limited int64) {
 	var a, r atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < takes; i++ {
 		wg.Add(1)
-		go func(lim *keylimit.Limiter) {
+		go func(lim *ratelimit.Limiter) {
 			defer wg.Done()
 			err := lim.Take(ctx, key, 1, l)
-			var over *keylimit.Limited
+			var over *ratelimit.Limited
 			switch {
 			case err == nil:
 				a.Add(1)
@@ -75,18 +71,18 @@ func takeAtOnce(t *testing.T, lims []*keylimit.Limiter, key string, takes int, l
 // A batch takes n tokens; more than the burst at once is refused outright.
 func TestTakeCountsEachEventOfABatch(t *testing.T) {
 	env := testenv.New(t)
-	l := keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
+	l := ratelimit.New(env.DB, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey)
 	if err := l.Take(ctx, "key_b", 3, slow); err != nil {
 		t.Fatal(err)
 	}
-	var over *keylimit.Limited
+	var over *ratelimit.Limited
 	if err := l.Take(ctx, "key_b", 3, slow); !errors.As(err, &over) {
 		t.Fatalf("3 more of a burst of 5 after 3: %v, want Limited", err)
 	}
 	if err := l.Take(ctx, "key_b", 2, slow); err != nil {
 		t.Fatalf("the 2 left: %v", err)
 	}
-	if err := l.Take(ctx, "key_c", 6, slow); !errors.Is(err, keylimit.ErrExceedsBurst) {
+	if err := l.Take(ctx, "key_c", 6, slow); !errors.Is(err, ratelimit.ErrExceedsBurst) {
 		t.Fatalf("6 at once with a burst of 5: %v", err)
 	}
 }
@@ -95,12 +91,12 @@ func TestTakeCountsEachEventOfABatch(t *testing.T) {
 // refused write itself: it is refused with the same Retry-After, one call.
 func TestAFreshInstanceLearnsFromTheRefusedWrite(t *testing.T) {
 	env := testenv.New(t)
-	a := keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
-	b := keylimit.New(env.DB, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
+	a := ratelimit.New(env.DB, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey)
+	b := ratelimit.New(env.DB, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey)
 	if err := a.Take(ctx, "key_x", 5, slow); err != nil {
 		t.Fatal(err)
 	}
-	var over *keylimit.Limited
+	var over *ratelimit.Limited
 	if err := b.Take(ctx, "key_x", 1, slow); !errors.As(err, &over) {
 		t.Fatalf("b: %v, want Limited", err)
 	}
@@ -123,14 +119,14 @@ func counted(env *testenv.Env) (*dynamodb.Client, func() int) {
 func TestAnEmptyBucketSeenIsRefusedWithoutACall(t *testing.T) {
 	env := testenv.New(t)
 	db, writes := counted(env)
-	l := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
+	l := ratelimit.New(db, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey)
 	for i := 0; i < 5; i++ {
 		if err := l.Take(ctx, "key_f", 1, slow); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := writes()
-	var over *keylimit.Limited
+	var over *ratelimit.Limited
 	for i := 0; i < 100; i++ {
 		if err := l.Take(ctx, "key_f", 1, slow); !errors.As(err, &over) {
 			t.Fatalf("take %d past the burst: %v", i, err)
@@ -152,9 +148,9 @@ func TestAnEmptyBucketSeenIsRefusedWithoutACall(t *testing.T) {
 
 // fast refills a token a millisecond, so a busy key's takes lease; under a
 // frozen clock nothing refills while a test runs.
-var fast = keylimit.Limit{Rate: 1000, Burst: 100}
+var fast = ratelimit.Limit{Rate: 1000, Burst: 100}
 
-func frozen(lims ...*keylimit.Limiter) *time.Time {
+func frozen(lims ...*ratelimit.Limiter) *time.Time {
 	now := time.UnixMilli(1_900_000_000_000)
 	for _, l := range lims {
 		l.SetNow(func() time.Time { return now })
@@ -167,7 +163,7 @@ func frozen(lims ...*keylimit.Limiter) *time.Time {
 func TestABusyKeyIsAdmittedFromTokensTakenAhead(t *testing.T) {
 	env := testenv.New(t)
 	db, writes := counted(env)
-	a := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
+	a := ratelimit.New(db, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey)
 	frozen(a)
 	for i := 0; i < 60; i++ {
 		if err := a.Take(ctx, "key_busy", 1, fast); err != nil {
@@ -203,7 +199,7 @@ func TestLeasesNeverAdmitPastTheBucket(t *testing.T) {
 				t.Fatalf("a held token refused: %v", err)
 			}
 		}
-		var over *keylimit.Limited
+		var over *ratelimit.Limited
 		if err := l.Take(ctx, "key_race", 1, fast); !errors.As(err, &over) {
 			t.Fatalf("past the burst: %v, want Limited", err)
 		}
@@ -215,7 +211,7 @@ func TestLeasesNeverAdmitPastTheBucket(t *testing.T) {
 func TestTokensTakenAheadLastOneWindow(t *testing.T) {
 	env := testenv.New(t)
 	db, writes := counted(env)
-	a := keylimit.New(db, env.Table, schema.Table.TTLAttribute, store.IngestLimitKey)
+	a := ratelimit.New(db, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey)
 	now := frozen(a)
 	for i := 0; i < 2; i++ { // 1 token, then 2: one held
 		if err := a.Take(ctx, "key_w", 1, fast); err != nil {
@@ -226,15 +222,15 @@ func TestTokensTakenAheadLastOneWindow(t *testing.T) {
 		t.Fatalf("held %d after %d writes, want 1 after 2", a.Held("key_w"), writes())
 	}
 	// Half a Window on, a batch of 2 finds 1 held: it takes 2 and 2 ahead.
-	*now = now.Add(keylimit.Window / 2)
+	*now = now.Add(ratelimit.Window / 2)
 	if err := a.Take(ctx, "key_w", 2, fast); err != nil || a.Held("key_w") != 3 {
 		t.Fatalf("the batch: %v, %d held, want 3 (1 of the first write, 2 of the second)", err, a.Held("key_w"))
 	}
-	*now = now.Add(keylimit.Window / 2)
+	*now = now.Add(ratelimit.Window / 2)
 	if a.Held("key_w") != 2 {
 		t.Fatalf("a Window after the first write: %d held, want its token dropped and 2 left", a.Held("key_w"))
 	}
-	*now = now.Add(keylimit.Window / 2)
+	*now = now.Add(ratelimit.Window / 2)
 	if a.Held("key_w") != 0 {
 		t.Fatal("a token taken ahead outlived its Window")
 	}

@@ -1,26 +1,15 @@
-package keylimit
+package ratelimit
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
-
-// DynamoDB is the one call the limiter makes.
-type DynamoDB interface {
-	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-}
-
-// KeyFunc returns a key's limiter item key (its own partition per API key,
-// so producers do not contend on one).
-type KeyFunc func(keyID string) (pk, sk string)
 
 // Limited is the answer to n events over the key's limit.
 type Limited struct {
@@ -34,24 +23,14 @@ func (e *Limited) Error() string {
 // ErrExceedsBurst: more events at once than the key's burst, which no wait allows.
 var ErrExceedsBurst = errors.New("more events at once than the API key's burst allows")
 
-// Limiter takes ingest tokens for API keys. The table's item is the truth;
-// each instance also remembers, per key, the last tat it saw and the tokens
-// it took ahead (Lease). tat only grows, so that memory is a lower bound:
-// when it already refuses, the table would too, and a flood past the limit
-// is refused with no DynamoDB call until the key's next token is due. It
-// also picks which of the two conditional writes to try first, so a call is
-// usually one write, and a busy key's events are mostly admitted from the
-// tokens taken ahead, with none.
-type Limiter struct {
-	db    DynamoDB
-	table *string
-	key   KeyFunc
-	ttl   string // the table's TTL attribute
-	now   func() time.Time
-
-	mu   sync.Mutex
-	keys map[string]*keyState
-}
+// Take's memory: the table's item is the truth; each instance also
+// remembers, per key, the last tat it saw and the tokens it took ahead
+// (Lease). tat only grows, so that memory is a lower bound: when it already
+// refuses, the table would too, and a flood past the limit is refused with
+// no DynamoDB call until the key's next token is due. It also picks which
+// of the two conditional writes to try first, so a call is usually one
+// write, and a busy key's events are mostly admitted from the tokens taken
+// ahead, with none.
 
 // keyState is what an instance remembers of a key.
 type keyState struct {
@@ -90,12 +69,11 @@ func (st *keyState) use(n int) {
 	}
 }
 
-const memoryMax = 10000 // keys remembered per instance before the memory starts over
-
-// New returns a limiter keeping its items in table; ttlAttribute is the
-// table's TTL attribute, so an idle key's item goes away.
-func New(db DynamoDB, table, ttlAttribute string, key KeyFunc) *Limiter {
-	return &Limiter{db: db, table: aws.String(table), key: key, ttl: ttlAttribute, now: time.Now, keys: map[string]*keyState{}}
+// Admitting sets the table's TTL attribute and the item key of an API
+// key's ingest bucket, for Take and Refused; it returns lim.
+func (lim *Limiter) Admitting(ttlAttribute string, key KeyFunc) *Limiter {
+	lim.ttl, lim.ingestKey = ttlAttribute, key
+	return lim
 }
 
 // Take takes n tokens from keyID's bucket under l. It returns nil when the
@@ -103,7 +81,7 @@ func New(db DynamoDB, table, ttlAttribute string, key KeyFunc) *Limiter {
 // taken), ErrExceedsBurst when n can never fit, or the table's error.
 func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) error {
 	if !l.Valid() {
-		return fmt.Errorf("keylimit: invalid limit %+v", l)
+		return fmt.Errorf("ratelimit: invalid limit %+v", l)
 	}
 	if n <= 0 {
 		return nil
@@ -120,10 +98,10 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 		return err
 	}
 	want = min(want, Fit(tat, now, l))
-	pk, sk := lim.key(keyID)
+	pk, sk := lim.ingestKey(keyID)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
 	for try := 0; try < 4; try++ {
-		next, err := lim.write(ctx, k, want, l, now, tat > now)
+		next, err := lim.admit(ctx, k, want, l, now, tat > now)
 		var ccf *types.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {
 			if err == nil {
@@ -142,7 +120,7 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 		}
 		want = min(want, Fit(tat, now, l))
 	}
-	return fmt.Errorf("keylimit: no decision for key %s after repeated races", keyID)
+	return fmt.Errorf("ratelimit: no decision for key %s after repeated races", keyID)
 }
 
 // Refused is Take's answer from this instance's memory alone, with no
@@ -175,19 +153,19 @@ func (lim *Limiter) refusal(seen, now int64, n int, l Limit) error {
 	return nil
 }
 
-// write is Decide as a conditional write, for the state guessed: an idle
+// admit is Decide as a conditional write, for the state guessed: an idle
 // bucket (tat <= now: full) restarts from now, a draining one (tat > now)
 // grows tat by n intervals while it stays within the burst. It returns the
 // new tat.
-func (lim *Limiter) write(ctx context.Context, k map[string]types.AttributeValue, n int, l Limit, now int64, draining bool) (int64, error) {
+func (lim *Limiter) admit(ctx context.Context, k map[string]types.AttributeValue, n int, l Limit, now int64, draining bool) (int64, error) {
 	step := int64(n) * l.interval()
 	// The item outlives the time its bucket takes to fill again.
 	expires := (now+int64(l.Burst)*l.interval())/1000 + 3600
-	vals := map[string]types.AttributeValue{":now": num(now), ":step": num(step), ":exp": num(expires)}
+	vals := map[string]types.AttributeValue{":now": numAV(now), ":step": numAV(step), ":exp": numAV(expires)}
 	expr, cond := "SET tat = :now + :step, #ttl = :exp", "attribute_not_exists(tat) OR tat <= :now"
 	if draining {
 		expr, cond = "SET tat = tat + :step, #ttl = :exp", "tat > :now AND tat <= :lim"
-		vals[":lim"] = num(now + int64(l.Burst)*l.interval() - step)
+		vals[":lim"] = numAV(now + int64(l.Burst)*l.interval() - step)
 	}
 	out, err := lim.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: lim.table, Key: k, UpdateExpression: aws.String(expr), ConditionExpression: aws.String(cond),
@@ -207,7 +185,7 @@ func (lim *Limiter) write(ctx context.Context, k map[string]types.AttributeValue
 func (lim *Limiter) fromHeld(keyID string, n int, l Limit, now int64) (tat int64, want int, ok bool) {
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
-	st := lim.state(keyID, now)
+	st := lim.memory(keyID, now)
 	if st.held(now) >= n {
 		st.use(n)
 		st.used += n
@@ -221,7 +199,7 @@ func (lim *Limiter) fromHeld(keyID string, n int, l Limit, now int64) (tat int64
 func (lim *Limiter) took(keyID string, n, want int, tat, now int64) {
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
-	st := lim.state(keyID, now)
+	st := lim.memory(keyID, now)
 	st.tat = max(st.tat, tat)
 	if want > n {
 		st.leases = append(st.leases, lease{left: want - n, until: now + Window.Milliseconds()})
@@ -229,8 +207,8 @@ func (lim *Limiter) took(keyID string, n, want int, tat, now int64) {
 	st.used += n
 }
 
-// state is keyID's memory, its Window moved on to now. Call with mu held.
-func (lim *Limiter) state(keyID string, now int64) *keyState {
+// memory is keyID's memory, its Window moved on to now. Call with mu held.
+func (lim *Limiter) memory(keyID string, now int64) *keyState {
 	st := lim.keys[keyID]
 	if st == nil {
 		if len(lim.keys) >= memoryMax {
@@ -255,13 +233,5 @@ func tatOf(item map[string]types.AttributeValue) (int64, error) {
 	if !ok {
 		return 0, nil
 	}
-	n, ok := av.(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, errors.New("keylimit: limiter item's tat is not a number")
-	}
-	return strconv.ParseInt(n.Value, 10, 64)
-}
-
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	return numOf(av)
 }

@@ -1,10 +1,13 @@
-// Package keylimit paces each API key's ingest: a rate (events per second)
-// and a burst, so one producer's flood is answered 429 while the others'
-// events go on. It is GCRA (the generic cell rate algorithm, a token bucket
-// kept as one number): a key's state is tat, the theoretical arrival time
-// of its next event. The decision is the pure function Decide; Limiter keeps
-// tat in DynamoDB, one item per key, so every Lambda instance shares it.
-package keylimit
+package ratelimit
+
+// Admission: an API key's ingest is paced by a rate (events per second) and
+// a burst, so one producer's flood is answered 429 while the others' events
+// go on. The same GCRA as the bookings (ratelimit.go): a key's state is tat,
+// the theoretical arrival time of its next event; events are admitted while
+// tat stays within burst intervals of now, and refused otherwise, where a
+// booking never refuses and hands out the slot instead. The decision is the
+// pure function Decide; Take keeps tat in DynamoDB, one item per key, so
+// every Lambda instance shares it.
 
 import (
 	"math"
@@ -36,12 +39,27 @@ type Decision struct {
 // intervals of now. n larger than the burst is never allowed (Exceeds).
 func Decide(tat, now int64, n int, l Limit) Decision {
 	ivl := l.interval()
-	next := max(tat, now) + int64(n)*ivl
+	next := advance(time.UnixMilli(tat), time.UnixMilli(now), n, time.Duration(ivl)*time.Millisecond).UnixMilli()
 	limit := now + int64(l.Burst)*ivl
 	if next <= limit {
 		return Decision{Allowed: true, TAT: next}
 	}
 	return Decision{TAT: tat, RetryAfter: time.Duration(next-limit) * time.Millisecond}
+}
+
+// advance is GCRA's one rule, for admission (Decide) and booking (Book)
+// alike: n events at now take the n intervals after max(tat, now); it
+// returns the new tat. Admission then refuses a tat past the burst; a
+// booking never refuses, and hands out the slots instead.
+func advance(tat, now time.Time, n int, ivl time.Duration) time.Time {
+	return later(tat, now).Add(time.Duration(n) * ivl)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Exceeds reports whether n events can never be allowed at once under l.

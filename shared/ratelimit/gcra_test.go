@@ -1,4 +1,4 @@
-package keylimit
+package ratelimit
 
 import (
 	"testing"
