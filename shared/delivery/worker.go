@@ -169,12 +169,12 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 
 // note logs an effect's why, counts its metric and gives back its refunds.
 func (r *run) note(ctx context.Context, e lifecycle.Effect) {
-	if e.Why != "" && e.Level != lifecycle.Quiet {
+	if e.Why != "" {
 		log := r.log
 		if a := r.k.Answer; a != nil {
 			log = log.With("attempt", r.k.Claimed.Attempts, "status", a.StatusCode, "error_class", a.ErrorClass, "duration_ms", r.res.Duration.Milliseconds())
 		}
-		log.Log(ctx, []slog.Level{0, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}[e.Level], e.Why, "effect", e.Do.String())
+		log.Log(ctx, e.Level, e.Why, "effect", e.Do.String())
 	}
 	if e.Metric != "" {
 		r.m.Count(e.Metric, 1)

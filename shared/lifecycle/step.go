@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -224,21 +225,9 @@ type Effect struct {
 
 	// What the executor says about it.
 	Why    string
-	Level  Level
-	Metric string // counted once (obs.Metric*)
+	Level  slog.Level // of Why; 0 (info) when Why is empty
+	Metric string     // counted once (obs.Metric*)
 }
-
-// Level is the log level of an effect's Why.
-type Level int
-
-// The levels.
-const (
-	Quiet Level = iota
-	Debug
-	Info
-	Warn
-	Error
-)
 
 // Step is the next effect for a message, from what is known of it.
 func Step(k Known, p Policy) Effect {
@@ -251,7 +240,7 @@ func Step(k Known, p Policy) Effect {
 	case k.DeadLettered:
 		return Effect{Do: DoFinish}
 	case k.Failed != nil:
-		return Effect{Do: DoDeadLetter, Delivery: *k.Failed, Held: true, Why: "delivery failed for good", Level: Warn}
+		return Effect{Do: DoDeadLetter, Delivery: *k.Failed, Held: true, Why: "delivery failed for good", Level: slog.LevelWarn}
 	case k.PutBack != PutBackNone:
 		return afterPutBack(k)
 	case k.FailLost:
@@ -297,19 +286,19 @@ func beforeClaim(k Known, p Policy) Effect {
 	}
 	switch act.Verb {
 	case Quarantine:
-		return Effect{Do: DoQuarantine, Why: act.Why, Level: Error}
+		return Effect{Do: DoQuarantine, Why: act.Why, Level: slog.LevelError}
 	// A slot booked here and not used goes back. The slot the message
 	// carries goes back only on a deferral (the endpoint's pause or
 	// breaker): a message dropped or waiting may be a duplicate whose twin
 	// is making the attempt at that very slot.
 	case Drop:
-		return Effect{Do: DoFinish, Why: act.Why, Level: Debug, Refunds: booked(k)}
+		return Effect{Do: DoFinish, Why: act.Why, Level: slog.LevelDebug, Refunds: booked(k)}
 	case DeadLetter:
-		return Effect{Do: DoDeadLetter, Delivery: *d, Why: act.Why, Level: Info, Refunds: booked(k)}
+		return Effect{Do: DoDeadLetter, Delivery: *d, Why: act.Why, Level: slog.LevelInfo, Refunds: booked(k)}
 	case Fail:
-		return Effect{Do: DoFail, Reason: act.Reason, Why: act.Why, Level: Warn, Refunds: booked(k)}
+		return Effect{Do: DoFail, Reason: act.Reason, Why: act.Why, Level: slog.LevelWarn, Refunds: booked(k)}
 	case Wait:
-		e := Effect{Why: act.Why, Level: Debug, Refunds: booked(k)}
+		e := Effect{Why: act.Why, Level: slog.LevelDebug, Refunds: booked(k)}
 		if act.Deferral {
 			e.Metric, e.Refunds, e.Unslot = obs.MetricEndpointDeferrals, giveBack(k), true
 			if !manual {
@@ -320,9 +309,9 @@ func beforeClaim(k Known, p Policy) Effect {
 	}
 	if act.Probe && !p.BreakerOff && !k.ProbeTaken {
 		if k.ProbeLost {
-			return putBack(k, p, now.Add(time.Second), Effect{Why: "another worker probes the endpoint", Level: Debug, Refunds: giveBack(k), Unslot: true})
+			return putBack(k, p, now.Add(time.Second), Effect{Why: "another worker probes the endpoint", Level: slog.LevelDebug, Refunds: giveBack(k), Unslot: true})
 		}
-		return Effect{Do: DoProbe, Until: now.Add(p.LeaseFor), Why: "breaker half-open: this attempt is the probe", Level: Info}
+		return Effect{Do: DoProbe, Until: now.Add(p.LeaseFor), Why: "breaker half-open: this attempt is the probe", Level: slog.LevelInfo}
 	}
 	if p.MaxInFlight > 0 && len(FreeSlots(*ep, p.MaxInFlight, now, 0, nil)) == 0 && !(k.HeldHere && !manual) {
 		return capDeferral(k, p) // every slot held elsewhere: nothing to wait for here
@@ -368,19 +357,19 @@ func beforeClaim(k Known, p Policy) Effect {
 // making the attempt at the slot both carry: only a slot booked here goes
 // back then.
 func afterClaim(k Known, p Policy) Effect {
-	back := Effect{Refunds: giveBack(k), Unslot: true, Level: Info}
+	back := Effect{Refunds: giveBack(k), Unslot: true, Level: slog.LevelInfo}
 	switch k.Claim {
 	case ClaimFull:
 		return capDeferral(k, p)
 	case ClaimDuplicate:
-		return Effect{Do: DoFinish, Refunds: booked(k), Why: "this resend was already made, or is being made", Level: Info}
+		return Effect{Do: DoFinish, Refunds: booked(k), Why: "this resend was already made, or is being made", Level: slog.LevelInfo}
 	case ClaimChanged:
 		if k.ClaimHeld && !k.Yielded && k.YieldTries < RecordTries && (k.YieldTries == 0 || k.Now.Before(k.LeaseUntil)) {
 			return Effect{Do: DoYield, Detach: true}
 		}
 		back.Why = "endpoint changed before the claim; looking again"
 	default: // ClaimConflict
-		back = Effect{Refunds: booked(k), Why: "the delivery changed under the claim; looking again", Level: Debug}
+		back = Effect{Refunds: booked(k), Why: "the delivery changed under the claim; looking again", Level: slog.LevelDebug}
 		if k.Msg.Kind != KindResend {
 			back.MoveDue = k.Now.Add(time.Second)
 		}
@@ -392,7 +381,7 @@ func afterClaim(k Known, p Policy) Effect {
 func afterSend(k Known, p Policy) Effect {
 	manual := k.Msg.Kind == KindResend
 	if k.RecordLost {
-		return Effect{Do: DoFinish, Why: "attempt made but its claim was lost (lease expired); the new owner carries on", Level: Warn}
+		return Effect{Do: DoFinish, Why: "attempt made but its claim was lost (lease expired); the new owner carries on", Level: slog.LevelWarn}
 	}
 	rec := record(k, p)
 	if !k.Recorded {
@@ -413,19 +402,19 @@ func afterSend(k Known, p Policy) Effect {
 		}
 	}
 	if manual {
-		return Effect{Do: DoFinish, Why: "manual attempt", Level: Info}
+		return Effect{Do: DoFinish, Why: "manual attempt", Level: slog.LevelInfo}
 	}
 	o := rec.Outcome
 	switch o.Status {
 	case domain.StatusDelivered:
-		return Effect{Do: DoFinish, Why: "delivered", Level: Info, Metric: obs.MetricDelivered}
+		return Effect{Do: DoFinish, Why: "delivered", Level: slog.LevelInfo, Metric: obs.MetricDelivered}
 	case domain.StatusPending:
-		return putBack(k, p, time.UnixMilli(o.NextAttemptAt), Effect{Why: "attempt failed; retry scheduled", Level: Info, Metric: obs.MetricAttemptsFailed})
+		return putBack(k, p, time.UnixMilli(o.NextAttemptAt), Effect{Why: "attempt failed; retry scheduled", Level: slog.LevelInfo, Metric: obs.MetricAttemptsFailed})
 	}
 	failed := k.Claimed
 	failed.Status, failed.FailReason, failed.FailedAt = domain.StatusFailed, o.FailReason, domain.Millis(k.Answer.At)
 	failed.LastStatus, failed.LastError = k.Answer.StatusCode, k.Answer.ErrorClass
-	return Effect{Do: DoDeadLetter, Delivery: failed, Held: true, Why: "delivery failed for good", Level: Warn}
+	return Effect{Do: DoDeadLetter, Delivery: failed, Held: true, Why: "delivery failed for good", Level: slog.LevelWarn}
 }
 
 // record is the outcome write of the attempt answered (Known.Answer).
@@ -447,15 +436,15 @@ func record(k Known, p Policy) Effect {
 		o.Breaker = BreakerAfterAttempt(ep, a.Result, probe, a.At, rnd)
 		switch o.Breaker.On {
 		case BreakerTripped, BreakerProbeBad:
-			e.Why, e.Level = "endpoint breaker open: no attempts until its probe", Warn
+			e.Why, e.Level = "endpoint breaker open: no attempts until its probe", slog.LevelWarn
 		case BreakerProbeOK:
-			e.Why, e.Level = "endpoint breaker closed: the probe was answered", Info
+			e.Why, e.Level = "endpoint breaker closed: the probe was answered", slog.LevelInfo
 		}
 	}
 	if failing := time.UnixMilli(ep.FailingSince); !o.Healthy && !o.GiveBack && o.DisableEndpoint == "" &&
 		p.DisableAfter > 0 && ep.FailingSince != 0 && a.Started.Sub(failing) >= p.DisableAfter {
 		o.DisableEndpoint = "failing without a success since " + failing.UTC().Format(time.RFC3339)
-		e.Why, e.Level = "endpoint disabled: failing for too long", Warn
+		e.Why, e.Level = "endpoint disabled: failing for too long", slog.LevelWarn
 	}
 	e.Outcome, e.Logged = o, LogOutcome(a.Verdict, o)
 	return e
@@ -472,17 +461,17 @@ func onError(k Known, p Policy) Effect {
 		}
 		wait := 100 * time.Millisecond << min(tries, 4)
 		if tries < RecordTries && k.Now.Add(wait).Before(k.LeaseUntil) {
-			return Effect{Do: DoSleep, Until: k.Now.Add(wait), Detach: true, Why: "ending the claim failed; trying again", Level: Warn}
+			return Effect{Do: DoSleep, Until: k.Now.Add(wait), Detach: true, Why: "ending the claim failed; trying again", Level: slog.LevelWarn}
 		}
 		if k.ErrOn == DoYield {
 			k.Err, k.Yielded = nil, true // the next claim logs it as interrupted
 			e := Step(k, p)
-			e.Why, e.Level = "could not give the claim back; the next claim logs it as interrupted: "+why, Warn
+			e.Why, e.Level = "could not give the claim back; the next claim logs it as interrupted: "+why, slog.LevelWarn
 			return e
 		}
 		if k.Msg.Kind == KindResend {
 			// Hidden until the lease is over: the next receive takes the claim over.
-			return Effect{Do: DoRetry, Delay: k.LeaseUntil.Sub(k.Now) + time.Second, Why: why, Level: Error}
+			return Effect{Do: DoRetry, Delay: k.LeaseUntil.Sub(k.Now) + time.Second, Why: why, Level: slog.LevelError}
 		}
 	case DoReread:
 		k.Err, k.RereadAt, k.Reread = nil, k.RecordTries, RecordRetry
@@ -490,7 +479,7 @@ func onError(k Known, p Policy) Effect {
 	case DoPutBack:
 		why = "could not put the message back; SQS will redeliver it: " + k.Err.Error()
 	}
-	e := Effect{Do: DoRetry, Delay: SystemErrorBackoff, Why: why, Level: Error}
+	e := Effect{Do: DoRetry, Delay: SystemErrorBackoff, Why: why, Level: slog.LevelError}
 	if k.Claim == ClaimNone {
 		e.Refunds = booked(k)
 	}
@@ -501,7 +490,7 @@ func onError(k Known, p Policy) Effect {
 func afterPutBack(k Known) Effect {
 	switch {
 	case k.PutBack == PutBackSuperseded:
-		return Effect{Do: DoFinish, Why: "message superseded while parking it; dropped", Level: Debug}
+		return Effect{Do: DoFinish, Why: "message superseded while parking it; dropped", Level: slog.LevelDebug}
 	case k.PutBack != PutBackOutlives || k.FailLost:
 		return Effect{Do: DoFinish}
 	case !k.Loaded:
@@ -509,7 +498,7 @@ func afterPutBack(k Known) Effect {
 	case k.Delivery == nil:
 		return Effect{Do: DoFinish}
 	}
-	return Effect{Do: DoFail, Reason: domain.ReasonEventExpired, Why: "its wait would outlive the item", Level: Warn}
+	return Effect{Do: DoFail, Reason: domain.ReasonEventExpired, Why: "its wait would outlive the item", Level: slog.LevelWarn}
 }
 
 // putBack makes the message come back at until (at least a second on: the

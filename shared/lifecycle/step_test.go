@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"errors"
+	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -253,7 +254,7 @@ func TestStep(t *testing.T) {
 			k := answered(0)
 			k.Endpoint.BreakerFails = 4
 			return k
-		}, nil, lifecycle.Effect{Do: lifecycle.DoRecord, Level: lifecycle.Warn, Why: "endpoint breaker open: no attempts until its probe"}},
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRecord, Level: slog.LevelWarn, Why: "endpoint breaker open: no attempts until its probe"}},
 		{"failing past DisableAfter: disable the endpoint", func() lifecycle.Known {
 			k := answered(500)
 			k.Endpoint.FailingSince = ms(-6 * 24 * time.Hour)
@@ -276,7 +277,7 @@ func TestStep(t *testing.T) {
 			k := answered(200)
 			k.RecordTries, k.RereadAt, k.Reread = 1, 1, lifecycle.RecordLost
 			return k
-		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Level: lifecycle.Warn}},
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Level: slog.LevelWarn}},
 		{"read again, still ours: write it again", func() lifecycle.Known {
 			k := answered(200)
 			k.RecordTries, k.RereadAt, k.Reread = 1, 1, lifecycle.RecordRetry

@@ -15,7 +15,6 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
-
 // A slow rate, so no token refills while a test runs however loaded the machine.
 var slow = ratelimit.Limit{Rate: 0.01, Burst: 5}
 
