@@ -23,9 +23,15 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 	t.Run("cap=off", func(t *testing.T) { testAWSCallsPerDelivery(t, false) })
 }
 
+// maxLogBytesPerDelivery bounds what one delivery logs at info (issue 25: at
+// most 0.8 KB, one line per attempt): CloudWatch Logs bills each byte.
+const maxLogBytesPerDelivery = 800
+
 func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	calls := testenv.NewCalls()
-	o := opts{calls: calls, maxInFlight: -1} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
+	logs := &lockedBuffer{}
+	// Info, as the stack logs (the harness's default is warn).
+	o := opts{calls: calls, maxInFlight: -1, logs: logs, env: map[string]string{"LOG_LEVEL": "info"}} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
 	if capped {
 		o.maxInFlight = 5 // the shipped default
 	}
@@ -57,9 +63,18 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	h.publish(t, key, payout) // warms the key cache and the limiter's state for the account
 	time.Sleep(time.Second)
 	calls.Reset()
+	logs.Reset()
 	ev := h.publish(t, key, payout)
 	waitStatus(ev.Deliveries[0].ID, domain.StatusDelivered)
 	got := calls.Snapshot()
+	// The log lines one delivery writes at info, every function's (the api's
+	// request line and the worker's one line for the attempt), as CloudWatch
+	// Logs would ingest them (EMF metrics are flushed per batch, apart).
+	logBytes := len(logs.String())
+	t.Logf("log bytes per delivery: %d", logBytes)
+	if logBytes > maxLogBytesPerDelivery {
+		t.Errorf("log bytes per delivery = %d, want at most %d:\n%s", logBytes, maxLogBytesPerDelivery, logs.String())
+	}
 	units := calls.WriteUnits()
 	t.Logf("first-attempt success: %s", calls)
 	t.Logf("write units per delivery: %g", units)

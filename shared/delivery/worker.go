@@ -142,7 +142,7 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		return w.Queue.DeadLetterRaw(ctx, rec.Body, "malformed_message") == nil
 	}
 	received, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
-	r := &run{Worker: w, rec: rec, msg: msg, m: m, log: w.Log.With("delivery_id", msg.DeliveryID, "message_id", rec.MessageId,
+	r := &run{Worker: w, rec: rec, msg: msg, m: m, log: w.Log.With("delivery_id", msg.DeliveryID,
 		"hops", msg.Hops, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)}
 	r.k = lifecycle.Known{Seed: rand.Uint64(), Msg: lifecycle.Message{Kind: msg.Kind, DeliveryID: msg.DeliveryID, AccountID: msg.AccountID,
 		EndpointID: msg.EndpointID, EventID: msg.EventID, Gen: msg.Gen, SlotFor: msg.SlotFor, Deferred: msg.Deferred, Received: max(received, 1),
@@ -162,7 +162,7 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		}
 		r.k.Err, r.k.ErrOn = r.do(ctx, e), e.Do
 	}
-	r.log.Error("the step did not end; SQS will redeliver the message")
+	r.log.Error("the step did not end; SQS will redeliver the message", "message_id", rec.MessageId)
 	_ = w.Queue.Hide(ctx, rec.ReceiptHandle, lifecycle.SystemErrorBackoff)
 	return false
 }
@@ -170,11 +170,17 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 // note logs an effect's why, counts its metric and gives back its refunds.
 func (r *run) note(ctx context.Context, e lifecycle.Effect) {
 	if e.Why != "" {
-		log := r.log
+		var attrs []any // one line per attempt carries it; empty ones left out (CloudWatch Logs bills bytes)
 		if a := r.k.Answer; a != nil {
-			log = log.With("attempt", r.k.Claimed.Attempts, "status", a.StatusCode, "error_class", a.ErrorClass, "duration_ms", r.res.Duration.Milliseconds())
+			attrs = append(attrs, "attempt", r.k.Claimed.Attempts, "status", a.StatusCode, "duration_ms", r.res.Duration.Milliseconds())
+			if a.ErrorClass != "" {
+				attrs = append(attrs, "error_class", a.ErrorClass)
+			}
 		}
-		log.Log(ctx, e.Level, e.Why, "effect", e.Do.String())
+		if e.Level >= slog.LevelWarn {
+			attrs = append(attrs, "message_id", r.rec.MessageId)
+		}
+		r.log.Log(ctx, e.Level, e.Why, attrs...)
 	}
 	if e.Metric != "" {
 		r.m.Count(e.Metric, 1)

@@ -189,10 +189,14 @@ func (a *API) Handle(ctx context.Context, in events.APIGatewayProxyRequest) (eve
 	if resp.status >= 500 {
 		lvl = slog.LevelError
 	}
-	// The path and status only: never headers (API keys) or bodies.
-	a.Log.Log(ctx, lvl, "request", append([]any{"method", in.HTTPMethod, "path", in.Path, "status", resp.status,
-		"duration_ms", a.Now().Sub(start).Milliseconds(), "request_id", in.RequestContext.RequestID, "error_code", resp.code()},
-		resp.logged...)...)
+	// The path and status only: never headers (API keys) or bodies. Empty
+	// attributes are left out: CloudWatch Logs bills every byte.
+	attrs := []any{"method", in.HTTPMethod, "path", in.Path, "status", resp.status,
+		"duration_ms", a.Now().Sub(start).Milliseconds(), "request_id", in.RequestContext.RequestID}
+	if code := resp.code(); code != "" {
+		attrs = append(attrs, "error_code", code)
+	}
+	a.Log.Log(ctx, lvl, "request", append(attrs, resp.logged...)...)
 	return out, nil
 }
 

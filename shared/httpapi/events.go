@@ -41,9 +41,10 @@ func (a *API) postEvent(ctx context.Context, req *request) response {
 	r := ok(http.StatusAccepted, viewAccepted(res))
 	// The one info line of an accepted event (ingest logs it at debug level).
 	r.logged = []any{"event_id", res.Event.ID, "account_id", req.account, "event_type", res.Event.Type,
-		"deliveries", len(res.Deliveries), "replayed", res.Replayed}
+		"deliveries", len(res.Deliveries)}
 	if res.Replayed {
 		r.headers = map[string]string{"Idempotent-Replayed": "true"}
+		r.logged = append(r.logged, "replayed", true)
 	}
 	return r
 }
