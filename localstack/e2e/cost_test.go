@@ -77,8 +77,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	}
 	units := calls.WriteUnits()
 	t.Logf("first-attempt success: %s", calls)
-	t.Logf("write units per delivery: %g", units)
-	t.Logf("read units per delivery: %g", calls.ReadUnits())
+	perDelivery(t, "", calls)
 	// The per-endpoint cap adds two writes to the slot item: the take
 	// before the claim and the release after the record.
 	slotWrites := 0
@@ -141,6 +140,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	waitStatus(ev.Deliveries[0].ID, domain.StatusDelivered)
 	retried := calls.Snapshot()
 	t.Logf("with one retry: %s", calls)
+	perDelivery(t, " (a 500, then a 200)", calls)
 	// A retry (its own rate-limit slot, claim, attempt, outcome, slot) and
 	// the endpoint's health: failing_since set by the 500, cleared by the 200.
 	extra := map[string]int{
@@ -166,4 +166,21 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	if n := retried["SQS.ChangeMessageVisibility"]; n != 0 {
 		t.Errorf("a retry asked for %d visibility changes, want none", n)
 	}
+
+	// A 2 KB body: the event item, and the read of it, grow past 1 KB.
+	calls.Reset()
+	ev = h.publish(t, key, `{"event":"payout.fulfilled","data":{"pad":"`+strings.Repeat("x", 2000)+`"}}`)
+	waitStatus(ev.Deliveries[0].ID, domain.StatusDelivered)
+	perDelivery(t, " (2 KB body)", calls)
+	if big := calls.WriteUnits(); big != units+2 {
+		t.Errorf("a 2 KB body: %g write units, want %g (the event item's 3 KB instead of 1)", big, units+2)
+	}
+}
+
+// perDelivery prints what one delivery cost, in the lines docs/cost.md
+// quotes (issue 25): write units, read units, AWS requests.
+func perDelivery(t *testing.T, what string, calls *testenv.Calls) {
+	t.Logf("write units per delivery%s: %g", what, calls.WriteUnits())
+	t.Logf("read units per delivery%s: %g", what, calls.ReadUnits())
+	t.Logf("calls per delivery%s: %d", what, calls.Total())
 }

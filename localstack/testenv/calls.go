@@ -143,6 +143,21 @@ func (c *Calls) Snapshot() map[string]int {
 	return out
 }
 
+// Total is every AWS request so far, as billed: the empty receives of a
+// long poll too (each is a request), but not MessagesReceived, which counts
+// messages, not requests.
+func (c *Calls) Total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for op, v := range c.n {
+		if op != MessagesReceived {
+			n += v
+		}
+	}
+	return n
+}
+
 // Count is the calls of one "Service.Operation" so far.
 func (c *Calls) Count(op string) int {
 	c.mu.Lock()
