@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/cost"
 	"github.com/gifq/webhooks/shared/domain"
 )
 
@@ -78,6 +79,10 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	units := calls.WriteUnits()
 	t.Logf("first-attempt success: %s", calls)
 	perDelivery(t, "", calls)
+	if capped && (units != cost.SingleWriteUnits || calls.ReadUnits() != cost.SingleReadUnits) {
+		t.Errorf("%g write and %g read units; shared/cost prices %d and %d: change both together",
+			units, calls.ReadUnits(), cost.SingleWriteUnits, cost.SingleReadUnits)
+	}
 	// The per-endpoint cap adds two writes to the slot item: the take
 	// before the claim and the release after the record.
 	slotWrites := 0
