@@ -158,15 +158,14 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}
 
-	// Least privilege, function by function.
+	// Least privilege, function by function: the table's actions and indexes
+	// are in iam.go (tableGrants, checked against the code by a test).
 	api, deliver, sweeper, redrive := s.Functions[FnAPI], s.Functions[FnDeliver], s.Functions[FnSweeper], s.Functions[FnRedrive]
-	// api: ingest and management read and write the table; ingest sends the
-	// new deliveries to the delivery queue.
-	s.Table.GrantReadWriteData(api)
+	s.grantTable()
+	// api: ingest sends the new deliveries to the delivery queue.
 	s.Queue.GrantSendMessages(api)
 	// deliver: consumes the delivery queue (the event source grants it),
-	// records attempts, re-sends deferred messages, dead-letters.
-	s.Table.GrantReadWriteData(deliver)
+	// re-sends deferred messages, dead-letters.
 	s.Queue.GrantSendMessages(deliver)
 	s.DLQ.GrantSendMessages(deliver)
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
@@ -174,18 +173,15 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(cfg.DeliverMaxConcurrency)),
 	}))
-	// sweeper: queries the sweep index, re-queues, dead-letters deliveries
-	// that are out of attempts.
-	s.Table.GrantReadWriteData(sweeper)
+	// sweeper: re-queues, dead-letters deliveries that are out of attempts.
 	s.Queue.GrantSendMessages(sweeper)
 	s.DLQ.GrantSendMessages(sweeper)
 	// Both EventBridge schedules, their target DLQ (schedules.go).
 	s.addSchedules(name, sweeper, removal)
 	// redrive: reads and deletes DLQ messages, sends them back to the
-	// delivery queue, resets the deliveries in the table. No trigger.
+	// delivery queue. No trigger.
 	s.DLQ.GrantConsumeMessages(redrive)
 	s.Queue.GrantSendMessages(redrive)
-	s.Table.GrantReadWriteData(redrive)
 
 	s.addSigningKey(removal) // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
 	s.Api = newAPI(stack, name, cfg, api, removal)
