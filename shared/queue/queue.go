@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/gifq/webhooks/shared/obs"
 )
 
 // SQS is the part of the SQS client the queue uses.
@@ -58,6 +60,13 @@ func New(client SQS, url, dlqURL string) *Queue {
 type Outgoing struct {
 	Message Message
 	Delay   time.Duration
+	// Trace is the X-Ray trace header the message carries (its
+	// AWSTraceHeader system attribute); SendAll fills it from the sender's
+	// context. The deliver invocation the message starts joins that trace
+	// (one trace per event: ingest -> queue -> each attempt), and Lambda's
+	// recursion detection reads its Lineage. Per message, since messages of
+	// several callers share a request (group commit).
+	Trace string
 }
 
 // Backlog is how many messages of the delivery queue are visible and not
@@ -94,6 +103,7 @@ func (q *Queue) Send(ctx context.Context, m Message, delay time.Duration) error 
 // producers. (Our messages are ids, under 1 KiB: ten are far under SQS's
 // limit on a request's size.)
 func (q *Queue) SendAll(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
+	msgs = traced(ctx, msgs)
 	for start := 0; start < len(msgs); start += batchSize {
 		end := min(start+batchSize, len(msgs))
 		refused, sendErr := q.sendTen(ctx, msgs[start:end])
@@ -164,13 +174,41 @@ func (q *Queue) next() {
 	q.sending = false
 }
 
+// traced is msgs with ctx's trace header on those that carry none (a copy
+// when one changes: the caller's slice is left as it was).
+func traced(ctx context.Context, msgs []Outgoing) []Outgoing {
+	h := obs.TraceHeader(ctx)
+	if h == "" {
+		return msgs
+	}
+	out := make([]Outgoing, len(msgs))
+	for i, m := range msgs {
+		if m.Trace == "" {
+			m.Trace = h
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// traceAttribute is the AWSTraceHeader system attribute of a header, nil
+// for none.
+func traceAttribute(h string) map[string]types.MessageSystemAttributeValue {
+	if h == "" {
+		return nil
+	}
+	return map[string]types.MessageSystemAttributeValue{
+		string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(h)},
+	}
+}
+
 // entries are msgs as a request's entries, their ids counted from first.
 func entries(msgs []Outgoing, first int) []types.SendMessageBatchRequestEntry {
 	out := make([]types.SendMessageBatchRequestEntry, len(msgs))
 	for i, m := range msgs {
 		out[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(first + i)),
 			MessageBody: aws.String(m.Message.Encode()), DelaySeconds: delaySeconds(m.Delay),
-			MessageGroupId: groupOf(m.Message)}
+			MessageGroupId: groupOf(m.Message), MessageSystemAttributes: traceAttribute(m.Trace)}
 	}
 	return out
 }
@@ -239,7 +277,8 @@ func (q *Queue) deadLetter(ctx context.Context, body, reason, deliveryID string)
 	if deliveryID != "" {
 		attrs["delivery_id"] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(deliveryID)}
 	}
-	_, err := q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.dlqURL, MessageBody: aws.String(body), MessageAttributes: attrs})
+	_, err := q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.dlqURL, MessageBody: aws.String(body), MessageAttributes: attrs,
+		MessageSystemAttributes: traceAttribute(obs.TraceHeader(ctx))})
 	return err
 }
 
