@@ -26,6 +26,7 @@ import (
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
@@ -172,6 +173,11 @@ func (a *App) Scheduler() *sweep.Scheduler {
 // Redriver is the redrive function's handler.
 func (a *App) Redriver() *redrive.Redriver {
 	return &redrive.Redriver{SQS: a.SQS, DLQURL: a.Config.DLQURL, Store: a.Store, Queue: a.Queue, Log: a.Log, Metrics: a.Metrics}
+}
+
+// Onboarder is the ops function's handler: an account and its first API key.
+func (a *App) Onboarder() *onboard.Onboarder {
+	return &onboard.Onboarder{Store: a.Store, Log: a.Log}
 }
 
 // LeaseFor is how long a claim holds an attempt: the HTTP exchange is
