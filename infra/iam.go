@@ -36,6 +36,9 @@ var tableGrants = map[string]tableAccess{
 		Actions: []string{"GetItem", "PutItem", "Query", "UpdateItem"},
 		Indexes: []string{schema.IndexPark, schema.IndexSweep},
 	},
+	// An account (a conditional put) and its key (a transaction: the
+	// account's existence checked, the key's two items put).
+	FnOps: {Actions: []string{"ConditionCheckItem", "PutItem"}},
 	// Reads and resets the deliveries it moves back.
 	FnRedrive: {Actions: []string{"GetItem", "UpdateItem"}},
 }

@@ -103,7 +103,7 @@ func TestMakeTargets(t *testing.T) {
 	for target, wants := range map[string][]string{
 		"build": {
 			"GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/$fn/bootstrap ./functions/$fn",
-			"for fn in api deliver sweeper redrive",
+			"for fn in " + strings.Join(BuiltFunctions, " "),
 		},
 		"cdk-tools":     {"npm ci"},
 		"synth":         {"go build -tags lambda.norpc", "cdk synth", "--output cdk.out", "-u AWS_ACCESS_KEY_ID", "-c stage=dev"},
