@@ -105,7 +105,7 @@ type Config struct {
 	// without a server of one's own; it accepts POSTs from anyone, so leave
 	// it off in production.
 	DemoReceiver bool
-	EgressAZs       int
+	EgressAZs    int
 }
 
 // Context keys, as written in cdk.json and on the command line.

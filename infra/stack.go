@@ -62,12 +62,12 @@ var functionSpecs = map[string]struct {
 	// not triggered by it, and the api is triggered by API Gateway.
 	SendsToOwnTrigger bool
 }{
-	FnAPI:     {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
-	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout, true},
-	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
-	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},
+	FnAPI:      {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
+	FnDeliver:  {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout, true},
+	FnSweeper:  {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
+	FnRedrive:  {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},
 	FnReceiver: {"DemoReceiverFunction", "Demo receiver: verifies each webhook's signature and logs it (context demoReceiver)", 128, 10 * time.Second, false},
-	FnOps:     {"OpsFunction", "Creates an account and its first API key, returned once (run from the console: events/ops-create-account.json)", 128, 30 * time.Second, false},
+	FnOps:      {"OpsFunction", "Creates an account and its first API key, returned once (run from the console: events/ops-create-account.json)", 128, 30 * time.Second, false},
 }
 
 // SweepRate is the sweeper's schedule.
