@@ -98,6 +98,7 @@ type Config struct {
 	// (docs/cost.md). EgressAZs is how many availability zones, one NAT
 	// gateway and one IP each (context `egressAzs`, 1..6).
 	EgressStaticIPs bool
+	EgressAZs       int
 	// DemoReceiver deploys the demo receiver: a Lambda function URL that
 	// verifies each webhook's signature and logs it, its URL the
 	// ReceiverUrl output (context `demoReceiver`, default false; receiver.go,
@@ -105,7 +106,6 @@ type Config struct {
 	// without a server of one's own; it accepts POSTs from anyone, so leave
 	// it off in production.
 	DemoReceiver bool
-	EgressAZs    int
 }
 
 // Context keys, as written in cdk.json and on the command line.
