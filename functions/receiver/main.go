@@ -16,6 +16,7 @@ import (
 )
 
 func main() {
+	obs.StartTracing() // X-Ray subsegments for its JWKS fetches, with Active tracing
 	var secrets []string
 	for _, s := range strings.Split(os.Getenv("WEBHOOK_SECRETS"), ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -24,7 +25,7 @@ func main() {
 	}
 	r := &demoreceiver.Receiver{
 		APIURL: os.Getenv("API_URL"), Secrets: secrets,
-		HTTP: &http.Client{Timeout: 5 * time.Second},
+		HTTP: &http.Client{Timeout: 5 * time.Second, Transport: obs.TracedTransport(http.DefaultTransport)},
 		Log:  obs.NewLogger(os.Stdout, slog.LevelInfo, "receiver"), Now: time.Now,
 	}
 	lambda.Start(r.Handle)

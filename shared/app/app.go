@@ -96,6 +96,9 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
 	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
+	if obs.TracingOn() {
+		awsCfg.APIOptions = append(awsCfg.APIOptions, obs.AWSTracing) // a subsegment per AWS call
+	}
 	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
@@ -190,6 +193,9 @@ func LeaseFor(deliveryTimeout time.Duration) time.Duration { return 2*deliveryTi
 // the function at init, where Lambda reports it.
 func Start(function string, handler func(*App) any) {
 	TuneGC(os.Getenv)
+	// Spans to the X-Ray daemon Lambda runs with Active tracing; nothing
+	// without one. The process ends with the environment: no stop.
+	obs.StartTracing()
 	a, err := FromEnv(context.Background(), function, os.Stdout)
 	if err != nil {
 		log.Fatalf("%s: %v", function, err)
