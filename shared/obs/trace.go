@@ -3,6 +3,7 @@ package obs
 import (
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 )
 
@@ -46,13 +47,20 @@ func TraceRoot(header string) string {
 	return ""
 }
 
-// traceHandler adds trace_id to every record logged with a context that
-// carries a trace: a line of the function and the same event's lines in
+// traceHandler adds trace_id to every record logged in a traced Lambda
+// invocation: a line of the function and the same event's lines in
 // other functions are found by one id, and X-Ray's trace opens from it.
 type traceHandler struct{ slog.Handler }
 
 func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
-	if id := TraceID(ctx); id != "" {
+	id := TraceID(ctx)
+	if id == "" {
+		// A line logged without the invocation's context: aws-lambda-go
+		// also puts the invocation's header in _X_AMZN_TRACE_ID (one
+		// invocation at a time per process); unset outside Lambda.
+		id = TraceRoot(os.Getenv("_X_AMZN_TRACE_ID"))
+	}
+	if id != "" {
 		r = r.Clone()
 		r.AddAttrs(slog.String("trace_id", id))
 	}

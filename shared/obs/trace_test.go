@@ -29,7 +29,19 @@ func TestLogLineCarriesLambdaTraceID(t *testing.T) {
 	}
 }
 
+// TestLogLineWithoutContextCarriesInvocationTrace: a line logged without
+// the context (log.Info) in a Lambda invocation still names its trace.
+func TestLogLineWithoutContextCarriesInvocationTrace(t *testing.T) {
+	t.Setenv("_X_AMZN_TRACE_ID", header)
+	var buf bytes.Buffer
+	NewLogger(&buf, slog.LevelInfo, "sweeper").Info("run")
+	if !bytes.Contains(buf.Bytes(), []byte(`"trace_id":"1-5759e988-bd862e3fe1be46a994272793"`)) {
+		t.Errorf("line %s", buf.String())
+	}
+}
+
 func TestLogLineWithoutTraceHasNone(t *testing.T) {
+	t.Setenv("_X_AMZN_TRACE_ID", "")
 	var buf bytes.Buffer
 	NewLogger(&buf, slog.LevelInfo, "api").InfoContext(context.Background(), "request")
 	NewLogger(&buf, slog.LevelInfo, "api").Info("no context")
