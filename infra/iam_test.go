@@ -26,7 +26,7 @@ var wildcardResourceActions = map[string]string{
 // resource outside the allow-list, a wildcard action, or a wildcard in any
 // other resource (the indexes are named one by one: infra/iam.go).
 func TestIAMNoWildcardResources(t *testing.T) {
-	for _, v := range []string{"dev", "prod", "localstack"} {
+	for _, v := range []string{"dev", "prod", "localstack", "demo"} {
 		s := synth(t, v)
 		sts := s.statements()
 		if len(sts) == 0 {
@@ -183,7 +183,7 @@ func contains(list []string, s string) bool {
 // TestNagClean: with the AwsSolutions checks applied (as in the app), no
 // unsuppressed error or warning is left, in any variant.
 func TestNagClean(t *testing.T) {
-	for _, v := range []string{"dev", "prod", "localstack"} {
+	for _, v := range []string{"dev", "prod", "localstack", "demo"} {
 		s := synth(t, v)
 		sort.Strings(s.errors)
 		sort.Strings(s.warnings)

@@ -55,15 +55,20 @@ func TestDemoReceiver(t *testing.T) {
 	}
 	// The receiver's role: its own logs and X-Ray, nothing else.
 	role := strings.TrimSuffix(strings.Trim(render(props(f)["Role"]), "${}"), ".Arn")
+	xray := false
 	for _, st := range s.statements() {
 		if !contains(st.Roles, role) {
 			continue
 		}
 		for _, a := range st.Actions {
+			xray = xray || a == "xray:PutTraceSegments"
 			if !strings.HasPrefix(a, "logs:") && !strings.HasPrefix(a, "xray:") {
 				t.Errorf("receiver role allows %s on %v", a, st.Resources)
 			}
 		}
+	}
+	if !xray {
+		t.Error("the receiver's role cannot send its trace segments")
 	}
 	// The public invoke permissions are for the URL only: InvokeFunctionUrl
 	// with auth NONE, and InvokeFunction only when invoked through the URL.
