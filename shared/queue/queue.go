@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,13 +61,6 @@ func New(client SQS, url, dlqURL string) *Queue {
 type Outgoing struct {
 	Message Message
 	Delay   time.Duration
-	// Trace is the X-Ray trace header the message carries (its
-	// AWSTraceHeader system attribute); SendAll fills it from the sender's
-	// context. The deliver invocation the message starts joins that trace
-	// (one trace per event: ingest -> queue -> each attempt), and Lambda's
-	// recursion detection reads its Lineage. Per message, since messages of
-	// several callers share a request (group commit).
-	Trace string
 }
 
 // Backlog is how many messages of the delivery queue are visible and not
@@ -120,9 +114,10 @@ func (q *Queue) SendAll(ctx context.Context, msgs []Outgoing) (failed []int, err
 // sendTen sends up to ten messages, in the next request or, when the next
 // has no room left, in one of their own at once.
 func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
-	g, offset, writer := q.join(msgs)
+	sender := obs.TraceHeader(ctx)
+	g, offset, writer := q.join(msgs, sender)
 	if g == nil {
-		g = &sendGroup{entries: entries(msgs, 0)}
+		g = &sendGroup{entries: entries(msgs, 0, sender)}
 		g.out, g.err = q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
 	} else if writer {
 		<-g.start // the request in flight before it has ended
@@ -143,7 +138,7 @@ func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err
 // group whose request can be made at once (none in flight) is the messages
 // alone. With no room left in the gathering group, it returns none: the
 // messages go alone, at once.
-func (q *Queue) join(msgs []Outgoing) (g *sendGroup, offset int, writer bool) {
+func (q *Queue) join(msgs []Outgoing, sender string) (g *sendGroup, offset int, writer bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if g = q.gathering; g == nil {
@@ -153,7 +148,7 @@ func (q *Queue) join(msgs []Outgoing) (g *sendGroup, offset int, writer bool) {
 		return nil, 0, false
 	}
 	offset = len(g.entries)
-	g.entries = append(g.entries, entries(msgs, offset)...)
+	g.entries = append(g.entries, entries(msgs, offset, sender)...)
 	if !q.sending {
 		q.sending, q.gathering = true, nil
 		close(g.start)
@@ -174,41 +169,71 @@ func (q *Queue) next() {
 	q.sending = false
 }
 
-// traced is msgs with ctx's trace header on those that carry none (a copy
-// when one changes: the caller's slice is left as it was).
+// traced is msgs with the sender's trace on those that carry none (a copy
+// when one changes: the caller's slice is left as it was). A message keeps
+// the trace it has: a retry or deferral the worker sends again stays in the
+// event's trace (Message.Trace).
 func traced(ctx context.Context, msgs []Outgoing) []Outgoing {
-	h := obs.TraceHeader(ctx)
+	h := messageTrace(obs.TraceHeader(ctx))
 	if h == "" {
 		return msgs
 	}
 	out := make([]Outgoing, len(msgs))
 	for i, m := range msgs {
-		if m.Trace == "" {
-			m.Trace = h
+		if m.Message.Trace == "" {
+			m.Message.Trace = h
 		}
 		out[i] = m
 	}
 	return out
 }
 
-// traceAttribute is the AWSTraceHeader system attribute of a header, nil
-// for none.
-func traceAttribute(h string) map[string]types.MessageSystemAttributeValue {
-	if h == "" {
+// messageTrace is a trace header without its Lineage: the part that names
+// the event's trace, kept in the message.
+func messageTrace(h string) string {
+	var keep []string
+	for _, f := range strings.Split(h, ";") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(f), "="); k == "Root" || k == "Parent" || k == "Sampled" {
+			keep = append(keep, strings.TrimSpace(f))
+		}
+	}
+	return strings.Join(keep, ";")
+}
+
+// lineage is a trace header's Lineage field ("" when none).
+func lineage(h string) string {
+	for _, f := range strings.Split(h, ";") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(f), "="); k == "Lineage" {
+			return strings.TrimSpace(f)
+		}
+	}
+	return ""
+}
+
+// traceAttribute is the AWSTraceHeader system attribute of a message: its
+// trace, with the sending invocation's Lineage (Lambda's recursion
+// detection counts the hops by it, as when the SDK sets the header); nil
+// for an untraced message.
+func traceAttribute(trace, sender string) map[string]types.MessageSystemAttributeValue {
+	if trace == "" {
 		return nil
 	}
+	if l := lineage(sender); l != "" {
+		trace += ";" + l
+	}
 	return map[string]types.MessageSystemAttributeValue{
-		string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(h)},
+		string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(trace)},
 	}
 }
 
-// entries are msgs as a request's entries, their ids counted from first.
-func entries(msgs []Outgoing, first int) []types.SendMessageBatchRequestEntry {
+// entries are msgs as a request's entries, their ids counted from first;
+// sender is the trace header of the sending invocation.
+func entries(msgs []Outgoing, first int, sender string) []types.SendMessageBatchRequestEntry {
 	out := make([]types.SendMessageBatchRequestEntry, len(msgs))
 	for i, m := range msgs {
 		out[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(first + i)),
 			MessageBody: aws.String(m.Message.Encode()), DelaySeconds: delaySeconds(m.Delay),
-			MessageGroupId: groupOf(m.Message), MessageSystemAttributes: traceAttribute(m.Trace)}
+			MessageGroupId: groupOf(m.Message), MessageSystemAttributes: traceAttribute(m.Message.Trace, sender)}
 	}
 	return out
 }
@@ -262,15 +287,18 @@ func (q *Queue) Hide(ctx context.Context, receipt string, d time.Duration) error
 // DeadLetter sends m to the DLQ, with its reason also as message attributes
 // so the console can show it.
 func (q *Queue) DeadLetter(ctx context.Context, m Message) error {
-	return q.deadLetter(ctx, m.Encode(), string(m.Reason), m.DeliveryID)
+	if m.Trace == "" {
+		m.Trace = messageTrace(obs.TraceHeader(ctx))
+	}
+	return q.deadLetter(ctx, m.Encode(), string(m.Reason), m.DeliveryID, m.Trace)
 }
 
 // DeadLetterRaw moves a body we cannot read to the DLQ as it is.
 func (q *Queue) DeadLetterRaw(ctx context.Context, body, reason string) error {
-	return q.deadLetter(ctx, body, reason, "")
+	return q.deadLetter(ctx, body, reason, "", messageTrace(obs.TraceHeader(ctx)))
 }
 
-func (q *Queue) deadLetter(ctx context.Context, body, reason, deliveryID string) error {
+func (q *Queue) deadLetter(ctx context.Context, body, reason, deliveryID, trace string) error {
 	attrs := map[string]types.MessageAttributeValue{
 		"reason": {DataType: aws.String("String"), StringValue: aws.String(reason)},
 	}
@@ -278,7 +306,7 @@ func (q *Queue) deadLetter(ctx context.Context, body, reason, deliveryID string)
 		attrs["delivery_id"] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(deliveryID)}
 	}
 	_, err := q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.dlqURL, MessageBody: aws.String(body), MessageAttributes: attrs,
-		MessageSystemAttributes: traceAttribute(obs.TraceHeader(ctx))})
+		MessageSystemAttributes: traceAttribute(trace, obs.TraceHeader(ctx))})
 	return err
 }
 

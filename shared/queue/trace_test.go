@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 )
@@ -45,18 +46,21 @@ func (r *recorded) SendMessage(ctx context.Context, in *sqs.SendMessageInput, o 
 }
 
 // TestSendCarriesTrace: a message sent under a traced context carries the
-// trace header as its AWSTraceHeader system attribute, so the deliver
-// invocation it starts joins the sender's trace; a message with a trace of
-// its own keeps it, and an untraced send (make dev) carries none.
+// trace (without Lineage) in its body and as its AWSTraceHeader system
+// attribute with the sender's Lineage, so the deliver invocation it starts
+// is linked to the sender's trace; a message that has a trace keeps it (a
+// retry the worker sends again stays in the event's trace) with the
+// current sender's Lineage; an untraced send (make dev) carries none.
 func TestSendCarriesTrace(t *testing.T) {
 	env := testenv.New(t)
 	r := &recorded{SQS: env.SQS, traces: map[string]string{}}
 	q := queue.New(r, env.Queues.Delivery, env.Queues.DLQ)
-	ingest := "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1;Lineage=a87bd80c:0"
-	other := "Root=1-5759e988-000000000000000000000002;Parent=0000000000000002;Sampled=1"
-	traced := obs.WithTraceHeader(ctx, ingest)
-	a, b, c := msg("dlv_a"), msg("dlv_b"), msg("dlv_c")
-	if failed, err := q.SendAll(traced, []queue.Outgoing{{Message: a}, {Message: b, Trace: other}}); err != nil || len(failed) > 0 {
+	ingest := "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+	event := "Root=1-5759e988-000000000000000000000002;Parent=0000000000000002;Sampled=1"
+	traced := obs.WithTraceHeader(ctx, ingest+";Lineage=a87bd80c:0")
+	a, b, c := msg(domain.NewID("dlv")), msg(domain.NewID("dlv")), msg(domain.NewID("dlv"))
+	b.Trace = event // a retry of another event's delivery, sent by this invocation
+	if failed, err := q.SendAll(traced, []queue.Outgoing{{Message: a}, {Message: b}}); err != nil || len(failed) > 0 {
 		t.Fatal(failed, err)
 	}
 	if err := q.Send(ctx, c, 0); err != nil {
@@ -65,15 +69,31 @@ func TestSendCarriesTrace(t *testing.T) {
 	if err := q.DeadLetterRaw(traced, "not json", "malformed"); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{a.Encode(): ingest, b.Encode(): other, c.Encode(): "", "not json": ingest}
+	sentA, sentB := a, b
+	sentA.Trace = ingest
+	want := map[string]string{
+		sentA.Encode(): ingest + ";Lineage=a87bd80c:0",
+		sentB.Encode(): event + ";Lineage=a87bd80c:0",
+		c.Encode():     "",
+		"not json":     ingest + ";Lineage=a87bd80c:0",
+	}
 	for body, h := range want {
 		if got, ok := r.traces[body]; !ok || got != h {
-			t.Errorf("%s: AWSTraceHeader %q (sent: %v), want %q", body, got, ok, h)
+			t.Errorf("%s: AWSTraceHeader %q (sent: %v), want %q; sent %v", body, got, ok, h, r.traces)
 		}
 	}
-	// SQS took them: the attribute is a valid request.
+	// SQS took them, and the body's trace reads back as it was sent.
 	res, err := env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(env.Queues.Delivery), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
 	if err != nil || len(res.Messages) == 0 {
 		t.Fatalf("received %v, %v", res, err)
+	}
+	for _, m := range res.Messages {
+		d, err := queue.Decode(aws.ToString(m.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{a.DeliveryID: ingest, b.DeliveryID: event, c.DeliveryID: ""}[d.DeliveryID]; d.Trace != want {
+			t.Errorf("%s: body trace %q, want %q", d.DeliveryID, d.Trace, want)
+		}
 	}
 }
