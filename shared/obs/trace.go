@@ -34,6 +34,16 @@ func TraceHeader(ctx context.Context) string {
 	return h
 }
 
+// InvocationTraceHeader is the Lambda invocation's own trace header in ctx
+// (its Lineage counts the invocation chain for recursion detection), "" outside one.
+func InvocationTraceHeader(ctx context.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	h, _ := ctx.Value(lambdaTraceKey).(string)
+	return h
+}
+
 // TraceID is ctx's X-Ray trace id (1-5759e988-bd862e3fe1be46a994272793), or "".
 func TraceID(ctx context.Context) string { return TraceRoot(TraceHeader(ctx)) }
 

@@ -166,3 +166,21 @@ func TestUnsampledInvocationSendsNothing(t *testing.T) {
 		t.Errorf("an unsampled span was sent (%d bytes)", n)
 	}
 }
+
+// TestCarriedTraceParentsTheSpans: under obs.WithTraceHeader(ctx, msg.Trace)
+// (what the worker does per message) a span joins the event's trace, not
+// the invocation's.
+func TestCarriedTraceParentsTheSpans(t *testing.T) {
+	addr, docs := daemon(t)
+	stop, err := obs.StartTracingTo(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	event := "Root=1-5759e988-000000000000000000000002;Parent=0000000000000002;Sampled=1"
+	_, span := obs.StartSpan(obs.WithTraceHeader(lambdaCtx(), event), "attempt")
+	span.End()
+	if d := docs(1)[0]; d.TraceID != "1-5759e988-000000000000000000000002" || d.ParentID != "0000000000000002" {
+		t.Errorf("span %+v, want it in the event's trace", d)
+	}
+}

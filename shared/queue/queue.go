@@ -114,7 +114,7 @@ func (q *Queue) SendAll(ctx context.Context, msgs []Outgoing) (failed []int, err
 // sendTen sends up to ten messages, in the next request or, when the next
 // has no room left, in one of their own at once.
 func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
-	sender := obs.TraceHeader(ctx)
+	sender := obs.InvocationTraceHeader(ctx) // its Lineage
 	g, offset, writer := q.join(msgs, sender)
 	if g == nil {
 		g = &sendGroup{entries: entries(msgs, 0, sender)}
@@ -306,7 +306,7 @@ func (q *Queue) deadLetter(ctx context.Context, body, reason, deliveryID, trace 
 		attrs["delivery_id"] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(deliveryID)}
 	}
 	_, err := q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.dlqURL, MessageBody: aws.String(body), MessageAttributes: attrs,
-		MessageSystemAttributes: traceAttribute(trace, obs.TraceHeader(ctx))})
+		MessageSystemAttributes: traceAttribute(trace, obs.InvocationTraceHeader(ctx))})
 	return err
 }
 

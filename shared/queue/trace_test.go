@@ -57,7 +57,8 @@ func TestSendCarriesTrace(t *testing.T) {
 	q := queue.New(r, env.Queues.Delivery, env.Queues.DLQ)
 	ingest := "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 	event := "Root=1-5759e988-000000000000000000000002;Parent=0000000000000002;Sampled=1"
-	traced := obs.WithTraceHeader(ctx, ingest+";Lineage=a87bd80c:0")
+	//lint:ignore SA1029 the runtime's own key: aws-lambda-go sets it as this plain string
+	traced := context.WithValue(ctx, "x-amzn-trace-id", ingest+";Lineage=a87bd80c:0") //nolint:staticcheck
 	a, b, c := msg(domain.NewID("dlv")), msg(domain.NewID("dlv")), msg(domain.NewID("dlv"))
 	b.Trace = event // a retry of another event's delivery, sent by this invocation
 	if failed, err := q.SendAll(traced, []queue.Outgoing{{Message: a}, {Message: b}}); err != nil || len(failed) > 0 {
@@ -82,6 +83,19 @@ func TestSendCarriesTrace(t *testing.T) {
 			t.Errorf("%s: AWSTraceHeader %q (sent: %v), want %q; sent %v", body, got, ok, h, r.traces)
 		}
 	}
+	// The worker's per-message context (obs.WithTraceHeader(ctx, msg.Trace))
+	// re-sends in the event's trace with the invocation's Lineage.
+	d := msg(domain.NewID("dlv"))
+	//lint:ignore SA1029 the runtime's own key: aws-lambda-go sets it as this plain string
+	perMessage := obs.WithTraceHeader(context.WithValue(ctx, "x-amzn-trace-id", "Root=1-5759e988-000000000000000000000009;Parent=0000000000000009;Sampled=1;Lineage=a87bd80c:3"), event) //nolint:staticcheck
+	if err := q.Send(perMessage, d, 0); err != nil {
+		t.Fatal(err)
+	}
+	sentD := d
+	sentD.Trace = event
+	if got := r.traces[sentD.Encode()]; got != event+";Lineage=a87bd80c:3" {
+		t.Errorf("per-message context: AWSTraceHeader %q", got)
+	}
 	// SQS took them, and the body's trace reads back as it was sent.
 	res, err := env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(env.Queues.Delivery), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
 	if err != nil || len(res.Messages) == 0 {
@@ -92,7 +106,7 @@ func TestSendCarriesTrace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string]string{a.DeliveryID: ingest, b.DeliveryID: event, c.DeliveryID: ""}[d.DeliveryID]; d.Trace != want {
+		if want, ok := map[string]string{a.DeliveryID: ingest, b.DeliveryID: event, c.DeliveryID: ""}[d.DeliveryID]; ok && d.Trace != want {
 			t.Errorf("%s: body trace %q, want %q", d.DeliveryID, d.Trace, want)
 		}
 	}
