@@ -17,15 +17,17 @@ import (
 )
 
 // The static side of least privilege: what each function's code can ask of
-// AWS, read from the code itself. From a function's main, the calls
-// reachable (rapid type analysis) give the store methods it calls; each
-// store method's own closure inside package store gives the DynamoDB calls
-// it makes, which item writes its transactions hold (a transaction needs the
-// item action of each of its parts: there is no TransactWriteItems action)
-// and which indexes it names. Calls to DynamoDB, SQS and KMS from outside
-// the store (ratelimit, keylimit, queue, envelope, redrive) count as they
-// are. The result is what the role must allow; tableGrants and friends say
-// what it does allow, and the template must say the same.
+// AWS, read from the code itself. From a function's main and the handler it
+// gives the runtime, the code reachable (rapid type analysis) gives the
+// store and queue methods it calls; each such method's own closure inside
+// its package gives the DynamoDB and SQS calls it makes, which item writes
+// its transactions hold (a transaction needs the item action of each of its
+// parts: there is no TransactWriteItems action), which indexes it names and
+// whether it seals or opens secrets (KMS, through the store's Sealer).
+// Calls to AWS from other packages (ratelimit, keylimit, redrive) count as
+// they are. The result is what the role must allow; tableGrants and
+// signingKeyGrants say what it does allow, and the template must say the
+// same (TestIAMLeastPrivilege).
 
 const modulePath = "github.com/gifq/webhooks"
 
