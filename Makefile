@@ -71,7 +71,7 @@ first-webhook-time:
 	localstack/dev/firstwebhook.sh
 
 invoke:
-	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<api|deliver|sweeper|redrive> EVENT=events/<file>.json"; exit 2; }
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<api|deliver|sweeper|redrive|ops> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./localstack/dev invoke $(FN) $(EVENT)
 
 # Local (make dev must be running; its DynamoDB is found in the dev.json it

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/ingest"
+	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/redrive"
 	"github.com/gifq/webhooks/shared/sweep"
@@ -148,6 +149,22 @@ func TestRedriveSamples(t *testing.T) {
 		roundTrip(t, f, &req)
 		if req.MaxMessages <= 0 {
 			t.Errorf("%s: max_messages %d", f, req.MaxMessages)
+		}
+	}
+}
+
+// TestOpsSamples: the ops function's samples parse and are valid requests
+// (the account id of ops-add-key.json is a placeholder of the right form).
+func TestOpsSamples(t *testing.T) {
+	files, _ := filepath.Glob("ops-*.json")
+	if len(files) < 2 {
+		t.Fatalf("ops samples: %v", files)
+	}
+	for _, f := range files {
+		var req onboard.Request
+		roundTrip(t, f, &req)
+		if err := req.Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 }

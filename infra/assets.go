@@ -74,7 +74,7 @@ func BuildBootstrap(moduleDir, pkg, out, arch string, log io.Writer) error {
 // reliably, so those are kept: `make synth`/`make deploy` always rebuild);
 // then each one's ELF machine must match arch.
 func PrepareAssets(moduleDir, assetDir, arch string, log io.Writer) error {
-	for _, fn := range Functions {
+	for _, fn := range BuiltFunctions {
 		p := filepath.Join(assetDir, fn, "bootstrap")
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 			if err := BuildBootstrap(moduleDir, "./functions/"+fn, p, arch, log); err != nil {

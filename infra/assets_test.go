@@ -80,7 +80,7 @@ func TestPrepareAssetsBuildsMissingBinariesForTheArchitecture(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module tiny\n\ngo 1.22\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, fn := range Functions {
+	for _, fn := range BuiltFunctions {
 		dir := filepath.Join(mod, "functions", fn)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func TestPrepareAssetsBuildsMissingBinariesForTheArchitecture(t *testing.T) {
 	if err := PrepareAssets(mod, assets, "arm64", &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	for _, fn := range Functions {
+	for _, fn := range BuiltFunctions {
 		p := filepath.Join(assets, fn, "bootstrap")
 		f, err := elf.Open(p)
 		if err != nil {

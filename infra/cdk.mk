@@ -18,7 +18,7 @@ CDK_TOOLS_DIR := infra/_cdk
 CDK_BIN       := $(CDK_TOOLS_DIR)/node_modules/.bin
 CDK           := $(CDK_BIN)/cdk
 CDKLOCAL      := $(CDK_BIN)/cdklocal
-CDK_FUNCTIONS := api deliver sweeper redrive
+CDK_FUNCTIONS := api deliver sweeper redrive ops receiver
 CDK_OUT       := cdk.out
 
 STAGE       ?= dev
@@ -91,15 +91,19 @@ infra-test:
 # from PyPI into .cache/cfn-check on first use, on make synth's template (the
 # defaults: no VPC) and on a second synth with every optional part switched
 # on (prod: alarm topic and its KMS key, RETAIN; static egress IPs: VPC, NAT
-# gateways, EIPs). Fails on any cfn-lint error, warning or informational
+# gateways, EIPs), and a third with the demo receiver (a dev stage: prod
+# refuses it; its function URL and public invoke permission). Fails on any cfn-lint error, warning or informational
 # finding and on any failed checkov check. Accepted findings are skipped in
 # the template's metadata, each with its reason, from infra/checkov.go.
 CFN_CHECK_VENV    := .cache/cfn-check
 CFN_CHECK_OUT     := $(CDK_OUT)/cfn-check
 CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c egressStaticIps=true
-CFN_CHECK_FILES    = $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json $(CFN_CHECK_OUT)/GifqWebhooks-prod.template.json
+CFN_CHECK_DEMO    := -c stage=demo -c lambdaArchitecture=$(LAMBDA_ARCH) -c demoReceiver=true
+CFN_CHECK_FILES    = $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json $(CFN_CHECK_OUT)/GifqWebhooks-prod.template.json \
+	$(CFN_CHECK_OUT)/demo/GifqWebhooks-demo.template.json
 cfn-check: synth $(CFN_CHECK_VENV)/.installed
 	$(CDK_NO_CREDENTIALS) $(CDK) synth --quiet --no-notices --output $(CFN_CHECK_OUT) $(CFN_CHECK_CONTEXT)
+	$(CDK_NO_CREDENTIALS) $(CDK) synth --quiet --no-notices --output $(CFN_CHECK_OUT)/demo $(CFN_CHECK_DEMO)
 	$(CFN_CHECK_VENV)/bin/cfn-lint --include-checks I -- $(CFN_CHECK_FILES)
 	@echo "cfn-lint: no findings"
 	$(CFN_CHECK_VENV)/bin/checkov --framework cloudformation --skip-download --compact --quiet \

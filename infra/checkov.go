@@ -76,6 +76,14 @@ var LintSkips = []LintSkip{
 			"run redoes what a failed one missed; a dead-lettered schedule event would carry nothing to replay. " +
 			"Failed runs show in the function's Errors metric."},
 
+	{ID: "CKV_AWS_116", On: functions(FnOps),
+		Reason: "Run by hand from the console or CLI (synchronous invoke): the operator sees the result, the key in it."},
+	{ID: "CKV_AWS_116", On: functions(FnReceiver),
+		Reason: "The demo receiver is invoked synchronously through its function URL: the webhook sender gets the error and retries."},
+	{ID: "CKV_AWS_258", On: ofType("AWS::Lambda::Url"),
+		Reason: "The demo receiver's URL (context demoReceiver, refused on prod) is a webhook endpoint: senders sign " +
+			"the payload (Standard Webhooks), which the function verifies, and cannot sign AWS requests (AWS_IAM)."},
+
 	// Static egress IPs (egress.go).
 	{ID: "CKV_AWS_111", On: deliverPolicyInVPC,
 		Reason: "Lambda creates and deletes the deliver function's network interfaces in its VPC with the function's " +

@@ -99,6 +99,13 @@ type Config struct {
 	// gateway and one IP each (context `egressAzs`, 1..6).
 	EgressStaticIPs bool
 	EgressAZs       int
+	// DemoReceiver deploys the demo receiver: a Lambda function URL that
+	// verifies each webhook's signature and logs it, its URL the
+	// ReceiverUrl output (context `demoReceiver`, default false; receiver.go,
+	// docs/deploy.md "First webhook in minutes"). For a first delivery
+	// without a server of one's own; it accepts POSTs from anyone, so leave
+	// it off in production.
+	DemoReceiver bool
 }
 
 // Context keys, as written in cdk.json and on the command line.
@@ -126,6 +133,7 @@ const (
 	CtxWAFRateLimit             = "wafRateLimit"
 	CtxEgressStaticIPs          = "egressStaticIps"
 	CtxEgressAZs                = "egressAzs"
+	CtxDemoReceiver             = "demoReceiver"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -188,6 +196,9 @@ func (c Config) Validate() error {
 	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	if !stageRE.MatchString(c.Stage) {
 		add("%s=%q: want 1-20 of a-z, 0-9 and '-', starting with a letter", CtxStage, c.Stage)
+	}
+	if c.DemoReceiver && c.IsProd() {
+		add("%s=true: the demo receiver accepts POSTs from anyone; it is for trying a stage out, not for prod", CtxDemoReceiver)
 	}
 	if c.RetrySchedule != "" {
 		if _, err := retry.Parse(c.RetrySchedule); err != nil {
@@ -351,6 +362,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	integer(CtxWAFRateLimit, &c.WAFRateLimit)
 	boolean(CtxEgressStaticIPs, &c.EgressStaticIPs)
 	integer(CtxEgressAZs, &c.EgressAZs)
+	boolean(CtxDemoReceiver, &c.DemoReceiver)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, strings.TrimPrefix(err.Error(), "invalid CDK context:\n  "))
 	}

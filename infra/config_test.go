@@ -34,7 +34,7 @@ func TestCdkJSON(t *testing.T) {
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
-		CtxPortalFrameAncestors, CtxPortalURL, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs} {
+		CtxPortalFrameAncestors, CtxPortalURL, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
 		known[k] = true
 		if _, ok := ctx[k]; !ok {
 			t.Errorf("cdk.json context lacks %s (document every option there)", k)
@@ -60,7 +60,7 @@ func TestParseConfig(t *testing.T) {
 		CtxIngestRatePerSecond: "0.5", CtxIngestBurst: 4, CtxAllowedSchemes: "HTTPS", CtxSweepGrace: "90s", CtxLogLevel: "DEBUG", CtxDeliverMaxConcurrency: "1000",
 		CtxAPIThrottleRate: "10", CtxAPIThrottleBurst: 20, CtxAlarmEmail: "ops@example.com", CtxDLQGrowthThreshold: 3,
 		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false", CtxWAF: "true", CtxWAFRateLimit: "500",
-		CtxEgressStaticIPs: "true", CtxEgressAZs: "3",
+		CtxEgressStaticIPs: "true", CtxEgressAZs: "3", // demoReceiver: refused on prod (TestDemoReceiver)
 	}))
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	for _, fn := range Functions {
+	for _, fn := range BuiltFunctions {
 		dir := filepath.Join(testRoot, "bin", fn)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			panic(err)
@@ -70,6 +70,8 @@ var variants = map[string]map[string]any{
 		CtxAPIThrottleRate: "25", CtxAPIThrottleBurst: "40", CtxSweepGrace: "10m", CtxLogLevel: "warn",
 		CtxDLQGrowthThreshold: "50", CtxWAF: "true", CtxWAFRateLimit: "1000",
 	},
+	// A dev stage with the demo receiver (make deploy CDK_CONTEXT="-c demoReceiver=true").
+	"demo": {CtxDemoReceiver: "true"},
 	"localstack": {
 		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
 		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",

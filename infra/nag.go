@@ -41,9 +41,6 @@ var (
 	}
 	// Each function role's policy.
 	functionRoleSuppressions = []NagSuppression{
-		{Rule: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::<Table[A-Za-z0-9]+\.Arn>/index/\*$`},
-			Reason: "Queries on the table's own global secondary indexes (sweep, endpoint_log, endpoint_status) need the " +
-				"index ARNs, <table ARN>/index/<name>; the wildcard covers only this table's indexes."},
 		{Rule: "AwsSolutions-IAM5", AppliesTo: []string{`^Resource::\*$`},
 			Reason: "X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level " +
 				"permissions and require Resource \"*\". No other statement has a wildcard resource (TestIAMNoWildcardResources), " +
@@ -88,8 +85,8 @@ func addNagSuppressions(s *Stack) {
 	if role := s.Api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
 		cdknag.NagSuppressions_AddResourceSuppressions(role, packs(apiCloudWatchRoleSuppressions), jsii.Bool(true))
 	}
-	for _, fn := range Functions {
-		cdknag.NagSuppressions_AddResourceSuppressions(s.Roles[fn], packs(functionRoleSuppressions), jsii.Bool(true))
+	for _, role := range s.Roles {
+		cdknag.NagSuppressions_AddResourceSuppressions(role, packs(functionRoleSuppressions), jsii.Bool(true))
 	}
 	cdknag.NagSuppressions_AddResourceSuppressions(s.ScheduleDLQ, packs(scheduleDLQSuppressions), jsii.Bool(true))
 }

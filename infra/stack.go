@@ -33,10 +33,17 @@ const (
 	FnDeliver = "deliver"
 	FnSweeper = "sweeper"
 	FnRedrive = "redrive"
+	FnOps     = "ops"
+	// FnReceiver is the optional demo receiver (receiver.go).
+	FnReceiver = "receiver"
 )
 
 // Functions lists every function in build order.
-var Functions = []string{FnAPI, FnDeliver, FnSweeper, FnRedrive}
+var Functions = []string{FnAPI, FnDeliver, FnSweeper, FnRedrive, FnOps}
+
+// BuiltFunctions are the functions make build and the CDK app build: every
+// deployed one, and the demo receiver (deployed with context demoReceiver).
+var BuiltFunctions = append(append([]string{}, Functions...), FnReceiver)
 
 // Function settings, as plain Go values. deliver's timeout is the one the queue's visibility
 // timeout is derived from (schema.FunctionTimeout).
@@ -55,10 +62,12 @@ var functionSpecs = map[string]struct {
 	// not triggered by it, and the api is triggered by API Gateway.
 	SendsToOwnTrigger bool
 }{
-	FnAPI:     {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
-	FnDeliver: {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout, true},
-	FnSweeper: {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
-	FnRedrive: {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},
+	FnAPI:      {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
+	FnDeliver:  {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout, true},
+	FnSweeper:  {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
+	FnRedrive:  {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},
+	FnReceiver: {"DemoReceiverFunction", "Demo receiver: verifies each webhook's signature and logs it (context demoReceiver)", 128, 10 * time.Second, false},
+	FnOps:      {"OpsFunction", "Creates an account and its first API key, returned once (run from the console: events/ops-create-account.json)", 128, 30 * time.Second, false},
 }
 
 // SweepRate is the sweeper's schedule.
@@ -106,6 +115,8 @@ type Stack struct {
 	ExecutionLogs awslogs.LogGroup
 	WebACL        awswafv2.CfnWebACL
 	Egress        *Egress // static egress IPs; nil unless egressStaticIps (egress.go)
+	// The demo receiver's function URL; nil unless demoReceiver (receiver.go).
+	ReceiverURL awslambda.FunctionUrl
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -158,15 +169,14 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}
 
-	// Least privilege, function by function.
+	// Least privilege, function by function: the table's actions and indexes
+	// are in iam.go (tableGrants, checked against the code by a test).
 	api, deliver, sweeper, redrive := s.Functions[FnAPI], s.Functions[FnDeliver], s.Functions[FnSweeper], s.Functions[FnRedrive]
-	// api: ingest and management read and write the table; ingest sends the
-	// new deliveries to the delivery queue.
-	s.Table.GrantReadWriteData(api)
+	s.grantTable()
+	// api: ingest sends the new deliveries to the delivery queue.
 	s.Queue.GrantSendMessages(api)
 	// deliver: consumes the delivery queue (the event source grants it),
-	// records attempts, re-sends deferred messages, dead-letters.
-	s.Table.GrantReadWriteData(deliver)
+	// re-sends deferred messages, dead-letters.
 	s.Queue.GrantSendMessages(deliver)
 	s.DLQ.GrantSendMessages(deliver)
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
@@ -174,21 +184,21 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(cfg.DeliverMaxConcurrency)),
 	}))
-	// sweeper: queries the sweep index, re-queues, dead-letters deliveries
-	// that are out of attempts.
-	s.Table.GrantReadWriteData(sweeper)
+	// sweeper: re-queues, dead-letters deliveries that are out of attempts.
 	s.Queue.GrantSendMessages(sweeper)
 	s.DLQ.GrantSendMessages(sweeper)
 	// Both EventBridge schedules, their target DLQ (schedules.go).
 	s.addSchedules(name, sweeper, removal)
 	// redrive: reads and deletes DLQ messages, sends them back to the
-	// delivery queue, resets the deliveries in the table. No trigger.
+	// delivery queue. No trigger.
 	s.DLQ.GrantConsumeMessages(redrive)
 	s.Queue.GrantSendMessages(redrive)
-	s.Table.GrantReadWriteData(redrive)
 
 	s.addSigningKey(removal) // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
 	s.Api = newAPI(stack, name, cfg, api, removal)
+	if cfg.DemoReceiver {
+		s.addDemoReceiver(name, props.AssetDir, arch, removal) // receiver.go
+	}
 	s.addAPIProtection(name, removal) // api_protection.go
 
 	s.addAlarms(name)
@@ -452,8 +462,13 @@ func (s *Stack) addOutputs() {
 	out("ScheduleDlqUrl", *s.ScheduleDLQ.QueueUrl(), "DLQ of the EventBridge schedules' invocations of the sweeper")
 	out("TableName", *s.Table.TableName(), "DynamoDB table")
 	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
+	out("OpsFunctionName", *s.Functions[FnOps].FunctionName(), "Run this function from the Lambda console (or aws lambda invoke) to create an account and its first API key (sample event: events/ops-create-account.json)")
 	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")
 	out("Stage", s.Config.Stage, "Stage name (the Stage dimension of the app's metrics)")
+	if s.ReceiverURL != nil {
+		out("ReceiverUrl", *s.ReceiverURL.Url(), "Demo receiver (context demoReceiver): register <ReceiverUrl>?account=<account id> as an endpoint with signature_scheme v1a; its log group shows each webhook")
+		out("ReceiverLogGroup", *s.Functions[FnReceiver].LogGroup().LogGroupName(), "The demo receiver's log group (aws logs tail <it> --follow)")
+	}
 	if s.AlarmTopic != nil {
 		out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "SNS topic that receives every alarm")
 	}

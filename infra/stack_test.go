@@ -146,8 +146,8 @@ func TestFunctions(t *testing.T) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
-	wantTimeout := map[string]float64{FnAPI: 15, FnDeliver: schema.FunctionTimeout.Seconds(), FnSweeper: 300, FnRedrive: 300}
-	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: 256, FnSweeper: 256, FnRedrive: 128}
+	wantTimeout := map[string]float64{FnAPI: 15, FnDeliver: schema.FunctionTimeout.Seconds(), FnSweeper: 300, FnRedrive: 300, FnOps: 30}
+	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: 256, FnSweeper: 256, FnRedrive: 128, FnOps: 128}
 	roles := map[string]string{}
 	for _, fn := range Functions {
 		id, r := s.functionByName(t, fn)

@@ -103,7 +103,7 @@ func TestMakeTargets(t *testing.T) {
 	for target, wants := range map[string][]string{
 		"build": {
 			"GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/$fn/bootstrap ./functions/$fn",
-			"for fn in api deliver sweeper redrive",
+			"for fn in " + strings.Join(BuiltFunctions, " "),
 		},
 		"cdk-tools":     {"npm ci"},
 		"synth":         {"go build -tags lambda.norpc", "cdk synth", "--output cdk.out", "-u AWS_ACCESS_KEY_ID", "-c stage=dev"},
@@ -202,7 +202,8 @@ func TestStackEnvScript(t *testing.T) {
 		"ApiUrl": "https://abc123.execute-api.us-east-1.amazonaws.com/localstack/",
 		"QueueUrl": "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-deliveries",
 		"DlqUrl": "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-dlq",
-		"TableName": "GifqWebhooks-localstack-Table-XYZ", "RedriveFunctionName": "GifqWebhooks-localstack-redrive"}}`), 0o644)
+		"TableName": "GifqWebhooks-localstack-Table-XYZ", "RedriveFunctionName": "GifqWebhooks-localstack-redrive",
+		"OpsFunctionName": "GifqWebhooks-localstack-ops"}}`), 0o644)
 	cmd := exec.Command(node, "_cdk/stack-env.mjs", outputs, "GifqWebhooks-localstack")
 	cmd.Env = append(os.Environ(), "E2E_RECEIVER_HOST=receiver.test", "AWS_REGION=eu-west-3", "AWS_ACCESS_KEY_ID=AKIAREALKEY")
 	out, err := cmd.CombinedOutput()
@@ -225,6 +226,7 @@ func TestStackEnvScript(t *testing.T) {
 		"E2E_RECEIVER_HOST":    "receiver.test",
 		"E2E_STACK_NAME":       "GifqWebhooks-localstack",
 		"E2E_REDRIVE_FUNCTION": "GifqWebhooks-localstack-redrive",
+		"E2E_OPS_FUNCTION":     "GifqWebhooks-localstack-ops",
 		"AWS_ENDPOINT_URL":     "http://127.0.0.1:4566",
 		"AWS_REGION":           "us-east-1", // never the caller's real settings
 		"AWS_ACCESS_KEY_ID":    "test",

@@ -17,6 +17,7 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/gifq/webhooks/localstack/window"
+	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -346,5 +347,41 @@ func TestDeployedPortalSessionOpensThePage(t *testing.T) {
 	}
 	if code := h.call(t, token, "GET", "/v1/endpoints", nil, &list); code != 200 || len(list.Data) != 1 || list.Data[0].ID != ep.ID {
 		t.Fatalf("the session's token lists %d %+v, want the account's endpoint %s", code, list, ep.ID)
+	}
+}
+
+// A team's first key without the checkout: the deployed ops function,
+// invoked through the Lambda Invoke API with events/ops-create-account.json
+// (what the console's Test button sends), returns an account and a key the
+// API takes; the key is in no function log; a bad event is a function error
+// that says why.
+func TestDeployedOpsFunction(t *testing.T) {
+	deployedOnly(t)
+	lc, _ := awsClients(t)
+	fn := os.Getenv("E2E_OPS_FUNCTION")
+	if fn == "" {
+		t.Fatal("E2E_OPS_FUNCTION is not set (the OpsFunctionName output; infra/_cdk/stack-env.mjs)")
+	}
+	h := start(t, opts{})
+	var res onboard.Response
+	invoke(t, lc, fn, sampleEvent(t, "ops-create-account.json"), &res)
+	if !strings.HasPrefix(res.AccountID, "acct_") || !strings.HasPrefix(res.APIKey, store.APIKeyPrefix) || res.Name != "acme" {
+		t.Fatalf("ops answered %+v", res)
+	}
+	var eps struct {
+		Data []any `json:"data"`
+	}
+	if status := h.call(t, res.APIKey, http.MethodGet, "/v1/endpoints", nil, &eps); status != http.StatusOK || len(eps.Data) != 0 {
+		t.Errorf("GET /v1/endpoints with the new key: %d %+v", status, eps)
+	}
+	out, err := lc.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(fn), Payload: []byte(`{"name":"a","account_id":"acme"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.FunctionError == nil || !strings.Contains(string(out.Payload), "not both") {
+		t.Errorf("a bad event answered %s (function error %v)", out.Payload, aws.ToString(out.FunctionError))
+	}
+	if logs := h.functionLogs(t); strings.Contains(logs, res.APIKey) {
+		t.Error("the new key is in the function logs")
 	}
 }

@@ -23,8 +23,10 @@ func Handler(a *app.App, fn string) (lambda.Handler, error) {
 		return lambda.NewHandler(a.SweeperFunction().Handle), nil
 	case "redrive":
 		return lambda.NewHandler(a.Redriver().Handle), nil
+	case "ops":
+		return lambda.NewHandler(a.Onboarder().Handle), nil
 	}
-	return nil, fmt.Errorf("no function %q (api, deliver, sweeper, redrive)", fn)
+	return nil, fmt.Errorf("no function %q (api, deliver, sweeper, redrive, ops)", fn)
 }
 
 // Invoke calls a function with an event's JSON, like `sam local invoke`.

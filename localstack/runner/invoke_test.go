@@ -13,6 +13,7 @@ import (
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
+	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/redrive"
 	"github.com/gifq/webhooks/shared/sweep"
 )
@@ -76,7 +77,12 @@ func TestSampleEventsInvokeTheirFunctions(t *testing.T) {
 	if !rd.DryRun || rd.Examined != 0 {
 		t.Errorf("redrive of an empty DLQ: %+v", rd)
 	}
-	if bytes.Contains(logs.Bytes(), []byte(key)) {
-		t.Fatal("the API key appeared in the logs")
+	var ob onboard.Response
+	invoke("ops", "ops-create-account.json", &ob)
+	if ob.AccountID == "" || ob.APIKey == "" || ob.Name != "acme" {
+		t.Errorf("ops: %+v", ob)
+	}
+	if bytes.Contains(logs.Bytes(), []byte(key)) || bytes.Contains(logs.Bytes(), []byte(ob.APIKey)) {
+		t.Fatal("an API key appeared in the logs")
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
@@ -93,6 +94,9 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
 	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
+	if obs.TracingOn() {
+		awsCfg.APIOptions = append(awsCfg.APIOptions, obs.AWSTracing) // a subsegment per AWS call
+	}
 	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
@@ -173,6 +177,11 @@ func (a *App) Redriver() *redrive.Redriver {
 	return &redrive.Redriver{SQS: a.SQS, DLQURL: a.Config.DLQURL, Store: a.Store, Queue: a.Queue, Log: a.Log, Metrics: a.Metrics}
 }
 
+// Onboarder is the ops function's handler: an account and its first API key.
+func (a *App) Onboarder() *onboard.Onboarder {
+	return &onboard.Onboarder{Store: a.Store, Log: a.Log}
+}
+
 // LeaseFor is how long a claim holds an attempt: the HTTP exchange is
 // bounded by the delivery timeout, and the writes around it take far less
 // than the margin. After it, another worker (or the sweeper) may take over.
@@ -183,6 +192,9 @@ func LeaseFor(deliveryTimeout time.Duration) time.Duration { return 2*deliveryTi
 // the function at init, where Lambda reports it.
 func Start(function string, handler func(*App) any) {
 	TuneGC(os.Getenv)
+	// Spans to the X-Ray daemon Lambda runs with Active tracing; nothing
+	// without one. The process ends with the environment: no stop.
+	obs.StartTracing()
 	a, err := FromEnv(context.Background(), function, os.Stdout)
 	if err != nil {
 		log.Fatalf("%s: %v", function, err)

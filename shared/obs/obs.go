@@ -47,12 +47,14 @@ const (
 // DimensionStage is the one dimension of every metric.
 const DimensionStage = "Stage"
 
-// NewLogger returns a JSON logger to w (stdout when nil) that names the function.
+// NewLogger returns a JSON logger to w (stdout when nil) that names the
+// function, and the trace of every line logged with a traced context
+// (trace.go: the Lambda invocation's X-Ray trace id).
 func NewLogger(w io.Writer, level slog.Level, function string) *slog.Logger {
 	if w == nil {
 		w = os.Stdout
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("function", function)
+	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})}).With("function", function)
 }
 
 // SDKLogger is the AWS SDK's logger writing through log, so that its

@@ -51,6 +51,13 @@ type Message struct {
 	// allows recursion (the stack sets RecursiveLoop: Allow on deliver); the
 	// count is logged so that a long chain is visible.
 	Hops int `json:"hops,omitempty"`
+	// Trace is the X-Ray trace of the event this message drives
+	// (Root=...;Parent=...;Sampled=..., the ingest's), set when the message
+	// is first sent and kept by every retry and deferral sent again from it:
+	// it is the message's AWSTraceHeader (with the sending invocation's
+	// Lineage), and the worker's obs.WithTraceHeader(ctx, msg.Trace) puts
+	// an attempt's log lines and spans in the event's trace.
+	Trace string `json:"trace,omitempty"`
 
 	// Dead letters only.
 	EventType  string            `json:"event_type,omitempty"`

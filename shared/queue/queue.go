@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/gifq/webhooks/shared/obs"
 )
 
 // SQS is the part of the SQS client the queue uses.
@@ -94,6 +97,7 @@ func (q *Queue) Send(ctx context.Context, m Message, delay time.Duration) error 
 // producers. (Our messages are ids, under 1 KiB: ten are far under SQS's
 // limit on a request's size.)
 func (q *Queue) SendAll(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
+	msgs = traced(ctx, msgs)
 	for start := 0; start < len(msgs); start += batchSize {
 		end := min(start+batchSize, len(msgs))
 		refused, sendErr := q.sendTen(ctx, msgs[start:end])
@@ -110,9 +114,10 @@ func (q *Queue) SendAll(ctx context.Context, msgs []Outgoing) (failed []int, err
 // sendTen sends up to ten messages, in the next request or, when the next
 // has no room left, in one of their own at once.
 func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
-	g, offset, writer := q.join(msgs)
+	sender := obs.InvocationTraceHeader(ctx) // its Lineage
+	g, offset, writer := q.join(msgs, sender)
 	if g == nil {
-		g = &sendGroup{entries: entries(msgs, 0)}
+		g = &sendGroup{entries: entries(msgs, 0, sender)}
 		g.out, g.err = q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
 	} else if writer {
 		<-g.start // the request in flight before it has ended
@@ -133,7 +138,7 @@ func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err
 // group whose request can be made at once (none in flight) is the messages
 // alone. With no room left in the gathering group, it returns none: the
 // messages go alone, at once.
-func (q *Queue) join(msgs []Outgoing) (g *sendGroup, offset int, writer bool) {
+func (q *Queue) join(msgs []Outgoing, sender string) (g *sendGroup, offset int, writer bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if g = q.gathering; g == nil {
@@ -143,7 +148,7 @@ func (q *Queue) join(msgs []Outgoing) (g *sendGroup, offset int, writer bool) {
 		return nil, 0, false
 	}
 	offset = len(g.entries)
-	g.entries = append(g.entries, entries(msgs, offset)...)
+	g.entries = append(g.entries, entries(msgs, offset, sender)...)
 	if !q.sending {
 		q.sending, q.gathering = true, nil
 		close(g.start)
@@ -164,13 +169,71 @@ func (q *Queue) next() {
 	q.sending = false
 }
 
-// entries are msgs as a request's entries, their ids counted from first.
-func entries(msgs []Outgoing, first int) []types.SendMessageBatchRequestEntry {
+// traced is msgs with the sender's trace on those that carry none (a copy
+// when one changes: the caller's slice is left as it was). A message keeps
+// the trace it has: a retry or deferral the worker sends again stays in the
+// event's trace (Message.Trace).
+func traced(ctx context.Context, msgs []Outgoing) []Outgoing {
+	h := messageTrace(obs.TraceHeader(ctx))
+	if h == "" {
+		return msgs
+	}
+	out := make([]Outgoing, len(msgs))
+	for i, m := range msgs {
+		if m.Message.Trace == "" {
+			m.Message.Trace = h
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// messageTrace is a trace header without its Lineage: the part that names
+// the event's trace, kept in the message.
+func messageTrace(h string) string {
+	var keep []string
+	for _, f := range strings.Split(h, ";") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(f), "="); k == "Root" || k == "Parent" || k == "Sampled" {
+			keep = append(keep, strings.TrimSpace(f))
+		}
+	}
+	return strings.Join(keep, ";")
+}
+
+// lineage is a trace header's Lineage field ("" when none).
+func lineage(h string) string {
+	for _, f := range strings.Split(h, ";") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(f), "="); k == "Lineage" {
+			return strings.TrimSpace(f)
+		}
+	}
+	return ""
+}
+
+// traceAttribute is the AWSTraceHeader system attribute of a message: its
+// trace, with the sending invocation's Lineage (Lambda's recursion
+// detection counts the hops by it, as when the SDK sets the header); nil
+// for an untraced message.
+func traceAttribute(trace, sender string) map[string]types.MessageSystemAttributeValue {
+	if trace == "" {
+		return nil
+	}
+	if l := lineage(sender); l != "" {
+		trace += ";" + l
+	}
+	return map[string]types.MessageSystemAttributeValue{
+		string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(trace)},
+	}
+}
+
+// entries are msgs as a request's entries, their ids counted from first;
+// sender is the trace header of the sending invocation.
+func entries(msgs []Outgoing, first int, sender string) []types.SendMessageBatchRequestEntry {
 	out := make([]types.SendMessageBatchRequestEntry, len(msgs))
 	for i, m := range msgs {
 		out[i] = types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(first + i)),
 			MessageBody: aws.String(m.Message.Encode()), DelaySeconds: delaySeconds(m.Delay),
-			MessageGroupId: groupOf(m.Message)}
+			MessageGroupId: groupOf(m.Message), MessageSystemAttributes: traceAttribute(m.Message.Trace, sender)}
 	}
 	return out
 }
@@ -224,22 +287,26 @@ func (q *Queue) Hide(ctx context.Context, receipt string, d time.Duration) error
 // DeadLetter sends m to the DLQ, with its reason also as message attributes
 // so the console can show it.
 func (q *Queue) DeadLetter(ctx context.Context, m Message) error {
-	return q.deadLetter(ctx, m.Encode(), string(m.Reason), m.DeliveryID)
+	if m.Trace == "" {
+		m.Trace = messageTrace(obs.TraceHeader(ctx))
+	}
+	return q.deadLetter(ctx, m.Encode(), string(m.Reason), m.DeliveryID, m.Trace)
 }
 
 // DeadLetterRaw moves a body we cannot read to the DLQ as it is.
 func (q *Queue) DeadLetterRaw(ctx context.Context, body, reason string) error {
-	return q.deadLetter(ctx, body, reason, "")
+	return q.deadLetter(ctx, body, reason, "", messageTrace(obs.TraceHeader(ctx)))
 }
 
-func (q *Queue) deadLetter(ctx context.Context, body, reason, deliveryID string) error {
+func (q *Queue) deadLetter(ctx context.Context, body, reason, deliveryID, trace string) error {
 	attrs := map[string]types.MessageAttributeValue{
 		"reason": {DataType: aws.String("String"), StringValue: aws.String(reason)},
 	}
 	if deliveryID != "" {
 		attrs["delivery_id"] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(deliveryID)}
 	}
-	_, err := q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.dlqURL, MessageBody: aws.String(body), MessageAttributes: attrs})
+	_, err := q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.dlqURL, MessageBody: aws.String(body), MessageAttributes: attrs,
+		MessageSystemAttributes: traceAttribute(trace, obs.InvocationTraceHeader(ctx))})
 	return err
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/signing"
 )
@@ -106,7 +107,9 @@ func New(o Options) *Sender {
 	}
 	return &Sender{
 		client: &http.Client{
-			Transport: tr,
+			// A span per attempt when tracing is on (obs.StartTracing:
+			// deployed functions with Active tracing); otherwise tr as it is.
+			Transport: obs.TracedTransport(tr),
 			Timeout:   o.Timeout,
 			// Redirects are never followed: a 3xx is the receiver's answer.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
