@@ -141,6 +141,8 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		w.Log.Error("malformed message moved to the DLQ", "message_id", rec.MessageId)
 		return w.Queue.DeadLetterRaw(ctx, rec.Body, "malformed_message") == nil
 	}
+	// Its attempt's log lines, spans and put-backs join its event's trace.
+	ctx = obs.WithTraceHeader(ctx, msg.Trace)
 	received, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
 	r := &run{Worker: w, rec: rec, msg: msg, m: m, log: w.Log.With("delivery_id", msg.DeliveryID,
 		"hops", msg.Hops, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)}
