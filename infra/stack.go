@@ -106,6 +106,8 @@ type Stack struct {
 	ExecutionLogs awslogs.LogGroup
 	WebACL        awswafv2.CfnWebACL
 	Egress        *Egress // static egress IPs; nil unless egressStaticIps (egress.go)
+	// OpsEventBus carries the operational events (opevents.go).
+	OpsEventBus awsevents.EventBus
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -188,6 +190,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.Table.GrantReadWriteData(redrive)
 
 	s.addSigningKey(removal) // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
+	s.addOpsEventBus(name)   // opevents.go: the operational events' bus, PutEvents grants, OPS_EVENT_BUS
 	s.Api = newAPI(stack, name, cfg, api, removal)
 	s.addAPIProtection(name, removal) // api_protection.go
 
@@ -453,6 +456,8 @@ func (s *Stack) addOutputs() {
 	out("TableName", *s.Table.TableName(), "DynamoDB table")
 	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
 	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")
+	out("OpsEventBusName", *s.OpsEventBus.EventBusName(), "EventBridge bus of the operational events (docs/operational-events.md): put your rules on it")
+	out("OpsEventBusArn", *s.OpsEventBus.EventBusArn(), "ARN of the operational events' bus")
 	out("Stage", s.Config.Stage, "Stage name (the Stage dimension of the app's metrics)")
 	if s.AlarmTopic != nil {
 		out("AlarmTopicArn", *s.AlarmTopic.TopicArn(), "SNS topic that receives every alarm")

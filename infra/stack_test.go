@@ -197,6 +197,10 @@ func TestFunctions(t *testing.T) {
 		if fn == FnAPI { // it serves the portal
 			want["PORTAL_FRAME_ANCESTORS"] = "'none'"
 		}
+		if contains(opsEventPublishers, fn) { // opevents.go
+			busID, _ := s.only(t, "AWS::Events::EventBus")
+			want["OPS_EVENT_BUS"] = "${" + busID + "}"
+		}
 		if _, seals := signingKeyGrants[fn]; seals { // keys.go
 			want["KMS_KEY_ID"] = "${" + s.signingKeyID(t) + ".Arn}"
 		}
@@ -534,7 +538,7 @@ func TestDashboard(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	s := synth(t, "dev")
 	outputs := s.json["Outputs"].(map[string]any)
-	for _, name := range []string{"ApiUrl", "ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "DashboardName", "Stage"} {
+	for _, name := range []string{"ApiUrl", "ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "DashboardName", "OpsEventBusName", "OpsEventBusArn", "Stage"} {
 		if _, ok := outputs[name]; !ok {
 			t.Errorf("output %s is missing", name)
 		}

@@ -16,6 +16,7 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/keylimit"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
@@ -52,9 +54,12 @@ type App struct {
 	Limiter *ratelimit.Limiter
 	Keys    *keylimit.Limiter // per-API-key ingest limits (keylimits.go)
 	Sender  *sender.Sender
-	Log     *slog.Logger
-	Metrics *obs.Metrics
-	Now     func() time.Time
+	// OpEvents publishes operational events (package opevents): to the
+	// stack's bus when OPS_EVENT_BUS names one, else as log lines.
+	OpEvents opevents.Publisher
+	Log      *slog.Logger
+	Metrics  *obs.Metrics
+	Now      func() time.Time
 }
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
@@ -72,9 +77,12 @@ func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slo
 		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
 		Keys:    keylimit.New(db, cfg.TableName, schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
-		Log:     log,
-		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
-		Now:     time.Now,
+		// No bus client here: FromEnv puts the bus in place when the
+		// deployment names one; make dev and the tests log the events.
+		OpEvents: opevents.Log{Log: log},
+		Log:      log,
+		Metrics:  obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
+		Now:      time.Now,
 	}
 }
 
@@ -96,6 +104,9 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	}
 	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
 	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
+	if cfg.OpsEventBus != "" {
+		a.UseEventBus(eventbridge.NewFromConfig(awsCfg), cfg.OpsEventBus)
+	}
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
 	}
@@ -124,6 +135,13 @@ func (a *App) UseKMS(k envelope.KMS, keyID string) *App {
 	return a
 }
 
+// UseEventBus makes the App publish operational events to the EventBridge
+// bus named bus (its name or ARN).
+func (a *App) UseEventBus(client opevents.PutEventsAPI, bus string) *App {
+	a.OpEvents = &opevents.Bus{Client: client, Name: bus, Log: a.Log, Metrics: a.Metrics}
+	return a
+}
+
 // API is the api function's handler.
 func (a *App) API() *httpapi.API {
 	return &httpapi.API{
@@ -135,6 +153,7 @@ func (a *App) API() *httpapi.API {
 		Portal:    httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
 		KeyLimits: a.KeyLimits(),
 		EgressIPs: a.Config.EgressIPs,
+		OpEvents:  a.OpEvents,
 		Log:       a.Log, Now: a.Now,
 	}
 }
@@ -154,7 +173,7 @@ func (a *App) Worker() *delivery.Worker {
 func (a *App) Sweeper() *sweep.Sweeper {
 	return &sweep.Sweeper{
 		Store: a.Store, Queue: a.Queue, MaxAttempts: a.Config.Retry.MaxAttempts(), Grace: a.Config.SweepGrace,
-		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
+		OpEvents: a.OpEvents, Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -329,6 +330,9 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	}
 	if in.Disabled != nil && *in.Disabled {
 		a.stopPending(ctx, ep.ID, domain.ReasonEndpointDisabled)
+		if !current.Disabled { // a fact only when it changed: a repeated PATCH disables nothing
+			a.publish(ctx, opevents.Disabled(ep, opevents.ByAPI, a.Now()))
+		}
 	}
 	return ok(http.StatusOK, viewEndpoint(ep, a.Now()))
 }

@@ -1,0 +1,51 @@
+package opevents
+
+import (
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+)
+
+// The constructors below are the one place each fact's detail is made from
+// the domain values, so the API, the sweeper and the worker say the same.
+
+// Disabled is endpoint.disabled for ep (as written, disabled) by by.
+func Disabled(ep domain.Endpoint, by string, at time.Time) Event {
+	return Event{Type: EndpointDisabled, At: at, Detail: EndpointDisabledDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, Reason: ep.DisabledReason, By: by, DisabledAt: stamp(at),
+	}}
+}
+
+// DeadLettered is delivery.dead_lettered for d (failed, its DLQ message sent).
+func DeadLettered(d domain.Delivery, at time.Time) Event {
+	failedAt := ms(d.FailedAt)
+	if failedAt == "" {
+		failedAt = stamp(at)
+	}
+	return Event{Type: DeliveryDeadLettered, At: at, Detail: DeliveryDeadLetteredDetail{
+		AccountID: d.AccountID, EndpointID: d.EndpointID, DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType,
+		Reason: string(d.FailReason), Attempts: d.Attempts, FailedAt: failedAt,
+	}}
+}
+
+// BreakerOpen is endpoint.breaker_opened for ep as written with its breaker open.
+func BreakerOpen(ep domain.Endpoint, at time.Time) Event {
+	return Event{Type: BreakerOpened, At: at, Detail: BreakerOpenedDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, ConsecutiveFailures: ep.BreakerFails, OpenUntil: ms(ep.BreakerOpenUntil),
+	}}
+}
+
+// BreakerClose is endpoint.breaker_closed for ep, whose probe succeeded at at.
+func BreakerClose(ep domain.Endpoint, at time.Time) Event {
+	return Event{Type: BreakerClosed, At: at, Detail: BreakerClosedDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, ClosedAt: stamp(at),
+	}}
+}
+
+// Rotated is endpoint.secret_rotated for ep as written after the rotation.
+func Rotated(ep domain.Endpoint, at time.Time) Event {
+	return Event{Type: SecretRotated, At: at, Detail: SecretRotatedDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, RotatedAt: stamp(at),
+		PreviousSecretExpiresAt: ms(domain.PreviousSecretExpiresAt(ep.Secrets, domain.Millis(at))),
+	}}
+}
