@@ -274,8 +274,11 @@ type Event struct {
 	Body           []byte   `dynamodbav:"body"`
 	IdempotencyKey string   `dynamodbav:"idempotency_key,omitempty"`
 	DeliveryIDs    []string `dynamodbav:"delivery_ids"`
-	ReceivedAt     int64    `dynamodbav:"received_at"`
-	ExpiresAt      int64    `dynamodbav:"ttl"` // unix seconds (DynamoDB TTL)
+	// EndpointIDs are the endpoints it has a delivery to (at ingest, then
+	// each replay's): replay sends it only to an endpoint not listed here.
+	EndpointIDs []string `dynamodbav:"endpoint_ids,omitempty"`
+	ReceivedAt  int64    `dynamodbav:"received_at"`
+	ExpiresAt   int64    `dynamodbav:"ttl"` // unix seconds (DynamoDB TTL)
 }
 
 // Delivery is one event on its way to one endpoint.

@@ -72,6 +72,7 @@ type Ingester interface {
 	Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (ingest.Result, error)
 	IngestTo(ctx context.Context, accountID, endpointID string, body []byte) (ingest.Result, error) // a test event
 	IngestBatch(ctx context.Context, accountID string, items []ingest.Item) ([]ingest.ItemResult, error)
+	ReplayMissing(ctx context.Context, accountID, endpointID string, w ingest.ReplayWindow) (ingest.ReplayResult, error)
 }
 
 // API handles every route.
@@ -130,6 +131,7 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/rotate-secret"), (*API).rotateSecret},
 	{http.MethodGet, split("/v1/endpoints/*/deliveries"), (*API).listDeliveries},
 	{http.MethodPost, split("/v1/endpoints/*/recover"), (*API).recoverEndpoint},
+	{http.MethodPost, split("/v1/endpoints/*/replay"), (*API).replayEndpoint},
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
