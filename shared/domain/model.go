@@ -135,6 +135,12 @@ type Endpoint struct {
 	Leases map[string]Lease `dynamodbav:"leases"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// The last failed attempt (unix ms; its HTTP status, or its error
+	// class when there was no answer), written at most once a minute
+	// (store.LastFailureEvery): the endpoint's health view.
+	LastFailureAt     int64  `dynamodbav:"last_failure_at,omitempty"`
+	LastFailureStatus int    `dynamodbav:"last_failure_status,omitempty"`
+	LastFailureError  string `dynamodbav:"last_failure_error,omitempty"`
 	// PausedUntil is set from a receiver's Retry-After.
 	PausedUntil int64 `dynamodbav:"paused_until,omitempty"`
 	// The circuit breaker (lifecycle.BreakerOf): consecutive timeouts or

@@ -120,3 +120,36 @@ func TestAddReplayDeliveryOncePerEndpoint(t *testing.T) {
 		t.Errorf("the endpoint's log: %+v %v", page, err)
 	}
 }
+
+// A failed attempt writes the endpoint's last failure (status, or error
+// class) for its health view, at most once per LastFailureEvery: the next
+// failures within it write nothing more on the endpoint.
+func TestLastFailureIsRecordedAtMostOnceAMinute(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	record := func(status int, errClass string) domain.Endpoint {
+		t.Helper()
+		_, d, _ := event(t, s, ep, "")
+		c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), URL: ep.URL}
+		claimed, err := s.ClaimAttempt(ctx, d, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		epNow, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
+		a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Number: 1,
+			StartedAt: time.Now().UnixMilli(), StatusCode: status, ErrorClass: errClass}
+		if err := s.RecordAttempt(ctx, claimed, &epNow, c, a, store.Outcome{Status: domain.StatusPending, NextAttemptAt: time.Now().UnixMilli()}); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
+		return after
+	}
+	first := record(503, "")
+	if first.LastFailureAt == 0 || first.LastFailureStatus != 503 || first.LastFailureError != "" {
+		t.Fatalf("after a 503: at %d status %d error %q", first.LastFailureAt, first.LastFailureStatus, first.LastFailureError)
+	}
+	second := record(0, "timeout")
+	if second.LastFailureAt != first.LastFailureAt || second.LastFailureStatus != 503 {
+		t.Errorf("a failure within the minute rewrote the last failure: %+v", second)
+	}
+}
