@@ -19,7 +19,7 @@ if (!out) {
   console.error(`stack ${name} is not in ${file} (has: ${Object.keys(all).join(", ") || "nothing"})`);
   process.exit(1);
 }
-for (const key of ["ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName"]) {
+for (const key of ["ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "OpsEventBusName"]) {
   if (!out[key]) {
     console.error(`output ${key} is missing from ${name} in ${file}`);
     process.exit(1);
@@ -34,6 +34,7 @@ const vars = {
   E2E_TABLE_NAME: out.TableName,
   E2E_STACK_NAME: name,
   E2E_REDRIVE_FUNCTION: out.RedriveFunctionName,
+  E2E_OPS_EVENT_BUS: out.OpsEventBusName,
   E2E_RECEIVER_HOST: "127.0.0.1",
   AWS_ENDPOINT_URL: endpoint,
   AWS_REGION: "us-east-1",
