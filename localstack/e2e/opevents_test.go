@@ -117,7 +117,9 @@ func busCapture(t *testing.T) func(t *testing.T, want map[string]bool) map[strin
 		EventPattern: aws.String(string(pattern))}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: aws.String(name), EventBusName: aws.String(bus)}) })
+	t.Cleanup(func() {
+		_, _ = eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: aws.String(name), EventBusName: aws.String(bus)})
+	})
 	if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(name), EventBusName: aws.String(bus),
 		Targets: []ebtypes.Target{{Id: aws.String("queue"), Arn: aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)])}}}); err != nil {
 		t.Fatal(err)
