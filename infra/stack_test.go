@@ -47,6 +47,10 @@ func TestTable(t *testing.T) {
 		t.Error("table has provisioned throughput; want on-demand")
 	}
 	for _, ix := range schema.Table.Indexes {
+		projection := m{"ProjectionType": ix.Projection}
+		if len(ix.NonKey) > 0 {
+			projection["NonKeyAttributes"] = ix.NonKey
+		}
 		check(t, "index "+ix.Name, func() {
 			dev.tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), m{
 				"GlobalSecondaryIndexes": assertions.Match_ArrayWith(&[]any{m{
@@ -55,7 +59,7 @@ func TestTable(t *testing.T) {
 						m{"AttributeName": ix.PK.Name, "KeyType": "HASH"},
 						m{"AttributeName": ix.SK.Name, "KeyType": "RANGE"},
 					},
-					"Projection": m{"ProjectionType": ix.Projection},
+					"Projection": projection,
 				}}),
 			})
 		})
