@@ -358,9 +358,8 @@ test('an endpoint that does not answer shows as paused until its next test attem
   await card.getByText('Not answering').waitFor();
   await card.locator('a.title').click();
   await page.getByText('Deliveries paused until').waitFor();
-  // Its health says the same: the breaker open until the probe, the failures behind it.
+  // Its health says the same: the breaker open until the probe, and the last failure.
   await page.locator('#health', { hasText: 'Open until' }).waitFor();
-  assert.match(await page.locator('#health').innerText(), /Consecutive failures\s+[5-9]/);
   assert.match(await page.locator('#health').innerText(), /Last failure\s+.*connection_refused/);
   await page.screenshot({ path: join(shots, 'portal-paused.png'), fullPage: false });
   assert.deepEqual(page.problems, []);

@@ -427,7 +427,7 @@ type Endpoint struct {
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
 
-	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row. `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
 	Health EndpointHealth `json:"health"`
 	Id     string         `json:"id"`
 
@@ -451,7 +451,7 @@ type EndpointFields struct {
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
 
-	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row. `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
 	Health EndpointHealth `json:"health"`
 	Id     string         `json:"id"`
 
@@ -473,7 +473,7 @@ type EndpointFields struct {
 // EndpointHeaders defines model for EndpointHeaders.
 type EndpointHeaders map[string]string
 
-// EndpointHealth How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row. `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+// EndpointHealth How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
 type EndpointHealth struct {
 	Breaker             EndpointHealthBreaker `json:"breaker"`
 	BreakerOpenUntil    *time.Time            `json:"breaker_open_until,omitempty"`
@@ -538,7 +538,7 @@ type EndpointWithSecret struct {
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
 
-	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row. `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
 	Health EndpointHealth `json:"health"`
 	Id     string         `json:"id"`
 
@@ -699,7 +699,7 @@ type RotatedEndpoint struct {
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
 
-	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row. `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
 	Health EndpointHealth `json:"health"`
 	Id     string         `json:"id"`
 

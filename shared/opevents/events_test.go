@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 )
 
 var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
@@ -45,8 +46,9 @@ func TestFacts(t *testing.T) {
 		{DeadLettered(d, at.Add(time.Second)), DeliveryDeadLettered, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
 			"delivery_id": "dlv_1", "event_id": "evt_1", "event_type": "order.paid", "reason": "attempts_exhausted",
 			"attempts": 8.0, "failed_at": "2026-12-02T10:00:00Z"}},
-		{BreakerOpen(ep, at), BreakerOpened, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
-			"consecutive_failures": 5.0, "open_until": "2026-12-02T10:01:00Z"}},
+		{BreakerOpen(ep, lifecycle.BreakerChange{On: lifecycle.BreakerTripped, OpenUntil: at.Add(30 * time.Second).UnixMilli()}, at),
+			BreakerOpened, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
+				"consecutive_failures": 6.0, "open_until": "2026-12-02T10:00:30Z"}},
 		{BreakerClose(ep, at), BreakerClosed, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1", "closed_at": "2026-12-02T10:00:00Z"}},
 		{Rotated(ep, at), SecretRotated, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
 			"rotated_at": "2026-12-02T10:00:00Z", "previous_secret_expires_at": "2026-12-02T11:00:00Z"}},

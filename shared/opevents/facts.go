@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 )
 
 // The constructors below are the one place each fact's detail is made from
@@ -28,10 +29,13 @@ func DeadLettered(d domain.Delivery, at time.Time) Event {
 	}}
 }
 
-// BreakerOpen is endpoint.breaker_opened for ep as written with its breaker open.
-func BreakerOpen(ep domain.Endpoint, at time.Time) Event {
+// BreakerOpen is endpoint.breaker_opened for ep as read before the attempt
+// whose failure opened its breaker (change, from lifecycle): the failures
+// in a row are that endpoint's count and this one (the count is reset in
+// the table when the breaker opens).
+func BreakerOpen(ep domain.Endpoint, change lifecycle.BreakerChange, at time.Time) Event {
 	return Event{Type: BreakerOpened, At: at, Detail: BreakerOpenedDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, ConsecutiveFailures: ep.BreakerFails, OpenUntil: ms(ep.BreakerOpenUntil),
+		AccountID: ep.AccountID, EndpointID: ep.ID, ConsecutiveFailures: ep.BreakerFails + 1, OpenUntil: ms(change.OpenUntil),
 	}}
 }
 

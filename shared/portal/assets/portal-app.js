@@ -134,9 +134,10 @@
       : 'None';
     return h('section', { class: 'panel soft', 'aria-labelledby': 'health-title' },
       h('h2', { id: 'health-title' }, 'Health'),
-      h('dl', { class: 'facts', id: 'health' },
+      h('dl', { class: 'health-facts', id: 'health' },
         fact('Circuit breaker', breaker),
-        fact('Consecutive failures', String(hl.consecutive_failures || 0)),
+        // Counted toward opening the breaker; reset when it opens.
+        hl.breaker === 'closed' ? fact('Consecutive failures', String(hl.consecutive_failures || 0)) : null,
         fact('Last failure', last),
         hl.paused_until ? fact('Receiver asked to wait until', when(hl.paused_until)) : null,
         fact('Status', ep.disabled ? 'Disabled: ' + (ep.disabled_reason || 'disabled by you') : 'Enabled')));
