@@ -410,7 +410,7 @@ test('an endpoint added late replays the events it missed, once, and shows its h
   await page.getByLabel('Since').fill('2020-01-01T00:00:00');
   await page.getByRole('button', { name: 'Replay' }).click();
   await page.getByText(/since is before the retention/).waitFor();
-  assert.deepEqual(page.problems, []);
+  assert.deepEqual(page.problems.filter((p) => !/status of 422/.test(p)), [], 'no script errors or CSP violations');
   await page.context().close();
   assert.equal((await call('DELETE', '/v1/endpoints/' + late.body.id)).status, 204);
 });
