@@ -130,3 +130,49 @@ func TestDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The worker's outcomes as facts: a trip opens, a probe's answer closes, a
+// 410 or the failing-too-long rule disables (once: not an endpoint already
+// disabled); other outcomes state nothing.
+func TestAfterAttempt(t *testing.T) {
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h", BreakerFails: 4}
+	types := func(es []Event) []Type {
+		var out []Type
+		for _, e := range es {
+			out = append(out, e.Type)
+		}
+		return out
+	}
+	trip := lifecycle.BreakerChange{On: lifecycle.BreakerTripped, OpenUntil: at.Add(30 * time.Second).UnixMilli()}
+	cases := []struct {
+		name string
+		ep   domain.Endpoint
+		o    lifecycle.Outcome
+		want []Type
+	}{
+		{"a retry", ep, lifecycle.Outcome{Status: domain.StatusPending, Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerFailed, Count: true}}, nil},
+		{"tripped", ep, lifecycle.Outcome{Status: domain.StatusPending, Breaker: trip}, []Type{BreakerOpened}},
+		{"probe failed: still open", ep, lifecycle.Outcome{Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerProbeBad, OpenUntil: 1}}, nil},
+		{"probe answered", ep, lifecycle.Outcome{Status: domain.StatusDelivered, Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerProbeOK, Close: true}}, []Type{BreakerClosed}},
+		{"an answer resets the count only", ep, lifecycle.Outcome{Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerAnswered, Close: true}}, nil},
+		{"410", ep, lifecycle.Outcome{Status: domain.StatusFailed, DisableEndpoint: lifecycle.GoneReason}, []Type{EndpointDisabled}},
+		{"410, already disabled", domain.Endpoint{ID: "ep_1", Disabled: true}, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, nil},
+	}
+	for _, c := range cases {
+		if got := types(AfterAttempt(c.ep, c.o, at)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	gone := AfterAttempt(ep, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0].Detail.(EndpointDisabledDetail)
+	if gone.By != ByReceiver || gone.Reason != lifecycle.GoneReason {
+		t.Errorf("410: %+v", gone)
+	}
+	long := AfterAttempt(ep, lifecycle.Outcome{DisableEndpoint: "failing without a success since 2026-11-27T10:00:00Z"}, at)[0].Detail.(EndpointDisabledDetail)
+	if long.By != ByFailures || !strings.HasPrefix(long.Reason, "failing without") {
+		t.Errorf("failing too long: %+v", long)
+	}
+	opened := AfterAttempt(ep, lifecycle.Outcome{Breaker: trip}, at)[0].Detail.(BreakerOpenedDetail)
+	if opened.ConsecutiveFailures != 5 || opened.OpenUntil != "2026-12-02T10:00:30Z" {
+		t.Errorf("opened: %+v", opened)
+	}
+}

@@ -53,3 +53,30 @@ func Rotated(ep domain.Endpoint, at time.Time) Event {
 		PreviousSecretExpiresAt: ms(domain.PreviousSecretExpiresAt(ep.Secrets, domain.Millis(at))),
 	}}
 }
+
+// AfterAttempt is the deliver worker's one call after it recorded an
+// attempt (store.RecordAttempt or FinishManual): the facts that attempt's
+// outcome o makes for ep, the endpoint as read before the attempt. An
+// endpoint disabled by the outcome (a 410, or failing for
+// ENDPOINT_DISABLE_AFTER), a breaker tripped, a probe that closed it; a
+// probe that failed leaves it open (no new fact). The dead letter is
+// DeadLettered, once its DLQ message is sent.
+func AfterAttempt(ep domain.Endpoint, o lifecycle.Outcome, at time.Time) []Event {
+	var out []Event
+	switch o.Breaker.On {
+	case lifecycle.BreakerTripped:
+		out = append(out, BreakerOpen(ep, o.Breaker, at))
+	case lifecycle.BreakerProbeOK:
+		out = append(out, BreakerClose(ep, at))
+	}
+	if o.DisableEndpoint != "" && !ep.Disabled {
+		by := ByFailures
+		if o.DisableEndpoint == lifecycle.GoneReason {
+			by = ByReceiver
+		}
+		disabled := ep
+		disabled.Disabled, disabled.DisabledReason = true, o.DisableEndpoint
+		out = append(out, Disabled(disabled, by, at))
+	}
+	return out
+}
