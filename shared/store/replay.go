@@ -35,6 +35,9 @@ func (s *Store) AccountEvents(ctx context.Context, accountID, after string, sinc
 		lo = after + " "
 	}
 	hi := domain.IDBound("evt", until, true)
+	if lo > hi { // a cursor past the window (another window's): nothing left; BETWEEN would refuse it
+		return nil, false, nil
+	}
 	day := time.UnixMilli(since).UTC().Truncate(24 * time.Hour)
 	for ; !day.After(time.UnixMilli(until)) && len(refs) < limit; day = day.Add(24 * time.Hour) {
 		if domain.IDBound("evt", day.Add(24*time.Hour).UnixMilli()-1, true) < lo {

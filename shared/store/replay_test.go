@@ -71,6 +71,9 @@ func TestAccountEventsByTimeAcrossDays(t *testing.T) {
 	if err != nil || more || len(rest) != 1 || rest[0].ID != e3.ID {
 		t.Fatalf("after the cursor: %v more=%v %v", ids(rest), more, err)
 	}
+	if past, more, err := s.AccountEvents(ctx, a.ID, e3.ID, since, now.Add(-10*time.Hour).UnixMilli(), 10); err != nil || more || len(past) != 0 {
+		t.Fatalf("a cursor past the window: %v more=%v %v", ids(past), more, err)
+	}
 	window, _, err := s.AccountEvents(ctx, a.ID, "", now.Add(-30*time.Hour).UnixMilli(), now.Add(-10*time.Hour).UnixMilli(), 10)
 	if err != nil || len(window) != 1 || window[0].ID != e2.ID {
 		t.Fatalf("window: %v %v", ids(window), err)
