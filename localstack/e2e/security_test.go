@@ -39,7 +39,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
 		"PATCH /v1/endpoints/*": `{"description":"x"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
 		"POST /v1/endpoints/*/replay": `{"since":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `"}`,
-		"POST /v1/event-types": `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"x"}`,
+		"POST /v1/event-types":        `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"x"}`,
 	}
 	routes := httpapi.Routes()
 	if len(routes) < 12 {
@@ -229,7 +229,7 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
 		"PATCH /v1/endpoints/*": `{"description":"changed"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
 		"POST /v1/endpoints/*/replay": `{"since":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `"}`,
-		"POST /v1/event-types": `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"changed"}`,
+		"POST /v1/event-types":        `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"changed"}`,
 	}
 	for _, rt := range httpapi.Routes() {
 		method, pattern, _ := strings.Cut(rt, " ")
