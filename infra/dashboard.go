@@ -27,7 +27,7 @@ var DashboardAppMetrics = []string{
 	obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricDelivered,
 	obs.MetricAttemptsFailed, obs.MetricDeadLettered, obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals,
 	obs.MetricSlotHandoffs, obs.MetricAttemptDuration, obs.MetricTimeToDeliver, obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered,
-	obs.MetricRedriveMoved, obs.MetricEnqueueFailures, obs.MetricSweeperRuns, obs.MetricSchedulerRuns,
+	obs.MetricRedriveMoved, obs.MetricEnqueueFailures, obs.MetricOpEventsFailed, obs.MetricSweeperRuns, obs.MetricSchedulerRuns,
 }
 
 func (s *Stack) addDashboard(name string) {
@@ -105,7 +105,7 @@ func (s *Stack) addDashboard(name string) {
 		graph("Attempt and end-to-end latency (ms)", 8, percentiles(obs.MetricAttemptDuration, obs.MetricTimeToDeliver), nil),
 	)
 	s.Dashboard.AddWidgets(
-		graph("Ingest", 8, counts(obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricEnqueueFailures), nil),
+		graph("Ingest", 8, counts(obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricEnqueueFailures, obs.MetricOpEventsFailed), nil),
 		graph("Deferrals (no attempt used) and slot handoffs", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals, obs.MetricSlotHandoffs), nil),
 		graph("Sweeper and redrive", 8, counts(obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered, obs.MetricRedriveMoved),
 			counts(obs.MetricSweeperRuns, obs.MetricSchedulerRuns)), // heartbeats, right axis

@@ -24,7 +24,7 @@ import (
 // its transactions hold (a transaction needs the item action of each of its
 // parts: there is no TransactWriteItems action), which indexes it names and
 // whether it seals or opens secrets (KMS, through the store's Sealer).
-// Calls to AWS from other packages (ratelimit, keylimit, redrive) count as
+// Calls to AWS from other packages (ratelimit, redrive) count as
 // they are. The result is what the role must allow; tableGrants and
 // signingKeyGrants say what it does allow, and the template must say the
 // same (TestIAMLeastPrivilege).

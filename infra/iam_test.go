@@ -80,6 +80,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	scheduleDLQ := scheduleDLQID(t, s)
 	signingKeyID, _ := s.signingKey(t)
+	busID, _ := s.only(t, "AWS::Events::EventBus")
 	kind := func(fnLogs, r string) string {
 		switch {
 		case r == "*":
@@ -98,6 +99,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "own-logs"
 		case r == "${"+signingKeyID+".Arn}":
 			return "signing-key"
+		case r == "${"+busID+".Arn}":
+			return "ops-bus"
 		}
 		return "OTHER:" + r
 	}
@@ -133,6 +136,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		}
 		for _, a := range signingKeyGrants[fn] { // keys.go
 			want[grant{"signing-key", a}] = true
+		}
+		if contains(opsEventPublishers, fn) { // opevents.go: PutEvents on the stack's own bus, nothing else of EventBridge
+			want[grant{"ops-bus", "events:PutEvents"}] = true
 		}
 		for q, actions := range wantSQS[fn] {
 			for _, a := range actions {

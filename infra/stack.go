@@ -117,6 +117,8 @@ type Stack struct {
 	Egress        *Egress // static egress IPs; nil unless egressStaticIps (egress.go)
 	// The demo receiver's function URL; nil unless demoReceiver (receiver.go).
 	ReceiverURL awslambda.FunctionUrl
+	// OpsEventBus carries the operational events (opevents.go).
+	OpsEventBus awsevents.EventBus
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -195,6 +197,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.Queue.GrantSendMessages(redrive)
 
 	s.addSigningKey(removal) // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
+	s.addOpsEventBus(name)   // opevents.go: the operational events' bus, PutEvents grants, OPS_EVENT_BUS
 	s.Api = newAPI(stack, name, cfg, api, removal)
 	if cfg.DemoReceiver {
 		s.addDemoReceiver(name, props.AssetDir, arch, removal) // receiver.go
@@ -464,6 +467,8 @@ func (s *Stack) addOutputs() {
 	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
 	out("OpsFunctionName", *s.Functions[FnOps].FunctionName(), "Run this function from the Lambda console (or aws lambda invoke) to create an account and its first API key (sample event: events/ops-create-account.json)")
 	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")
+	out("OpsEventBusName", *s.OpsEventBus.EventBusName(), "EventBridge bus of the operational events (docs/operational-events.md): put your rules on it")
+	out("OpsEventBusArn", *s.OpsEventBus.EventBusArn(), "ARN of the operational events' bus")
 	out("Stage", s.Config.Stage, "Stage name (the Stage dimension of the app's metrics)")
 	if s.ReceiverURL != nil {
 		out("ReceiverUrl", *s.ReceiverURL.Url(), "Demo receiver (context demoReceiver): register <ReceiverUrl>?account=<account id> as an endpoint with signature_scheme v1a; its log group shows each webhook")

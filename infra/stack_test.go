@@ -47,6 +47,10 @@ func TestTable(t *testing.T) {
 		t.Error("table has provisioned throughput; want on-demand")
 	}
 	for _, ix := range schema.Table.Indexes {
+		projection := m{"ProjectionType": ix.Projection}
+		if len(ix.NonKey) > 0 {
+			projection["NonKeyAttributes"] = ix.NonKey
+		}
 		check(t, "index "+ix.Name, func() {
 			dev.tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), m{
 				"GlobalSecondaryIndexes": assertions.Match_ArrayWith(&[]any{m{
@@ -55,7 +59,7 @@ func TestTable(t *testing.T) {
 						m{"AttributeName": ix.PK.Name, "KeyType": "HASH"},
 						m{"AttributeName": ix.SK.Name, "KeyType": "RANGE"},
 					},
-					"Projection": m{"ProjectionType": ix.Projection},
+					"Projection": projection,
 				}}),
 			})
 		})
@@ -196,6 +200,10 @@ func TestFunctions(t *testing.T) {
 		}
 		if fn == FnAPI { // it serves the portal
 			want["PORTAL_FRAME_ANCESTORS"] = "'none'"
+		}
+		if contains(opsEventPublishers, fn) { // opevents.go
+			busID, _ := s.only(t, "AWS::Events::EventBus")
+			want["OPS_EVENT_BUS"] = "${" + busID + "}"
 		}
 		if _, seals := signingKeyGrants[fn]; seals { // keys.go
 			want["KMS_KEY_ID"] = "${" + s.signingKeyID(t) + ".Arn}"
@@ -534,7 +542,7 @@ func TestDashboard(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	s := synth(t, "dev")
 	outputs := s.json["Outputs"].(map[string]any)
-	for _, name := range []string{"ApiUrl", "ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "DashboardName", "Stage"} {
+	for _, name := range []string{"ApiUrl", "ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "DashboardName", "OpsEventBusName", "OpsEventBusArn", "Stage"} {
 		if _, ok := outputs[name]; !ok {
 			t.Errorf("output %s is missing", name)
 		}

@@ -203,7 +203,7 @@ func TestStackEnvScript(t *testing.T) {
 		"QueueUrl": "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-deliveries",
 		"DlqUrl": "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/GifqWebhooks-localstack-dlq",
 		"TableName": "GifqWebhooks-localstack-Table-XYZ", "RedriveFunctionName": "GifqWebhooks-localstack-redrive",
-		"OpsFunctionName": "GifqWebhooks-localstack-ops"}}`), 0o644)
+		"OpsFunctionName": "GifqWebhooks-localstack-ops", "OpsEventBusName": "GifqWebhooks-localstack-bus"}}`), 0o644)
 	cmd := exec.Command(node, "_cdk/stack-env.mjs", outputs, "GifqWebhooks-localstack")
 	cmd.Env = append(os.Environ(), "E2E_RECEIVER_HOST=receiver.test", "AWS_REGION=eu-west-3", "AWS_ACCESS_KEY_ID=AKIAREALKEY")
 	out, err := cmd.CombinedOutput()
@@ -227,6 +227,7 @@ func TestStackEnvScript(t *testing.T) {
 		"E2E_STACK_NAME":       "GifqWebhooks-localstack",
 		"E2E_REDRIVE_FUNCTION": "GifqWebhooks-localstack-redrive",
 		"E2E_OPS_FUNCTION":     "GifqWebhooks-localstack-ops",
+		"E2E_OPS_EVENT_BUS":    "GifqWebhooks-localstack-bus",
 		"AWS_ENDPOINT_URL":     "http://127.0.0.1:4566",
 		"AWS_REGION":           "us-east-1", // never the caller's real settings
 		"AWS_ACCESS_KEY_ID":    "test",

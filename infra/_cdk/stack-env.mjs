@@ -19,7 +19,7 @@ if (!out) {
   console.error(`stack ${name} is not in ${file} (has: ${Object.keys(all).join(", ") || "nothing"})`);
   process.exit(1);
 }
-for (const key of ["ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "OpsFunctionName"]) {
+for (const key of ["ApiId", "ApiStageName", "QueueUrl", "DlqUrl", "TableName", "RedriveFunctionName", "OpsFunctionName", "OpsEventBusName"]) {
   if (!out[key]) {
     console.error(`output ${key} is missing from ${name} in ${file}`);
     process.exit(1);
@@ -35,6 +35,7 @@ const vars = {
   E2E_STACK_NAME: name,
   E2E_REDRIVE_FUNCTION: out.RedriveFunctionName,
   E2E_OPS_FUNCTION: out.OpsFunctionName,
+  E2E_OPS_EVENT_BUS: out.OpsEventBusName,
   E2E_RECEIVER_HOST: "127.0.0.1",
   AWS_ENDPOINT_URL: endpoint,
   AWS_REGION: "us-east-1",

@@ -23,7 +23,8 @@ const apiUsage = `  (with -api URL or $GIFQ_API_URL, and the account's key in $G
   event show -id EVENT_ID
   delivery show -id DELIVERY_ID
   delivery resend -id DELIVERY_ID
-  endpoint recover -id ENDPOINT_ID -since RFC3339 [-until RFC3339]`
+  endpoint recover -id ENDPOINT_ID -since RFC3339 [-until RFC3339]
+  endpoint replay -id ENDPOINT_ID -since RFC3339 [-until RFC3339]`
 
 // isAPICommand says whether the command goes through the API.
 func isAPICommand(resource string) bool {
@@ -98,9 +99,38 @@ func runAPI(ctx context.Context, apiURL string, args []string, out io.Writer) er
 			more = " (more left: run it again)"
 		}
 		fmt.Fprintf(out, "recovered %d failed deliveries of %s%s\n", r.JSON202.Recovered, *id, more)
+	case "endpoint replay":
+		w, err := recoverWindow(*since, *until)
+		if err != nil {
+			return err
+		}
+		return replayAll(ctx, c, *id, apiclient.ReplayEndpointJSONRequestBody{Since: w.Since, Until: w.Until}, out)
 	default:
 		return errors.New(usage + "\n" + apiUsage)
 	}
+	return nil
+}
+
+// replayAll replays the whole window: one call after another from each
+// answer's cursor, each at most 100 deliveries (the API's bound).
+func replayAll(ctx context.Context, c *apiclient.ClientWithResponses, id string, body apiclient.ReplayEndpointJSONRequestBody, out io.Writer) error {
+	var scanned, replayed, calls int
+	for {
+		r, err := c.ReplayEndpointWithResponse(ctx, id, body)
+		if err != nil {
+			return err
+		}
+		if r.JSON202 == nil {
+			return apiError(r.StatusCode(), r.Body)
+		}
+		calls++
+		scanned, replayed = scanned+r.JSON202.Scanned, replayed+r.JSON202.Replayed
+		if !r.JSON202.More || r.JSON202.NextCursor == nil {
+			break
+		}
+		body.Cursor = r.JSON202.NextCursor
+	}
+	fmt.Fprintf(out, "replayed %d missed events to %s (%d events looked at, %d calls)\n", replayed, id, scanned, calls)
 	return nil
 }
 

@@ -78,6 +78,18 @@ func TestAPICommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "recovered 0 failed deliveries") {
 		t.Errorf("endpoint recover: %v\n%s", err, out)
 	}
+	late, err := c.CreateEndpointWithResponse(ctx, apiclient.NewEndpoint{Url: "http://127.0.0.1:1/late"})
+	if err != nil || late.JSON201 == nil {
+		t.Fatalf("late endpoint: %v", err)
+	}
+	hourAgo := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	out, err = capture(t, append(api, "endpoint", "replay", "-id", late.JSON201.Id, "-since", hourAgo)...)
+	if err != nil || !strings.Contains(out, "replayed 1 missed events") {
+		t.Errorf("endpoint replay: %v\n%s", err, out)
+	}
+	if _, err := capture(t, append(api, "endpoint", "replay", "-id", late.JSON201.Id, "-since", "2020-01-01T00:00:00Z")...); err == nil || !strings.Contains(err.Error(), "422") {
+		t.Errorf("a replay past the retention: %v", err)
+	}
 	if _, err := capture(t, append(api, "delivery", "show", "-id", "dlv_01M8RAWTPRM6WQAVY1EMAH5THY")...); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("an unknown delivery: %v", err)
 	}

@@ -358,10 +358,61 @@ test('an endpoint that does not answer shows as paused until its next test attem
   await card.getByText('Not answering').waitFor();
   await card.locator('a.title').click();
   await page.getByText('Deliveries paused until').waitFor();
+  // Its health says the same: the breaker open until the probe, and the last failure.
+  await page.locator('#health', { hasText: 'Open until' }).waitFor();
+  assert.match(await page.locator('#health').innerText(), /Last failure\s+.*connection_refused/);
   await page.screenshot({ path: join(shots, 'portal-paused.png'), fullPage: false });
   assert.deepEqual(page.problems, []);
   await page.context().close();
   assert.equal((await call('DELETE', '/v1/endpoints/' + dead.body.id)).status, 204);
+});
+
+test('an endpoint added late replays the events it missed, once, and shows its health', async () => {
+  // Three invoices before the endpoint exists: nobody receives them.
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await call('POST', '/v1/events', { event: 'invoice.paid', data: { invoice: 'in_' + i } })).status, 202);
+  }
+  assert.equal((await call('POST', '/v1/events', { event: 'refund.created', data: { refund: 're_1' } })).status, 202);
+  const late = await call('POST', '/v1/endpoints', {
+    url: `http://127.0.0.1:${failing.address().port}/invoices`, description: 'Invoicing (added late)', event_types: ['invoice.*'],
+  });
+  assert.equal(late.status, 201);
+  const s = await session();
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('.card', { hasText: 'Invoicing (added late)' }).locator('a.title').click();
+  // A new endpoint's health: breaker closed, nothing failed yet, enabled.
+  const health = page.locator('#health');
+  await health.waitFor();
+  assert.match(await health.innerText(), /Circuit breaker\s+Closed/);
+  assert.match(await health.innerText(), /Last failure\s+None/);
+  assert.equal((await page.locator('#deliveries tbody tr', { hasText: 'invoice.paid' }).count()), 0);
+
+  // Replay the last hour: the three invoices (not the refund), then nothing more on a second click.
+  const hourAgo = new Date(Date.now() - 3600_000).toISOString().slice(0, 19); // datetime-local, in the page's zone (UTC)
+  await page.getByLabel('Since').fill(hourAgo);
+  await page.getByRole('button', { name: 'Replay' }).click();
+  await page.getByText('3 missed events replayed.').waitFor();
+  await page.getByRole('button', { name: 'Replay' }).click();
+  await page.getByText('0 missed events replayed.').waitFor();
+  const rows = page.locator('#deliveries tbody tr', { hasText: 'invoice.paid' });
+  await reloadUntil(page, rows, 'the replayed deliveries in the log');
+  assert.equal(await rows.count(), 3, 'each missed invoice once');
+  assert.equal(await page.locator('#deliveries tbody tr', { hasText: 'refund.created' }).count(), 0);
+  const api = (await call('GET', `/v1/endpoints/${late.body.id}/deliveries`)).body.data;
+  assert.equal(api.length, 3);
+
+  // The receiver answers 500: the endpoint's health shows the last failure.
+  await reloadUntil(page, page.locator('#health', { hasText: 'HTTP 500' }), 'the last failure in the health');
+  await page.locator('#health').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(shots, 'portal-endpoint-health.png'), fullPage: true });
+  // A window before the retention is refused with the API's message, and replays nothing.
+  await page.getByLabel('Since').fill('2020-01-01T00:00:00');
+  await page.getByRole('button', { name: 'Replay' }).click();
+  await page.getByText(/since is before the retention/).waitFor();
+  assert.deepEqual(page.problems.filter((p) => !/status of 422/.test(p)), [], 'no script errors or CSP violations');
+  await page.context().close();
+  assert.equal((await call('DELETE', '/v1/endpoints/' + late.body.id)).status, 204);
 });
 
 test('a forged, revoked or signed-out token is refused and changes nothing', async () => {

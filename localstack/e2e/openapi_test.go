@@ -49,7 +49,7 @@ func TestConformanceCheckCatchesAnUndocumentedAnswer(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", "http://127.0.0.1:1/v1/endpoints/ep_1", nil)
 	json := http.Header{"Content-Type": {"application/json"}}
-	good := `{"id":"ep_1","url":"https://x.test/","description":"","event_types":[],"disabled":false,"settings":{"headers":{}},"created_at":"2026-12-01T00:00:00Z","updated_at":"2026-12-01T00:00:00Z"}`
+	good := `{"id":"ep_1","url":"https://x.test/","description":"","event_types":[],"disabled":false,"settings":{"headers":{}},"health":{"breaker":"closed","consecutive_failures":0},"created_at":"2026-12-01T00:00:00Z","updated_at":"2026-12-01T00:00:00Z"}`
 	if err := v.Check(req, 200, json, []byte(good)); err != nil {
 		t.Fatalf("a conforming answer was refused: %v", err)
 	}

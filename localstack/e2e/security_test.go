@@ -38,7 +38,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 	bodies := map[string]string{
 		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
 		"PATCH /v1/endpoints/*": `{"description":"x"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
-		"POST /v1/event-types": `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"x"}`,
+		"POST /v1/endpoints/*/replay": `{"since":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `"}`,
+		"POST /v1/event-types":        `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"x"}`,
 	}
 	routes := httpapi.Routes()
 	if len(routes) < 12 {
@@ -173,7 +174,7 @@ var portalRoutes = map[string]string{
 	"GET /v1/deliveries/*": "read", "GET /v1/deliveries/*/attempts": "read", "GET /v1/events/*": "read", "DELETE /v1/portal/sessions/*": "read",
 	"GET /v1/event-types": "read", "GET /v1/event-types/*": "read", "GET /v1/signing-keys": "read", "GET /v1/egress-ips": "read",
 	"POST /v1/endpoints": "write", "PATCH /v1/endpoints/*": "write", "DELETE /v1/endpoints/*": "write",
-	"POST /v1/endpoints/*/rotate-secret": "write", "POST /v1/endpoints/*/recover": "write",
+	"POST /v1/endpoints/*/rotate-secret": "write", "POST /v1/endpoints/*/recover": "write", "POST /v1/endpoints/*/replay": "write",
 	"POST /v1/endpoints/*/test-event": "write", "POST /v1/deliveries/*/resend": "write",
 }
 
@@ -234,7 +235,8 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 	bodies := map[string]string{
 		"POST /v1/events": payout, "POST /v1/endpoints": `{"url":"http://127.0.0.1:1/x"}`,
 		"PATCH /v1/endpoints/*": `{"description":"changed"}`, "POST /v1/endpoints/*/recover": `{"since":"2026-01-01T00:00:00Z"}`,
-		"POST /v1/event-types": `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"changed"}`,
+		"POST /v1/endpoints/*/replay": `{"since":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `"}`,
+		"POST /v1/event-types":        `{"name":"x.y"}`, "PATCH /v1/event-types/*": `{"description":"changed"}`,
 	}
 	for _, rt := range httpapi.Routes() {
 		method, pattern, _ := strings.Cut(rt, " ")

@@ -70,19 +70,19 @@ func (e BatchResultStatus) Valid() bool {
 
 // Defines values for BreakerState.
 const (
-	HalfOpen BreakerState = "half_open"
-	Open     BreakerState = "open"
-	Probing  BreakerState = "probing"
+	BreakerStateHalfOpen BreakerState = "half_open"
+	BreakerStateOpen     BreakerState = "open"
+	BreakerStateProbing  BreakerState = "probing"
 )
 
 // Valid indicates whether the value is a known member of the BreakerState enum.
 func (e BreakerState) Valid() bool {
 	switch e {
-	case HalfOpen:
+	case BreakerStateHalfOpen:
 		return true
-	case Open:
+	case BreakerStateOpen:
 		return true
-	case Probing:
+	case BreakerStateProbing:
 		return true
 	default:
 		return false
@@ -134,6 +134,30 @@ const (
 func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
 	switch e {
 	case DeliveryWithAttemptsAttemptsOrderNewestFirst:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointHealthBreaker.
+const (
+	EndpointHealthBreakerClosed   EndpointHealthBreaker = "closed"
+	EndpointHealthBreakerHalfOpen EndpointHealthBreaker = "half_open"
+	EndpointHealthBreakerOpen     EndpointHealthBreaker = "open"
+	EndpointHealthBreakerProbing  EndpointHealthBreaker = "probing"
+)
+
+// Valid indicates whether the value is a known member of the EndpointHealthBreaker enum.
+func (e EndpointHealthBreaker) Valid() bool {
+	switch e {
+	case EndpointHealthBreakerClosed:
+		return true
+	case EndpointHealthBreakerHalfOpen:
+		return true
+	case EndpointHealthBreakerOpen:
+		return true
+	case EndpointHealthBreakerProbing:
 		return true
 	default:
 		return false
@@ -402,7 +426,10 @@ type Endpoint struct {
 	DisabledReason *string    `json:"disabled_reason,omitempty"`
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
-	Id             string     `json:"id"`
+
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	Health EndpointHealth `json:"health"`
+	Id     string         `json:"id"`
 
 	// Settings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
 	Settings EndpointSettings `json:"settings"`
@@ -423,7 +450,10 @@ type EndpointFields struct {
 	DisabledReason *string    `json:"disabled_reason,omitempty"`
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
-	Id             string     `json:"id"`
+
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	Health EndpointHealth `json:"health"`
+	Id     string         `json:"id"`
 
 	// PreviousSecretExpiresAt Rotation only; when the previous secret stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
@@ -442,6 +472,23 @@ type EndpointFields struct {
 
 // EndpointHeaders defines model for EndpointHeaders.
 type EndpointHeaders map[string]string
+
+// EndpointHealth How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+type EndpointHealth struct {
+	Breaker             EndpointHealthBreaker `json:"breaker"`
+	BreakerOpenUntil    *time.Time            `json:"breaker_open_until,omitempty"`
+	ConsecutiveFailures int                   `json:"consecutive_failures"`
+	FailingSince        *time.Time            `json:"failing_since,omitempty"`
+	LastFailureAt       *time.Time            `json:"last_failure_at,omitempty"`
+
+	// LastFailureError timeout, connection_refused, tls, blocked_address, ...
+	LastFailureError  *string    `json:"last_failure_error,omitempty"`
+	LastFailureStatus *int       `json:"last_failure_status,omitempty"`
+	PausedUntil       *time.Time `json:"paused_until,omitempty"`
+}
+
+// EndpointHealthBreaker defines model for EndpointHealth.Breaker.
+type EndpointHealthBreaker string
 
 // EndpointPatch defines model for EndpointPatch.
 type EndpointPatch struct {
@@ -490,7 +537,10 @@ type EndpointWithSecret struct {
 	DisabledReason *string    `json:"disabled_reason,omitempty"`
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
-	Id             string     `json:"id"`
+
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	Health EndpointHealth `json:"health"`
+	Id     string         `json:"id"`
 
 	// PreviousSecretExpiresAt Rotation only; when the previous secret stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
@@ -648,7 +698,10 @@ type RotatedEndpoint struct {
 	DisabledReason *string    `json:"disabled_reason,omitempty"`
 	EventTypes     []string   `json:"event_types"`
 	FailingSince   *time.Time `json:"failing_since,omitempty"`
-	Id             string     `json:"id"`
+
+	// Health How the endpoint is doing (read-only). `breaker`: closed; open (its deliveries wait without using attempts until `breaker_open_until`); half_open (the pause is over, the next attempt is the probe); probing (the probe is in flight). `consecutive_failures`: timeouts or connection failures in a row counted toward opening the breaker (reset to 0 when it opens). `failing_since`: the first failure since the last success. `paused_until`: a receiver's Retry-After. The last failed attempt (`last_failure_at` with its HTTP status, or its error class when there was no answer) is recorded at most once a minute. Why an endpoint is disabled is its `disabled_reason`.
+	Health EndpointHealth `json:"health"`
+	Id     string         `json:"id"`
 
 	// PreviousSecretExpiresAt Rotation only; when the previous secret stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
@@ -744,6 +797,16 @@ type RecoverEndpointJSONBody struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
+// ReplayEndpointJSONBody defines parameters for ReplayEndpoint.
+type ReplayEndpointJSONBody struct {
+	// Cursor The `next_cursor` of the previous call.
+	Cursor *string   `json:"cursor,omitempty"`
+	Since  time.Time `json:"since"`
+
+	// Until Default now.
+	Until *time.Time `json:"until,omitempty"`
+}
+
 // RotateSecretJSONBody defines parameters for RotateSecret.
 type RotateSecretJSONBody struct {
 	// ExpirePreviousAfterSeconds How long the current secret keeps signing once replaced (default and most 86400; 0 stops it now).
@@ -796,6 +859,9 @@ type UpdateEndpointJSONRequestBody = EndpointPatch
 
 // RecoverEndpointJSONRequestBody defines body for RecoverEndpoint for application/json ContentType.
 type RecoverEndpointJSONRequestBody RecoverEndpointJSONBody
+
+// ReplayEndpointJSONRequestBody defines body for ReplayEndpoint for application/json ContentType.
+type ReplayEndpointJSONRequestBody ReplayEndpointJSONBody
 
 // RotateSecretJSONRequestBody defines body for RotateSecret for application/json ContentType.
 type RotateSecretJSONRequestBody RotateSecretJSONBody
@@ -1071,6 +1137,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/endpoints/{id}/recover (the `RecoverEndpoint` operationId).
 	RecoverEndpoint(ctx context.Context, id ID, body RecoverEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplayEndpointWithBody Deliver the events of a window the endpoint missed
+	//
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+	ReplayEndpointWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplayEndpoint Deliver the events of a window the endpoint missed
+	//
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+	ReplayEndpoint(ctx context.Context, id ID, body ReplayEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateSecretWithBody New secret; the previous one keeps signing for a grace period
 	//
@@ -1562,6 +1646,44 @@ func (c *Client) RecoverEndpointWithBody(ctx context.Context, id ID, contentType
 // Corresponds with POST /v1/endpoints/{id}/recover (the `RecoverEndpoint` operationId).
 func (c *Client) RecoverEndpoint(ctx context.Context, id ID, body RecoverEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRecoverEndpointRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplayEndpointWithBody Deliver the events of a window the endpoint missed
+//
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+func (c *Client) ReplayEndpointWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplayEndpointRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReplayEndpoint Deliver the events of a window the endpoint missed
+//
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+func (c *Client) ReplayEndpoint(ctx context.Context, id ID, body ReplayEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplayEndpointRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2570,6 +2692,53 @@ func NewRecoverEndpointRequestWithBody(server string, id ID, contentType string,
 	return req, nil
 }
 
+// NewReplayEndpointRequest calls the generic ReplayEndpoint builder with application/json body
+func NewReplayEndpointRequest(server string, id ID, body ReplayEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReplayEndpointRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewReplayEndpointRequestWithBody constructs an http.Request for the ReplayEndpoint method, with any body, and a specified content type
+func NewReplayEndpointRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/endpoints/%s/replay", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRotateSecretRequest calls the generic RotateSecret builder with application/json body
 func NewRotateSecretRequest(server string, id ID, body RotateSecretJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3405,6 +3574,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/endpoints/{id}/recover (the `RecoverEndpoint` operationId).
 	RecoverEndpointWithResponse(ctx context.Context, id ID, body RecoverEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverEndpointResponse, error)
+
+	// ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
+	//
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+	ReplayEndpointWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplayEndpointResponse, error)
+
+	// ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
+	//
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+	ReplayEndpointWithResponse(ctx context.Context, id ID, body ReplayEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplayEndpointResponse, error)
 
 	// RotateSecretWithBodyWithResponse New secret; the previous one keeps signing for a grace period
 	//
@@ -4877,6 +5064,152 @@ func (r RecoverEndpointResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RecoverEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReplayEndpointResponse401Headers the declared response headers of an HTTP 401 response for ReplayEndpoint
+type ReplayEndpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ReplayEndpointResponse429Headers the declared response headers of an HTTP 429 response for ReplayEndpoint
+type ReplayEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ReplayEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		More bool `json:"more"`
+
+		// NextCursor Given when `more`: send it as `cursor`.
+		NextCursor *string `json:"next_cursor,omitempty"`
+
+		// Replayed Deliveries made and queued.
+		Replayed int `json:"replayed"`
+
+		// Scanned Events of the window looked at.
+		Scanned int `json:"scanned"`
+
+		// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+		Skipped int `json:"skipped"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReplayEndpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReplayEndpointResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ReplayEndpointResponse) GetJSON202() *struct {
+	More bool `json:"more"`
+
+	// NextCursor Given when `more`: send it as `cursor`.
+	NextCursor *string `json:"next_cursor,omitempty"`
+
+	// Replayed Deliveries made and queued.
+	Replayed int `json:"replayed"`
+
+	// Scanned Events of the window looked at.
+	Scanned int `json:"scanned"`
+
+	// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+	Skipped int `json:"skipped"`
+} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReplayEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReplayEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReplayEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReplayEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ReplayEndpointResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ReplayEndpointResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ReplayEndpointResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReplayEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReplayEndpointResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ReplayEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReplayEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReplayEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReplayEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6565,6 +6898,36 @@ func (c *ClientWithResponses) RecoverEndpointWithResponse(ctx context.Context, i
 	return ParseRecoverEndpointResponse(rsp)
 }
 
+// ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
+//
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+func (c *ClientWithResponses) ReplayEndpointWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplayEndpointResponse, error) {
+	rsp, err := c.ReplayEndpointWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplayEndpointResponse(rsp)
+}
+
+// ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
+//
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/endpoints/{id}/replay (the `ReplayEndpoint` operationId).
+func (c *ClientWithResponses) ReplayEndpointWithResponse(ctx context.Context, id ID, body ReplayEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplayEndpointResponse, error) {
+	rsp, err := c.ReplayEndpoint(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplayEndpointResponse(rsp)
+}
+
 // RotateSecretWithBodyWithResponse New secret; the previous one keeps signing for a grace period
 //
 // At most two secrets sign a delivery: the current one and, for at most 24 h after a
@@ -8041,6 +8404,132 @@ func ParseRecoverEndpointResponse(rsp *http.Response) (*RecoverEndpointResponse,
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers RecoverEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReplayEndpointResponse parses an HTTP response from a ReplayEndpointWithResponse call
+func ParseReplayEndpointResponse(rsp *http.Response) (*ReplayEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReplayEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			More bool `json:"more"`
+
+			// NextCursor Given when `more`: send it as `cursor`.
+			NextCursor *string `json:"next_cursor,omitempty"`
+
+			// Replayed Deliveries made and queued.
+			Replayed int `json:"replayed"`
+
+			// Scanned Events of the window looked at.
+			Scanned int `json:"scanned"`
+
+			// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+			Skipped int `json:"skipped"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ReplayEndpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReplayEndpointResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/onboard"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
@@ -52,9 +54,12 @@ type App struct {
 	SQS     SQS
 	Limiter *ratelimit.Limiter
 	Sender  *sender.Sender
-	Log     *slog.Logger
-	Metrics *obs.Metrics
-	Now     func() time.Time
+	// OpEvents publishes operational events (package opevents): to the
+	// stack's bus when OPS_EVENT_BUS names one, else as log lines.
+	OpEvents opevents.Publisher
+	Log      *slog.Logger
+	Metrics  *obs.Metrics
+	Now      func() time.Time
 }
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
@@ -71,9 +76,12 @@ func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slo
 		SQS:     q,
 		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
-		Log:     log,
-		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
-		Now:     time.Now,
+		// No bus client here: FromEnv puts the bus in place when the
+		// deployment names one; make dev and the tests log the events.
+		OpEvents: opevents.Log{Log: log},
+		Log:      log,
+		Metrics:  obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
+		Now:      time.Now,
 	}
 }
 
@@ -98,6 +106,9 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 		awsCfg.APIOptions = append(awsCfg.APIOptions, obs.AWSTracing) // a subsegment per AWS call
 	}
 	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
+	if cfg.OpsEventBus != "" {
+		a.UseEventBus(eventbridge.NewFromConfig(awsCfg), cfg.OpsEventBus)
+	}
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
 	}
@@ -126,6 +137,13 @@ func (a *App) UseKMS(k envelope.KMS, keyID string) *App {
 	return a
 }
 
+// UseEventBus makes the App publish operational events to the EventBridge
+// bus named bus (its name or ARN).
+func (a *App) UseEventBus(client opevents.PutEventsAPI, bus string) *App {
+	a.OpEvents = &opevents.Bus{Client: client, Name: bus, Log: a.Log, Metrics: a.Metrics}
+	return a
+}
+
 // API is the api function's handler.
 func (a *App) API() *httpapi.API {
 	return &httpapi.API{
@@ -137,6 +155,7 @@ func (a *App) API() *httpapi.API {
 		Portal:    httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
 		KeyLimits: a.KeyLimits(),
 		EgressIPs: a.Config.EgressIPs,
+		OpEvents:  a.OpEvents,
 		Log:       a.Log, Now: a.Now,
 	}
 }
@@ -148,7 +167,7 @@ func (a *App) Worker() *delivery.Worker {
 			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
 			BreakerOff: !a.Config.Breaker},
-		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender,
+		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Events: a.OpEvents,
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
@@ -157,7 +176,7 @@ func (a *App) Worker() *delivery.Worker {
 func (a *App) Sweeper() *sweep.Sweeper {
 	return &sweep.Sweeper{
 		Store: a.Store, Queue: a.Queue, MaxAttempts: a.Config.Retry.MaxAttempts(), Grace: a.Config.SweepGrace,
-		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
+		OpEvents: a.OpEvents, Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }
 

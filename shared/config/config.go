@@ -51,6 +51,10 @@ type Config struct {
 	// EGRESS_IPS: the static addresses deliveries leave from, comma separated
 	// (the stack sets it on the api function with egressStaticIps; empty: none).
 	EgressIPs []string
+	// OPS_EVENT_BUS: the EventBridge bus operational events go to (package
+	// opevents; the stack sets it on the functions that publish). Empty:
+	// they are logged as JSON lines instead (make dev has no bus).
+	OpsEventBus string
 }
 
 // Defaults are the contract's values.
@@ -112,6 +116,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	str("QUEUE_URL", &c.QueueURL)
 	str("DLQ_URL", &c.DLQURL)
 	str("KMS_KEY_ID", &c.KMSKeyID)
+	str("OPS_EVENT_BUS", &c.OpsEventBus)
 	str("METRICS_NAMESPACE", &c.MetricsNamespace)
 	if v := strings.TrimSpace(getenv("EGRESS_IPS")); v != "" {
 		for _, ip := range strings.Split(v, ",") {

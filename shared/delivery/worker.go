@@ -21,6 +21,7 @@ import (
 	"github.com/gifq/webhooks/shared/inflight"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
@@ -72,6 +73,7 @@ type Worker struct {
 	Queue   Queue
 	Limiter Limiter
 	Sender  Sender
+	Events  opevents.Publisher // operational events: a breaker opened or closed, an endpoint disabled, a dead letter
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	Now     func() time.Time
@@ -254,6 +256,9 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 			err = r.Store.RecordAttempt(ctx, k.Claimed, k.Endpoint, r.claim, a, e.Outcome)
 		}
 		k.Recorded, k.RecordLost = err == nil, errors.Is(err, store.ErrConflict)
+		if k.Recorded {
+			r.tell(ctx, opevents.AfterAttempt(*k.Endpoint, e.Outcome, r.Now())...)
+		}
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoReread:
 		cur, err := r.Store.GetDelivery(ctx, r.msg.DeliveryID)
@@ -274,6 +279,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		err := deadletter.Send(ctx, r.Store, r.Queue, e.Delivery, e.Held)
 		if err == nil || errors.Is(err, deadletter.ErrNotMarked) {
 			r.m.Count(obs.MetricDeadLettered, 1)
+			r.tell(ctx, opevents.DeadLettered(e.Delivery, r.Now()))
 		}
 		if errors.Is(err, deadletter.ErrNotMarked) {
 			r.log.Error("DLQ message sent but not marked; it may be sent again", "error", err)
@@ -354,6 +360,13 @@ func (r *run) send(ctx context.Context) {
 		r.entry.Kind = domain.AttemptManual
 	}
 	r.entry = r.res.Entry(r.entry)
+}
+
+// tell publishes operational events (best effort: opevents never fails a delivery).
+func (r *run) tell(ctx context.Context, events ...opevents.Event) {
+	if r.Events != nil && len(events) > 0 {
+		r.Events.Publish(ctx, events...)
+	}
 }
 
 func (r *run) key() string { return r.msg.AccountID + "/" + r.msg.EndpointID }

@@ -66,3 +66,20 @@ func IDBound(prefix string, ms int64, upper bool) string {
 	}
 	return prefix + "_" + id + strings.Repeat("0", 16)
 }
+
+// IDMillis is the millisecond an id made by NewID carries (its first 10
+// digits: 48 bits of time); ok is false for anything else.
+func IDMillis(id string) (ms int64, ok bool) {
+	i := strings.LastIndexByte(id, '_')
+	if i < 0 || len(id)-i-1 != 26 {
+		return 0, false
+	}
+	for _, c := range []byte(id[i+1 : i+11]) {
+		d := strings.IndexByte(crockford, c)
+		if d < 0 {
+			return 0, false
+		}
+		ms = ms<<5 | int64(d)
+	}
+	return ms, true // 50 bits of digits: ulid's two zero bits of padding, then the 48 of time
+}

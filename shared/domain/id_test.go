@@ -49,3 +49,18 @@ func TestIDBound(t *testing.T) {
 		t.Fatalf("an id a millisecond later (%s) is not above %s", after, hi)
 	}
 }
+
+func TestIDMillis(t *testing.T) {
+	for _, ms := range []int64{0, 1, 1733100000123, 1<<48 - 1} {
+		for _, id := range []string{IDBound("evt", ms, false), IDBound("evt", ms, true), "dlv_" + ulid(time.UnixMilli(ms))} {
+			if got, ok := IDMillis(id); !ok || got != ms {
+				t.Errorf("IDMillis(%s) = %d %v, want %d", id, got, ok, ms)
+			}
+		}
+	}
+	for _, bad := range []string{"", "evt_", "evt_0123", "evt_UUUUUUUUUUUUUUUUUUUUUUUUUU"} {
+		if _, ok := IDMillis(bad); ok {
+			t.Errorf("IDMillis(%q) ok", bad)
+		}
+	}
+}

@@ -135,6 +135,12 @@ type Endpoint struct {
 	Leases map[string]Lease `dynamodbav:"leases"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// The last failed attempt (unix ms; its HTTP status, or its error
+	// class when there was no answer), written at most once a minute
+	// (store.LastFailureEvery): the endpoint's health view.
+	LastFailureAt     int64  `dynamodbav:"last_failure_at,omitempty"`
+	LastFailureStatus int    `dynamodbav:"last_failure_status,omitempty"`
+	LastFailureError  string `dynamodbav:"last_failure_error,omitempty"`
 	// PausedUntil is set from a receiver's Retry-After.
 	PausedUntil int64 `dynamodbav:"paused_until,omitempty"`
 	// The circuit breaker (lifecycle.BreakerOf): consecutive timeouts or
@@ -274,8 +280,11 @@ type Event struct {
 	Body           []byte   `dynamodbav:"body"`
 	IdempotencyKey string   `dynamodbav:"idempotency_key,omitempty"`
 	DeliveryIDs    []string `dynamodbav:"delivery_ids"`
-	ReceivedAt     int64    `dynamodbav:"received_at"`
-	ExpiresAt      int64    `dynamodbav:"ttl"` // unix seconds (DynamoDB TTL)
+	// EndpointIDs are the endpoints it has a delivery to (at ingest, then
+	// each replay's): replay sends it only to an endpoint not listed here.
+	EndpointIDs []string `dynamodbav:"endpoint_ids,omitempty"`
+	ReceivedAt  int64    `dynamodbav:"received_at"`
+	ExpiresAt   int64    `dynamodbav:"ttl"` // unix seconds (DynamoDB TTL)
 }
 
 // Delivery is one event on its way to one endpoint.

@@ -21,6 +21,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/portal"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
@@ -71,6 +72,7 @@ type Ingester interface {
 	Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (ingest.Result, error)
 	IngestTo(ctx context.Context, accountID, endpointID string, body []byte) (ingest.Result, error) // a test event
 	IngestBatch(ctx context.Context, accountID string, items []ingest.Item) ([]ingest.ItemResult, error)
+	ReplayMissing(ctx context.Context, accountID, endpointID string, w ingest.ReplayWindow) (ingest.ReplayResult, error)
 }
 
 // API handles every route.
@@ -90,8 +92,11 @@ type API struct {
 	Portal      Portal     // the customer portal's sessions and settings (portal.go)
 	KeyLimits   *KeyLimits // per-API-key ingest limits (ingestlimit.go); nil: none
 	EgressIPs   []string   // the static addresses deliveries leave from (egress.go); nil: none
-	Log         *slog.Logger
-	Now         func() time.Time
+	// OpEvents hears of the operational facts the API makes (a secret
+	// rotated, an endpoint disabled by its owner); nil publishes nothing.
+	OpEvents opevents.Publisher
+	Log      *slog.Logger
+	Now      func() time.Time
 
 	keysOnce sync.Once
 	keys     *keyCache
@@ -126,6 +131,7 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/rotate-secret"), (*API).rotateSecret},
 	{http.MethodGet, split("/v1/endpoints/*/deliveries"), (*API).listDeliveries},
 	{http.MethodPost, split("/v1/endpoints/*/recover"), (*API).recoverEndpoint},
+	{http.MethodPost, split("/v1/endpoints/*/replay"), (*API).replayEndpoint},
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
@@ -142,6 +148,13 @@ var routes = []route{
 	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
 	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
 	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
+}
+
+// publish hands events to OpEvents, if any.
+func (a *API) publish(ctx context.Context, events ...opevents.Event) {
+	if a.OpEvents != nil {
+		a.OpEvents.Publish(ctx, events...)
+	}
 }
 
 func split(path string) []string { return strings.Split(strings.Trim(path, "/"), "/") }

@@ -15,6 +15,7 @@ import (
 	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/netguard"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -30,6 +31,7 @@ type endpointView struct {
 	DisabledReason string       `json:"disabled_reason,omitempty"`
 	FailingSince   string       `json:"failing_since,omitempty"`
 	Breaker        *breakerView `json:"breaker,omitempty"`
+	Health         healthView   `json:"health"`
 	Settings       settingsView `json:"settings"`
 	CreatedAt      string       `json:"created_at"`
 	UpdatedAt      string       `json:"updated_at"`
@@ -43,6 +45,33 @@ type endpointView struct {
 type breakerView struct {
 	State     string `json:"state"`      // open, half_open (the next attempt is the probe), probing
 	OpenUntil string `json:"open_until"` // when the pause ends (or ended) and one probe may go
+}
+
+// healthView is how the endpoint is doing, read-only: its breaker (closed,
+// open until a time, half_open: the next attempt is the probe, probing),
+// the failures behind it, and the last failed attempt (written at most once
+// a minute, store.LastFailureEvery). Why it is disabled is disabled_reason.
+type healthView struct {
+	Breaker             string `json:"breaker"`
+	BreakerOpenUntil    string `json:"breaker_open_until,omitempty"`
+	ConsecutiveFailures int    `json:"consecutive_failures"`
+	FailingSince        string `json:"failing_since,omitempty"`
+	PausedUntil         string `json:"paused_until,omitempty"`
+	LastFailureAt       string `json:"last_failure_at,omitempty"`
+	LastFailureStatus   int    `json:"last_failure_status,omitempty"`
+	LastFailureError    string `json:"last_failure_error,omitempty"`
+}
+
+func viewHealth(ep domain.Endpoint, now time.Time) healthView {
+	h := healthView{Breaker: "closed", ConsecutiveFailures: ep.BreakerFails, FailingSince: rfc3339(ep.FailingSince),
+		LastFailureAt: rfc3339(ep.LastFailureAt), LastFailureStatus: ep.LastFailureStatus, LastFailureError: ep.LastFailureError}
+	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
+		h.Breaker, h.BreakerOpenUntil = state, rfc3339(ep.BreakerOpenUntil)
+	}
+	if ep.PausedUntil > domain.Millis(now) {
+		h.PausedUntil = rfc3339(ep.PausedUntil)
+	}
+	return h
 }
 
 // settingsView is what the endpoint's owner set; header values are
@@ -100,7 +129,7 @@ func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 		ID: ep.ID, URL: ep.URL, Description: ep.Description, EventTypes: types, Disabled: ep.Disabled,
 		DisabledReason: ep.DisabledReason, FailingSince: rfc3339(ep.FailingSince),
 		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt), SignatureScheme: ep.Scheme(),
-		Settings: viewSettings(ep.Settings),
+		Settings: viewSettings(ep.Settings), Health: viewHealth(ep, now),
 	}
 	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
 		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil)}
@@ -329,6 +358,9 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	}
 	if in.Disabled != nil && *in.Disabled {
 		a.stopPending(ctx, ep.ID, domain.ReasonEndpointDisabled)
+		if !current.Disabled { // a fact only when it changed: a repeated PATCH disables nothing
+			a.publish(ctx, opevents.Disabled(ep, opevents.ByAPI, a.Now()))
+		}
 	}
 	return ok(http.StatusOK, viewEndpoint(ep, a.Now()))
 }

@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// Test events, resends and recovers count against the API key's ingest
+// Test events, resends, recovers and replays count against the API key's ingest
 // limit, in the same bucket as POST /v1/events: past it each answers 429
 // with Retry-After and queues nothing. Another key of the account has its own.
 func TestTestEventsResendsAndRecoversCountAgainstTheKeyLimit(t *testing.T) {
-	f := newFixture(t, map[string]string{"INGEST_RATE_PER_SECOND": "0.001", "INGEST_BURST": "4"})
+	f := newFixture(t, map[string]string{"INGEST_RATE_PER_SECOND": "0.001", "INGEST_BURST": "5"})
 	ep := f.endpoint(t, f.keyA)
 	since := `{"since":"` + f.now.Add(-time.Hour).UTC().Format(time.RFC3339) + `"}`
 	ev := f.do(t, f.keyA, "POST", "/v1/events", `{"event":"payout.paid"}`) // 1
@@ -22,6 +22,7 @@ func TestTestEventsResendsAndRecoversCountAgainstTheKeyLimit(t *testing.T) {
 		{"POST", "/v1/endpoints/" + ep + "/test-event", ""}, // 2
 		{"POST", "/v1/deliveries/" + dlv + "/resend", ""},   // 3
 		{"POST", "/v1/endpoints/" + ep + "/recover", since}, // 4
+		{"POST", "/v1/endpoints/" + ep + "/replay", since},  // 5
 	} {
 		if r := f.do(t, f.keyA, c[0], c[1], c[2]); r.status != 202 {
 			t.Fatalf("%s %s within the limit: %d %s", c[0], c[1], r.status, r.raw)
@@ -32,6 +33,7 @@ func TestTestEventsResendsAndRecoversCountAgainstTheKeyLimit(t *testing.T) {
 		{"POST", "/v1/endpoints/" + ep + "/test-event", ""},
 		{"POST", "/v1/deliveries/" + dlv + "/resend", ""},
 		{"POST", "/v1/endpoints/" + ep + "/recover", since},
+		{"POST", "/v1/endpoints/" + ep + "/replay", since},
 		{"POST", "/v1/events", `{"event":"payout.paid"}`},
 	} {
 		f.calls.Reset()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -50,6 +51,7 @@ func (a *API) rotateSecret(ctx context.Context, req *request) response {
 	case err != nil:
 		return a.internal(ctx, err)
 	}
+	a.publish(ctx, opevents.Rotated(ep, a.Now()))
 	v := struct {
 		endpointView
 		PreviousSecretExpiresAt string `json:"previous_secret_expires_at,omitempty"`

@@ -214,6 +214,7 @@ func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.T
 		}
 		deliveries = append(deliveries, d)
 		ev.DeliveryIDs = append(ev.DeliveryIDs, d.ID)
+		ev.EndpointIDs = append(ev.EndpointIDs, ep.ID)
 	}
 	return store.NewEvent{Event: ev, Deliveries: deliveries}
 }

@@ -41,10 +41,10 @@ func (s *Service) IngestTo(ctx context.Context, accountID, endpointID string, bo
 		ReceivedAt: ms, ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
 	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: accountID, EventType: eventType,
 		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: ms, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: ev.ExpiresAt}
-	ev.DeliveryIDs = []string{d.ID}
+	ev.DeliveryIDs, ev.EndpointIDs = []string{d.ID}, []string{ep.ID}
 	slots, ivl := s.reserve(ctx, acct, 1, now)
 	deliveries := []domain.Delivery{d}
-	if _, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt(slots, now)}); err != nil {
+	if _, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt(slots, now), Unlisted: true}); err != nil {
 		return Result{}, err
 	}
 	s.enqueue(ctx, deliveries, slots, ivl, now)

@@ -30,6 +30,7 @@ var routes = map[string]Access{
 	"DELETE /v1/endpoints/*":             Write,
 	"POST /v1/endpoints/*/rotate-secret": Write,
 	"POST /v1/endpoints/*/recover":       Write,
+	"POST /v1/endpoints/*/replay":        Write,
 	"POST /v1/endpoints/*/test-event":    Write,
 	"POST /v1/deliveries/*/resend":       Write,
 	"DELETE /v1/portal/sessions/*":       Read, // signing out: a session may always end itself

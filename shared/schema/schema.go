@@ -44,6 +44,7 @@ const (
 	IndexEndpointLog    = "endpoint_log"
 	IndexEndpointStatus = "endpoint_status"
 	IndexPark           = "park"
+	IndexAccountEvents  = "account_events"
 )
 
 // Table is the single table. Items (pk / sk):
@@ -55,7 +56,7 @@ const (
 //	ACCT#<account>  SIGNKEYS        the account's v1a ed25519 keys: kid, public key, sealed seed, retires_at (docs/signing.md)
 //	KEY#<sha256>    KEY             API key: hash -> account
 //	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
-//	EVT#<event>     EVT             event: raw body, delivery ids
+//	EVT#<event>     EVT             event: raw body, delivery ids, the endpoints it went to (replay's "never had a delivery")
 //	DLV#<delivery>  DLV             delivery state
 //	DLV#<delivery>  ATT#<attempt>   one attempt
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
@@ -94,6 +95,15 @@ var Table = TableDef{
 			Name: IndexPark, PK: Key{"park_shard", String}, SK: Key{"park_until", Number},
 			Projection: "KEYS_ONLY",
 			Purpose:    "sparse: only deliveries parked for a wait longer than SQS's 15-minute delay, by when they are due (the scheduler's every-minute query)",
+		},
+		{
+			Name: IndexAccountEvents, PK: Key{"gsi3pk", String}, SK: Key{"gsi3sk", String},
+			// Only what replay decides on (type, endpoints it went to, expiry),
+			// never the body: an entry is ~150 bytes, one write unit per
+			// event, and a replay reads 1,000 of them for a few read units.
+			Projection: "INCLUDE", NonKey: []string{"event_type", "endpoint_ids", "ttl"},
+			Purpose: "sparse: an account's events (not test events) by time, one partition per account and UTC day " +
+				"(gsi3pk = EVTS#<account>#<yyyy-mm-dd>, gsi3sk = event id): replay's scan for missed events",
 		},
 	},
 }

@@ -261,7 +261,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 	if err := s.putAttemptOnce(ctx, a); err != nil {
 		return err
 	}
-	if err := s.updateHealth(ctx, d, ep, o); err != nil {
+	if err := s.updateHealth(ctx, d, ep, a, o); err != nil {
 		return err
 	}
 	u := s.recordUpdate(d, c, a, o)
@@ -326,10 +326,17 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 	}
 }
 
+// LastFailureEvery is how often a failing endpoint's last failure (time,
+// status or error) is written on it for its health view: at most once a
+// minute, so an endpoint failing every attempt costs at most one write a
+// minute more, and the view is at most a minute behind.
+const LastFailureEvery = time.Minute
+
 // updateHealth writes the endpoint's health fields an attempt changed
-// (failing_since, paused_until, disabled); nothing when none changed, which
-// is the common case. A deleted endpoint is left deleted.
-func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, o Outcome) error {
+// (failing_since, paused_until, disabled, the last failure when
+// LastFailureEvery has passed); nothing when none changed, which is the
+// common case. A deleted endpoint is left deleted.
+func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, a domain.Attempt, o Outcome) error {
 	if ep == nil {
 		return nil
 	}
@@ -342,6 +349,19 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if !o.Healthy && ep.FailingSince == 0 {
 		set = append(set, "failing_since = if_not_exists(failing_since, :now)")
 		vals[":now"] = num(now)
+	}
+	if !o.Healthy && now-ep.LastFailureAt >= LastFailureEvery.Milliseconds() {
+		set = append(set, "last_failure_at = :lfa")
+		vals[":lfa"] = num(now)
+		if a.StatusCode != 0 {
+			set = append(set, "last_failure_status = :lfs")
+			remove = append(remove, "last_failure_error")
+			vals[":lfs"] = num(int64(a.StatusCode))
+		} else {
+			set = append(set, "last_failure_error = :lfe")
+			remove = append(remove, "last_failure_status")
+			vals[":lfe"] = str(a.ErrorClass)
+		}
 	}
 	if o.PauseUntil > 0 {
 		set = append(set, "paused_until = :pause")

@@ -23,6 +23,9 @@ type NewEvent struct {
 	// DueAt is, per delivery, when its first attempt is planned (its rate
 	// limit slot); the sweeper looks for it only after that.
 	DueAt []int64
+	// Unlisted keeps the event out of the account's event index: a test
+	// event is for one endpoint and is never replayed to another.
+	Unlisted bool
 }
 
 // CreateEvent writes the deliveries, then the event: the event's
@@ -39,7 +42,12 @@ type NewEvent struct {
 // and ErrDuplicate is returned with the id of the first event.
 func (s *Store) CreateEvent(ctx context.Context, ne NewEvent) (firstEventID string, err error) {
 	ev := ne.Event
-	evItem, err := marshal(ev, key(eventPK(ev.ID), skEvent))
+	extra := key(eventPK(ev.ID), skEvent)
+	if ms, ok := domain.IDMillis(ev.ID); ok && !ne.Unlisted {
+		// The day of the id's own time, which AccountEvents' key ranges use.
+		extra["gsi3pk"], extra["gsi3sk"] = str(accountEventsPK(ev.AccountID, ms)), str(ev.ID)
+	}
+	evItem, err := marshal(ev, extra)
 	if err != nil {
 		return "", err
 	}

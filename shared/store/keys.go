@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/schema"
@@ -22,6 +23,13 @@ func ratePK(account string) string           { return "RATE#" + account }
 func slotPK(endpoint string) string          { return "SLOT#" + endpoint }
 func endpointLogPK(endpoint string) string   { return "EP#" + endpoint }
 func idempotencyPK(account, k string) string { return "IDEM#" + account + "#" + hashHex(k) }
+
+// accountEventsPK is an account's events of one UTC day in the
+// account_events index: a day per partition key keeps a busy account's
+// index writes spread over time and a replay's query to the days it asks.
+func accountEventsPK(account string, ms int64) string {
+	return "EVTS#" + account + "#" + time.UnixMilli(ms).UTC().Format(time.DateOnly)
+}
 
 func endpointStatusPK(endpoint string, status domain.Status) string {
 	return "EP#" + endpoint + "#" + string(status)

@@ -64,5 +64,5 @@ func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.
 	if err != nil {
 		return err
 	}
-	return s.updateHealth(ctx, d, ep, o)
+	return s.updateHealth(ctx, d, ep, a, o)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/store"
@@ -52,9 +53,12 @@ type Sweeper struct {
 	Queue       Queue
 	MaxAttempts int
 	Grace       time.Duration // a delivery must be this overdue to count as stuck
-	Log         *slog.Logger
-	Metrics     *obs.Metrics
-	Now         func() time.Time
+	// OpEvents hears of each delivery the sweeper dead-letters
+	// (delivery.dead_lettered); nil publishes nothing.
+	OpEvents opevents.Publisher
+	Log      *slog.Logger
+	Metrics  *obs.Metrics
+	Now      func() time.Time
 }
 
 // Result counts what a run did.
@@ -252,5 +256,8 @@ func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, claimHeld b
 	}
 	r.DeadLettered++
 	s.Log.Warn("delivery dead-lettered by the sweeper", "delivery_id", d.ID, "reason", d.FailReason)
+	if s.OpEvents != nil {
+		s.OpEvents.Publish(ctx, opevents.DeadLettered(d, s.Now()))
+	}
 	return nil
 }

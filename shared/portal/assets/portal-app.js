@@ -121,6 +121,28 @@
     return ep.breaker ? fact('Deliveries paused until', when(ep.breaker.open_until)) : null;
   }
 
+  const BREAKER = { closed: 'Closed', open: 'Open', half_open: 'Next attempt is a probe', probing: 'Probing' };
+
+  // The endpoint's health as the API states it (read-only): its breaker, the
+  // failures behind it, the last failed attempt, a receiver's pause, and why
+  // it is disabled.
+  function healthFacts(ep) {
+    const hl = ep.health || { breaker: 'closed', consecutive_failures: 0 };
+    const breaker = hl.breaker === 'open' ? 'Open until ' + when(hl.breaker_open_until) : BREAKER[hl.breaker] || hl.breaker;
+    const last = hl.last_failure_at
+      ? when(hl.last_failure_at) + ' · ' + (hl.last_failure_status ? 'HTTP ' + hl.last_failure_status : hl.last_failure_error || 'no answer')
+      : 'None';
+    return h('section', { class: 'panel soft', 'aria-labelledby': 'health-title' },
+      h('h2', { id: 'health-title' }, 'Health'),
+      h('dl', { class: 'health-facts', id: 'health' },
+        fact('Circuit breaker', breaker),
+        // Counted toward opening the breaker; reset when it opens.
+        hl.breaker === 'closed' ? fact('Consecutive failures', String(hl.consecutive_failures || 0)) : null,
+        fact('Last failure', last),
+        hl.paused_until ? fact('Receiver asked to wait until', when(hl.paused_until)) : null,
+        fact('Status', ep.disabled ? 'Disabled: ' + (ep.disabled_reason || 'disabled by you') : 'Enabled')));
+  }
+
   function statusBadge(st) { return badge(st, st[0].toUpperCase() + st.slice(1)); }
 
   // Runs an action from a button: disables it meanwhile, reports errors.
@@ -479,6 +501,29 @@
       }));
     }
 
+    // Replay: the events of a window this endpoint never had a delivery of
+    // (it was added or re-filtered after them). Each call does at most 100;
+    // the cursor goes on from where the last one stopped, for the same window.
+    const replaySince = h('input', { type: 'datetime-local', id: 'replay-since', required: true, step: '1' });
+    let replayCursor = null, replayWindow = '';
+    const replay = readOnly ? null : h('form', { class: 'panel soft', 'aria-labelledby': 'replay-title' },
+      h('h2', { id: 'replay-title' }, 'Replay missed events'),
+      h('p', { class: 'muted' }, 'Deliver the events since this time that match this endpoint and never had a delivery to it (at most 30 days back).'),
+      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'replay-since' }, 'Since'), replaySince)),
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Replay')));
+    if (replay) {
+      replay.addEventListener('submit', action(async () => {
+        if (!replaySince.value) throw new Error('Choose since when to replay.');
+        const body = { since: new Date(replaySince.value).toISOString() };
+        if (replayCursor && replayWindow === body.since) body.cursor = replayCursor;
+        const res = await call('POST', 'endpoints/' + id + '/replay', body);
+        replayCursor = res.more ? res.next_cursor : null;
+        replayWindow = body.since;
+        notice(res.replayed + (res.replayed === 1 ? ' missed event' : ' missed events') + ' replayed' +
+          (res.more ? '; replay again for the rest.' : '.'));
+      }));
+    }
+
     const next = new URLSearchParams(status ? { status } : {});
     if (page.next_cursor) next.set('cursor', page.next_cursor);
     const pager = h('div', { class: 'row pager' },
@@ -500,9 +545,10 @@
         ...settingsFacts(ep),
         ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null),
       actions ? h('div', { class: 'panel' }, actions) : null,
+      healthFacts(ep),
       h('div', { class: 'row spread' }, h('h2', {}, 'Deliveries'),
         h('div', { class: 'row' }, h('label', { for: 'status-filter' }, 'Status'), filter)),
-      deliveriesTable(page.data), pager, rotate, recover);
+      deliveriesTable(page.data), pager, rotate, recover, replay);
   }
 
   // ---- a delivery --------------------------------------------------------

@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/ingest"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// replayView is one replay call's answer.
+type replayView struct {
+	Scanned  int  `json:"scanned"`
+	Replayed int  `json:"replayed"`
+	Skipped  int  `json:"skipped"`
+	More     bool `json:"more"`
+	// NextCursor is given when More: send the same since/until with it to go on.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// replayEndpoint (POST /v1/endpoints/{id}/replay) delivers to the endpoint
+// the events received in [since, until] that match its filter and never had
+// a delivery to it (created, say, after them, or re-filtered since): as
+// recover, bounded per call (ingest.MaxReplayScan events read,
+// ingest.MaxReplayCreated deliveries made) and paced by the account's rate;
+// unlike recover, a window that starts before the retention is refused,
+// since the events before it are gone and the caller would believe them
+// replayed.
+func (a *API) replayEndpoint(ctx context.Context, req *request) response {
+	ep, r, failed := a.loadEndpoint(ctx, req)
+	if failed {
+		return r
+	}
+	if ep.Disabled {
+		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint (PATCH disabled=false) before replaying events to it")
+	}
+	var in struct {
+		Since  *time.Time `json:"since"`
+		Until  *time.Time `json:"until"`
+		Cursor *string    `json:"cursor"`
+	}
+	if r, failed := decodeJSON(req.body, &in); failed {
+		return r
+	}
+	now := a.Now()
+	until := now
+	if in.Until != nil {
+		until = *in.Until
+	}
+	if in.Since == nil || !in.Since.Before(until) {
+		return fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until")
+	}
+	oldest := now.Add(-domain.DefaultRetention)
+	if in.Since.Before(oldest) {
+		return fail(http.StatusUnprocessableEntity, "window_past_retention",
+			"since is before the retention: events are kept 30 days, so since must be at or after "+rfc3339(domain.Millis(oldest)))
+	}
+	w := ingest.ReplayWindow{Since: in.Since.UnixMilli(), Until: min(until.UnixMilli(), now.UnixMilli())}
+	if in.Cursor != nil {
+		after, valid := decodeCursor(*in.Cursor, "evt")
+		if !valid {
+			return fail(http.StatusUnprocessableEntity, "invalid_cursor", "cursor must be the next_cursor of an earlier answer")
+		}
+		w.After = after
+	}
+	// One call counts as one event against the key's ingest limit, as
+	// recover: it makes at most ingest.MaxReplayCreated deliveries, each
+	// booking a slot of the account's rate.
+	gate, err := a.KeyLimits.admit(ctx, req, 1)
+	if r, limited := limitAnswer(err); limited {
+		return r
+	}
+	res, err := a.Ingest.ReplayMissing(ingest.WithGate(ctx, gate), req.account, ep.ID, w)
+	if r, limited := limitAnswer(err); limited {
+		return r
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("endpoint")
+	case errors.Is(err, ingest.ErrEndpointDisabled):
+		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint (PATCH disabled=false) before replaying events to it")
+	case err != nil:
+		return a.internal(ctx, err)
+	}
+	v := replayView{Scanned: res.Scanned, Replayed: res.Replayed, Skipped: res.Skipped, More: res.More}
+	if res.More {
+		v.NextCursor = encodeCursor(res.Cursor)
+	}
+	return ok(http.StatusAccepted, v)
+}

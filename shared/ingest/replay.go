@@ -1,0 +1,141 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// Replay's bounds per call: how many of the account's events it reads and
+// how many deliveries it makes. The caller goes on from the cursor.
+const (
+	MaxReplayScan    = 1000
+	MaxReplayCreated = 100
+)
+
+// ReplayStore is what replay needs of the table besides Store.
+type ReplayStore interface {
+	AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
+	AddReplayDelivery(ctx context.Context, d domain.Delivery, dueAt int64) error
+}
+
+// ReplayWindow is the events replay looks at: received in [Since, Until]
+// (unix ms) and, when After is set, after that event (a previous call's
+// cursor).
+type ReplayWindow struct {
+	Since, Until int64
+	After        string
+}
+
+// ReplayResult is what one call did.
+type ReplayResult struct {
+	Scanned  int    // events read from the index
+	Replayed int    // new deliveries made and queued
+	Skipped  int    // events that got a delivery to the endpoint meanwhile, or expired
+	More     bool   // the window holds more events: call again with Cursor
+	Cursor   string // the last event this call looked at
+}
+
+// missing is the pure decision: of refs (oldest first), the events ep
+// subscribes to and has no delivery for, at most max; and how many refs
+// that consumed (the cursor stops at the last one looked at).
+func missing(ep domain.Endpoint, refs []store.EventRef, max int) (picked []store.EventRef, consumed int) {
+	for _, r := range refs {
+		if len(picked) == max {
+			break
+		}
+		consumed++
+		if !ep.Subscribes(r.Type) || contains(r.EndpointIDs, ep.ID) {
+			continue
+		}
+		picked = append(picked, r)
+	}
+	return picked, consumed
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrReplayUnsupported: the service's store cannot list events by time.
+var ErrReplayUnsupported = errors.New("the store cannot replay")
+
+// ReplayMissing delivers to one endpoint of the account the events of the
+// window that match its filter and never had a delivery to it, at most
+// MaxReplayCreated of them after reading at most MaxReplayScan events. The
+// deliveries are made as ingest makes them: rate slots booked on the
+// account's limiter, written, then queued at their slots. Each is written
+// only while its event has no delivery to the endpoint (AddReplayDelivery),
+// so a repeated or concurrent call sends nothing twice.
+func (s *Service) ReplayMissing(ctx context.Context, accountID, endpointID string, w ReplayWindow) (ReplayResult, error) {
+	rs, ok := s.Store.(ReplayStore)
+	if !ok {
+		return ReplayResult{}, ErrReplayUnsupported
+	}
+	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // with ctx's gate (the key's limit)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	var ep *domain.Endpoint
+	for i := range endpoints {
+		if endpoints[i].ID == endpointID {
+			ep = &endpoints[i]
+		}
+	}
+	switch {
+	case ep == nil:
+		return ReplayResult{}, store.ErrNotFound
+	case ep.Disabled:
+		return ReplayResult{}, ErrEndpointDisabled
+	}
+	refs, more, err := rs.AccountEvents(ctx, accountID, w.After, w.Since, w.Until, MaxReplayScan)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	picked, consumed := missing(*ep, refs, MaxReplayCreated)
+	res := ReplayResult{Scanned: consumed, More: more || consumed < len(refs)}
+	if consumed > 0 {
+		res.Cursor = refs[consumed-1].ID
+	}
+	if len(picked) == 0 {
+		return res, nil
+	}
+	now := s.Now()
+	slots, ivl := s.reserve(ctx, acct, len(picked), now)
+	due := dueAt(slots, now)
+	var made []domain.Delivery
+	var madeSlots []time.Time
+	for i, r := range picked {
+		ms := domain.Millis(now)
+		d := domain.Delivery{ID: domain.NewID("dlv"), EventID: r.ID, EndpointID: ep.ID, AccountID: accountID, EventType: r.Type,
+			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: ms, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: r.ExpiresAt}
+		switch err := rs.AddReplayDelivery(ctx, d, due[i]); {
+		case err == nil:
+			made, madeSlots = append(made, d), append(madeSlots, slots[i])
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+			res.Skipped++ // delivered meanwhile (another replay), or expired
+		default:
+			// What was written is queued; the caller retries the rest
+			// from the same cursor (it sends nothing twice).
+			s.enqueue(ctx, made, madeSlots, ivl, now)
+			return ReplayResult{}, err
+		}
+	}
+	s.enqueue(ctx, made, madeSlots, ivl, now)
+	res.Replayed = len(made)
+	m := s.Metrics.Batch()
+	m.Count(obs.MetricDeliveriesCreated, float64(len(made)))
+	m.Flush()
+	s.Log.Info("missing events replayed", "account_id", accountID, "endpoint_id", ep.ID, "scanned", res.Scanned,
+		"replayed", res.Replayed, "skipped", res.Skipped, "more", res.More)
+	return res, nil
+}

@@ -1,0 +1,178 @@
+package opevents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
+)
+
+var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+func detailJSON(t *testing.T, e Event) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(e.Detail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestFacts(t *testing.T) {
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h", Disabled: true,
+		DisabledReason: "the receiver answered 410 Gone", BreakerFails: 5, BreakerOpenUntil: at.Add(time.Minute).UnixMilli(),
+		Secrets: []domain.Secret{{Value: "whsec_new", CreatedAt: at.UnixMilli()}, {Value: "whsec_old", CreatedAt: 1, ExpiresAt: at.Add(time.Hour).UnixMilli()}}}
+	d := domain.Delivery{ID: "dlv_1", EventID: "evt_1", EndpointID: "ep_1", AccountID: "acct_1", EventType: "order.paid",
+		FailReason: domain.ReasonExhausted, Attempts: 8, FailedAt: at.UnixMilli()}
+	cases := []struct {
+		e    Event
+		typ  Type
+		want map[string]any
+	}{
+		{Disabled(ep, ByReceiver, at), EndpointDisabled, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
+			"url": "https://r.example/h", "reason": "the receiver answered 410 Gone", "by": "receiver", "disabled_at": "2026-12-02T10:00:00Z"}},
+		{DeadLettered(d, at.Add(time.Second)), DeliveryDeadLettered, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
+			"delivery_id": "dlv_1", "event_id": "evt_1", "event_type": "order.paid", "reason": "attempts_exhausted",
+			"attempts": 8.0, "failed_at": "2026-12-02T10:00:00Z"}},
+		{BreakerOpen(ep, lifecycle.BreakerChange{On: lifecycle.BreakerTripped, OpenUntil: at.Add(30 * time.Second).UnixMilli()}, at),
+			BreakerOpened, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
+				"consecutive_failures": 6.0, "open_until": "2026-12-02T10:00:30Z"}},
+		{BreakerClose(ep, at), BreakerClosed, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1", "closed_at": "2026-12-02T10:00:00Z"}},
+		{Rotated(ep, at), SecretRotated, map[string]any{"account_id": "acct_1", "endpoint_id": "ep_1",
+			"rotated_at": "2026-12-02T10:00:00Z", "previous_secret_expires_at": "2026-12-02T11:00:00Z"}},
+	}
+	for _, c := range cases {
+		if c.e.Type != c.typ || !c.e.At.Equal(c.e.At) {
+			t.Errorf("%s: type %s", c.typ, c.e.Type)
+		}
+		if got := detailJSON(t, c.e); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s detail:\n got %v\nwant %v", c.typ, got, c.want)
+		}
+	}
+	// A secret never leaves in an event.
+	if b, _ := json.Marshal(Rotated(ep, at).Detail); bytes.Contains(b, []byte("whsec_")) {
+		t.Errorf("secret_rotated carries a secret: %s", b)
+	}
+	// A rotation with no previous secret left says nothing of one.
+	one := ep
+	one.Secrets = ep.Secrets[:1]
+	if _, has := detailJSON(t, Rotated(one, at))["previous_secret_expires_at"]; has {
+		t.Error("previous_secret_expires_at without a previous secret")
+	}
+}
+
+// TestLogLines: make dev's publisher writes one JSON line per event in the
+// shape a rule's target receives (source, detail-type, detail).
+func TestLogLines(t *testing.T) {
+	var buf bytes.Buffer
+	l := Log{Log: slog.New(slog.NewJSONHandler(&buf, nil))}
+	d := domain.Delivery{ID: "dlv_1", AccountID: "acct_1", FailReason: domain.ReasonRejected}
+	l.Publish(context.Background(), DeadLettered(d, at), BreakerClose(domain.Endpoint{ID: "ep_1"}, at))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %s", len(lines), buf.String())
+	}
+	var first struct {
+		Source     string         `json:"source"`
+		DetailType string         `json:"detail-type"`
+		Detail     map[string]any `json:"detail"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if first.Source != Source || first.DetailType != "delivery.dead_lettered" || first.Detail["delivery_id"] != "dlv_1" || first.Detail["reason"] != "rejected" {
+		t.Errorf("line: %s", lines[0])
+	}
+}
+
+// TestDocumented: docs/operational-events.md has a section per detail-type
+// that names every field of its detail.
+func TestDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/operational-events.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	details := map[Type]any{EndpointDisabled: EndpointDisabledDetail{}, DeliveryDeadLettered: DeliveryDeadLetteredDetail{},
+		BreakerOpened: BreakerOpenedDetail{}, BreakerClosed: BreakerClosedDetail{}, SecretRotated: SecretRotatedDetail{}}
+	if len(details) != len(Types) {
+		t.Fatalf("%d details for %d types", len(details), len(Types))
+	}
+	for _, typ := range Types {
+		head := "## `" + string(typ) + "`"
+		i := strings.Index(doc, head)
+		if i < 0 {
+			t.Errorf("no section %q", head)
+			continue
+		}
+		section := doc[i+len(head):]
+		if j := strings.Index(section, "\n## "); j >= 0 {
+			section = section[:j]
+		}
+		rt := reflect.TypeOf(details[typ])
+		for k := 0; k < rt.NumField(); k++ {
+			name := strings.Split(rt.Field(k).Tag.Get("json"), ",")[0]
+			if !strings.Contains(section, `"`+name+`"`) {
+				t.Errorf("%s: the schema does not name %q", typ, name)
+			}
+		}
+	}
+}
+
+// The worker's outcomes as facts: a trip opens, a probe's answer closes, a
+// 410 or the failing-too-long rule disables (once: not an endpoint already
+// disabled); other outcomes state nothing.
+func TestAfterAttempt(t *testing.T) {
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h", BreakerFails: 4}
+	types := func(es []Event) []Type {
+		var out []Type
+		for _, e := range es {
+			out = append(out, e.Type)
+		}
+		return out
+	}
+	trip := lifecycle.BreakerChange{On: lifecycle.BreakerTripped, OpenUntil: at.Add(30 * time.Second).UnixMilli()}
+	cases := []struct {
+		name string
+		ep   domain.Endpoint
+		o    lifecycle.Outcome
+		want []Type
+	}{
+		{"a retry", ep, lifecycle.Outcome{Status: domain.StatusPending, Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerFailed, Count: true}}, nil},
+		{"tripped", ep, lifecycle.Outcome{Status: domain.StatusPending, Breaker: trip}, []Type{BreakerOpened}},
+		{"probe failed: still open", ep, lifecycle.Outcome{Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerProbeBad, OpenUntil: 1}}, nil},
+		{"probe answered", ep, lifecycle.Outcome{Status: domain.StatusDelivered, Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerProbeOK, Close: true}}, []Type{BreakerClosed}},
+		{"an answer resets the count only", ep, lifecycle.Outcome{Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerAnswered, Close: true}}, nil},
+		{"410", ep, lifecycle.Outcome{Status: domain.StatusFailed, DisableEndpoint: lifecycle.GoneReason}, []Type{EndpointDisabled}},
+		{"410, already disabled", domain.Endpoint{ID: "ep_1", Disabled: true}, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, nil},
+	}
+	for _, c := range cases {
+		if got := types(AfterAttempt(c.ep, c.o, at)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	gone := AfterAttempt(ep, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0].Detail.(EndpointDisabledDetail)
+	if gone.By != ByReceiver || gone.Reason != lifecycle.GoneReason {
+		t.Errorf("410: %+v", gone)
+	}
+	long := AfterAttempt(ep, lifecycle.Outcome{DisableEndpoint: "failing without a success since 2026-11-27T10:00:00Z"}, at)[0].Detail.(EndpointDisabledDetail)
+	if long.By != ByFailures || !strings.HasPrefix(long.Reason, "failing without") {
+		t.Errorf("failing too long: %+v", long)
+	}
+	opened := AfterAttempt(ep, lifecycle.Outcome{Breaker: trip}, at)[0].Detail.(BreakerOpenedDetail)
+	if opened.ConsecutiveFailures != 5 || opened.OpenUntil != "2026-12-02T10:00:30Z" {
+		t.Errorf("opened: %+v", opened)
+	}
+}
