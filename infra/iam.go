@@ -23,10 +23,11 @@ type tableAccess struct {
 // scans, reads streams or describes the table.
 var tableGrants = map[string]tableAccess{
 	// Management and ingest: keys, endpoints, event types, events and
-	// deliveries; the endpoint log and failed-deliveries indexes.
+	// deliveries; the endpoint log and failed-deliveries indexes, and the
+	// account's events by day (replay).
 	FnAPI: {
 		Actions: []string{"BatchGetItem", "BatchWriteItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"},
-		Indexes: []string{schema.IndexEndpointLog, schema.IndexEndpointStatus},
+		Indexes: []string{schema.IndexEndpointLog, schema.IndexEndpointStatus, schema.IndexAccountEvents},
 	},
 	// Claims, attempts and outcomes (transactions of puts, updates and
 	// deletes); never a query.
