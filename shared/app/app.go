@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
@@ -52,6 +55,9 @@ type App struct {
 	Limiter *ratelimit.Limiter
 	Keys    *keylimit.Limiter // per-API-key ingest limits (keylimits.go)
 	Sender  *sender.Sender
+	// Destinations is the worker's Sender and the API's destination check:
+	// HTTP through Sender; the AWS types once FromEnv has an AWS config.
+	Destinations *destination.Router
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	Now     func() time.Time
@@ -64,6 +70,7 @@ func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function st
 
 func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slog.Logger) *App {
 	st := store.New(db, cfg.TableName)
+	web := sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout})
 	return &App{
 		Config:  cfg,
 		Store:   st,
@@ -71,7 +78,8 @@ func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slo
 		SQS:     q,
 		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
 		Keys:    keylimit.New(db, cfg.TableName, schema.Table.TTLAttribute, store.IngestLimitKey),
-		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
+		Sender:       web,
+		Destinations: destination.NewRouter(destination.HTTP{Sender: web}),
 		Log:     log,
 		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
 		Now:     time.Now,
@@ -96,6 +104,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	}
 	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
 	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
+	a.UseAWSDestinations(awsCfg)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
 	}
@@ -124,6 +133,14 @@ func (a *App) UseKMS(k envelope.KMS, keyID string) *App {
 	return a
 }
 
+// UseAWSDestinations delivers to customers' SQS queues, SNS topics and
+// EventBridge buses, assuming their roles with awsCfg's credentials.
+func (a *App) UseAWSDestinations(awsCfg aws.Config) *App {
+	p := &destination.AWS{Base: awsCfg, Regions: a.Config.DestinationRegions, DefaultTimeout: a.Config.DeliveryTimeout}
+	a.Destinations.Register(p, domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
+	return a
+}
+
 // API is the api function's handler.
 func (a *App) API() *httpapi.API {
 	return &httpapi.API{
@@ -135,6 +152,7 @@ func (a *App) API() *httpapi.API {
 		Portal:    httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
 		KeyLimits: a.KeyLimits(),
 		EgressIPs: a.Config.EgressIPs,
+		Destinations: a.Destinations,
 		Log:       a.Log, Now: a.Now,
 	}
 }
@@ -142,7 +160,7 @@ func (a *App) API() *httpapi.API {
 // Worker is the deliver function's handler.
 func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
-		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Schedule: a.Config.Retry,
+		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Schedule: a.Config.Retry,
 		MaxInFlight: a.Config.EndpointMaxInFlight, LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 		DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
 		BreakerOff: !a.Config.Breaker,

@@ -1,5 +1,10 @@
 package domain
 
+import (
+	"crypto/rand"
+	"encoding/hex"
+)
+
 // DestinationType is how an endpoint is reached.
 type DestinationType string
 
@@ -39,4 +44,12 @@ func (e *Endpoint) DestinationOf() DestinationType {
 		return DestinationHTTP
 	}
 	return e.Destination.Type
+}
+
+// NewExternalID makes an account's sts:ExternalId: 128 random bits, so no
+// other customer can guess it and name it in a role of theirs (docs/destinations.md).
+func NewExternalID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "gifq-" + hex.EncodeToString(b[:])
 }

@@ -44,6 +44,7 @@ type Store interface {
 	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
 	DeliveryAttempts(ctx context.Context, id string, limit int, before string) (store.AttemptPage, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
+	EnsureExternalID(ctx context.Context, accountID string) (string, error)
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
 	RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error)
@@ -90,6 +91,9 @@ type API struct {
 	Portal      Portal     // the customer portal's sessions and settings (portal.go)
 	KeyLimits   *KeyLimits // per-API-key ingest limits (ingestlimit.go); nil: none
 	EgressIPs   []string   // the static addresses deliveries leave from (egress.go); nil: none
+	// Destinations checks AWS endpoints' targets and roles (destinations.go);
+	// nil: only HTTP endpoints.
+	Destinations Destinations
 	Log         *slog.Logger
 	Now         func() time.Time
 
@@ -132,6 +136,7 @@ var routes = []route{
 	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodGet, split("/v1/signing-keys"), (*API).listSigningKeys},
+	{http.MethodGet, split("/v1/account"), (*API).getAccount},
 	{http.MethodPost, split("/v1/signing-keys/rotate"), (*API).rotateSigningKey},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodPost, split("/v1/event-types"), (*API).createEventType},
