@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -21,6 +22,11 @@ var wildcardResourceActions = map[string]string{
 	"xray:PutTraceSegments":    "X-Ray has no resource-level permissions for sending trace segments",
 	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions for telemetry records",
 }
+
+// customerRoles is the one wildcard resource of another account: the
+// customers' roles that api and deliver assume for AWS destinations, only
+// with an ExternalId of ours (TestIAMCustomerRoles).
+const customerRoles = "arn:${AWS::Partition}:iam::*:role/*"
 
 // indexWildcard is the one wildcard allowed inside a resource: the table's
 // own indexes (<table ARN>/index/*), which queries on a GSI need.
@@ -54,6 +60,7 @@ func TestIAMNoWildcardResources(t *testing.T) {
 							t.Errorf("%s %s: %s on Resource \"*\" (not in the allow-list)", v, st.Policy, a)
 						}
 					}
+				case r == customerRoles && len(st.Actions) == 1 && st.Actions[0] == "sts:AssumeRole":
 				case strings.Contains(r, "*") && !indexWildcard.MatchString(r):
 					t.Errorf("%s %s: wildcard resource %s for %v", v, st.Policy, r, st.Actions)
 				}
@@ -103,6 +110,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "own-logs"
 		case r == "${"+signingKeyID+".Arn}":
 			return "signing-key"
+		case r == customerRoles:
+			return "customer-roles"
 		}
 		return "OTHER:" + r
 	}
@@ -143,6 +152,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		}
 		for _, a := range signingKeyGrants[fn] { // keys.go
 			want[grant{"signing-key", a}] = true
+		}
+		if slices.Contains(customerRoleFunctions, fn) { // destinations.go
+			want[grant{"customer-roles", "sts:AssumeRole"}] = true
 		}
 		for q, actions := range wantSQS[fn] {
 			for _, a := range actions {
@@ -236,6 +248,40 @@ func TestNagSuppressionsHaveReasons(t *testing.T) {
 		for _, re := range n.AppliesTo {
 			if !strings.HasPrefix(re, "^") || !strings.HasSuffix(re, "$") {
 				t.Errorf("suppression %s: appliesTo %q is not anchored", n.Rule, re)
+			}
+		}
+	}
+}
+
+// TestIAMCustomerRoles: only api and deliver may assume customers' roles,
+// and only passing an ExternalId of our form, in every variant.
+func TestIAMCustomerRoles(t *testing.T) {
+	for _, v := range []string{"dev", "prod", "localstack"} {
+		s := synth(t, v)
+		roleOf := map[string]string{}
+		for _, fn := range Functions {
+			_, f := s.functionByName(t, fn)
+			roleOf[strings.TrimSuffix(strings.Trim(render(props(f)["Role"]), "${}"), ".Arn")] = fn
+		}
+		found := map[string]bool{}
+		for _, st := range s.statements() {
+			if !slices.Contains(st.Actions, "sts:AssumeRole") || st.Effect != "Allow" {
+				continue
+			}
+			if len(st.Actions) != 1 || len(st.Resources) != 1 || st.Resources[0] != customerRoles {
+				t.Errorf("%s: sts:AssumeRole with %v on %v", v, st.Actions, st.Resources)
+			}
+			like, _ := st.Condition["StringLike"].(map[string]any)
+			if len(st.Condition) != 1 || render(like["sts:ExternalId"]) != ExternalIDPattern {
+				t.Errorf("%s: sts:AssumeRole without the ExternalId condition: %v", v, st.Condition)
+			}
+			for _, r := range st.Roles {
+				found[roleOf[r]] = true
+			}
+		}
+		for _, fn := range Functions {
+			if found[fn] != slices.Contains(customerRoleFunctions, fn) {
+				t.Errorf("%s: %s may assume customers' roles: %v", v, fn, found[fn])
 			}
 		}
 	}
