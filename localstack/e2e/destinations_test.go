@@ -19,6 +19,8 @@ import (
 
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/sender"
 )
 
 // localStackAWS is LocalStack as a customer's AWS account: a deployed
@@ -100,11 +102,153 @@ type endpointView struct {
 	} `json:"aws"`
 }
 
-// Issue 28 item 2: an account's SQS queue, SNS topic and EventBridge bus
-// get its events as the customer's role, assumed with the account's
-// external id; a queue that does not exist fails the delivery at once
-// (aws_not_found), and a target in a region the deployment does not serve
-// is refused at registration.
+// customer is a customer's AWS account on LocalStack: a queue, a topic
+// with a queue subscribed (raw delivery, so the attributes arrive as the
+// queue's), an event bus whose rule sends our events to a queue, and a role.
+type customer struct {
+	account, region, role string
+	queueURL, queueARN    string
+	topicARN, topicQueue  string
+	busARN, busQueue      string
+}
+
+func newCustomer(t *testing.T, cfg aws.Config) customer {
+	t.Helper()
+	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := customer{account: aws.ToString(id.Account), region: cfg.Region}
+	c.role = fmt.Sprintf("arn:aws:iam::%s:role/gifq-e2e-customer", c.account)
+	suffix := fmt.Sprint(time.Now().UnixNano())
+	sq := sqs.NewFromConfig(cfg)
+	c.queueURL, c.queueARN = customerQueue(t, sq, "gifq-dest-sqs-"+suffix)
+
+	sn := sns.NewFromConfig(cfg)
+	topic, err := sn.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("gifq-dest-" + suffix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = sn.DeleteTopic(ctx, &sns.DeleteTopicInput{TopicArn: topic.TopicArn}) })
+	c.topicARN = aws.ToString(topic.TopicArn)
+	var subQueueARN string
+	c.topicQueue, subQueueARN = customerQueue(t, sq, "gifq-dest-sns-"+suffix)
+	if _, err := sn.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"), Endpoint: aws.String(subQueueARN),
+		Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	eb := eventbridge.NewFromConfig(cfg)
+	busName := aws.String("gifq-dest-" + suffix)
+	bus, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: busName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.busARN = aws.ToString(bus.EventBusArn)
+	t.Cleanup(func() { _, _ = eb.DeleteEventBus(ctx, &eventbridge.DeleteEventBusInput{Name: busName}) })
+	var busQueueARN string
+	c.busQueue, busQueueARN = customerQueue(t, sq, "gifq-dest-eb-"+suffix)
+	rule := aws.String("gifq-webhooks")
+	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: rule, EventBusName: busName,
+		EventPattern: aws.String(`{"source":["` + destination.EventBridgeSource + `"],"detail-type":["payout.fulfilled"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: rule, EventBusName: busName, Ids: []string{"q"}})
+		_, _ = eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: rule, EventBusName: busName})
+	})
+	if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: rule, EventBusName: busName,
+		Targets: []ebtypes.Target{{Id: aws.String("q"), Arn: aws.String(busQueueARN)}}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// landed is what one send should have put in the customer's queue.
+type landed struct {
+	webhookID, eventID, attempt string
+}
+
+// checkLanded reads the three queues: the SQS and SNS messages carry the
+// body byte for byte and the ids as attributes; the EventBridge event has
+// our source, the event type as its detail-type, and the ids and body in
+// its detail.
+func checkLanded(t *testing.T, cfg aws.Config, c customer, sqsWant, snsWant, busWant landed) {
+	t.Helper()
+	sq := sqs.NewFromConfig(cfg)
+	wantAttrs := func(what string, m sqstypes.Message, w landed) {
+		t.Helper()
+		if aws.ToString(m.Body) != payout {
+			t.Errorf("%s body %q", what, aws.ToString(m.Body))
+		}
+		got := attrs(m)
+		want := map[string]string{destination.AttrWebhookID: w.webhookID, destination.AttrEventID: w.eventID,
+			destination.AttrEventType: "payout.fulfilled", destination.AttrAttempt: w.attempt}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: attribute %s = %q, want %q (all: %v)", what, k, got[k], v, got)
+			}
+		}
+	}
+	wantAttrs("SQS", receiveOne(t, sq, c.queueURL), sqsWant)
+	wantAttrs("SNS", receiveOne(t, sq, c.topicQueue), snsWant)
+
+	m := receiveOne(t, sq, c.busQueue)
+	var event struct {
+		Source     string             `json:"source"`
+		DetailType string             `json:"detail-type"`
+		Detail     destination.Detail `json:"detail"`
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &event); err != nil {
+		t.Fatalf("EventBridge event %s: %v", aws.ToString(m.Body), err)
+	}
+	if event.Source != destination.EventBridgeSource || event.DetailType != "payout.fulfilled" || event.Detail.WebhookID != busWant.webhookID ||
+		event.Detail.EventID != busWant.eventID || fmt.Sprint(event.Detail.Attempt) != busWant.attempt || !sameJSON(t, event.Detail.Body, payout) {
+		t.Errorf("EventBridge event: %s", aws.ToString(m.Body))
+	}
+}
+
+// The AWS provider on its own: Check assumes the role with an ExternalId,
+// Send writes as it to each kind of target, and a missing queue is
+// aws_not_found, failed for good.
+func TestAWSProviderWritesAsTheCustomersRole(t *testing.T) {
+	cfg := localStackAWS(t)
+	c := newCustomer(t, cfg)
+	p := &destination.AWS{Base: cfg, Regions: []string{c.region}}
+	ext := domain.NewExternalID()
+	dest := func(typ domain.DestinationType, target string) *domain.Destination {
+		return &domain.Destination{Type: typ, TargetARN: target, RoleARN: c.role, ExternalID: ext}
+	}
+	if err := p.Check(ctx, *dest(domain.DestinationSQS, c.queueARN)); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	send := func(d *domain.Destination, id string) sender.Result {
+		return p.Send(ctx, sender.Request{Body: []byte(payout), EventType: "payout.fulfilled", EventID: "evt_" + id,
+			DeliveryID: "dlv_" + id, AttemptID: "att_" + id, AttemptNum: 3, Destination: d})
+	}
+	for _, tt := range []struct {
+		id string
+		d  *domain.Destination
+	}{{"sqs", dest(domain.DestinationSQS, c.queueARN)}, {"sns", dest(domain.DestinationSNS, c.topicARN)}, {"bus", dest(domain.DestinationEventBridge, c.busARN)}} {
+		res := send(tt.d, tt.id)
+		if retry.Classify(res.Result) != retry.Delivered || res.StatusCode != 200 || res.ResponseBody == "" {
+			t.Fatalf("%s: %+v", tt.id, res)
+		}
+	}
+	checkLanded(t, cfg, c, landed{"dlv_sqs", "evt_sqs", "3"}, landed{"dlv_sns", "evt_sns", "3"}, landed{"dlv_bus", "evt_bus", "3"})
+
+	res := send(dest(domain.DestinationSQS, fmt.Sprintf("arn:aws:sqs:%s:%s:gifq-dest-missing", c.region, c.account)), "missing")
+	if res.ErrorClass != retry.ErrAWSNotFound || retry.Classify(res.Result) != retry.Reject {
+		t.Fatalf("a missing queue: %+v", res)
+	}
+}
+
+// Issue 28 item 2, end to end: an account registers its SQS queue, SNS
+// topic and EventBridge bus through the API (the role assumed once with its
+// external id), and the worker delivers one event to each as the role; a
+// queue that does not exist fails the delivery at once (aws_not_found), and
+// a target in a region the deployment does not serve is refused. The
+// worker must pass the endpoint's destination (sender.Request.Destination).
 func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 	cfg := localStackAWS(t)
 	h := start(t, opts{awsDest: &cfg, env: map[string]string{"DESTINATION_REGIONS": cfg.Region}})
@@ -115,75 +259,33 @@ func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 	if st := h.call(t, key, "GET", "/v1/account", nil, &acct); st != 200 || acct.AWSExternalID == "" {
 		t.Fatalf("account: %d %+v", st, acct)
 	}
-
-	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	account, region := aws.ToString(id.Account), cfg.Region
-	role := fmt.Sprintf("arn:aws:iam::%s:role/gifq-e2e-customer", account)
+	c := newCustomer(t, cfg)
 	// AssumeRole with the account's ExternalId gives credentials.
-	assumed, err := sts.NewFromConfig(cfg).AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(role),
+	assumed, err := sts.NewFromConfig(cfg).AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(c.role),
 		RoleSessionName: aws.String("gifq-webhooks"), ExternalId: aws.String(acct.AWSExternalID)})
 	if err != nil || assumed.Credentials == nil || aws.ToString(assumed.Credentials.AccessKeyId) == "" {
 		t.Fatalf("AssumeRole: %v", err)
 	}
 
-	suffix := fmt.Sprint(time.Now().UnixNano())
-	sq := sqs.NewFromConfig(cfg)
-	queueURL, queueARN := customerQueue(t, sq, "gifq-dest-sqs-"+suffix)
-
-	sn := sns.NewFromConfig(cfg)
-	topic, err := sn.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("gifq-dest-" + suffix)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = sn.DeleteTopic(ctx, &sns.DeleteTopicInput{TopicArn: topic.TopicArn}) })
-	snsQueueURL, snsQueueARN := customerQueue(t, sq, "gifq-dest-sns-"+suffix)
-	if _, err := sn.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"), Endpoint: aws.String(snsQueueARN),
-		Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
-		t.Fatal(err)
-	}
-
-	eb := eventbridge.NewFromConfig(cfg)
-	bus, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String("gifq-dest-" + suffix)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = eb.DeleteEventBus(ctx, &eventbridge.DeleteEventBusInput{Name: aws.String("gifq-dest-" + suffix)}) })
-	ebQueueURL, ebQueueARN := customerQueue(t, sq, "gifq-dest-eb-"+suffix)
-	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String("gifq-webhooks"), EventBusName: bus.EventBusArn,
-		EventPattern: aws.String(`{"source":["` + destination.EventBridgeSource + `"],"detail-type":["payout.fulfilled"]}`)}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: aws.String("gifq-webhooks"), EventBusName: bus.EventBusArn, Ids: []string{"q"}})
-		_, _ = eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: aws.String("gifq-webhooks"), EventBusName: bus.EventBusArn})
-	})
-	if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String("gifq-webhooks"), EventBusName: bus.EventBusArn,
-		Targets: []ebtypes.Target{{Id: aws.String("q"), Arn: aws.String(ebQueueARN)}}}); err != nil {
-		t.Fatal(err)
-	}
-
 	register := func(typ domain.DestinationType, target string) endpointView {
 		t.Helper()
 		var ep endpointView
-		body := map[string]any{"type": typ, "aws": map[string]string{"target_arn": target, "role_arn": role}}
+		body := map[string]any{"type": typ, "aws": map[string]string{"target_arn": target, "role_arn": c.role}}
 		if st := h.call(t, key, "POST", "/v1/endpoints", body, &ep); st != 201 || ep.Type != string(typ) || ep.AWS == nil || ep.AWS.TargetARN != target {
 			t.Fatalf("register %s: %d %+v", typ, st, ep)
 		}
 		return ep
 	}
-	toQueue := register(domain.DestinationSQS, queueARN)
-	toTopic := register(domain.DestinationSNS, aws.ToString(topic.TopicArn))
-	toBus := register(domain.DestinationEventBridge, aws.ToString(bus.EventBusArn))
-	missing := register(domain.DestinationSQS, fmt.Sprintf("arn:aws:sqs:%s:%s:gifq-dest-missing-%s", region, account, suffix))
+	toQueue := register(domain.DestinationSQS, c.queueARN)
+	toTopic := register(domain.DestinationSNS, c.topicARN)
+	toBus := register(domain.DestinationEventBridge, c.busARN)
+	missing := register(domain.DestinationSQS, fmt.Sprintf("arn:aws:sqs:%s:%s:gifq-dest-missing", c.region, c.account))
 
 	// A region the deployment does not deliver to: 422, nothing stored.
 	var refused struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}
-	other := map[string]any{"type": "aws_sqs", "aws": map[string]string{"target_arn": "arn:aws:sqs:ap-south-2:" + account + ":q", "role_arn": role}}
+	other := map[string]any{"type": "aws_sqs", "aws": map[string]string{"target_arn": "arn:aws:sqs:ap-south-2:" + c.account + ":q", "role_arn": c.role}}
 	if st := h.call(t, key, "POST", "/v1/endpoints", other, &refused); st != 422 || refused.Error.Code != "invalid_destination" {
 		t.Fatalf("a region not served: %d %+v", st, refused)
 	}
@@ -203,42 +305,7 @@ func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 	if failed.Status != "failed" || failed.FailReason != "rejected" || len(failed.Attempts) != 1 || failed.Attempts[0].ErrorClass != "aws_not_found" {
 		t.Fatalf("a missing queue: %+v", failed)
 	}
-
-	wantAttrs := func(what string, m sqstypes.Message, endpointID string) {
-		t.Helper()
-		got := attrs(m)
-		want := map[string]string{destination.AttrWebhookID: deliveries[endpointID], destination.AttrEventID: ev.ID,
-			destination.AttrEventType: "payout.fulfilled", destination.AttrAttempt: "1"}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s: attribute %s = %q, want %q (all: %v)", what, k, got[k], v, got)
-			}
-		}
-	}
-	m := receiveOne(t, sq, queueURL)
-	if aws.ToString(m.Body) != payout {
-		t.Fatalf("SQS body %q", aws.ToString(m.Body))
-	}
-	wantAttrs("SQS", m, toQueue.ID)
-	m = receiveOne(t, sq, snsQueueURL)
-	if aws.ToString(m.Body) != payout {
-		t.Fatalf("SNS body %q", aws.ToString(m.Body))
-	}
-	wantAttrs("SNS", m, toTopic.ID)
-
-	m = receiveOne(t, sq, ebQueueURL)
-	var event struct {
-		Source     string             `json:"source"`
-		DetailType string             `json:"detail-type"`
-		Detail     destination.Detail `json:"detail"`
-	}
-	if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &event); err != nil {
-		t.Fatalf("EventBridge event %s: %v", aws.ToString(m.Body), err)
-	}
-	if event.Source != destination.EventBridgeSource || event.DetailType != "payout.fulfilled" ||
-		event.Detail.WebhookID != deliveries[toBus.ID] || event.Detail.EventID != ev.ID || event.Detail.Attempt != 1 || !sameJSON(t, event.Detail.Body, payout) {
-		t.Fatalf("EventBridge event: %s", aws.ToString(m.Body))
-	}
+	checkLanded(t, cfg, c, landed{deliveries[toQueue.ID], ev.ID, "1"}, landed{deliveries[toTopic.ID], ev.ID, "1"}, landed{deliveries[toBus.ID], ev.ID, "1"})
 }
 
 func sameJSON(t *testing.T, a json.RawMessage, b string) bool {

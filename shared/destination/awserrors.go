@@ -110,11 +110,14 @@ func classify(stage Stage, err error) (class, msg string) {
 	if stage == StageAssumeRole {
 		prefix = "assuming the role: "
 	}
+	// The SDK's own text names the operation and AWS's endpoint: no secret
+	// (a queue's URL is its ARN's parts), and it tells a DNS failure from a
+	// refused connection.
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return retry.ErrTimeout, prefix + "no response within the timeout"
+		return retry.ErrTimeout, clip(prefix + "no response within the timeout: " + err.Error())
 	}
-	return retry.ErrNetwork, prefix + "network error"
+	return retry.ErrNetwork, clip(prefix + err.Error())
 }
 
 func clip(s string) string {
