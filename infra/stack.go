@@ -187,7 +187,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.Queue.GrantSendMessages(redrive)
 	s.Table.GrantReadWriteData(redrive)
 
-	s.addSigningKey(removal) // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
+	s.addSigningKey(removal)  // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
 	s.addCustomerRoleAccess() // destinations.go: sts:AssumeRole into customers' roles (AWS destinations)
 	s.Api = newAPI(stack, name, cfg, api, removal)
 	s.addAPIProtection(name, removal) // api_protection.go

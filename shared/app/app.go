@@ -58,9 +58,9 @@ type App struct {
 	// Destinations is the worker's Sender and the API's destination check:
 	// HTTP through Sender; the AWS types once FromEnv has an AWS config.
 	Destinations *destination.Router
-	Log     *slog.Logger
-	Metrics *obs.Metrics
-	Now     func() time.Time
+	Log          *slog.Logger
+	Metrics      *obs.Metrics
+	Now          func() time.Time
 }
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
@@ -72,17 +72,17 @@ func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slo
 	st := store.New(db, cfg.TableName)
 	web := sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout})
 	return &App{
-		Config:  cfg,
-		Store:   st,
-		Queue:   queue.New(q, cfg.QueueURL, cfg.DLQURL),
-		SQS:     q,
-		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
-		Keys:    keylimit.New(db, cfg.TableName, schema.Table.TTLAttribute, store.IngestLimitKey),
+		Config:       cfg,
+		Store:        st,
+		Queue:        queue.New(q, cfg.QueueURL, cfg.DLQURL),
+		SQS:          q,
+		Limiter:      ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond),
+		Keys:         keylimit.New(db, cfg.TableName, schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:       web,
 		Destinations: destination.NewRouter(destination.HTTP{Sender: web}),
-		Log:     log,
-		Metrics: obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
-		Now:     time.Now,
+		Log:          log,
+		Metrics:      obs.NewMetrics(out, cfg.Metrics, cfg.MetricsNamespace, cfg.Stage),
+		Now:          time.Now,
 	}
 }
 
@@ -149,11 +149,11 @@ func (a *App) API() *httpapi.API {
 			Log: a.Log, Metrics: a.Metrics, Now: a.Now},
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
-		Portal:    httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
-		KeyLimits: a.KeyLimits(),
-		EgressIPs: a.Config.EgressIPs,
+		Portal:       httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
+		KeyLimits:    a.KeyLimits(),
+		EgressIPs:    a.Config.EgressIPs,
 		Destinations: a.Destinations,
-		Log:       a.Log, Now: a.Now,
+		Log:          a.Log, Now: a.Now,
 	}
 }
 

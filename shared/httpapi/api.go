@@ -94,8 +94,8 @@ type API struct {
 	// Destinations checks AWS endpoints' targets and roles (destinations.go);
 	// nil: only HTTP endpoints.
 	Destinations Destinations
-	Log         *slog.Logger
-	Now         func() time.Time
+	Log          *slog.Logger
+	Now          func() time.Time
 
 	keysOnce sync.Once
 	keys     *keyCache
