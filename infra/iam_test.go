@@ -284,5 +284,18 @@ func TestIAMCustomerRoles(t *testing.T) {
 				t.Errorf("%s: %s may assume customers' roles: %v", v, fn, found[fn])
 			}
 		}
+		// The output that customers' trust policies may name: exactly those roles.
+		out, _ := s.json["Outputs"].(map[string]any)["DestinationPrincipalArns"].(map[string]any)
+		var want []string
+		for _, fn := range customerRoleFunctions {
+			for r, f := range roleOf {
+				if f == fn {
+					want = append(want, "${"+r+".Arn}")
+				}
+			}
+		}
+		if got := render(out["Value"]); got != strings.Join(want, ",") {
+			t.Errorf("%s: DestinationPrincipalArns = %s, want %s", v, got, strings.Join(want, ","))
+		}
 	}
 }

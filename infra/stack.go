@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -452,6 +453,14 @@ func (s *Stack) addOutputs() {
 	out("DeliveryQueueArn", *s.Queue.QueueArn(), "Delivery queue ARN: the custom destination of the SQS console's DLQ redrive")
 	out("ScheduleDlqUrl", *s.ScheduleDLQ.QueueUrl(), "DLQ of the EventBridge schedules' invocations of the sweeper")
 	out("TableName", *s.Table.TableName(), "DynamoDB table")
+	// AWS destinations (docs/destinations.md): the roles that assume
+	// customers' roles, for a trust policy that names them (aws:PrincipalArn).
+	var principals []string
+	for _, fn := range customerRoleFunctions {
+		principals = append(principals, *s.Roles[fn].RoleArn())
+	}
+	out("DestinationPrincipalArns", strings.Join(principals, ","),
+		"The roles that assume customers' roles for AWS destinations (api, deliver): a customer's trust policy may name them")
 	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
 	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")
 	out("Stage", s.Config.Stage, "Stage name (the Stage dimension of the app's metrics)")
