@@ -75,7 +75,7 @@ func ParseTarget(d domain.Destination, regions []string) (Target, error) {
 		return t, err
 	}
 	if target.Service != service {
-		return t, &ConfigError{Field: "target_arn", Message: fmt.Sprintf("a %s destination's target is an arn:%s:%s:... ARN, not %s", d.Type, target.Partition, service, target.Service)}
+		return t, &ConfigError{Field: "target_arn", Message: fmt.Sprintf("an %s destination's target is an arn:%s:%s:... ARN, not %s", d.Type, target.Partition, service, target.Service)}
 	}
 	if !accountRE.MatchString(target.AccountID) {
 		return t, &ConfigError{Field: "target_arn", Message: "the account in the ARN is not 12 digits"}
