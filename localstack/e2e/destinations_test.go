@@ -295,8 +295,16 @@ func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 	for _, d := range ev.Deliveries {
 		deliveries[d.EndpointID] = d.ID
 	}
+	// An attempt the HTTP sender made (no URL: a network error) means the
+	// worker did not hand the router the endpoint's destination.
+	settledOrSentAsHTTP := func(d deliveryOut) bool {
+		return d.Status != "pending" || len(d.Attempts) > 0 && d.Attempts[0].ErrorClass == "network"
+	}
 	for _, ep := range []endpointView{toQueue, toTopic, toBus} {
-		d := h.waitFor(t, key, deliveries[ep.ID], 60*time.Second, func(d deliveryOut) bool { return d.Status != "pending" })
+		d := h.waitFor(t, key, deliveries[ep.ID], 60*time.Second, settledOrSentAsHTTP)
+		if d.Status == "pending" {
+			t.Fatalf("%s: the attempt went to the HTTP sender: the worker must pass sender.Request{..., Destination: ep.Destination}: %+v", ep.Type, d)
+		}
 		if d.Status != "delivered" || len(d.Attempts) != 1 || d.Attempts[0].StatusCode != 200 {
 			t.Fatalf("%s: %+v", ep.Type, d)
 		}
@@ -306,6 +314,15 @@ func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 		t.Fatalf("a missing queue: %+v", failed)
 	}
 	checkLanded(t, cfg, c, landed{deliveries[toQueue.ID], ev.ID, "1"}, landed{deliveries[toTopic.ID], ev.ID, "1"}, landed{deliveries[toBus.ID], ev.ID, "1"})
+
+	// A resend goes the same way: a manual attempt (number 0) to the queue.
+	if st := h.call(t, key, "POST", "/v1/deliveries/"+deliveries[toQueue.ID]+"/resend", nil, nil); st != 202 {
+		t.Fatalf("resend: %d", st)
+	}
+	m := receiveOne(t, sqs.NewFromConfig(cfg), c.queueURL)
+	if got := attrs(m); aws.ToString(m.Body) != payout || got[destination.AttrWebhookID] != deliveries[toQueue.ID] || got[destination.AttrAttempt] != "0" {
+		t.Fatalf("resent: %s %v", aws.ToString(m.Body), got)
+	}
 }
 
 func sameJSON(t *testing.T, a json.RawMessage, b string) bool {
