@@ -122,20 +122,12 @@ func (p *AWS) Check(ctx context.Context, d domain.Destination) error {
 	if err == nil {
 		return nil
 	}
-	if class, msg := classify(StageAssumeRole, err); class == retry.ErrAWSAssumeRole || class == retry.ErrAWSError {
-		code, text, _ := cutCode(msg)
-		return &CheckError{Code: code, Message: text}
+	// Refused (or an answer we do not know): the customer's to fix. Throttled,
+	// unavailable or unreachable: ours, a 500 that says nothing of their role.
+	if f := classify(StageAssumeRole, err); f.class == retry.ErrAWSAssumeRole || f.class == retry.ErrAWSError {
+		return &CheckError{Code: f.code, Message: f.message}
 	}
 	return err
-}
-
-func cutCode(msg string) (code, text string, ok bool) {
-	for i := 0; i+1 < len(msg); i++ {
-		if msg[i] == ':' && msg[i+1] == ' ' {
-			return msg[:i], msg[i+2:], true
-		}
-	}
-	return "Error", msg, false
 }
 
 // Send makes one attempt: the role's credentials (cached), then one
@@ -149,18 +141,18 @@ func (p *AWS) Send(ctx context.Context, r sender.Request) sender.Result {
 	}
 	start := now()
 	res := sender.Result{StartedAt: start}
-	done := func(class, msg string) sender.Result {
+	done := func(f failure) sender.Result {
 		res.Duration = now().Sub(start)
-		res.ErrorClass, res.Error = class, msg
+		res.ErrorClass, res.Error = f.class, f.text()
 		return res
 	}
 	if r.Destination == nil {
-		return done(retry.ErrAWSInvalid, "no destination")
+		return done(failure{class: retry.ErrAWSInvalid, message: "no destination"})
 	}
 	d := *r.Destination
 	t, err := ParseTarget(d, p.Regions)
 	if err != nil { // stored before a deployment narrowed its regions: the customer must move it
-		return done(retry.ErrAWSInvalid, err.Error())
+		return done(failure{class: retry.ErrAWSInvalid, message: err.Error()})
 	}
 	timeout := r.Timeout
 	if timeout <= 0 {

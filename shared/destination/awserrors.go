@@ -91,11 +91,27 @@ func ClassOf(stage Stage, code string, status int) string {
 // policies, useful to the customer, but never need to be long.
 const maxErrorText = 300
 
-// classify turns an SDK error at stage into the attempt log's class and
-// error text ("<AWS code>: <AWS message>"). An error without an AWS answer
-// is a transport error and takes the HTTP sender's classes, so the breaker
-// counts it alike.
-func classify(stage Stage, err error) (class, msg string) {
+// failure is an AWS attempt's error in the attempt log's terms.
+type failure struct {
+	class   string // the attempt's error_class
+	code    string // AWS's error code; empty when AWS did not answer
+	message string
+}
+
+// text is the attempt's error: "<AWS code>: <AWS message>", bounded.
+func (f failure) text() string {
+	if f.code == "" {
+		return clip(f.message)
+	}
+	return clip(f.code + ": " + f.message)
+}
+
+// classify reads an SDK error at stage. An error without an AWS answer is
+// a transport error and takes the HTTP sender's classes, so the breaker
+// counts it alike; the SDK's own text names the operation and AWS's
+// endpoint, no secret (a queue's URL is its ARN's parts), and tells a DNS
+// failure from a refused connection.
+func classify(stage Stage, err error) failure {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		status := 0
@@ -103,21 +119,17 @@ func classify(stage Stage, err error) (class, msg string) {
 		if errors.As(err, &re) {
 			status = re.HTTPStatusCode()
 		}
-		return ClassOf(stage, apiErr.ErrorCode(), status), clip(apiErr.ErrorCode() + ": " + apiErr.ErrorMessage())
+		return failure{ClassOf(stage, apiErr.ErrorCode(), status), apiErr.ErrorCode(), apiErr.ErrorMessage()}
 	}
-	var netErr net.Error
 	prefix := "publishing: "
 	if stage == StageAssumeRole {
 		prefix = "assuming the role: "
 	}
-	// The SDK's own text names the operation and AWS's endpoint: no secret
-	// (a queue's URL is its ARN's parts), and it tells a DNS failure from a
-	// refused connection.
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return retry.ErrTimeout, clip(prefix + "no response within the timeout: " + err.Error())
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout() {
+		return failure{class: retry.ErrTimeout, message: prefix + "no response within the timeout: " + err.Error()}
 	}
-	return retry.ErrNetwork, clip(prefix + err.Error())
+	return failure{class: retry.ErrNetwork, message: prefix + err.Error()}
 }
 
 func clip(s string) string {

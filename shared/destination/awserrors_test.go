@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -77,24 +78,23 @@ func awsError(code, message string, status int) error {
 
 func TestClassifyReadsTheSDKError(t *testing.T) {
 	err := fmt.Errorf("operation error SQS: SendMessage: %w", awsError("KmsDisabled", "The KMS key is disabled", 400))
-	class, msg := classify(StagePublish, err)
-	if class != retry.ErrAWSKMS || msg != "KmsDisabled: The KMS key is disabled" {
-		t.Fatalf("%s %q", class, msg)
+	f := classify(StagePublish, err)
+	if f.class != retry.ErrAWSKMS || f.text() != "KmsDisabled: The KMS key is disabled" {
+		t.Fatalf("%+v", f)
 	}
-	class, _ = classify(StagePublish, awsError("Weird", "", 503))
-	if class != retry.ErrAWSUnavailable {
-		t.Fatal(class)
+	if f := classify(StagePublish, awsError("Weird", "", 503)); f.class != retry.ErrAWSUnavailable {
+		t.Fatalf("%+v", f)
 	}
-	class, msg = classify(StageAssumeRole, fmt.Errorf("retrieve: %w", context.DeadlineExceeded))
-	if class != retry.ErrTimeout || !strings.HasPrefix(msg, "assuming the role") {
-		t.Fatalf("%s %q", class, msg)
+	f = classify(StageAssumeRole, fmt.Errorf("retrieve: %w", context.DeadlineExceeded))
+	if f.class != retry.ErrTimeout || f.code != "" || !strings.HasPrefix(f.text(), "assuming the role: no response") {
+		t.Fatalf("%+v", f)
 	}
-	class, _ = classify(StagePublish, errors.New("dial tcp: connection refused"))
-	if class != retry.ErrNetwork {
-		t.Fatal(class)
+	f = classify(StagePublish, errors.New("dial tcp 127.0.0.1:1: connect: connection refused"))
+	if f.class != retry.ErrNetwork || f.text() != "publishing: dial tcp 127.0.0.1:1: connect: connection refused" {
+		t.Fatalf("%+v", f)
 	}
-	_, msg = classify(StagePublish, awsError("AccessDenied", strings.Repeat("é", 400), 403))
-	if len(msg) > maxErrorText+len("…") || !strings.HasSuffix(msg, "…") {
+	msg := classify(StagePublish, awsError("AccessDenied", strings.Repeat("é", 400), 403)).text()
+	if len(msg) > maxErrorText+len("…") || !strings.HasSuffix(msg, "…") || !utf8.ValidString(msg) {
 		t.Fatalf("%d bytes: %q", len(msg), msg)
 	}
 }
