@@ -58,7 +58,7 @@ type AWS struct {
 	Regions []string
 	// DefaultTimeout bounds an attempt whose request has none.
 	DefaultTimeout time.Duration
-	Now            func() time.Time
+	Now            func() time.Time // the attempt's clock; nil: time.Now
 
 	once  sync.Once
 	sts   *sts.Client
