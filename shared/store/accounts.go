@@ -53,7 +53,9 @@ func (s *Store) EnsureExternalID(ctx context.Context, id string) (string, error)
 		UpdateExpression:          aws.String("SET aws_external_id = if_not_exists(aws_external_id, :x)"),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: item{":x": str(domain.NewExternalID())},
-		ReturnValues:              types.ReturnValueUpdatedNew,
+		// ALL_NEW, not UPDATED_NEW: an update that kept the value may return
+		// nothing under UPDATED_NEW (LocalStack's DynamoDB does).
+		ReturnValues: types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
 		return "", ErrNotFound
