@@ -17,13 +17,14 @@ import (
 func TestCredentialsCachedPerRole(t *testing.T) {
 	p := &AWS{Base: aws.Config{Region: "eu-west-1"}, Regions: []string{"eu-west-1"}}
 	a := domain.Destination{RoleARN: role, ExternalID: "gifq-a"}
-	if p.credentials(a) != p.credentials(a) {
+	first := p.credentials(a)
+	if again := p.credentials(a); again != first {
 		t.Fatal("the same role got two caches")
 	}
-	if p.credentials(a) == p.credentials(domain.Destination{RoleARN: role, ExternalID: "gifq-b"}) {
+	if p.credentials(domain.Destination{RoleARN: role, ExternalID: "gifq-b"}) == first {
 		t.Fatal("two external ids share a cache")
 	}
-	if p.credentials(a) == p.credentials(domain.Destination{RoleARN: role + "2", ExternalID: "gifq-a"}) {
+	if p.credentials(domain.Destination{RoleARN: role + "2", ExternalID: "gifq-a"}) == first {
 		t.Fatal("two roles share a cache")
 	}
 }
