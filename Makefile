@@ -232,6 +232,14 @@ portal-screenshots:
 # APIFUZZ_EXAMPLES bounds the cases per operation (CI: the default, ~1 min).
 SCHEMATHESIS_VENV := .cache/schemathesis
 SCHEMATHESIS      := $(SCHEMATHESIS_VENV)/bin/schemathesis
+# Python 3.12 or newer when there is one: under 3.11, compile() and ast.parse
+# in Schemathesis' worker threads fail at random ("AST constructor recursion
+# depth mismatch": anyio's importer, then Hypothesis describing a filter's
+# lambda once the document gained GET /v1/account), a runtime error, not a
+# finding. 3.11 still works for the rest (localstack/apifuzz/requirements.txt).
+# The first that runs (a pyenv shim of a version not selected does not), as localstack/host.sh picks.
+SCHEMATHESIS_PYTHON ?= $(or $(shell for c in python3.13 python3.12 $(wildcard /root/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.12*/bin/python3.12); do \
+	"$$c" -c '' >/dev/null 2>&1 && { echo "$$c"; break; }; done),python3)
 APIFUZZ_EXAMPLES  ?= 50
 APIFUZZ_SEED      ?= 1
 APIFUZZ_CHECKS    ?= --checks all --exclude-checks positive_data_acceptance
@@ -242,7 +250,7 @@ apifuzz: emulators $(SCHEMATHESIS_VENV)/.installed
 	  $(APIFUZZ_CHECKS) --max-examples $(APIFUZZ_EXAMPLES) --seed $(APIFUZZ_SEED) \
 	  --workers 2 --report junit --report-dir .cache/apifuzz-report $(APIFUZZ_ARGS)
 $(SCHEMATHESIS_VENV)/.installed: localstack/apifuzz/requirements.txt
-	python3 -m venv $(SCHEMATHESIS_VENV)
+	$(SCHEMATHESIS_PYTHON) -m venv $(SCHEMATHESIS_VENV)
 	$(SCHEMATHESIS_VENV)/bin/pip install --quiet --disable-pip-version-check -r localstack/apifuzz/requirements.txt
 	@touch $@
 

@@ -273,6 +273,7 @@ type statement struct {
 	Effect    string
 	Actions   []string
 	Resources []string
+	Condition map[string]any
 }
 
 // statements collects every statement of every AWS::IAM::Policy and every
@@ -284,6 +285,7 @@ func (s *synthesized) statements() []statement {
 		for _, st := range list(d["Statement"]) {
 			st := st.(map[string]any)
 			x := statement{Policy: policy, Roles: roles, Effect: fmt.Sprint(st["Effect"])}
+			x.Condition, _ = st["Condition"].(map[string]any)
 			for _, a := range list(st["Action"]) {
 				x.Actions = append(x.Actions, fmt.Sprint(a))
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +21,11 @@ var wildcardResourceActions = map[string]string{
 	"xray:PutTraceSegments":    "X-Ray has no resource-level permissions for sending trace segments",
 	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions for telemetry records",
 }
+
+// customerRoles is the one wildcard resource of another account: the
+// customers' roles that api and deliver assume for AWS destinations, only
+// with an ExternalId of ours (TestIAMCustomerRoles).
+const customerRoles = "arn:${AWS::Partition}:iam::*:role/*"
 
 // TestIAMNoWildcardResources walks every statement of every IAM policy
 // (managed-by-CDK policies and inline role policies) and fails on a "*"
@@ -49,6 +55,7 @@ func TestIAMNoWildcardResources(t *testing.T) {
 							t.Errorf("%s %s: %s on Resource \"*\" (not in the allow-list)", v, st.Policy, a)
 						}
 					}
+				case r == customerRoles && len(st.Actions) == 1 && st.Actions[0] == "sts:AssumeRole":
 				case strings.Contains(r, "*"):
 					t.Errorf("%s %s: wildcard resource %s for %v", v, st.Policy, r, st.Actions)
 				}
@@ -101,6 +108,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "signing-key"
 		case r == "${"+busID+".Arn}":
 			return "ops-bus"
+		case r == customerRoles:
+			return "customer-roles"
 		}
 		return "OTHER:" + r
 	}
@@ -139,6 +148,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go: PutEvents on the stack's own bus, nothing else of EventBridge
 			want[grant{"ops-bus", "events:PutEvents"}] = true
+		}
+		if slices.Contains(customerRoleFunctions, fn) { // destinations.go
+			want[grant{"customer-roles", "sts:AssumeRole"}] = true
 		}
 		for q, actions := range wantSQS[fn] {
 			for _, a := range actions {
@@ -229,6 +241,53 @@ func TestNagSuppressionsHaveReasons(t *testing.T) {
 			if !strings.HasPrefix(re, "^") || !strings.HasSuffix(re, "$") {
 				t.Errorf("suppression %s: appliesTo %q is not anchored", n.Rule, re)
 			}
+		}
+	}
+}
+
+// TestIAMCustomerRoles: only api and deliver may assume customers' roles,
+// and only passing an ExternalId of our form, in every variant.
+func TestIAMCustomerRoles(t *testing.T) {
+	for _, v := range []string{"dev", "prod", "localstack"} {
+		s := synth(t, v)
+		roleOf := map[string]string{}
+		for _, fn := range Functions {
+			_, f := s.functionByName(t, fn)
+			roleOf[strings.TrimSuffix(strings.Trim(render(props(f)["Role"]), "${}"), ".Arn")] = fn
+		}
+		found := map[string]bool{}
+		for _, st := range s.statements() {
+			if !slices.Contains(st.Actions, "sts:AssumeRole") || st.Effect != "Allow" {
+				continue
+			}
+			if len(st.Actions) != 1 || len(st.Resources) != 1 || st.Resources[0] != customerRoles {
+				t.Errorf("%s: sts:AssumeRole with %v on %v", v, st.Actions, st.Resources)
+			}
+			like, _ := st.Condition["StringLike"].(map[string]any)
+			if len(st.Condition) != 1 || render(like["sts:ExternalId"]) != ExternalIDPattern {
+				t.Errorf("%s: sts:AssumeRole without the ExternalId condition: %v", v, st.Condition)
+			}
+			for _, r := range st.Roles {
+				found[roleOf[r]] = true
+			}
+		}
+		for _, fn := range Functions {
+			if found[fn] != slices.Contains(customerRoleFunctions, fn) {
+				t.Errorf("%s: %s may assume customers' roles: %v", v, fn, found[fn])
+			}
+		}
+		// The output that customers' trust policies may name: exactly those roles.
+		out, _ := s.json["Outputs"].(map[string]any)["DestinationPrincipalArns"].(map[string]any)
+		var want []string
+		for _, fn := range customerRoleFunctions {
+			for r, f := range roleOf {
+				if f == fn {
+					want = append(want, "${"+r+".Arn}")
+				}
+			}
+		}
+		if got := render(out["Value"]); got != strings.Join(want, ",") {
+			t.Errorf("%s: DestinationPrincipalArns = %s, want %s", v, got, strings.Join(want, ","))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -196,8 +197,9 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.DLQ.GrantConsumeMessages(redrive)
 	s.Queue.GrantSendMessages(redrive)
 
-	s.addSigningKey(removal) // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
-	s.addOpsEventBus(name)   // opevents.go: the operational events' bus, PutEvents grants, OPS_EVENT_BUS
+	s.addSigningKey(removal)  // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
+	s.addOpsEventBus(name)    // opevents.go: the operational events' bus, PutEvents grants, OPS_EVENT_BUS
+	s.addCustomerRoleAccess() // destinations.go: sts:AssumeRole into customers' roles (AWS destinations)
 	s.Api = newAPI(stack, name, cfg, api, removal)
 	if cfg.DemoReceiver {
 		s.addDemoReceiver(name, props.AssetDir, arch, removal) // receiver.go
@@ -464,6 +466,14 @@ func (s *Stack) addOutputs() {
 	out("DeliveryQueueArn", *s.Queue.QueueArn(), "Delivery queue ARN: the custom destination of the SQS console's DLQ redrive")
 	out("ScheduleDlqUrl", *s.ScheduleDLQ.QueueUrl(), "DLQ of the EventBridge schedules' invocations of the sweeper")
 	out("TableName", *s.Table.TableName(), "DynamoDB table")
+	// AWS destinations (docs/destinations.md): the roles that assume
+	// customers' roles, for a trust policy that names them (aws:PrincipalArn).
+	var principals []string
+	for _, fn := range customerRoleFunctions {
+		principals = append(principals, *s.Roles[fn].RoleArn())
+	}
+	out("DestinationPrincipalArns", strings.Join(principals, ","),
+		"The roles that assume customers' roles for AWS destinations (api, deliver): a customer's trust policy may name them")
 	out("RedriveFunctionName", *s.Functions[FnRedrive].FunctionName(), "Run this function from the Lambda console to redrive the DLQ (sample event: events/redrive.json)")
 	out("OpsFunctionName", *s.Functions[FnOps].FunctionName(), "Run this function from the Lambda console (or aws lambda invoke) to create an account and its first API key (sample event: events/ops-create-account.json)")
 	out("DashboardName", *s.Dashboard.DashboardName(), "CloudWatch dashboard")

@@ -41,7 +41,8 @@ func TestAPICommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := apiclient.NewClientWithResponses(l.URL, apiclient.WithBearer(key))
-	ep, err := c.CreateEndpointWithResponse(ctx, apiclient.NewEndpoint{Url: "http://127.0.0.1:1/refused"})
+	refused := "http://127.0.0.1:1/refused"
+	ep, err := c.CreateEndpointWithResponse(ctx, apiclient.NewEndpoint{Url: &refused})
 	if err != nil || ep.JSON201 == nil {
 		t.Fatalf("endpoint: %v", err)
 	}

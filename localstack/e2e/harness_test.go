@@ -70,6 +70,7 @@ type opts struct {
 	env         map[string]string     // any other setting
 	logs        io.Writer             // also receives the app's log lines
 	kms         bool                  // seal secrets under a key of the KMS emulator, as deployed (docs/signing.md)
+	awsDest     *aws.Config           // deliver to AWS destinations through this config (LocalStack)
 }
 
 // harness is one test's system.
@@ -135,6 +136,9 @@ func start(t *testing.T, o opts) *harness {
 	if o.kms {
 		k, keyID := testenv.KMS(t)
 		a.UseKMS(k, keyID)
+	}
+	if o.awsDest != nil {
+		a.UseAWSDestinations(*o.awsDest)
 	}
 	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery})
 	if err != nil {
@@ -319,7 +323,7 @@ type endpointOut struct {
 
 func (h *harness) endpoint(t *testing.T, key, url string, eventTypes ...string) endpointOut {
 	t.Helper()
-	body := apiclient.NewEndpoint{Url: url}
+	body := apiclient.NewEndpoint{Url: &url}
 	if len(eventTypes) > 0 {
 		body.EventTypes = &eventTypes
 	}

@@ -140,6 +140,30 @@ func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
 	}
 }
 
+// Defines values for DestinationType.
+const (
+	AwsEventbridge DestinationType = "aws_eventbridge"
+	AwsSns         DestinationType = "aws_sns"
+	AwsSqs         DestinationType = "aws_sqs"
+	Http           DestinationType = "http"
+)
+
+// Valid indicates whether the value is a known member of the DestinationType enum.
+func (e DestinationType) Valid() bool {
+	switch e {
+	case AwsEventbridge:
+		return true
+	case AwsSns:
+		return true
+	case AwsSqs:
+		return true
+	case Http:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointHealthBreaker.
 const (
 	EndpointHealthBreakerClosed   EndpointHealthBreaker = "closed"
@@ -227,6 +251,15 @@ func (e SignatureScheme) Valid() bool {
 	}
 }
 
+// AWSDestination An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
+type AWSDestination struct {
+	// RoleArn `arn:<partition>:iam::<account>:role/<name>`, in the target's partition.
+	RoleArn string `json:"role_arn"`
+
+	// TargetArn `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>` or `...:events:...:event-bus/<name>`, matching the type.
+	TargetArn string `json:"target_arn"`
+}
+
 // AcceptedEvent defines model for AcceptedEvent.
 type AcceptedEvent struct {
 	Deliveries []struct {
@@ -237,6 +270,13 @@ type AcceptedEvent struct {
 	Event      string    `json:"event"`
 	Id         string    `json:"id"`
 	ReceivedAt time.Time `json:"received_at"`
+}
+
+// Account defines model for Account.
+type Account struct {
+	AwsExternalId string `json:"aws_external_id"`
+	Id            string `json:"id"`
+	Name          string `json:"name"`
 }
 
 // Attempt defines model for Attempt.
@@ -416,8 +456,14 @@ type DeliveryWithAttempts struct {
 // DeliveryWithAttemptsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 type DeliveryWithAttemptsAttemptsOrder string
 
+// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+type DestinationType string
+
 // Endpoint defines model for Endpoint.
 type Endpoint struct {
+	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
+	Aws *AWSDestination `json:"aws,omitempty"`
+
 	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
 	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
@@ -436,12 +482,18 @@ type Endpoint struct {
 
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
-	UpdatedAt       time.Time        `json:"updated_at"`
-	Url             string           `json:"url"`
+
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	Type      *DestinationType `json:"type,omitempty"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
 
 // EndpointFields An endpoint as registration and rotation answer it, with its new secret.
 type EndpointFields struct {
+	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
+	Aws *AWSDestination `json:"aws,omitempty"`
+
 	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
 	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
@@ -466,8 +518,11 @@ type EndpointFields struct {
 
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
-	UpdatedAt       time.Time        `json:"updated_at"`
-	Url             string           `json:"url"`
+
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	Type      *DestinationType `json:"type,omitempty"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
 
 // EndpointHeaders defines model for EndpointHeaders.
@@ -492,8 +547,10 @@ type EndpointHealthBreaker string
 
 // EndpointPatch defines model for EndpointPatch.
 type EndpointPatch struct {
-	Description *string `json:"description,omitempty"`
-	Disabled    *bool   `json:"disabled,omitempty"`
+	// Aws An AWS endpoint's new target and role, checked as on registration. A type cannot change.
+	Aws         *AWSDestination `json:"aws,omitempty"`
+	Description *string         `json:"description,omitempty"`
+	Disabled    *bool           `json:"disabled,omitempty"`
 
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
@@ -529,6 +586,9 @@ type EndpointSettingsPatchReset string
 
 // EndpointWithSecret defines model for EndpointWithSecret.
 type EndpointWithSecret struct {
+	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
+	Aws *AWSDestination `json:"aws,omitempty"`
+
 	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
 	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
@@ -553,8 +613,11 @@ type EndpointWithSecret struct {
 
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
-	UpdatedAt       time.Time        `json:"updated_at"`
-	Url             string           `json:"url"`
+
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	Type      *DestinationType `json:"type,omitempty"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
 
 // Error defines model for Error.
@@ -634,9 +697,11 @@ type EventTypes = []string
 // JSONSchema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
 type JSONSchema = interface{}
 
-// NewEndpoint defines model for NewEndpoint.
+// NewEndpoint An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
 type NewEndpoint struct {
-	Description *string `json:"description,omitempty"`
+	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
+	Aws         *AWSDestination `json:"aws,omitempty"`
+	Description *string         `json:"description,omitempty"`
 
 	// EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
@@ -647,8 +712,11 @@ type NewEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Url https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
-	Url string `json:"url"`
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	Type *DestinationType `json:"type,omitempty"`
+
+	// Url Required for `http`. https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
+	Url *string `json:"url,omitempty"`
 }
 
 // NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
@@ -690,6 +758,9 @@ type PortalSessionStatus string
 
 // RotatedEndpoint defines model for RotatedEndpoint.
 type RotatedEndpoint struct {
+	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
+	Aws *AWSDestination `json:"aws,omitempty"`
+
 	// Breaker The endpoint's circuit breaker, shown only while it is not closed: after 5 consecutive timeouts or connection failures it opens, and its deliveries wait without using attempts until `open_until`; then one attempt goes as the probe (`half_open`, then `probing` while it is in flight), and an answer closes it. Enabling the endpoint or changing its URL closes it too.
 	Breaker        *Breaker   `json:"breaker,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
@@ -714,8 +785,11 @@ type RotatedEndpoint struct {
 
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
-	UpdatedAt       time.Time        `json:"updated_at"`
-	Url             string           `json:"url"`
+
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	Type      *DestinationType `json:"type,omitempty"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Url       string           `json:"url"`
 }
 
 // SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
@@ -1028,6 +1102,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /healthz (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAccount The authenticated account, with its AWS external id
+	//
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	//
+	// Corresponds with GET /v1/account (the `GetAccount` operationId).
+	GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetJWKS The account's public keys as a JWKS, without a key
 	//
@@ -1387,6 +1468,23 @@ type ClientInterface interface {
 // Corresponds with GET /healthz (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHealthRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAccount The authenticated account, with its AWS external id
+//
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+//
+// Corresponds with GET /v1/account (the `GetAccount` operationId).
+func (c *Client) GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2159,6 +2257,33 @@ func NewHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAccountRequest constructs an http.Request for the GetAccount method
+func NewGetAccountRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3448,6 +3573,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Health` operationId).
 	HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthResponse, error)
 
+	// GetAccountWithResponse The authenticated account, with its AWS external id
+	//
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/account (the `GetAccount` operationId).
+	GetAccountWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountResponse, error)
+
 	// GetJWKSWithResponse The account's public keys as a JWKS, without a key
 	//
 	// Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
@@ -3876,6 +4010,89 @@ func (r HealthResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAccountResponse401Headers the declared response headers of an HTTP 401 response for GetAccount
+type GetAccountResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAccountResponse429Headers the declared response headers of an HTTP 429 response for GetAccount
+type GetAccountResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Account
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAccountResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAccountResponse) GetJSON200() *Account {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAccountResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAccountResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAccountResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAccountResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6681,6 +6898,21 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 	return ParseHealthResponse(rsp)
 }
 
+// GetAccountWithResponse The authenticated account, with its AWS external id
+//
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/account (the `GetAccount` operationId).
+func (c *ClientWithResponses) GetAccountWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountResponse, error) {
+	rsp, err := c.GetAccount(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAccountResponse(rsp)
+}
+
 // GetJWKSWithResponse The account's public keys as a JWKS, without a key
 //
 // Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
@@ -7332,6 +7564,83 @@ func ParseHealthResponse(rsp *http.Response) (*HealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetAccountResponse parses an HTTP response from a GetAccountWithResponse call
+func ParseGetAccountResponse(rsp *http.Response) (*GetAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAccountResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -6,7 +6,7 @@
 // document cannot drift from what they use.
 //
 //	c, _ := apiclient.NewClientWithResponses("https://api.example.com", apiclient.WithBearer(key))
-//	ep, _ := c.CreateEndpointWithResponse(ctx, apiclient.NewEndpoint{Url: "https://hooks.example.com/x"})
+//	ep, _ := c.CreateEndpointWithResponse(ctx, apiclient.NewEndpoint{Url: &url} (url a string))
 package apiclient
 
 //go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config oapi-codegen.yaml ../../docs/openapi.yaml

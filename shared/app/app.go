@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
@@ -57,9 +60,12 @@ type App struct {
 	// OpEvents publishes operational events (package opevents): to the
 	// stack's bus when OPS_EVENT_BUS names one, else as log lines.
 	OpEvents opevents.Publisher
-	Log      *slog.Logger
-	Metrics  *obs.Metrics
-	Now      func() time.Time
+	// Destinations is the worker's Sender and the API's destination check:
+	// HTTP through Sender; the AWS types once FromEnv has an AWS config.
+	Destinations *destination.Router
+	Log          *slog.Logger
+	Metrics      *obs.Metrics
+	Now          func() time.Time
 }
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
@@ -69,13 +75,15 @@ func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function st
 
 func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slog.Logger) *App {
 	st := store.New(db, cfg.TableName)
+	web := sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout})
 	return &App{
-		Config:  cfg,
-		Store:   st,
-		Queue:   queue.New(q, cfg.QueueURL, cfg.DLQURL),
-		SQS:     q,
-		Limiter: ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
-		Sender:  sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout}),
+		Config:       cfg,
+		Store:        st,
+		Queue:        queue.New(q, cfg.QueueURL, cfg.DLQURL),
+		SQS:          q,
+		Limiter:      ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
+		Sender:       web,
+		Destinations: destination.NewRouter(destination.HTTP{Sender: web}),
 		// No bus client here: FromEnv puts the bus in place when the
 		// deployment names one; make dev and the tests log the events.
 		OpEvents: opevents.Log{Log: log},
@@ -109,6 +117,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	if cfg.OpsEventBus != "" {
 		a.UseEventBus(eventbridge.NewFromConfig(awsCfg), cfg.OpsEventBus)
 	}
+	a.UseAWSDestinations(awsCfg)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
 	}
@@ -144,6 +153,14 @@ func (a *App) UseEventBus(client opevents.PutEventsAPI, bus string) *App {
 	return a
 }
 
+// UseAWSDestinations delivers to customers' SQS queues, SNS topics and
+// EventBridge buses, assuming their roles with awsCfg's credentials.
+func (a *App) UseAWSDestinations(awsCfg aws.Config) *App {
+	p := &destination.AWS{Base: awsCfg, Regions: a.Config.DestinationRegions, DefaultTimeout: a.Config.DeliveryTimeout}
+	a.Destinations.Register(p, domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
+	return a
+}
+
 // API is the api function's handler.
 func (a *App) API() *httpapi.API {
 	return &httpapi.API{
@@ -152,11 +169,12 @@ func (a *App) API() *httpapi.API {
 			Log: a.Log, Metrics: a.Metrics, Now: a.Now},
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
-		Portal:    httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
-		KeyLimits: a.KeyLimits(),
-		EgressIPs: a.Config.EgressIPs,
-		OpEvents:  a.OpEvents,
-		Log:       a.Log, Now: a.Now,
+		Portal:       httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
+		KeyLimits:    a.KeyLimits(),
+		EgressIPs:    a.Config.EgressIPs,
+		OpEvents:     a.OpEvents,
+		Destinations: a.Destinations,
+		Log:          a.Log, Now: a.Now,
 	}
 }
 
@@ -167,7 +185,7 @@ func (a *App) Worker() *delivery.Worker {
 			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
 			BreakerOff: !a.Config.Breaker},
-		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Sender, Events: a.OpEvents,
+		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Events: a.OpEvents,
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }

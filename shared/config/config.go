@@ -55,6 +55,10 @@ type Config struct {
 	// opevents; the stack sets it on the functions that publish). Empty:
 	// they are logged as JSON lines instead (make dev has no bus).
 	OpsEventBus string
+	// DESTINATION_REGIONS: the regions an AWS destination (SQS, SNS,
+	// EventBridge) may be in, comma separated; by default the stack's own
+	// (AWS_REGION), whose partition is then the only one served.
+	DestinationRegions []string
 }
 
 // Defaults are the contract's values.
@@ -128,6 +132,7 @@ func Parse(getenv func(string) string) (Config, error) {
 			c.EgressIPs = append(c.EgressIPs, addr.String())
 		}
 	}
+	c.DestinationRegions = regionList(getenv("DESTINATION_REGIONS"), getenv("AWS_REGION"))
 	dur("DELIVERY_TIMEOUT", &c.DeliveryTimeout)
 	dur("SWEEP_GRACE", &c.SweepGrace)
 	dur("PARK_AFTER", &c.ParkAfter)
@@ -257,4 +262,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("missing settings: %s", strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// regionList is DESTINATION_REGIONS' regions, or the function's own.
+func regionList(list, own string) []string {
+	var out []string
+	for _, r := range strings.Split(list, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 && strings.TrimSpace(own) != "" {
+		out = []string{strings.TrimSpace(own)}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"strings"
 	"testing"
@@ -129,6 +131,24 @@ func TestParsePortalLimit(t *testing.T) {
 	} {
 		if _, err := Parse(func(k string) string { return bad[k] }); err == nil {
 			t.Errorf("%v: want an error", bad)
+		}
+	}
+}
+
+// AWS destinations go to the function's own region unless
+// DESTINATION_REGIONS names others; with neither, none.
+func TestDestinationRegions(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"AWS_REGION": "eu-west-1"}, "[eu-west-1]"},
+		{map[string]string{"AWS_REGION": "eu-west-1", "DESTINATION_REGIONS": " us-east-1, eu-central-1 ,"}, "[us-east-1 eu-central-1]"},
+		{map[string]string{}, "[]"},
+	} {
+		c, err := Parse(func(k string) string { return tt.env[k] })
+		if got := fmt.Sprint(c.DestinationRegions); err != nil || got != tt.want {
+			t.Errorf("%v: %s, want %s (%v)", tt.env, got, tt.want, err)
 		}
 	}
 }

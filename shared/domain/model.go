@@ -88,6 +88,10 @@ type Account struct {
 	// still hold.
 	EventTypeCount int   `dynamodbav:"event_type_count,omitempty"`
 	CatalogVersion int64 `dynamodbav:"catalog_version,omitempty"`
+	// AWSExternalID is the sts:ExternalId we pass when assuming this
+	// account's roles (AWS destinations); made on first use, never changed,
+	// shown only to the account (GET /v1/account).
+	AWSExternalID string `dynamodbav:"aws_external_id,omitempty"`
 }
 
 // APIKey is what a producer's bearer key resolves to. Only its hash is stored.
@@ -153,6 +157,9 @@ type Endpoint struct {
 	// Settings are the endpoint's own rate, timeout and headers as its
 	// owner set them; only endpointcfg.Resolve reads them.
 	Settings EndpointSettings `dynamodbav:"settings"`
+	// Destination is where an AWS endpoint delivers (destination.go); nil:
+	// an HTTP endpoint, its URL.
+	Destination *Destination `dynamodbav:"destination,omitempty"`
 }
 
 // EndpointSettings are an endpoint's own delivery settings; a zero field

@@ -45,6 +45,7 @@ type Store interface {
 	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
 	DeliveryAttempts(ctx context.Context, id string, limit int, before string) (store.AttemptPage, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
+	EnsureExternalID(ctx context.Context, accountID string) (string, error)
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
 	RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error)
@@ -95,8 +96,11 @@ type API struct {
 	// OpEvents hears of the operational facts the API makes (a secret
 	// rotated, an endpoint disabled by its owner); nil publishes nothing.
 	OpEvents opevents.Publisher
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Destinations checks AWS endpoints' targets and roles (destinations.go);
+	// nil: only HTTP endpoints.
+	Destinations Destinations
+	Log          *slog.Logger
+	Now          func() time.Time
 
 	keysOnce sync.Once
 	keys     *keyCache
@@ -138,6 +142,7 @@ var routes = []route{
 	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodGet, split("/v1/signing-keys"), (*API).listSigningKeys},
+	{http.MethodGet, split("/v1/account"), (*API).getAccount},
 	{http.MethodPost, split("/v1/signing-keys/rotate"), (*API).rotateSigningKey},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodPost, split("/v1/event-types"), (*API).createEventType},

@@ -38,6 +38,10 @@ type endpointView struct {
 	Secret         string       `json:"secret,omitempty"`
 	// SignatureScheme is what webhook-signature carries (docs/signing.md).
 	SignatureScheme domain.SignatureScheme `json:"signature_scheme"`
+	// Type is how the endpoint is reached; AWS its target and role when
+	// the type is an AWS one (docs/destinations.md).
+	Type domain.DestinationType `json:"type"`
+	AWS  *awsView               `json:"aws,omitempty"`
 }
 
 // breakerView is an endpoint's circuit breaker when it is not closed: why
@@ -129,7 +133,7 @@ func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 		ID: ep.ID, URL: ep.URL, Description: ep.Description, EventTypes: types, Disabled: ep.Disabled,
 		DisabledReason: ep.DisabledReason, FailingSince: rfc3339(ep.FailingSince),
 		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt), SignatureScheme: ep.Scheme(),
-		Settings: viewSettings(ep.Settings), Health: viewHealth(ep, now),
+		Settings: viewSettings(ep.Settings), Health: viewHealth(ep, now), Type: ep.DestinationOf(), AWS: viewAWS(ep.Destination),
 	}
 	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
 		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil)}
@@ -177,16 +181,27 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 		Description     string       `json:"description"`
 		SignatureScheme string       `json:"signature_scheme"`
 		Settings        *newSettings `json:"settings"`
+		Type            string       `json:"type"`
+		AWS             *awsView     `json:"aws"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
 	}
-	if in.URL == "" {
-		return fail(http.StatusUnprocessableEntity, "invalid_url", "url is required")
-	}
-	url, r, failed := a.checkURL(ctx, in.URL)
+	typ, r, failed := destinationType(in.Type)
 	if failed {
 		return r
+	}
+	if r, failed := checkDestinationShape(typ, in.URL != "", in.AWS, in.Settings != nil && len(in.Settings.Headers) > 0); failed {
+		return r
+	}
+	if in.URL == "" && typ == domain.DestinationHTTP {
+		return fail(http.StatusUnprocessableEntity, "invalid_url", "url is required")
+	}
+	url := ""
+	if typ == domain.DestinationHTTP {
+		if url, r, failed = a.checkURL(ctx, in.URL); failed {
+			return r
+		}
 	}
 	if r, failed := checkEventTypes(in.EventTypes); failed {
 		return r
@@ -208,11 +223,17 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	if failed {
 		return r
 	}
+	var dest *domain.Destination
+	if typ != domain.DestinationHTTP { // last: it calls STS
+		if dest, r, failed = a.destinationFrom(ctx, req.account, typ, *in.AWS); failed {
+			return r
+		}
+	}
 	now := domain.Millis(a.Now())
 	ep := domain.Endpoint{
 		ID: domain.NewID("ep"), AccountID: req.account, URL: url, Description: in.Description, EventTypes: in.EventTypes,
 		Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
-		SignatureScheme: scheme, Settings: settings,
+		SignatureScheme: scheme, Settings: settings, Destination: dest,
 	}
 	switch err := a.Store.CreateEndpoint(ctx, ep); {
 	case errors.Is(err, store.ErrLimit):
@@ -285,9 +306,17 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 		Disabled        *bool               `json:"disabled"`
 		SignatureScheme *string             `json:"signature_scheme"`
 		Settings        *endpointcfg.Change `json:"settings"`
+		AWS             *awsView            `json:"aws"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
+	}
+	typ := current.DestinationOf()
+	if typ == domain.DestinationHTTP && in.AWS != nil {
+		return destinationFail("the endpoint's type is http, and a type cannot change: register a new endpoint")
+	}
+	if typ != domain.DestinationHTTP && (in.URL != nil || (in.Settings != nil && len(in.Settings.Headers) > 0)) {
+		return destinationFail(fmt.Sprintf("an %s endpoint has no url or headers: change aws.target_arn or aws.role_arn", typ))
 	}
 	if in.URL != nil {
 		url, r, failed := a.checkURL(ctx, *in.URL)
@@ -325,7 +354,13 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 		}
 		scheme = &s
 	}
-	patch := store.EndpointPatch{URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled, Scheme: scheme}
+	var dest *domain.Destination
+	if in.AWS != nil { // last: it calls STS
+		if dest, r, failed = a.destinationFrom(ctx, req.account, typ, *in.AWS); failed {
+			return r
+		}
+	}
+	patch := store.EndpointPatch{URL: in.URL, EventTypes: in.EventTypes, Description: in.Description, Disabled: in.Disabled, Scheme: scheme, Destination: dest}
 	var ep domain.Endpoint
 	var err error
 	if settings == nil {

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/netguard"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/retry"
@@ -56,6 +57,9 @@ type Request struct {
 	// Headers are the endpoint's own; set before the sender's own headers
 	// and the signature's, so they can never replace them.
 	Headers map[string]string
+	// Destination is an AWS endpoint's target (shared/destination picks the
+	// provider by it); nil: an HTTP POST to URL. Sender itself ignores it.
+	Destination *domain.Destination
 }
 
 // Result is what one attempt produced.

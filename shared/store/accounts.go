@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -40,4 +41,31 @@ func (s *Store) SetAccountRate(ctx context.Context, id string, perSecond float64
 		return ErrNotFound
 	}
 	return err
+}
+
+// EnsureExternalID returns the account's AWS ExternalId, making it on
+// first use: one write that keeps a value already there (if_not_exists),
+// so two first uses at once agree on one. It never changes afterwards: a
+// customer's trust policy names it.
+func (s *Store) EnsureExternalID(ctx context.Context, id string) (string, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(accountPK(id), skAccount),
+		UpdateExpression:          aws.String("SET aws_external_id = if_not_exists(aws_external_id, :x)"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: item{":x": str(domain.NewExternalID())},
+		// ALL_NEW, not UPDATED_NEW: an update that kept the value may return
+		// nothing under UPDATED_NEW (LocalStack's DynamoDB does).
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", err
+	}
+	v, ok := out.Attributes["aws_external_id"].(*types.AttributeValueMemberS)
+	if !ok {
+		return "", errors.New("store: no external id in the answer")
+	}
+	return v.Value, nil
 }

@@ -119,6 +119,8 @@ type EndpointPatch struct {
 	// Settings replace the endpoint's whole settings (endpointcfg.Apply
 	// made them from the ones read).
 	Settings *domain.EndpointSettings
+	// Destination replaces an AWS endpoint's target and role.
+	Destination *domain.Destination
 	// SeenUpdatedAt, when set, conditions the write on the endpoint not
 	// having changed since it was read (ErrConflict otherwise): Settings are
 	// made from the ones read, so two PATCHes cannot lose a header.
@@ -163,6 +165,17 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 		}
 		set, vals[":settings"] = append(set, "settings = :settings"), settings
 	}
+	if p.Destination != nil {
+		dest, err := attributevalue.Marshal(*p.Destination)
+		if err != nil {
+			return domain.Endpoint{}, err
+		}
+		// A new target is a new receiver, as a new URL is.
+		set, vals[":dest"] = append(set, "destination = :dest"), dest
+		if p.URL == nil {
+			remove = append(remove, breakerAttrs...)
+		}
+	}
 	if p.Disabled != nil {
 		set, vals[":dis"] = append(set, "disabled = :dis"), boolean(*p.Disabled)
 		if *p.Disabled {
@@ -170,7 +183,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 		} else {
 			// Enabled again: it starts healthy, its breaker closed.
 			remove = append(remove, "disabled_reason", "failing_since", "paused_until")
-			if p.URL == nil {
+			if p.URL == nil && p.Destination == nil {
 				remove = append(remove, breakerAttrs...)
 			}
 		}

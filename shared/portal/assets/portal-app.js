@@ -192,9 +192,10 @@
     }
     const cards = list.data.map((ep, i) => h('li', { class: 'card' },
       h('div', { class: 'row spread' },
-        h('a', { class: 'title mono', href: '#/endpoints/' + ep.id }, ep.url), health(ep)),
+        h('a', { class: 'title mono', href: '#/endpoints/' + ep.id }, target(ep)), health(ep)),
       ep.description ? h('div', { class: 'muted' }, ep.description) : null,
       h('dl', { class: 'facts' },
+        ep.aws ? fact('Type', DESTINATIONS[ep.type] || ep.type) : null,
         fact('Last success', when(successes[i])),
         fact('Failing since', when(ep.failing_since)),
         paused(ep),
@@ -260,6 +261,20 @@
       .concat(prefixes.value.split(',').map((s) => s.trim()).filter(Boolean));
     return { fields, read };
   }
+
+  // The endpoint's type values (docs/destinations.md): an AWS endpoint has
+  // no URL; its target is the queue, topic or bus ARN, written to as a role.
+  const DESTINATIONS = {
+    http: 'HTTPS POST',
+    aws_sqs: 'Amazon SQS queue',
+    aws_sns: 'Amazon SNS topic',
+    aws_eventbridge: 'Amazon EventBridge bus',
+  };
+  const target = (ep) => (ep.aws ? ep.aws.target_arn : ep.url);
+  const destinationFacts = (ep) => [
+    fact('Type', DESTINATIONS[ep.type || 'http'] || ep.type),
+    ep.aws ? fact('Role', h('span', { class: 'mono', id: 'aws-role' }, ep.aws.role_arn)) : null,
+  ];
 
   // The endpoint's signature_scheme values (docs/signing.md).
   const SCHEMES = {
@@ -364,8 +379,11 @@
     const scheme = h('select', { id: 'f-scheme', name: 'signature_scheme' },
       Object.entries(SCHEMES).map(([v, label]) => h('option', { value: v, selected: v === current }, label)));
     const settings = settingsFields(ep);
+    // An AWS endpoint's target and role are changed through the API (they
+    // are checked by assuming the role); the form edits the rest.
+    const aws = ep && ep.aws;
     const form = h('form', { novalidate: true },
-      h('label', { for: 'f-url' }, 'Endpoint URL'), url,
+      aws ? [h('p', { class: 'mono' }, aws.target_arn)] : [h('label', { for: 'f-url' }, 'Endpoint URL'), url],
       h('label', { for: 'f-desc' }, 'Description ', h('span', { class: 'hint' }, '(optional)')), desc,
       picker ? picker.fields
         : [h('label', { for: 'f-types' }, 'Event types ', h('span', { class: 'hint' }, '(comma separated; payout.* for a prefix; empty for every event)')), typed],
@@ -376,7 +394,7 @@
         h('a', { class: 'button', href: ep ? '#/endpoints/' + ep.id : '#/endpoints' }, 'Cancel')));
     form.addEventListener('submit', action(async () => {
       const body = {
-        url: url.value.trim(), description: desc.value.trim(),
+        ...(aws ? {} : { url: url.value.trim() }), description: desc.value.trim(),
         event_types: picker ? picker.read() : typed.value.split(',').map((s) => s.trim()).filter(Boolean),
         signature_scheme: scheme.value,
       };
@@ -532,14 +550,15 @@
 
     show(
       h('p', { class: 'crumbs' }, h('a', { href: '#/endpoints' }, 'Endpoints')),
-      h('div', { class: 'row spread' }, h('h1', { class: 'mono' }, ep.url), health(ep)),
+      h('div', { class: 'row spread' }, h('h1', { class: 'mono' }, target(ep)), health(ep)),
       ep.description ? h('p', { class: 'muted' }, ep.description) : null,
       h('dl', { class: 'facts' },
         fact('Last success', when(success)),
         fact('Failing since', when(ep.failing_since)),
         paused(ep),
+        ...destinationFacts(ep),
         fact('Events', ep.event_types.length ? ep.event_types.join(', ') : 'All events'),
-        fact('Signatures', SCHEMES[ep.signature_scheme] || ep.signature_scheme),
+        ep.aws ? null : fact('Signatures', SCHEMES[ep.signature_scheme] || ep.signature_scheme),
         jwks,
         fact('Created', when(ep.created_at)),
         ...settingsFacts(ep),
