@@ -79,7 +79,8 @@ func TestAPICommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "recovered 0 failed deliveries") {
 		t.Errorf("endpoint recover: %v\n%s", err, out)
 	}
-	late, err := c.CreateEndpointWithResponse(ctx, apiclient.NewEndpoint{Url: "http://127.0.0.1:1/late"})
+	lateURL := "http://127.0.0.1:1/late"
+	late, err := c.CreateEndpointWithResponse(ctx, apiclient.NewEndpoint{Url: &lateURL})
 	if err != nil || late.JSON201 == nil {
 		t.Fatalf("late endpoint: %v", err)
 	}
