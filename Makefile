@@ -224,6 +224,15 @@ portal-test: emulators browser
 portal-screenshots:
 	$(MAKE) portal-test SCREENSHOTS=docs
 
+# An AWS endpoint in the portal, delivered to LocalStack (which must be up:
+# make localstack-up; .ci/run runs this in its LocalStack phase).
+portal-test-aws: emulators browser
+	$(GO) build -o .cache/bin/dev ./localstack/dev
+	$(GO) build -o .cache/bin/awscustomer ./localstack/awscustomer
+	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) DEV_BIN=$(abspath .cache/bin/dev) CUSTOMER_BIN=$(abspath .cache/bin/awscustomer) \
+	  SCREENSHOTS=$(abspath $(SCREENSHOTS)) LOCALSTACK_ENDPOINT=$(or $(LOCALSTACK_ENDPOINT),http://127.0.0.1:4566) \
+	  node --test --test-reporter=spec portal-aws.test.mjs
+
 # Schemathesis against the api function (docs/apifuzz.md): every operation of
 # docs/openapi.yaml, examples, coverage, fuzzing and the stateful links, with
 # every check but positive_data_acceptance. Installs the pinned Schemathesis

@@ -6,29 +6,19 @@
 // Screenshots of the main screens go to SCREENSHOTS (make portal-screenshots: docs/).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { freePort, startDev, until } from './dev.mjs';
 
 const root = resolve(import.meta.dirname, '../..');
 const devBin = process.env.DEV_BIN || join(root, '.cache/bin/dev');
 const shots = process.env.SCREENSHOTS || join(root, 'docs');
 const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const apiKey = 'gifq_portaltest_' + Math.random().toString(36).slice(2, 14);
-const WAIT = 60_000; // how long to wait for the system to do something; never asserted on
 
-let dev, devLog = '', api, browser, failing, dataDir;
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => ok(port)); });
-    s.on('error', fail);
-  });
-}
+let dev, api, browser, failing;
 
 async function call(method, path, body, bearer = apiKey) {
   const res = await fetch(api + path, {
@@ -37,16 +27,6 @@ async function call(method, path, body, bearer = apiKey) {
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-async function until(what, fn) {
-  const end = Date.now() + WAIT;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('gave up waiting for ' + what);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 async function session(opts = {}) {
@@ -75,34 +55,20 @@ async function newPage(viewport = { width: 1100, height: 820 }) {
 }
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'gifq-portal-data-'));
   mkdirSync(shots, { recursive: true });
   failing = createServer((req, res) => {
     req.resume();
     req.on('end', () => { res.writeHead(500, { 'Content-Type': 'application/json' }); res.end('{"error":"ledger database unavailable"}'); });
   });
   await new Promise((r) => failing.listen(0, '127.0.0.1', r));
-
-  const [apiPort, recvPort, dynPort, sqsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  api = `http://127.0.0.1:${apiPort}`;
-  dev = spawn(devBin, [], {
-    detached: true,
-    env: {
-      ...process.env, API_ADDR: `127.0.0.1:${apiPort}`, RECEIVER_ADDR: `127.0.0.1:${recvPort}`,
-      DYNAMODB_ADDR: `127.0.0.1:${dynPort}`, SQS_ADDR: `127.0.0.1:${sqsPort}`, DATA_DIR: dataDir,
-      DEV_API_KEY: apiKey, RETRY_SCHEDULE: '45s,90s', API_KEY_CACHE_TTL: '0s',
-      // The tests poll by reloading the page, far faster than a person clicks.
-      PORTAL_RATE_PER_SECOND: '1000', PORTAL_BURST: '1000',
-      PORTAL_FRAME_ANCESTORS: "'self' https://dashboard.gifq.example",
-      EGRESS_IPS: '203.0.113.7,198.51.100.20', // as a stack with egressStaticIps sets it
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  dev = await startDev(devBin, {
+    DEV_API_KEY: apiKey, RETRY_SCHEDULE: '45s,90s', API_KEY_CACHE_TTL: '0s',
+    // The tests poll by reloading the page, far faster than a person clicks.
+    PORTAL_RATE_PER_SECOND: '1000', PORTAL_BURST: '1000',
+    PORTAL_FRAME_ANCESTORS: "'self' https://dashboard.gifq.example",
+    EGRESS_IPS: '203.0.113.7,198.51.100.20', // as a stack with egressStaticIps sets it
   });
-  dev.stdout.on('data', (b) => { devLog += b; });
-  dev.stderr.on('data', (b) => { devLog += b; });
-  await until('make dev to answer /healthz', async () => {
-    try { return (await fetch(api + '/healthz')).ok; } catch { return false; }
-  });
+  api = dev.api;
   browser = await chromium.launch({
     executablePath: browserPath,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
@@ -112,12 +78,8 @@ before(async () => {
 
 after(async () => {
   if (browser) await browser.close();
-  if (dev) {
-    try { process.kill(-dev.pid, 'SIGTERM'); } catch { /* already gone */ }
-    await new Promise((r) => (dev.exitCode !== null ? r() : dev.on('exit', r)));
-  }
+  if (dev) await dev.stop();
   if (failing) failing.close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 test('the portal page is served with its CSP, from the stack itself', async () => {
@@ -240,7 +202,7 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   assert.equal(failedAfter.length, 0, 'recovered deliveries are no longer failed');
 
   assert.deepEqual(page.problems, [], 'no script errors or CSP violations');
-  assert.ok(!devLog.includes(token.split('.')[1]), 'the token never appears in a log line');
+  assert.ok(!dev.log().includes(token.split('.')[1]), 'the token never appears in a log line');
   await page.context().close();
 });
 

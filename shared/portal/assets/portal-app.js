@@ -482,7 +482,9 @@
       h('option', { value: '0' }, 'Stop the old secret now'), h('option', { value: '3600' }, '1 hour'),
       h('option', { value: '86400', selected: true }, '24 hours'));
     const rotated = h('div', {});
-    const rotate = readOnly ? null : h('section', { class: 'panel soft', 'aria-labelledby': 'rotate-title' },
+    // An AWS endpoint's messages carry no signature (IAM authenticates the
+    // write, docs/destinations.md): no secret to rotate.
+    const rotate = readOnly || ep.aws ? null : h('section', { class: 'panel soft', 'aria-labelledby': 'rotate-title' },
       h('h2', { id: 'rotate-title' }, 'Signing secret'),
       h('div', { class: 'row' },
         h('label', { for: 'rotate-grace' }, 'Old secret keeps signing for'), rotateGrace,
