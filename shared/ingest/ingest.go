@@ -197,6 +197,14 @@ func check(body []byte, idempotencyKey string) (checked, error) {
 
 // fanOut makes the event and one delivery per enabled endpoint that
 // subscribes to its type.
+// newDelivery is a new delivery of an event (its id, type and expiry) to an
+// endpoint of the account: pending, due now, the first of its first series.
+func newDelivery(accountID, endpointID, eventID, eventType string, expiresAt int64, now time.Time) domain.Delivery {
+	ms := domain.Millis(now)
+	return domain.Delivery{ID: domain.NewID("dlv"), EventID: eventID, EndpointID: endpointID, AccountID: accountID, EventType: eventType,
+		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: ms, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: expiresAt}
+}
+
 func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.Time) store.NewEvent {
 	ev := domain.Event{
 		ID: domain.NewID("evt"), AccountID: accountID, Type: p.eventType, Body: p.body, IdempotencyKey: p.idempotencyKey,
@@ -207,11 +215,7 @@ func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.T
 		if ep.Disabled || !ep.Subscribes(p.eventType) {
 			continue
 		}
-		d := domain.Delivery{
-			ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: accountID, EventType: p.eventType,
-			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: domain.Millis(now),
-			CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now), ExpiresAt: ev.ExpiresAt,
-		}
+		d := newDelivery(accountID, ep.ID, ev.ID, p.eventType, ev.ExpiresAt, now)
 		deliveries = append(deliveries, d)
 		ev.DeliveryIDs = append(ev.DeliveryIDs, d.ID)
 		ev.EndpointIDs = append(ev.EndpointIDs, ep.ID)

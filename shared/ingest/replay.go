@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -49,21 +50,12 @@ func missing(ep domain.Endpoint, refs []store.EventRef, max int) (picked []store
 			break
 		}
 		consumed++
-		if !ep.Subscribes(r.Type) || contains(r.EndpointIDs, ep.ID) {
+		if !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID) {
 			continue
 		}
 		picked = append(picked, r)
 	}
 	return picked, consumed
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ErrReplayUnsupported: the service's store cannot list events by time.
@@ -81,21 +73,9 @@ func (s *Service) ReplayMissing(ctx context.Context, accountID, endpointID strin
 	if !ok {
 		return ReplayResult{}, ErrReplayUnsupported
 	}
-	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // with ctx's gate (the key's limit)
+	acct, ep, err := s.enabledEndpoint(ctx, accountID, endpointID)
 	if err != nil {
 		return ReplayResult{}, err
-	}
-	var ep *domain.Endpoint
-	for i := range endpoints {
-		if endpoints[i].ID == endpointID {
-			ep = &endpoints[i]
-		}
-	}
-	switch {
-	case ep == nil:
-		return ReplayResult{}, store.ErrNotFound
-	case ep.Disabled:
-		return ReplayResult{}, ErrEndpointDisabled
 	}
 	refs, more, err := rs.AccountEvents(ctx, accountID, w.After, w.Since, w.Until, MaxReplayScan)
 	if err != nil {
@@ -115,9 +95,7 @@ func (s *Service) ReplayMissing(ctx context.Context, accountID, endpointID strin
 	var made []domain.Delivery
 	var madeSlots []time.Time
 	for i, r := range picked {
-		ms := domain.Millis(now)
-		d := domain.Delivery{ID: domain.NewID("dlv"), EventID: r.ID, EndpointID: ep.ID, AccountID: accountID, EventType: r.Type,
-			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: ms, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: r.ExpiresAt}
+		d := newDelivery(accountID, ep.ID, r.ID, r.Type, r.ExpiresAt, now)
 		switch err := rs.AddReplayDelivery(ctx, d, due[i]); {
 		case err == nil:
 			made, madeSlots = append(made, d), append(madeSlots, slots[i])

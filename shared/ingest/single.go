@@ -11,6 +11,26 @@ import (
 // ErrEndpointDisabled: a disabled endpoint gets no event, not even a test.
 var ErrEndpointDisabled = errors.New("the endpoint is disabled")
 
+// enabledEndpoint is the account (read with ctx's gate: the key's limit)
+// and one of its endpoints, which must exist (store.ErrNotFound) and be
+// enabled (ErrEndpointDisabled).
+func (s *Service) enabledEndpoint(ctx context.Context, accountID, endpointID string) (domain.Account, *domain.Endpoint, error) {
+	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID)
+	if err != nil {
+		return acct, nil, err
+	}
+	for i := range endpoints {
+		if endpoints[i].ID != endpointID {
+			continue
+		}
+		if endpoints[i].Disabled {
+			return acct, nil, ErrEndpointDisabled
+		}
+		return acct, &endpoints[i], nil
+	}
+	return acct, nil, store.ErrNotFound
+}
+
 // IngestTo accepts body for one endpoint of the account only, whatever its
 // event-type filter says: the portal's "send a test event". It is an event
 // like any other from there on (stored, signed, retried, in the log).
@@ -19,28 +39,15 @@ func (s *Service) IngestTo(ctx context.Context, accountID, endpointID string, bo
 	if err != nil {
 		return Result{}, err
 	}
-	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // with ctx's gate (the key's limit)
+	acct, ep, err := s.enabledEndpoint(ctx, accountID, endpointID)
 	if err != nil {
 		return Result{}, err
-	}
-	var ep *domain.Endpoint
-	for i := range endpoints {
-		if endpoints[i].ID == endpointID {
-			ep = &endpoints[i]
-		}
-	}
-	switch {
-	case ep == nil:
-		return Result{}, store.ErrNotFound
-	case ep.Disabled:
-		return Result{}, ErrEndpointDisabled
 	}
 	now := s.Now()
 	ms := domain.Millis(now)
 	ev := domain.Event{ID: domain.NewID("evt"), AccountID: accountID, Type: eventType, Body: body,
 		ReceivedAt: ms, ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
-	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: accountID, EventType: eventType,
-		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: ms, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: ev.ExpiresAt}
+	d := newDelivery(accountID, ep.ID, ev.ID, eventType, ev.ExpiresAt, now)
 	ev.DeliveryIDs, ev.EndpointIDs = []string{d.ID}, []string{ep.ID}
 	slots, ivl := s.reserve(ctx, acct, 1, now)
 	deliveries := []domain.Delivery{d}
