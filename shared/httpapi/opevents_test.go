@@ -1,42 +1,27 @@
 package httpapi_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 
 	"github.com/gifq/webhooks/shared/opevents"
 )
-
-// heard records what the API publishes (opevents.Publisher is this
-// project's own interface; the bus behind it is tested on LocalStack).
-type heard struct {
-	mu     sync.Mutex
-	events []opevents.Event
-}
-
-func (h *heard) Publish(_ context.Context, events ...opevents.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.events = append(h.events, events...)
-}
 
 // A rotation publishes endpoint.secret_rotated (without the secret); an
 // owner's disable publishes endpoint.disabled by api once, not again for a
 // PATCH that disables a disabled endpoint; other changes publish nothing.
 func TestAPIPublishesRotationsAndDisables(t *testing.T) {
 	f := newFixture(t, nil)
-	h := &heard{}
+	h := &opevents.Recorder{}
 	f.api.OpEvents = h
 	ep := f.endpoint(t, f.keyA)
-	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+ep, `{"description":"x"}`); a.status != 200 || len(h.events) != 0 {
-		t.Fatalf("a description change: %d, published %+v", a.status, h.events)
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+ep, `{"description":"x"}`); a.status != 200 || len(h.Events()) != 0 {
+		t.Fatalf("a description change: %d, published %+v", a.status, h.Events())
 	}
 	rot := f.do(t, f.keyA, "POST", "/v1/endpoints/"+ep+"/rotate-secret", "")
-	if rot.status != 200 || len(h.events) != 1 || h.events[0].Type != opevents.SecretRotated {
-		t.Fatalf("rotation: %d, published %+v", rot.status, h.events)
+	if rot.status != 200 || len(h.Events()) != 1 || h.Events()[0].Type != opevents.SecretRotated {
+		t.Fatalf("rotation: %d, published %+v", rot.status, h.Events())
 	}
-	d := h.events[0].Detail.(opevents.SecretRotatedDetail)
+	d := h.Events()[0].Detail.(opevents.SecretRotatedDetail)
 	if d.EndpointID != ep || d.AccountID != f.acctA || d.PreviousSecretExpiresAt != rot.body["previous_secret_expires_at"] {
 		t.Errorf("rotated detail %+v, answer %s", d, rot.raw)
 	}
@@ -45,10 +30,10 @@ func TestAPIPublishesRotationsAndDisables(t *testing.T) {
 			t.Fatal(a.raw)
 		}
 	}
-	if len(h.events) != 2 || h.events[1].Type != opevents.EndpointDisabled {
-		t.Fatalf("two disables published %+v", h.events)
+	if len(h.Events()) != 2 || h.Events()[1].Type != opevents.EndpointDisabled {
+		t.Fatalf("two disables published %+v", h.Events())
 	}
-	dis := h.events[1].Detail.(opevents.EndpointDisabledDetail)
+	dis := h.Events()[1].Detail.(opevents.EndpointDisabledDetail)
 	if dis.By != opevents.ByAPI || dis.EndpointID != ep || dis.Reason == "" {
 		t.Errorf("disabled detail %+v", dis)
 	}

@@ -10,6 +10,7 @@ package opevents
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -111,4 +112,25 @@ func ms(v int64) string {
 		return ""
 	}
 	return stamp(time.UnixMilli(v))
+}
+
+// Recorder is a Publisher that keeps what it is given, in order: for the
+// tests of what the API, the worker and the sweeper say, without a bus.
+type Recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Publish keeps events.
+func (r *Recorder) Publish(_ context.Context, events ...Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, events...)
+}
+
+// Events is what was published so far.
+func (r *Recorder) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
 }

@@ -1,9 +1,7 @@
 package sweep_test
 
 import (
-	"context"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,22 +11,11 @@ import (
 	"github.com/gifq/webhooks/shared/opevents"
 )
 
-type heard struct {
-	mu     sync.Mutex
-	events []opevents.Event
-}
-
-func (h *heard) Publish(_ context.Context, events ...opevents.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.events = append(h.events, events...)
-}
-
 // A delivery the sweeper fails and dead-letters (its last attempt was
 // claimed and never finished) is stated as delivery.dead_lettered, once.
 func TestSweeperStatesItsDeadLetters(t *testing.T) {
 	r := newRig(t)
-	h := &heard{}
+	h := &opevents.Recorder{}
 	r.sw.OpEvents = h
 	d := r.deliveries(t, 1)[0]
 	if _, err := r.env.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -44,10 +31,10 @@ func TestSweeperStatesItsDeadLetters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(h.events) != 1 || h.events[0].Type != opevents.DeliveryDeadLettered {
-		t.Fatalf("published %+v, want one delivery.dead_lettered", h.events)
+	if len(h.Events()) != 1 || h.Events()[0].Type != opevents.DeliveryDeadLettered {
+		t.Fatalf("published %+v, want one delivery.dead_lettered", h.Events())
 	}
-	got := h.events[0].Detail.(opevents.DeliveryDeadLetteredDetail)
+	got := h.Events()[0].Detail.(opevents.DeliveryDeadLetteredDetail)
 	if got.DeliveryID != d.ID || got.EndpointID != d.EndpointID || got.AccountID != d.AccountID || got.Reason != "attempts_exhausted" {
 		t.Errorf("detail %+v", got)
 	}
