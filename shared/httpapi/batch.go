@@ -101,11 +101,11 @@ func (a *API) postEventBatch(ctx context.Context, req *request) response {
 		}
 	}
 	// The key's ingest limit counts every event of the batch (ingestlimit.go).
-	gate, err := a.KeyLimits.admit(ctx, req, len(items))
-	if r, limited := limitAnswer(err); limited {
+	gated, r, admitted := a.gated(ctx, req, len(items))
+	if !admitted {
 		return r
 	}
-	results, err := a.Ingest.IngestBatch(ingest.WithGate(ctx, gate), req.account, items)
+	results, err := a.Ingest.IngestBatch(gated, req.account, items)
 	if err != nil {
 		return a.ingestError(ctx, err) // the key's limit, checked inside ingest, or our side failed
 	}

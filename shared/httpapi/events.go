@@ -30,15 +30,15 @@ func (a *API) postEvent(ctx context.Context, req *request) response {
 	if sent && key == "" {
 		return a.ingestError(ctx, ingest.ErrBadIdempotencyKey) // an empty key is a bug, not "no key"
 	}
-	gate, err := a.KeyLimits.admit(ctx, req, 1) // the key's ingest limit (ingestlimit.go)
-	if r, limited := limitAnswer(err); limited {
+	gated, r, admitted := a.gated(ctx, req, 1) // the key's ingest limit (ingestlimit.go)
+	if !admitted {
 		return r
 	}
-	res, err := a.Ingest.Ingest(ingest.WithGate(ctx, gate), req.account, req.body, key)
+	res, err := a.Ingest.Ingest(gated, req.account, req.body, key)
 	if err != nil {
 		return a.ingestError(ctx, err)
 	}
-	r := ok(http.StatusAccepted, viewAccepted(res))
+	r = ok(http.StatusAccepted, viewAccepted(res))
 	// The one info line of an accepted event (ingest logs it at debug level).
 	r.logged = []any{"event_id", res.Event.ID, "account_id", req.account, "event_type", res.Event.Type,
 		"deliveries", len(res.Deliveries)}

@@ -162,6 +162,16 @@ func effectiveLimit(def ratelimit.Limit, overrides ...ratelimit.Limit) ratelimit
 }
 
 // limitAnswer is the answer to an ingest refused by the key's limit.
+// gated admits n events against the key's ingest limit: ctx carrying the
+// gate ingest takes its tokens from, or the answer when the key is over it.
+func (a *API) gated(ctx context.Context, req *request, n int) (context.Context, response, bool) {
+	gate, err := a.KeyLimits.admit(ctx, req, n)
+	if r, limited := limitAnswer(err); limited {
+		return ctx, r, false
+	}
+	return ingest.WithGate(ctx, gate), response{}, true
+}
+
 func limitAnswer(err error) (response, bool) {
 	var ol *overLimit
 	if !errors.As(err, &ol) {

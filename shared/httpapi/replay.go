@@ -69,11 +69,11 @@ func (a *API) replayEndpoint(ctx context.Context, req *request) response {
 	// One call counts as one event against the key's ingest limit, as
 	// recover: it makes at most ingest.MaxReplayCreated deliveries, each
 	// booking a slot of the account's rate.
-	gate, err := a.KeyLimits.admit(ctx, req, 1)
-	if r, limited := limitAnswer(err); limited {
+	gated, r, admitted := a.gated(ctx, req, 1)
+	if !admitted {
 		return r
 	}
-	res, err := a.Ingest.ReplayMissing(ingest.WithGate(ctx, gate), req.account, ep.ID, w)
+	res, err := a.Ingest.ReplayMissing(gated, req.account, ep.ID, w)
 	if r, limited := limitAnswer(err); limited {
 		return r
 	}

@@ -31,11 +31,11 @@ func (a *API) testEvent(ctx context.Context, req *request) response {
 	}
 	// A test event is an event: it counts against the key's ingest limit
 	// (and books a slot of the account's rate like any other).
-	gate, err := a.KeyLimits.admit(ctx, req, 1)
-	if r, limited := limitAnswer(err); limited {
+	gated, r, admitted := a.gated(ctx, req, 1)
+	if !admitted {
 		return r
 	}
-	res, err := a.Ingest.IngestTo(ingest.WithGate(ctx, gate), req.account, ep.ID, body)
+	res, err := a.Ingest.IngestTo(gated, req.account, ep.ID, body)
 	if r, limited := limitAnswer(err); limited {
 		return r
 	}
