@@ -110,12 +110,9 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// policy is the Worker's, the queue's and the limiter's limits filled in.
+// policy is the Worker's, with the limiter's lead (ratelimit.Lead).
 func (w *Worker) policy() lifecycle.Policy {
 	p := w.Policy
-	if p.ParkAfter <= 0 || p.ParkAfter > queue.MaxDelay {
-		p.ParkAfter = queue.MaxDelay
-	}
 	p.Lead, p.MaxEarly = ratelimit.Lead, ratelimit.MaxEarly
 	return p
 }
@@ -189,8 +186,8 @@ func (r *run) note(ctx context.Context, e lifecycle.Effect) {
 	if e.Metric != "" {
 		r.m.Count(e.Metric, 1)
 	}
-	if e.Metric == obs.MetricDelivered && r.k.Delivery != nil {
-		r.m.Observe(obs.MetricTimeToDeliver, r.Now().Sub(time.UnixMilli(r.k.Delivery.CreatedAt)))
+	if e.Took > 0 {
+		r.m.Observe(obs.MetricTimeToDeliver, e.Took)
 	}
 	for _, f := range e.Refunds {
 		if err := r.Limiter.Refund(context.WithoutCancel(ctx), r.line(f.Line), ratelimit.Reservation{First: f.Slot.At, Interval: f.Slot.Interval}); err != nil {
@@ -244,7 +241,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.Yielded = err == nil || errors.Is(err, store.ErrConflict)
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoSend:
-		r.send(ctx)
+		r.send(ctx, e)
 	case lifecycle.DoRecord:
 		k.RecordTries++
 		a := r.entry
@@ -277,14 +274,17 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoDeadLetter:
 		err := deadletter.Send(ctx, r.Store, r.Queue, e.Delivery, e.Held)
-		if err == nil || errors.Is(err, deadletter.ErrNotMarked) {
-			r.m.Count(obs.MetricDeadLettered, 1)
+		switch {
+		case err == nil:
+			k.DeadLetter = lifecycle.DeadLetterSent
+		case errors.Is(err, deadletter.ErrNotMarked):
+			k.DeadLetter = lifecycle.DeadLetterUnmarked
+		case errors.Is(err, store.ErrConflict):
+			k.DeadLetter = lifecycle.DeadLetterElsewhere
+		}
+		if k.DeadLetter == lifecycle.DeadLetterSent || k.DeadLetter == lifecycle.DeadLetterUnmarked {
 			r.tell(ctx, opevents.DeadLettered(e.Delivery, r.Now()))
 		}
-		if errors.Is(err, deadletter.ErrNotMarked) {
-			r.log.Error("DLQ message sent but not marked; it may be sent again", "error", err)
-		}
-		k.DeadLettered = err == nil || errors.Is(err, deadletter.ErrNotMarked) || errors.Is(err, store.ErrConflict)
 		return ignore(err, deadletter.ErrNotMarked, store.ErrConflict)
 	case lifecycle.DoRestart:
 		_, err := deadletter.Restart(ctx, r.Store, r.Queue, r.msg.DeliveryID, r.msg.EndpointID, r.msg.Gen)
@@ -341,12 +341,8 @@ func (r *run) putBack(ctx context.Context, e lifecycle.Effect) error {
 
 // send makes the claimed attempt; its slot goes to a message here waiting
 // for one (shared/inflight) as soon as the answer is in.
-func (r *run) send(ctx context.Context) {
-	num := r.k.Claimed.Attempts
-	if r.msg.Kind == queue.KindResend {
-		num = 0 // a manual attempt is not one of the series'
-	}
-	r.res = r.Sender.Send(ctx, sender.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, num, r.Now(), r.AttemptTimeout))
+func (r *run) send(ctx context.Context, e lifecycle.Effect) {
+	r.res = r.Sender.Send(ctx, sender.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), r.AttemptTimeout))
 	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
 		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
 		r.m.Count(obs.MetricSlotHandoffs, 1)
@@ -355,8 +351,8 @@ func (r *run) send(ctx context.Context) {
 	r.m.Observe(obs.MetricAttemptDuration, r.res.Duration)
 	r.k.Answer = &lifecycle.Answer{Result: r.res.Result, Verdict: retry.Classify(r.res.Result), Started: r.res.StartedAt, At: r.Now()}
 	r.entry = domain.Attempt{ID: r.claim.AttemptID, DeliveryID: r.msg.DeliveryID, Kind: domain.AttemptAuto, Series: r.k.Delivery.Series,
-		Number: num, ExpiresAt: r.k.Delivery.ExpiresAt}
-	if num == 0 {
+		Number: e.Number, ExpiresAt: r.k.Delivery.ExpiresAt}
+	if e.Number == 0 {
 		r.entry.Kind = domain.AttemptManual
 	}
 	r.entry = r.res.Entry(r.entry)

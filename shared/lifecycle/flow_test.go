@@ -116,7 +116,7 @@ func walk(runs int) map[lifecycle.Flow]bool {
 					k.Failed = nil
 				}
 			case lifecycle.DoDeadLetter:
-				k.DeadLettered = true
+				k.DeadLetter = lifecycle.DeadLetterResult(1 + pick(3))
 			case lifecycle.DoRestart:
 				k.Restarted = true
 			case lifecycle.DoPutBack:

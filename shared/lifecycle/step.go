@@ -37,7 +37,7 @@ const (
 	DoRecord               // write the attempt and Effect.Outcome (Known.Recorded)
 	DoReread               // read the delivery again after a failed record (Known.Reread)
 	DoFail                 // fail the delivery without an attempt, Effect.Reason (Known.Failed)
-	DoDeadLetter           // send the DLQ message of Effect.Delivery; Effect.Held: this process wrote the failure (Known.DeadLettered)
+	DoDeadLetter           // send the DLQ message of Effect.Delivery; Effect.Held: this process wrote the failure (Known.DeadLetter)
 	DoRestart              // a redriven DLQ message: give its delivery a new series (Known.Restarted)
 	DoPutBack              // make the message come back at Effect.Until (Known.PutBack)
 	DoQuarantine           // the message to the DLQ as it is, for a human (Known.Quarantined)
@@ -67,7 +67,7 @@ type Policy struct {
 	MaxInFlight    int           // per endpoint; 0: no cap
 	DisableAfter   time.Duration // disable an endpoint failing for this long; 0: never
 	SweepGrace     time.Duration // deferrals past half of it move the due time, so the sweeper leaves them alone
-	ParkAfter      time.Duration // a longer wait is parked in the table; at most the queue's 15-minute delay
+	ParkAfter      time.Duration // a longer wait is parked in the table; 0 or past MaxQueueDelay: MaxQueueDelay
 	BreakerOff     bool
 	LeaseFor       time.Duration // how long a claim holds an attempt
 	AttemptTimeout time.Duration // one attempt's HTTP timeout (DELIVERY_TIMEOUT)
@@ -77,6 +77,8 @@ type Policy struct {
 
 // Tunables of the step, with their reasons.
 const (
+	// SQS's longest delay: a wait up to it is a delayed copy of the message.
+	MaxQueueDelay = 15 * time.Minute
 	// A rate slot this close is waited for in the worker instead of going
 	// back to the queue (a second receive costs more).
 	MaxWaitInWorker = time.Second
@@ -153,6 +155,17 @@ const (
 	PutBackOutlives                 // the wait would end past the item's expiry
 )
 
+// DeadLetterResult is what sending a DLQ message came to.
+type DeadLetterResult int
+
+// The dead-letter results.
+const (
+	DeadLetterNone      DeadLetterResult = iota
+	DeadLetterSent                       // sent, and the delivery marked
+	DeadLetterUnmarked                   // sent, but the mark failed: the sweeper may send it again
+	DeadLetterElsewhere                  // someone else sends it, or it was sent
+)
+
 // Known is everything known about one message so far.
 type Known struct {
 	Msg  Message
@@ -186,7 +199,7 @@ type Known struct {
 	Reread                RecordResult
 	Failed                *domain.Delivery
 	FailLost              bool
-	DeadLettered          bool
+	DeadLetter            DeadLetterResult
 	Restarted             bool
 	PutBack               PutBackResult
 	Quarantined           bool
@@ -225,8 +238,10 @@ type Effect struct {
 
 	// What the executor says about it.
 	Why    string
-	Level  slog.Level // of Why; 0 (info) when Why is empty
-	Metric string     // counted once (obs.Metric*)
+	Level  slog.Level    // of Why; 0 (info) when Why is empty
+	Metric string        // counted once (obs.Metric*)
+	Took   time.Duration // with MetricDelivered: from the delivery's creation to its 2xx (obs.MetricTimeToDeliver)
+	Number int           // DoSend: the attempt's number in its series, 0 for a manual one
 }
 
 // Step is the next effect for a message, from what is known of it.
@@ -237,7 +252,11 @@ func Step(k Known, p Policy) Effect {
 	switch {
 	case k.Quarantined:
 		return Effect{Do: DoFinish}
-	case k.DeadLettered:
+	case k.DeadLetter == DeadLetterSent:
+		return Effect{Do: DoFinish, Metric: obs.MetricDeadLettered}
+	case k.DeadLetter == DeadLetterUnmarked:
+		return Effect{Do: DoFinish, Metric: obs.MetricDeadLettered, Why: "DLQ message sent but not marked; it may be sent again", Level: slog.LevelError}
+	case k.DeadLetter == DeadLetterElsewhere:
 		return Effect{Do: DoFinish}
 	case k.Failed != nil:
 		return Effect{Do: DoDeadLetter, Delivery: *k.Failed, Held: true, Why: "delivery failed for good", Level: slog.LevelWarn}
@@ -256,7 +275,12 @@ func Step(k Known, p Policy) Effect {
 		if sendAt := sendAt(k, p); k.Now.Before(sendAt) && k.Slept.Before(sendAt) {
 			return Effect{Do: DoSleep, Until: sendAt}
 		}
-		return Effect{Do: DoSend}
+		// The attempt's number in its series (the receiver's header); a
+		// manual attempt is not one of the series': 0.
+		if k.Msg.Kind == KindResend {
+			return Effect{Do: DoSend}
+		}
+		return Effect{Do: DoSend, Number: k.Claimed.Attempts}
 	case k.Claim != ClaimNone:
 		return afterClaim(k, p)
 	}
@@ -407,7 +431,8 @@ func afterSend(k Known, p Policy) Effect {
 	o := rec.Outcome
 	switch o.Status {
 	case domain.StatusDelivered:
-		return Effect{Do: DoFinish, Why: "delivered", Level: slog.LevelInfo, Metric: obs.MetricDelivered}
+		return Effect{Do: DoFinish, Why: "delivered", Level: slog.LevelInfo, Metric: obs.MetricDelivered,
+			Took: k.Answer.At.Sub(time.UnixMilli(k.Delivery.CreatedAt))}
 	case domain.StatusPending:
 		return putBack(k, p, time.UnixMilli(o.NextAttemptAt), Effect{Why: "attempt failed; retry scheduled", Level: slog.LevelInfo, Metric: obs.MetricAttemptsFailed})
 	}
@@ -514,6 +539,9 @@ func putBack(k Known, p Policy, until time.Time, e Effect) Effect {
 	e.Until = until
 	wait := until.Sub(k.Now)
 	maxDelay := p.ParkAfter
+	if maxDelay <= 0 || maxDelay > MaxQueueDelay {
+		maxDelay = MaxQueueDelay
+	}
 	e.Park = HowToWait(wait, maxDelay, k.Msg.Kind == KindResend) == WaitParked
 	e.Delay = min(wait, maxDelay)
 	if !e.MoveDue.IsZero() && (p.SweepGrace <= 0 || k.Delivery == nil || e.MoveDue.Sub(time.UnixMilli(k.Delivery.DueAt)) <= p.SweepGrace/2) {

@@ -235,12 +235,19 @@ func TestStep(t *testing.T) {
 			k.Rate = slot(40 * time.Millisecond)
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(40 * time.Millisecond)}},
-		{"claimed at the slot: send", claimed, nil, lifecycle.Effect{Do: lifecycle.DoSend}},
+		{"claimed at the slot: send, numbered in its series", claimed, nil, lifecycle.Effect{Do: lifecycle.DoSend, Number: 1}},
+		{"a DLQ message sent and marked: finish, counted", func() lifecycle.Known { k := known(); k.DeadLetter = lifecycle.DeadLetterSent; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricDeadLettered}},
+		{"a DLQ message sent, its mark failed: finish, counted, said as an error", func() lifecycle.Known {
+			k := known()
+			k.DeadLetter = lifecycle.DeadLetterUnmarked
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricDeadLettered, Level: slog.LevelError}},
 		{"a 200: record it delivered", func() lifecycle.Known { return answered(200) }, nil,
 			lifecycle.Effect{Do: lifecycle.DoRecord, Detach: true, Logged: domain.OutcomeDelivered,
 				Outcome: lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}}},
-		{"recorded delivered: finish", func() lifecycle.Known { k := answered(200); k.Recorded = true; return k }, nil,
-			lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricDelivered}},
+		{"recorded delivered: finish, with the time from ingest to the 2xx", func() lifecycle.Known { k := answered(200); k.Recorded = true; return k }, nil,
+			lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricDelivered, Took: time.Minute + 100*time.Millisecond}},
 		{"a 410: the endpoint is disabled with the outcome", func() lifecycle.Known { return answered(410) }, nil,
 			lifecycle.Effect{Do: lifecycle.DoRecord, Outcome: lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected, DisableEndpoint: lifecycle.GoneReason}}},
 		{"a 500 recorded: back at the next attempt's time", func() lifecycle.Known { k := answered(500); k.Recorded = true; return k }, nil,
@@ -439,5 +446,20 @@ func TestAClaimLostToAConflictGivesNothingBack(t *testing.T) {
 	k.Msg.Slot, k.Claim = lifecycle.Slot{At: now}, lifecycle.ClaimConflict
 	if e := lifecycle.Step(k, policy); len(e.Refunds) != 0 || e.Unslot {
 		t.Fatalf("refunds %+v, unslot %v: want the carried slot kept", e.Refunds, e.Unslot)
+	}
+}
+
+// A DLQ message someone else sends (or sent) is not counted here, and a
+// resend's attempt is numbered 0 (it is not one of the series').
+func TestUncountedDeadLetterAndManualNumber(t *testing.T) {
+	k := known()
+	k.DeadLetter = lifecycle.DeadLetterElsewhere
+	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoFinish || e.Metric != "" {
+		t.Errorf("elsewhere: %s counted %q, want a finish counting nothing", e.Do, e.Metric)
+	}
+	k = claimed()
+	k.Msg.Kind = lifecycle.KindResend
+	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoSend || e.Number != 0 {
+		t.Errorf("resend: %s number %d, want a send numbered 0", e.Do, e.Number)
 	}
 }
