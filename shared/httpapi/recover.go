@@ -15,6 +15,25 @@ import (
 // How much one request may do; the caller repeats for the rest.
 const maxRecoverPerCall = 1000
 
+// timeWindow is the {since, until?} of recover and replay (RFC 3339).
+type timeWindow struct {
+	Since *time.Time `json:"since"`
+	Until *time.Time `json:"until"`
+}
+
+// bounds is the window at now: since is required and before until, which
+// is now when not given; otherwise the 422 to answer.
+func (w timeWindow) bounds(now time.Time) (since, until time.Time, r response, failed bool) {
+	until = now
+	if w.Until != nil {
+		until = *w.Until
+	}
+	if w.Since == nil || !w.Since.Before(until) {
+		return since, until, fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until"), true
+	}
+	return *w.Since, until, response{}, false
+}
+
 func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	ep, r, failed := a.loadEndpoint(ctx, req)
 	if failed {
@@ -23,20 +42,14 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	if ep.Disabled {
 		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint (PATCH disabled=false) before recovering its deliveries")
 	}
-	var in struct {
-		Since *time.Time `json:"since"`
-		Until *time.Time `json:"until"`
-	}
+	var in timeWindow
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
 	}
 	now := a.Now()
-	until := now
-	if in.Until != nil {
-		until = *in.Until
-	}
-	if in.Since == nil || !in.Since.Before(until) {
-		return fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until")
+	since, until, r, failed := in.bounds(now)
+	if failed {
+		return r
 	}
 	// Nothing older than the retention or newer than now exists: clamp, so
 	// the year 0347 is the start of the retention (ids do not encode times
@@ -47,7 +60,7 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	if r, limited := limitAnswer(a.KeyLimits.take(ctx, req, 1)); limited {
 		return r
 	}
-	lo := max(in.Since.UnixMilli(), now.Add(-domain.DefaultRetention).UnixMilli())
+	lo := max(since.UnixMilli(), now.Add(-domain.DefaultRetention).UnixMilli())
 	hi := min(until.UnixMilli(), now.UnixMilli())
 	if lo > hi {
 		return ok(http.StatusAccepted, map[string]any{"recovered": 0, "more": false})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/ingest"
@@ -38,27 +37,23 @@ func (a *API) replayEndpoint(ctx context.Context, req *request) response {
 		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint (PATCH disabled=false) before replaying events to it")
 	}
 	var in struct {
-		Since  *time.Time `json:"since"`
-		Until  *time.Time `json:"until"`
-		Cursor *string    `json:"cursor"`
+		timeWindow
+		Cursor *string `json:"cursor"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
 	}
 	now := a.Now()
-	until := now
-	if in.Until != nil {
-		until = *in.Until
-	}
-	if in.Since == nil || !in.Since.Before(until) {
-		return fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until")
+	since, until, r, failed := in.bounds(now)
+	if failed {
+		return r
 	}
 	oldest := now.Add(-domain.DefaultRetention)
-	if in.Since.Before(oldest) {
+	if since.Before(oldest) {
 		return fail(http.StatusUnprocessableEntity, "window_past_retention",
 			"since is before the retention: events are kept 30 days, so since must be at or after "+rfc3339(domain.Millis(oldest)))
 	}
-	w := ingest.ReplayWindow{Since: in.Since.UnixMilli(), Until: min(until.UnixMilli(), now.UnixMilli())}
+	w := ingest.ReplayWindow{Since: since.UnixMilli(), Until: min(until.UnixMilli(), now.UnixMilli())}
 	if in.Cursor != nil {
 		after, valid := decodeCursor(*in.Cursor, "evt")
 		if !valid {
