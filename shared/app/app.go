@@ -184,7 +184,7 @@ func (a *App) Worker() *delivery.Worker {
 		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight,
 			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
-			BreakerOff: !a.Config.Breaker},
+			BreakerOff: !a.Config.Breaker, Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly},
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Events: a.OpEvents,
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -22,6 +20,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents"
+	"github.com/gifq/webhooks/shared/putback"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
@@ -34,13 +33,12 @@ type Store interface {
 	inflight.Claims      // the claims, the endpoint read again
 	deadletter.Store     // the DLQ claim and mark
 	deadletter.Restarter // a redriven delivery
+	putback.Store        // a wait: the due time moved, a delivery parked
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim) error
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
-	PushDue(ctx context.Context, id string, gen int, until int64) error
-	ParkDelivery(ctx context.Context, id string, p store.Park) error
 	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 }
@@ -48,7 +46,7 @@ type Store interface {
 // Queue is what the worker needs of SQS.
 type Queue interface {
 	deadletter.Queue
-	Send(context.Context, queue.Message, time.Duration) error
+	putback.Queue
 	Hide(ctx context.Context, receipt string, d time.Duration) error
 	DeadLetterRaw(ctx context.Context, body, reason string) error
 }
@@ -81,10 +79,6 @@ type Worker struct {
 	local inflight.Local // endpoint slots handed over between this process's claims
 }
 
-// ReasonMismatch is the DLQ reason of a message refused because the ids it
-// carries do not match its delivery's.
-const ReasonMismatch = "message_mismatch"
-
 // maxSteps bounds one message's steps: a step that never ends is a bug, and
 // the message is left to SQS rather than spin.
 const maxSteps = 64
@@ -94,27 +88,7 @@ const maxSteps = 64
 func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	m := w.Metrics.Batch()
 	defer m.Flush()
-	var mu sync.Mutex
-	var resp events.SQSEventResponse
-	var wg sync.WaitGroup
-	for _, rec := range ev.Records {
-		wg.Go(func() {
-			if !w.handleOne(ctx, rec, m) {
-				mu.Lock()
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return resp, nil
-}
-
-// policy is the Worker's, with the limiter's lead (ratelimit.Lead).
-func (w *Worker) policy() lifecycle.Policy {
-	p := w.Policy
-	p.Lead, p.MaxEarly = ratelimit.Lead, ratelimit.MaxEarly
-	return p
+	return queue.EachMessage(ctx, ev, func(ctx context.Context, rec events.SQSMessage) bool { return w.handleOne(ctx, rec, m) }), nil
 }
 
 // run is one message being carried out: what the step knows, and what only
@@ -125,8 +99,7 @@ type run struct {
 	msg   queue.Message
 	k     lifecycle.Known
 	claim store.Claim
-	held  string // the endpoint slot this process holds for the claim (shared/inflight)
-	res   sender.Result
+	held  string         // the endpoint slot this process holds for the claim (shared/inflight)
 	entry domain.Attempt // the attempt log's entry of the attempt made
 	m     *obs.Batch
 	log   *slog.Logger
@@ -138,21 +111,16 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 	msg, err := queue.Decode(rec.Body)
 	if err != nil { // not ours or corrupted: for a human, not the retry loop
 		w.Log.Error("malformed message moved to the DLQ", "message_id", rec.MessageId)
-		return w.Queue.DeadLetterRaw(ctx, rec.Body, "malformed_message") == nil
+		return w.Queue.DeadLetterRaw(ctx, rec.Body, queue.ReasonMalformed) == nil
 	}
 	// Its attempt's log lines, spans and put-backs join its event's trace.
 	ctx = obs.WithTraceHeader(ctx, msg.Trace)
-	received, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
-	r := &run{Worker: w, rec: rec, msg: msg, m: m, log: w.Log.With("delivery_id", msg.DeliveryID,
-		"hops", msg.Hops, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)}
-	r.k = lifecycle.Known{Seed: rand.Uint64(), Msg: lifecycle.Message{Kind: msg.Kind, DeliveryID: msg.DeliveryID, AccountID: msg.AccountID,
-		EndpointID: msg.EndpointID, EventID: msg.EventID, Gen: msg.Gen, SlotFor: msg.SlotFor, Deferred: msg.Deferred, Received: max(received, 1),
-		Slot: lifecycle.Slot{At: millis(msg.SlotAt), Interval: time.Duration(msg.SlotIvl) * time.Millisecond}}}
+	r := &run{Worker: w, rec: rec, msg: msg, m: m, k: lifecycle.Known{Seed: rand.Uint64(), Msg: msg.ForStep(rec)}, log: w.Log.With(
+		"delivery_id", msg.DeliveryID, "hops", msg.Hops, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)}
 	defer r.unhold()
-	p := w.policy()
 	for range maxSteps {
 		r.k.Now = w.Now()
-		e := lifecycle.Step(r.k, p)
+		e := lifecycle.Step(r.k, w.Policy)
 		r.note(ctx, e)
 		switch e.Do {
 		case lifecycle.DoFinish:
@@ -173,7 +141,7 @@ func (r *run) note(ctx context.Context, e lifecycle.Effect) {
 	if e.Why != "" {
 		var attrs []any // one line per attempt carries it; empty ones left out (CloudWatch Logs bills bytes)
 		if a := r.k.Answer; a != nil {
-			attrs = append(attrs, "attempt", r.k.Claimed.Attempts, "status", a.StatusCode, "duration_ms", r.res.Duration.Milliseconds())
+			attrs = append(attrs, "attempt", r.k.Claimed.Attempts, "status", a.StatusCode, "duration_ms", r.entry.DurationMs)
 			if a.ErrorClass != "" {
 				attrs = append(attrs, "error_class", a.ErrorClass)
 			}
@@ -190,7 +158,7 @@ func (r *run) note(ctx context.Context, e lifecycle.Effect) {
 		r.m.Observe(obs.MetricTimeToDeliver, e.Took)
 	}
 	for _, f := range e.Refunds {
-		if err := r.Limiter.Refund(context.WithoutCancel(ctx), r.line(f.Line), ratelimit.Reservation{First: f.Slot.At, Interval: f.Slot.Interval}); err != nil {
+		if err := r.Limiter.Refund(context.WithoutCancel(ctx), f.Line.Key(r.msg.AccountID, r.msg.EndpointID), ratelimit.Reservation{First: f.Slot.At, Interval: f.Slot.Interval}); err != nil {
 			r.log.Warn("could not give an unused rate slot back", "error", err)
 		}
 	}
@@ -214,26 +182,24 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.ProbeTaken, k.ProbeLost = err == nil, errors.Is(err, store.ErrConflict)
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoReserve:
-		res, err := r.Limiter.Reserve(ctx, r.line(e.Line), 1, e.Rate)
-		slot := lifecycle.Slot{At: res.First, Interval: res.Interval}
-		if e.Line == lifecycle.LineAccount {
-			k.Rate = slot
-		} else {
-			k.EndpointRate = slot
-		}
+		res, err := r.Limiter.Reserve(ctx, e.Line.Key(r.msg.AccountID, r.msg.EndpointID), 1, e.Rate)
+		*k.RateOn(e.Line) = lifecycle.Slot{At: res.First, Interval: res.Interval}
 		return err
 	case lifecycle.DoSleep:
 		k.Slept = e.Until
-		return sleepUntil(ctx, e.Until)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(e.Until)):
+		}
 	case lifecycle.DoClaim:
 		c := inflight.Claimer{Local: &r.local, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
-		claim := func() (inflight.Taken, error) { return c.Auto(ctx, *d, k.Endpoint) }
+		t, err := c.Auto(ctx, *d, k.Endpoint)
 		if r.msg.Kind == queue.KindResend {
-			claim = func() (inflight.Taken, error) { return c.Manual(ctx, *d, k.Endpoint, r.msg.AttemptID) }
+			t, err = c.Manual(ctx, *d, k.Endpoint, r.msg.AttemptID)
 		}
-		t, err := claim()
 		r.claim, r.held = t.Claim, t.Slot
-		k.Claim, k.ClaimHeld, k.Claimed, k.LeaseUntil = t.Result, t.Held, t.Claimed, millis(t.Claim.LeaseUntil)
+		k.Claim, k.ClaimHeld, k.Claimed, k.LeaseUntil = t.Result, t.Held, t.Claimed, domain.Time(t.Claim.LeaseUntil)
 		return err
 	case lifecycle.DoYield:
 		k.YieldTries++
@@ -254,16 +220,12 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		}
 		k.Recorded, k.RecordLost = err == nil, errors.Is(err, store.ErrConflict)
 		if k.Recorded {
-			r.tell(ctx, opevents.AfterAttempt(*k.Endpoint, e.Outcome, r.Now())...)
+			r.Events.Publish(ctx, opevents.AfterAttempt(*k.Endpoint, e.Outcome, r.Now())...)
 		}
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoReread:
 		cur, err := r.Store.GetDelivery(ctx, r.msg.DeliveryID)
-		var seen *domain.Delivery
-		if err == nil {
-			seen = &cur
-		}
-		k.Reread, k.RereadAt = lifecycle.CheckRecord(seen, r.claim.ID, r.claim.AttemptID), k.RecordTries
+		k.Reread, k.RereadAt = lifecycle.CheckRecord(cur, err == nil, r.claim.ID, r.claim.AttemptID), k.RecordTries
 		return ignore(err, store.ErrNotFound)
 	case lifecycle.DoFail:
 		failed, err := r.Store.FailWithoutAttempt(ctx, *d, e.Reason, true)
@@ -273,129 +235,47 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.FailLost = errors.Is(err, store.ErrConflict)
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoDeadLetter:
-		err := deadletter.Send(ctx, r.Store, r.Queue, e.Delivery, e.Held)
-		switch {
-		case err == nil:
-			k.DeadLetter = lifecycle.DeadLetterSent
-		case errors.Is(err, deadletter.ErrNotMarked):
-			k.DeadLetter = lifecycle.DeadLetterUnmarked
-		case errors.Is(err, store.ErrConflict):
-			k.DeadLetter = lifecycle.DeadLetterElsewhere
+		var err error
+		if k.DeadLetter, err = deadletter.SendForStep(ctx, r.Store, r.Queue, e.Delivery, e.Held); k.DeadLetter.Sent() {
+			r.Events.Publish(ctx, opevents.DeadLettered(e.Delivery, r.Now()))
 		}
-		if k.DeadLetter == lifecycle.DeadLetterSent || k.DeadLetter == lifecycle.DeadLetterUnmarked {
-			r.tell(ctx, opevents.DeadLettered(e.Delivery, r.Now()))
-		}
-		return ignore(err, deadletter.ErrNotMarked, store.ErrConflict)
+		return err
 	case lifecycle.DoRestart:
-		_, err := deadletter.Restart(ctx, r.Store, r.Queue, r.msg.DeliveryID, r.msg.EndpointID, r.msg.Gen)
-		r.log.Info("a redriven DLQ message restarted its delivery", "error", err) // conflict: no longer failed in that generation
-		k.Restarted = err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, deadletter.ErrNotQueued)
-		return ignore(err, store.ErrConflict, deadletter.ErrNotQueued)
+		err := deadletter.RestartForStep(ctx, r.Store, r.Queue, r.msg.DeliveryID, r.msg.EndpointID, r.msg.Gen)
+		k.Restarted = err == nil
+		return err
 	case lifecycle.DoPutBack:
-		return r.putBack(ctx, e)
+		var err error
+		k.PutBack, err = putback.Do(ctx, r.Store, r.Queue, r.log, r.msg, d, e)
+		return err
 	case lifecycle.DoQuarantine:
-		err := r.Queue.DeadLetterRaw(ctx, r.rec.Body, ReasonMismatch)
+		err := r.Queue.DeadLetterRaw(ctx, r.rec.Body, queue.ReasonMismatch)
 		k.Quarantined = err == nil
 		return err
 	}
 	return nil
 }
 
-// putBack makes the message come back at e.Until without keeping it in
-// flight: a fresh copy sent with e.Delay, or the delivery parked in the
-// table for the scheduler (e.Park). The received copy is then finished; if
-// the process dies first, it comes back and finds the same decision (a
-// second copy of one generation never makes a second attempt: the claim
-// decides).
-func (r *run) putBack(ctx context.Context, e lifecycle.Effect) error {
-	msg := r.msg
-	switch {
-	case e.SetSlot != nil:
-		msg.SlotAt, msg.SlotFor, msg.SlotIvl = domain.Millis(e.SetSlot.At), e.SlotFor, e.SetSlot.Interval.Milliseconds()
-	case e.Unslot:
-		msg.SlotAt, msg.SlotFor, msg.SlotIvl = 0, 0, 0
-	}
-	if !e.NotDeferral {
-		msg.Deferred++
-	}
-	msg.Hops++
-	if d := r.k.Delivery; !e.MoveDue.IsZero() && d != nil {
-		if err := r.Store.PushDue(ctx, d.ID, d.Gen, domain.Millis(e.MoveDue)); err != nil && !errors.Is(err, store.ErrConflict) {
-			r.log.Warn("could not move the due time; the sweeper may re-queue this delivery", "error", err)
-		}
-	}
-	r.k.PutBack = lifecycle.PutBackDone
-	if !e.Park {
-		return r.Queue.Send(ctx, msg, e.Delay)
-	}
-	err := r.Store.ParkDelivery(ctx, msg.DeliveryID, store.Park{Until: domain.Millis(e.Until), Gen: msg.Gen,
-		SlotAt: msg.SlotAt, SlotFor: msg.SlotFor, Deferred: msg.Deferred})
-	switch {
-	case errors.Is(err, store.ErrConflict):
-		r.k.PutBack = lifecycle.PutBackSuperseded
-	case errors.Is(err, store.ErrOutlives):
-		r.k.PutBack = lifecycle.PutBackOutlives
-	}
-	return ignore(err, store.ErrConflict, store.ErrOutlives)
-}
-
 // send makes the claimed attempt; its slot goes to a message here waiting
 // for one (shared/inflight) as soon as the answer is in.
 func (r *run) send(ctx context.Context, e lifecycle.Effect) {
-	r.res = r.Sender.Send(ctx, sender.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), r.AttemptTimeout))
+	res := r.Sender.Send(ctx, sender.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), r.AttemptTimeout))
 	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
 		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
 		r.m.Count(obs.MetricSlotHandoffs, 1)
 	}
 	r.m.Count(obs.MetricAttempts, 1)
-	r.m.Observe(obs.MetricAttemptDuration, r.res.Duration)
-	r.k.Answer = &lifecycle.Answer{Result: r.res.Result, Verdict: retry.Classify(r.res.Result), Started: r.res.StartedAt, At: r.Now()}
-	r.entry = domain.Attempt{ID: r.claim.AttemptID, DeliveryID: r.msg.DeliveryID, Kind: domain.AttemptAuto, Series: r.k.Delivery.Series,
-		Number: e.Number, ExpiresAt: r.k.Delivery.ExpiresAt}
-	if e.Number == 0 {
-		r.entry.Kind = domain.AttemptManual
-	}
-	r.entry = r.res.Entry(r.entry)
+	r.m.Observe(obs.MetricAttemptDuration, res.Duration)
+	r.k.Answer = &lifecycle.Answer{Result: res.Result, Verdict: retry.Classify(res.Result), Started: res.StartedAt, At: r.Now()}
+	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.claim.AttemptID, e.Number))
 }
 
-// tell publishes operational events (best effort: opevents never fails a delivery).
-func (r *run) tell(ctx context.Context, events ...opevents.Event) {
-	if r.Events != nil && len(events) > 0 {
-		r.Events.Publish(ctx, events...)
-	}
-}
-
-func (r *run) key() string { return r.msg.AccountID + "/" + r.msg.EndpointID }
-
-func (r *run) line(l lifecycle.Line) string {
-	if l == lifecycle.LineEndpoint {
-		return r.key()
-	}
-	return r.msg.AccountID
-}
+func (r *run) key() string { return lifecycle.LineEndpoint.Key(r.msg.AccountID, r.msg.EndpointID) }
 
 func (r *run) unhold() {
 	if r.held != "" {
 		r.local.Release(r.key(), r.held)
 	}
-}
-
-func sleepUntil(ctx context.Context, t time.Time) error {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
-}
-
-func millis(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
 }
 
 // ignore is err, unless it is one of the results the step reads from Known.

@@ -21,6 +21,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
@@ -400,7 +401,8 @@ func newRig(t *testing.T, code int) *rig {
 	r.d = domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: ep.AccountID, Status: domain.StatusPending, Gen: 1, Series: 1,
 		NextAttemptAt: domain.Millis(start), CreatedAt: domain.Millis(start), ExpiresAt: ev.ExpiresAt}
 	r.st.endpoints[ep.AccountID+"/"+ep.ID], r.st.events[ev.ID], r.st.deliveries[r.d.ID] = ep, ev, r.d
-	r.w = &Worker{Store: r.st, Queue: r.q, Limiter: r.lim, Sender: r.recv, Policy: lifecycle.Policy{Schedule: retry.Default(), LeaseFor: 25 * time.Second},
+	r.w = &Worker{Store: r.st, Queue: r.q, Limiter: r.lim, Sender: r.recv, Policy: lifecycle.Policy{Schedule: retry.Default(), LeaseFor: 25 * time.Second,
+		Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly}, Events: opevents.Nop{},
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "test", "test"), Now: now}
 	return r
 }
@@ -484,7 +486,7 @@ func TestMessageNamingAnotherAccountsEventIsQuarantined(t *testing.T) {
 		if len(r.recv.got) != 0 {
 			t.Fatalf("%s: sent %d POSTs, first to %s", name, len(r.recv.got), r.recv.got[0].URL)
 		}
-		if len(r.q.raw) != 1 || len(r.q.raw[0]) < len(ReasonMismatch) || r.q.raw[0][:len(ReasonMismatch)] != ReasonMismatch {
+		if len(r.q.raw) != 1 || len(r.q.raw[0]) < len(queue.ReasonMismatch) || r.q.raw[0][:len(queue.ReasonMismatch)] != queue.ReasonMismatch {
 			t.Fatalf("%s: not kept for a human: %q", name, r.q.raw)
 		}
 	}

@@ -360,6 +360,24 @@ type Attempt struct {
 // Millis is t in unix milliseconds, the unit every stored time uses.
 func Millis(t time.Time) int64 { return t.UnixMilli() }
 
+// Time is the time of unix milliseconds ms; 0 (not set) is the zero time.
+func Time(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// AttemptEntry is the attempt log's entry for d's attempt number n (0: a
+// manual attempt), before its result is filled in.
+func (d Delivery) AttemptEntry(id string, n int) Attempt {
+	kind := AttemptAuto
+	if n == 0 {
+		kind = AttemptManual
+	}
+	return Attempt{ID: id, DeliveryID: d.ID, Kind: kind, Series: d.Series, Number: n, ExpiresAt: d.ExpiresAt}
+}
+
 // Expired reports whether an item with DynamoDB TTL ttl (unix seconds) is past
 // it at now. DynamoDB deletes expired items late (up to days), so reads treat
 // them as gone themselves.

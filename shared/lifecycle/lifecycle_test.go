@@ -268,20 +268,20 @@ func TestDecideSweep(t *testing.T) {
 func TestCheckRecord(t *testing.T) {
 	d, _, _ := pending()
 	d.Claim = "clm_1"
-	if got := lifecycle.CheckRecord(&d, "clm_1", "att_1"); got != lifecycle.RecordRetry {
+	if got := lifecycle.CheckRecord(d, true, "clm_1", "att_1"); got != lifecycle.RecordRetry {
 		t.Errorf("claim still ours, write not applied: %v", got)
 	}
 	applied := d
 	applied.Claim, applied.LastAttemptID = "", "att_1"
-	if got := lifecycle.CheckRecord(&applied, "clm_1", "att_1"); got != lifecycle.RecordDone {
+	if got := lifecycle.CheckRecord(applied, true, "clm_1", "att_1"); got != lifecycle.RecordDone {
 		t.Errorf("write applied despite the error: %v", got)
 	}
 	taken := d
 	taken.Claim = "clm_2"
-	if got := lifecycle.CheckRecord(&taken, "clm_1", "att_1"); got != lifecycle.RecordLost {
+	if got := lifecycle.CheckRecord(taken, true, "clm_1", "att_1"); got != lifecycle.RecordLost {
 		t.Errorf("claim taken over: %v", got)
 	}
-	if got := lifecycle.CheckRecord(nil, "clm_1", "att_1"); got != lifecycle.RecordLost {
+	if got := lifecycle.CheckRecord(domain.Delivery{}, false, "clm_1", "att_1"); got != lifecycle.RecordLost {
 		t.Errorf("delivery gone: %v", got)
 	}
 }

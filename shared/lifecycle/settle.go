@@ -124,13 +124,14 @@ const (
 	RecordLost                      // not applied, and the claim is gone (lease ran out, a new owner)
 )
 
-// CheckRecord decides from the delivery as read now (nil: gone) whether the
-// outcome write of attempt attemptID under claim claimID was applied.
-func CheckRecord(d *domain.Delivery, claimID, attemptID string) RecordResult {
+// CheckRecord decides from the delivery as read now (found false: gone)
+// whether the outcome write of attempt attemptID under claim claimID was
+// applied.
+func CheckRecord(d domain.Delivery, found bool, claimID, attemptID string) RecordResult {
 	switch {
-	case d != nil && d.LastAttemptID == attemptID:
+	case found && d.LastAttemptID == attemptID:
 		return RecordDone
-	case d != nil && d.Claim == claimID:
+	case found && d.Claim == claimID:
 		return RecordRetry
 	}
 	return RecordLost

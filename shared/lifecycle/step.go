@@ -131,6 +131,22 @@ const (
 	LineEndpoint             // the endpoint's own rate, when it has one
 )
 
+// Key is the line's key in the limiter: the account, or account/endpoint.
+func (l Line) Key(accountID, endpointID string) string {
+	if l == LineEndpoint {
+		return accountID + "/" + endpointID
+	}
+	return accountID
+}
+
+// RateOn is the slot booked on line l for this message.
+func (k *Known) RateOn(l Line) *Slot {
+	if l == LineEndpoint {
+		return &k.EndpointRate
+	}
+	return &k.Rate
+}
+
 // ClaimResult is what a claim came to.
 type ClaimResult int
 
@@ -165,6 +181,9 @@ const (
 	DeadLetterUnmarked                   // sent, but the mark failed: the sweeper may send it again
 	DeadLetterElsewhere                  // someone else sends it, or it was sent
 )
+
+// Sent reports whether the DLQ message went out from here (marked or not).
+func (r DeadLetterResult) Sent() bool { return r == DeadLetterSent || r == DeadLetterUnmarked }
 
 // Known is everything known about one message so far.
 type Known struct {
@@ -266,7 +285,7 @@ func Step(k Known, p Policy) Effect {
 		return putBack(k, p, k.Now.Add(time.Second), Effect{})
 	case k.Msg.Kind == KindDeadLetter:
 		if k.Restarted {
-			return Effect{Do: DoFinish}
+			return Effect{Do: DoFinish, Why: "a redriven DLQ message restarted its delivery", Level: slog.LevelInfo}
 		}
 		return Effect{Do: DoRestart}
 	case k.Answer != nil:

@@ -1,0 +1,64 @@
+package queue
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
+)
+
+// DLQ reasons of messages the worker cannot work on.
+const (
+	ReasonMalformed = "malformed_message" // not a message of ours, or corrupted
+	ReasonMismatch  = "message_mismatch"  // the ids it carries are not its delivery's
+)
+
+// ForStep is what lifecycle.Step knows of the message, as rec handed it over.
+func (m Message) ForStep(rec events.SQSMessage) lifecycle.Message {
+	received, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+	return lifecycle.Message{Kind: m.Kind, DeliveryID: m.DeliveryID, AccountID: m.AccountID, EndpointID: m.EndpointID,
+		EventID: m.EventID, Gen: m.Gen, SlotFor: m.SlotFor, Deferred: m.Deferred, Received: max(received, 1),
+		Slot: lifecycle.Slot{At: domain.Time(m.SlotAt), Interval: time.Duration(m.SlotIvl) * time.Millisecond}}
+}
+
+// PutBack is the message sent again (or parked) for the put-back e: with
+// the slot it carries from now on, one more hop, and one more deferral
+// unless it is a retry.
+func (m Message) PutBack(e lifecycle.Effect) Message {
+	switch {
+	case e.SetSlot != nil:
+		m.SlotAt, m.SlotFor, m.SlotIvl = domain.Millis(e.SetSlot.At), e.SlotFor, e.SetSlot.Interval.Milliseconds()
+	case e.Unslot:
+		m.SlotAt, m.SlotFor, m.SlotIvl = 0, 0, 0
+	}
+	if !e.NotDeferral {
+		m.Deferred++
+	}
+	m.Hops++
+	return m
+}
+
+// EachMessage runs handle on every message of the batch at once and reports
+// the ones it did not finish as batch item failures, for SQS to hand over
+// again.
+func EachMessage(ctx context.Context, ev events.SQSEvent, handle func(context.Context, events.SQSMessage) bool) events.SQSEventResponse {
+	var mu sync.Mutex
+	var resp events.SQSEventResponse
+	var wg sync.WaitGroup
+	for _, rec := range ev.Records {
+		wg.Go(func() {
+			if !handle(ctx, rec) {
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return resp
+}
