@@ -71,6 +71,8 @@ type opts struct {
 	logs        io.Writer             // also receives the app's log lines
 	kms         bool                  // seal secrets under a key of the KMS emulator, as deployed (docs/signing.md)
 	awsDest     *aws.Config           // deliver to AWS destinations through this config (LocalStack)
+	pollers     int                   // the delivery queue's concurrent invocations (runner.Options.Pollers)
+	slowPollers int                   // the slow lane's
 }
 
 // harness is one test's system.
@@ -96,7 +98,7 @@ func start(t *testing.T, o opts) *harness {
 	}
 	env := testenv.New(t)
 	env2 := map[string]string{
-		"TABLE_NAME": env.Table, "QUEUE_URL": env.Queues.Delivery, "DLQ_URL": env.Queues.DLQ,
+		"TABLE_NAME": env.Table, "QUEUE_URL": env.Queues.Delivery, "SLOW_QUEUE_URL": env.Queues.Slow, "DLQ_URL": env.Queues.DLQ,
 		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off", "LOG_LEVEL": "warn",
 		"RETRY_SCHEDULE": "1s,1s,1s,1s,1s,1s,1s", "SWEEP_GRACE": "2s", "DELIVERY_TIMEOUT": "10s",
 	}
@@ -140,7 +142,7 @@ func start(t *testing.T, o opts) *harness {
 	if o.awsDest != nil {
 		a.UseAWSDestinations(*o.awsDest)
 	}
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery})
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers})
 	if err != nil {
 		t.Fatal(err)
 	}

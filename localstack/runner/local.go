@@ -15,9 +15,13 @@ import (
 
 // Options shape a local run.
 type Options struct {
-	APIAddr    string        // where the API listens; "127.0.0.1:0" picks a port
-	Pollers    int           // concurrent deliver invocations, like the mapping's maximum concurrency (default 32)
-	SweepEvery time.Duration // the sweeper's timer; 0 turns it off
+	APIAddr string // where the API listens; "127.0.0.1:0" picks a port
+	Pollers int    // concurrent deliver invocations, like the mapping's maximum concurrency (default 32)
+	// SlowPollers are the slow lane's (lifecycle.Lane), when the app has
+	// one: its own mapping's maximum concurrency (default a quarter of
+	// Pollers, at least 1).
+	SlowPollers int
+	SweepEvery  time.Duration // the sweeper's timer; 0 turns it off
 	// ScheduleEvery is the scheduler's timer (the sweeper function invoked
 	// with {"mode":"schedule"}, as the stack's 1-minute rule does): 0 is
 	// the stack's minute, < 0 turns it off.
@@ -55,13 +59,22 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 			a.Log.Error("api server stopped", "error", err)
 		}
 	}()
-	poller := &Poller{
-		SQS: a.SQS, QueueURL: a.Config.QueueURL, QueueARN: arnOf(a.Config.QueueURL),
-		Handler: Concurrent(a.Worker().Handle), Concurrency: o.Pollers, BatchSize: 10,
-		Timeout: schema.FunctionTimeout, Log: a.Log,
+	// One worker for both lanes, as one deliver function has two mappings:
+	// its in-process slot handoff (shared/inflight) spans them.
+	worker := Concurrent(a.Worker().Handle)
+	lanes := map[string]int{a.Config.QueueURL: o.Pollers}
+	if a.Config.SlowQueueURL != "" {
+		if o.SlowPollers <= 0 {
+			o.SlowPollers = max(o.Pollers/4, 1)
+		}
+		lanes[a.Config.SlowQueueURL] = o.SlowPollers
 	}
-	l.wg.Add(1)
-	go func() { defer l.wg.Done(); poller.Run(ctx) }()
+	for url, n := range lanes {
+		poller := &Poller{SQS: a.SQS, QueueURL: url, QueueARN: arnOf(url), Handler: worker, Concurrency: n, BatchSize: 10,
+			Timeout: schema.FunctionTimeout, Log: a.Log}
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); poller.Run(ctx) }()
+	}
 	if o.SweepEvery > 0 {
 		l.wg.Add(1)
 		// The same scheduled event EventBridge sends (events/sweeper.json).

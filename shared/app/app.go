@@ -76,10 +76,14 @@ func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function st
 func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slog.Logger) *App {
 	st := store.New(db, cfg.TableName)
 	web := sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout})
+	qu := queue.New(q, cfg.QueueURL, cfg.DLQURL)
+	if cfg.SlowQueueURL != "" {
+		qu.WithSlowLane(cfg.SlowQueueURL)
+	}
 	return &App{
 		Config:       cfg,
 		Store:        st,
-		Queue:        queue.New(q, cfg.QueueURL, cfg.DLQURL),
+		Queue:        qu,
 		SQS:          q,
 		Limiter:      ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:       web,
@@ -166,7 +170,7 @@ func (a *App) API() *httpapi.API {
 	return &httpapi.API{
 		Store: a.Store,
 		Ingest: &ingest.Service{Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, DefaultRate: a.Config.RatePerSecond,
-			Log: a.Log, Metrics: a.Metrics, Now: a.Now},
+			Lanes: a.Config.SlowQueueURL != "", Log: a.Log, Metrics: a.Metrics, Now: a.Now},
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
 		Portal:       httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
@@ -184,7 +188,7 @@ func (a *App) Worker() *delivery.Worker {
 		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight,
 			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
-			BreakerOff: !a.Config.Breaker, Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly},
+			BreakerOff: !a.Config.Breaker, Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly, Lanes: a.Config.SlowQueueURL != ""},
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Events: a.OpEvents,
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}

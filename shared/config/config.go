@@ -24,6 +24,7 @@ type Config struct {
 	Stage                 string         // STAGE: dev, prod...
 	TableName             string         // TABLE_NAME
 	QueueURL              string         // QUEUE_URL: the delivery queue
+	SlowQueueURL          string         // SLOW_QUEUE_URL: the delivery queue's slow lane, for failing endpoints (lifecycle.Lane); none: one lane
 	DLQURL                string         // DLQ_URL
 	KMSKeyID              string         // KMS_KEY_ID: the key that seals signing secrets and keys (package envelope); required by api and deliver
 	Retry                 retry.Schedule // RETRY_SCHEDULE: "1s,16s,..." (default n^4 s, 8 attempts)
@@ -118,6 +119,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	str("STAGE", &c.Stage)
 	str("TABLE_NAME", &c.TableName)
 	str("QUEUE_URL", &c.QueueURL)
+	str("SLOW_QUEUE_URL", &c.SlowQueueURL)
 	str("DLQ_URL", &c.DLQURL)
 	str("KMS_KEY_ID", &c.KMSKeyID)
 	str("OPS_EVENT_BUS", &c.OpsEventBus)

@@ -47,7 +47,7 @@ type Store interface {
 type Queue interface {
 	deadletter.Queue
 	putback.Queue
-	Hide(ctx context.Context, receipt string, d time.Duration) error
+	Hide(ctx context.Context, sourceARN, receipt string, d time.Duration) error
 	DeadLetterRaw(ctx context.Context, body, reason string) error
 }
 
@@ -126,13 +126,13 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		case lifecycle.DoFinish:
 			return true
 		case lifecycle.DoRetry:
-			_ = w.Queue.Hide(ctx, rec.ReceiptHandle, e.Delay)
+			_ = w.Queue.Hide(ctx, rec.EventSourceARN, rec.ReceiptHandle, e.Delay)
 			return false
 		}
 		r.k.Err, r.k.ErrOn = r.do(ctx, e), e.Do
 	}
 	r.log.Error("the step did not end; SQS will redeliver the message", "message_id", rec.MessageId)
-	_ = w.Queue.Hide(ctx, rec.ReceiptHandle, lifecycle.SystemErrorBackoff)
+	_ = w.Queue.Hide(ctx, rec.EventSourceARN, rec.ReceiptHandle, lifecycle.SystemErrorBackoff)
 	return false
 }
 

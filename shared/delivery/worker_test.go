@@ -306,7 +306,7 @@ func (q *memQueue) Send(_ context.Context, m queue.Message, d time.Duration) err
 	q.delays = append(q.delays, d)
 	return nil
 }
-func (q *memQueue) Hide(_ context.Context, _ string, d time.Duration) error {
+func (q *memQueue) Hide(_ context.Context, _, _ string, d time.Duration) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.hides = append(q.hides, d)

@@ -82,7 +82,7 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 		}
 	}
 	s.writeAll(ctx, events, out)
-	s.enqueueStored(ctx, events, out, ivl, now)
+	s.enqueueStored(ctx, endpoints, events, out, ivl, now)
 	return out, nil
 }
 
@@ -157,7 +157,7 @@ func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {
 
 // enqueueStored queues the deliveries of the events just written (not of
 // replays, whose deliveries are already on their way), in one SendAll.
-func (s *Service) enqueueStored(ctx context.Context, events []store.NewEvent, out []ItemResult, ivl time.Duration, now time.Time) {
+func (s *Service) enqueueStored(ctx context.Context, eps []domain.Endpoint, events []store.NewEvent, out []ItemResult, ivl time.Duration, now time.Time) {
 	var deliveries []domain.Delivery
 	var slots []time.Time
 	for i, ev := range events {
@@ -173,5 +173,5 @@ func (s *Service) enqueueStored(ctx context.Context, events []store.NewEvent, ou
 			slots = append(slots, slot)
 		}
 	}
-	s.enqueue(ctx, deliveries, slots, ivl, now)
+	s.enqueue(ctx, eps, deliveries, slots, ivl, now)
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
@@ -49,6 +50,7 @@ type Service struct {
 	Queue       Queue
 	Limiter     Limiter
 	DefaultRate float64 // deliveries per second per account unless the account says otherwise
+	Lanes       bool    // a slow lane is deployed: a failing endpoint's deliveries start on it (lifecycle.Lane)
 	Log         *slog.Logger
 	Metrics     *obs.Metrics
 	Now         func() time.Time
@@ -170,7 +172,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	if err != nil {
 		return Result{}, err
 	}
-	s.enqueue(ctx, ne.Deliveries, slots, ivl, now)
+	s.enqueue(ctx, endpoints, ne.Deliveries, slots, ivl, now)
 	// The API's request line names the event (httpapi): one info line per
 	// accepted event is enough, so this one is for debugging.
 	s.accepted(ctx, ne, slog.LevelDebug)
@@ -271,18 +273,26 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 	return slots, res.Interval
 }
 
-// enqueue sends one message per delivery, delayed to (just before) its slot.
+// enqueue sends one message per delivery to one of eps, delayed to (just
+// before) its slot, on its endpoint's lane.
 // A failed send loses nothing: the delivery is in the table and the sweeper
 // finds it. The deliveries are stored, so a producer that hangs up now
 // (its request's context ended) does not stop the send: the sweeper would
 // find them only minutes later.
-func (s *Service) enqueue(ctx context.Context, deliveries []domain.Delivery, slots []time.Time, ivl time.Duration, now time.Time) {
+func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries []domain.Delivery, slots []time.Time, ivl time.Duration, now time.Time) {
 	if len(deliveries) == 0 {
 		return
+	}
+	slow := map[string]bool{}
+	for _, ep := range eps {
+		slow[ep.ID] = s.Lanes && lifecycle.LaneOf(ep, now) == lifecycle.LaneSlow
 	}
 	out := make([]queue.Outgoing, len(deliveries))
 	for i, d := range deliveries {
 		m := queue.For(d)
+		if slow[d.EndpointID] {
+			m.Lane = queue.LaneSlow
+		}
 		var delay time.Duration
 		if !slots[i].IsZero() {
 			m.SlotAt, m.SlotIvl = domain.Millis(slots[i]), ivl.Milliseconds()

@@ -104,11 +104,11 @@ func (s *Service) ReplayMissing(ctx context.Context, accountID, endpointID strin
 		default:
 			// What was written is queued; the caller retries the rest
 			// from the same cursor (it sends nothing twice).
-			s.enqueue(ctx, made, madeSlots, ivl, now)
+			s.enqueue(ctx, []domain.Endpoint{*ep}, made, madeSlots, ivl, now)
 			return ReplayResult{}, err
 		}
 	}
-	s.enqueue(ctx, made, madeSlots, ivl, now)
+	s.enqueue(ctx, []domain.Endpoint{*ep}, made, madeSlots, ivl, now)
 	res.Replayed = len(made)
 	m := s.Metrics.Batch()
 	m.Count(obs.MetricDeliveriesCreated, float64(len(made)))

@@ -26,7 +26,7 @@ var StepFlow = []Flow{
 	{DoLoad, DoFinish, "gone, superseded or done"},
 	{DoLoad, DoDeadLetter, "failed, its DLQ message never sent"},
 	{DoLoad, DoFail, "exhausted, endpoint gone or disabled, event expired, breaker past the deadline"},
-	{DoLoad, DoPutBack, "not due, leased, paused, breaker open, cap full"},
+	{DoLoad, DoPutBack, "not due, leased, paused, breaker open, cap full, failing: to the slow lane"},
 	{DoLoad, DoProbe, "breaker half-open"},
 	{DoLoad, DoReserve, "due, no usable slot"},
 	{DoLoad, DoClaim, "due, its slot now"},

@@ -40,7 +40,11 @@ func walk(runs int) map[lifecycle.Flow]bool {
 			full.Delivery.Status = domain.StatusDelivered
 		case 7:
 			full.Delivery.AccountID = "acct_other" // the message lies about its delivery
+		case 8:
+			full.Endpoint.FailingSince = ms(-time.Minute) // on the slow lane
 		}
+		pol := policy
+		pol.Lanes = pick(2) == 0
 		k := lifecycle.Known{Msg: full.Msg, Now: now, Seed: rnd.Uint64()}
 		switch pick(6) {
 		case 0:
@@ -51,11 +55,13 @@ func walk(runs int) map[lifecycle.Flow]bool {
 			k.Msg.Slot = lifecycle.Slot{At: now.Add(time.Minute)}
 		case 3:
 			k.Msg.Slot = lifecycle.Slot{At: now} // booked by ingest for the first attempt
+		case 4:
+			k.Msg.Lane = lifecycle.LaneSlow
 		}
 		prev := lifecycle.Arrived
 		for range 40 {
 			k.Now = now.Add(time.Duration(pick(3)) * time.Millisecond)
-			e := lifecycle.Step(k, policy)
+			e := lifecycle.Step(k, pol)
 			seen[lifecycle.Flow{From: prev, To: e.Do}] = true
 			if e.Do == lifecycle.DoFinish || e.Do == lifecycle.DoRetry {
 				break

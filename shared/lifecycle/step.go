@@ -73,6 +73,7 @@ type Policy struct {
 	AttemptTimeout time.Duration // one attempt's HTTP timeout (DELIVERY_TIMEOUT)
 	Lead           time.Duration // slots are booked this far ahead of the queue's whole-second delays (ratelimit.Lead)
 	MaxEarly       time.Duration // a message this early for its slot waits for it in the worker (ratelimit.MaxEarly)
+	Lanes          bool          // a slow lane is deployed: failing endpoints' messages travel on it (lane.go)
 }
 
 // Tunables of the step, with their reasons.
@@ -113,6 +114,7 @@ type Message struct {
 	SlotFor                                    int  // the attempt number the slot was booked for
 	Deferred                                   int  // times it was put back
 	Received                                   int  // SQS's ApproximateReceiveCount of this copy
+	Lane                                       Lane // the queue it came from
 }
 
 // Slot is a booked rate slot: its time, and the line's interval (what a
@@ -245,6 +247,7 @@ type Effect struct {
 	Unslot      bool // its slot was given back: it goes back without one
 	NotDeferral bool // a far slot is not a deferral (Message.Deferred counts put-backs)
 	MoveDue     time.Time
+	Lane        Lane // the queue it goes back to
 	// Refunds are given back before the effect (best effort: a failed refund costs only rate).
 	Refunds []Refund
 
@@ -349,6 +352,11 @@ func beforeClaim(k Known, p Policy) Effect {
 			}
 		}
 		return putBack(k, p, act.Until, e)
+	}
+	if p.Lanes && k.Msg.Lane == LaneFast && LaneOf(*ep, now) == LaneSlow {
+		// At once, carrying what it carries: only the lane changes.
+		return Effect{Do: DoPutBack, Until: now, Lane: LaneSlow, NotDeferral: true, Refunds: booked(k),
+			Metric: obs.MetricSlowLaneMoves, Why: "endpoint failing: its attempt goes on the slow lane", Level: slog.LevelDebug}
 	}
 	if act.Probe && !p.BreakerOff && !k.ProbeTaken {
 		if k.ProbeLost {
@@ -563,6 +571,7 @@ func putBack(k Known, p Policy, until time.Time, e Effect) Effect {
 	}
 	e.Park = HowToWait(wait, maxDelay, k.Msg.Kind == KindResend) == WaitParked
 	e.Delay = min(wait, maxDelay)
+	e.Lane = laneAfter(k, p)
 	if !e.MoveDue.IsZero() && (p.SweepGrace <= 0 || k.Delivery == nil || e.MoveDue.Sub(time.UnixMilli(k.Delivery.DueAt)) <= p.SweepGrace/2) {
 		e.MoveDue = time.Time{}
 	}

@@ -313,6 +313,36 @@ func TestStep(t *testing.T) {
 			k.Failed = &f
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoDeadLetter, Held: true}},
+		{"lanes: a failing endpoint's message moves to the slow lane at once, carrying its slot, before the claim", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.FailingSince, k.Msg.Slot, k.Msg.SlotFor = ms(-time.Minute), slot(0), k.Delivery.Attempts
+			return k
+		}, lanes, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now, Lane: lifecycle.LaneSlow, NotDeferral: true, Metric: obs.MetricSlowLaneMoves}},
+		{"lanes: on the slow lane already, it goes on to its attempt", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.FailingSince, k.Msg.Lane = ms(-time.Minute), lifecycle.LaneSlow
+			return k
+		}, lanes, lifecycle.Effect{Do: lifecycle.DoReserve}},
+		{"lanes: a half-open breaker's probe is taken on the slow lane", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.BreakerOpenUntil, k.Endpoint.BreakerFails = ms(-time.Second), 5
+			return k
+		}, lanes, lifecycle.Effect{Do: lifecycle.DoPutBack, Lane: lifecycle.LaneSlow}},
+		{"lanes off: no move", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.FailingSince = ms(-time.Minute)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve}},
+		{"lanes: a failed attempt's retry goes back on the slow lane", func() lifecycle.Known {
+			k := answered(500)
+			k.Recorded, k.RecordTries = true, 1
+			return k
+		}, lanes, lifecycle.Effect{Do: lifecycle.DoPutBack, Lane: lifecycle.LaneSlow}},
+		{"lanes: an open breaker's wait goes back on the slow lane", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.BreakerOpenUntil = ms(4 * time.Minute)
+			return k
+		}, lanes, lifecycle.Effect{Do: lifecycle.DoPutBack, Lane: lifecycle.LaneSlow}},
 		{"a redriven DLQ message restarts its delivery", func() lifecycle.Known {
 			k := known()
 			k.Msg.Kind, k.Loaded = lifecycle.KindDeadLetter, false
@@ -331,6 +361,45 @@ func TestStep(t *testing.T) {
 			}
 			checkEffect(t, got, c.want)
 		})
+	}
+}
+
+func lanes(p *lifecycle.Policy) { p.Lanes = true }
+
+// A put-back goes on its endpoint's lane as it is now: a message on the
+// slow lane comes back on the fast one once its endpoint is healthy.
+func TestAPutBackGoesOnItsEndpointsLane(t *testing.T) {
+	p := policy
+	lanes(&p)
+	k := known()
+	k.Endpoint.Leases, k.Msg.Lane = fullLeases(5), lifecycle.LaneSlow
+	if e := lifecycle.Step(k, p); e.Do != lifecycle.DoPutBack || e.Lane != lifecycle.LaneFast {
+		t.Fatalf("a healthy endpoint's cap deferral from the slow lane: %v on lane %v, want a put-back on the fast lane", e.Do, e.Lane)
+	}
+	k.Endpoint.FailingSince = ms(-time.Minute)
+	if e := lifecycle.Step(k, p); e.Do != lifecycle.DoPutBack || e.Lane != lifecycle.LaneSlow {
+		t.Fatalf("a failing endpoint's cap deferral: %v on lane %v, want a put-back on the slow lane", e.Do, e.Lane)
+	}
+	if e := lifecycle.Step(k, policy); e.Lane != lifecycle.LaneFast {
+		t.Fatalf("lanes off: lane %v", e.Lane)
+	}
+}
+
+func TestLaneOf(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ep   domain.Endpoint
+		want lifecycle.Lane
+	}{
+		{"healthy", domain.Endpoint{}, lifecycle.LaneFast},
+		{"failing", domain.Endpoint{FailingSince: ms(-time.Second)}, lifecycle.LaneSlow},
+		{"breaker open", domain.Endpoint{BreakerOpenUntil: ms(time.Minute)}, lifecycle.LaneSlow},
+		{"breaker half-open", domain.Endpoint{BreakerOpenUntil: ms(-time.Second)}, lifecycle.LaneSlow},
+		{"paused by a Retry-After, not failing", domain.Endpoint{PausedUntil: ms(time.Minute)}, lifecycle.LaneFast},
+	} {
+		if got := lifecycle.LaneOf(c.ep, now); got != c.want {
+			t.Errorf("%s: lane %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

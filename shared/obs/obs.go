@@ -29,6 +29,7 @@ const (
 	MetricDeadLettered        = "DeadLettered"
 	MetricRateLimitDeferrals  = "RateLimitDeferrals"
 	MetricEndpointDeferrals   = "EndpointDeferrals"
+	MetricSlowLaneMoves       = "SlowLaneMoves"
 	MetricSlotHandoffs        = "EndpointSlotHandoffs" // an endpoint's in-flight slot passed to a waiting message in the same instance
 	MetricAttemptDuration     = "AttemptDuration"      // ms
 	MetricTimeToDeliver       = "TimeToDeliver"        // ms from ingest to the 2xx

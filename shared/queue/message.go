@@ -58,6 +58,9 @@ type Message struct {
 	// Lineage), and the worker's obs.WithTraceHeader(ctx, msg.Trace) puts
 	// an attempt's log lines and spans in the event's trace.
 	Trace string `json:"trace,omitempty"`
+	// Lane is "slow" on the slow lane's queue (lifecycle.Lane): the
+	// messages of an endpoint that is failing.
+	Lane string `json:"lane,omitempty"`
 
 	// Dead letters only.
 	EventType  string            `json:"event_type,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,12 +32,17 @@ const (
 	batchSize     = 10
 )
 
-// Queue sends to the delivery queue and the DLQ.
+// Queue sends to the delivery queue (its fast lane and, when deployed, its
+// slow lane: lifecycle.Lane) and the DLQ.
 type Queue struct {
-	sqs    SQS
-	url    *string
-	dlqURL *string
+	sqs        SQS
+	fast, slow *lane // slow: nil when there is no slow lane
+	dlqURL     *string
+}
 
+// lane is one delivery queue and its group commit.
+type lane struct {
+	url       *string
 	mu        sync.Mutex
 	sending   bool       // a request of Send's and SendAll's is in flight
 	gathering *sendGroup // the messages sent meanwhile, for the next request
@@ -54,7 +60,22 @@ type sendGroup struct {
 
 // New returns a Queue.
 func New(client SQS, url, dlqURL string) *Queue {
-	return &Queue{sqs: client, url: aws.String(url), dlqURL: aws.String(dlqURL)}
+	return &Queue{sqs: client, fast: &lane{url: aws.String(url)}, dlqURL: aws.String(dlqURL)}
+}
+
+// WithSlowLane sends the messages whose Lane is "slow" to the queue at url.
+func (q *Queue) WithSlowLane(url string) *Queue {
+	q.slow = &lane{url: aws.String(url)}
+	return q
+}
+
+// laneOf is the queue m goes to: the slow lane's if it is on it and there
+// is one.
+func (q *Queue) laneOf(m Message) *lane {
+	if m.Lane == LaneSlow && q.slow != nil {
+		return q.slow
+	}
+	return q.fast
 }
 
 // Outgoing is a message to send after a delay.
@@ -67,7 +88,7 @@ type Outgoing struct {
 // received yet (SQS's ApproximateNumberOfMessages): 0 when the consumers
 // keep up. Delayed and in-flight messages are not counted.
 func (q *Queue) Backlog(ctx context.Context) (int, error) {
-	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.url,
+	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.fast.url,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
 	if err != nil {
 		return 0, err
@@ -98,33 +119,45 @@ func (q *Queue) Send(ctx context.Context, m Message, delay time.Duration) error 
 // limit on a request's size.)
 func (q *Queue) SendAll(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
 	msgs = traced(ctx, msgs)
-	for start := 0; start < len(msgs); start += batchSize {
-		end := min(start+batchSize, len(msgs))
-		refused, sendErr := q.sendTen(ctx, msgs[start:end])
-		for _, i := range refused {
-			failed = append(failed, start+i)
-		}
-		if err == nil {
-			err = sendErr
+	byLane := map[*lane][]int{} // each lane's messages, as indexes into msgs
+	for i, m := range msgs {
+		l := q.laneOf(m.Message)
+		byLane[l] = append(byLane[l], i)
+	}
+	for l, idx := range byLane {
+		for start := 0; start < len(idx); start += batchSize {
+			ten := idx[start:min(start+batchSize, len(idx))]
+			some := make([]Outgoing, len(ten))
+			for j, i := range ten {
+				some[j] = msgs[i]
+			}
+			refused, sendErr := l.sendTen(ctx, q.sqs, some)
+			for _, j := range refused {
+				failed = append(failed, ten[j])
+			}
+			if err == nil {
+				err = sendErr
+			}
 		}
 	}
+	slices.Sort(failed)
 	return failed, err
 }
 
 // sendTen sends up to ten messages, in the next request or, when the next
 // has no room left, in one of their own at once.
-func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err error) {
+func (q *lane) sendTen(ctx context.Context, c SQS, msgs []Outgoing) (failed []int, err error) {
 	sender := obs.InvocationTraceHeader(ctx) // its Lineage
 	g, offset, writer := q.join(msgs, sender)
 	if g == nil {
 		g = &sendGroup{entries: entries(msgs, 0, sender)}
-		g.out, g.err = q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
+		g.out, g.err = c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
 	} else if writer {
 		<-g.start // the request in flight before it has ended
 		// The request is the others' too: its maker going away (a producer
 		// that hung up) must not fail their messages, nor its own, whose
 		// deliveries are stored already.
-		g.out, g.err = q.sqs.SendMessageBatch(context.WithoutCancel(ctx), &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
+		g.out, g.err = c.SendMessageBatch(context.WithoutCancel(ctx), &sqs.SendMessageBatchInput{QueueUrl: q.url, Entries: g.entries})
 		close(g.done)
 		q.next()
 	} else {
@@ -138,7 +171,7 @@ func (q *Queue) sendTen(ctx context.Context, msgs []Outgoing) (failed []int, err
 // group whose request can be made at once (none in flight) is the messages
 // alone. With no room left in the gathering group, it returns none: the
 // messages go alone, at once.
-func (q *Queue) join(msgs []Outgoing, sender string) (g *sendGroup, offset int, writer bool) {
+func (q *lane) join(msgs []Outgoing, sender string) (g *sendGroup, offset int, writer bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if g = q.gathering; g == nil {
@@ -158,7 +191,7 @@ func (q *Queue) join(msgs []Outgoing, sender string) (g *sendGroup, offset int, 
 
 // next lets the gathering group make its request, now that the one in
 // flight has ended.
-func (q *Queue) next() {
+func (q *lane) next() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if g := q.gathering; g != nil {
@@ -273,13 +306,18 @@ func (g *sendGroup) failedOf(offset, n int) (failed []int, err error) {
 	return failed, err
 }
 
-// Hide makes a received message invisible for d (rounded up to whole
-// seconds, at most 12 h): with the message reported as a batch failure,
-// this is how a retry waits.
-func (q *Queue) Hide(ctx context.Context, receipt string, d time.Duration) error {
+// Hide makes a message received from the queue sourceARN (the event
+// record's EventSourceARN: a receipt is good only for its own queue)
+// invisible for d (rounded up to whole seconds, at most 12 h): with the
+// message reported as a batch failure, this is how a system error waits.
+func (q *Queue) Hide(ctx context.Context, sourceARN, receipt string, d time.Duration) error {
+	url := q.fast.url
+	if q.slow != nil && sourceARN != "" && strings.HasSuffix(aws.ToString(q.slow.url), "/"+sourceARN[strings.LastIndex(sourceARN, ":")+1:]) {
+		url = q.slow.url
+	}
 	secs := int32(math.Ceil(min(d, MaxVisibility).Seconds()))
 	_, err := q.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: q.url, ReceiptHandle: aws.String(receipt), VisibilityTimeout: max(secs, 0),
+		QueueUrl: url, ReceiptHandle: aws.String(receipt), VisibilityTimeout: max(secs, 0),
 	})
 	return err
 }

@@ -18,9 +18,9 @@ type Admin interface {
 	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
-// URLs are the two queues' addresses.
+// URLs are the queues' addresses.
 type URLs struct {
-	Delivery, DLQ string
+	Delivery, Slow, DLQ string
 }
 
 // DLQAttributes and DeliveryAttributes are schema.Queues as SQS attributes.
@@ -40,8 +40,9 @@ func DeliveryAttributes(dlqARN string) map[string]string {
 
 func secs(f float64) string { return strconv.Itoa(int(f)) }
 
-// CreateQueues creates (or finds) prefix-deliveries and prefix-dlq with the
-// redrive policy between them.
+// CreateQueues creates (or finds) prefix-deliveries, its slow lane
+// prefix-deliveries-slow and prefix-dlq, with the redrive policy from both
+// to the DLQ.
 func CreateQueues(ctx context.Context, c Admin, prefix string) (URLs, error) {
 	dlq, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(prefix + "-" + schema.Queues.DLQTag), Attributes: DLQAttributes()})
 	if err != nil {
@@ -51,12 +52,16 @@ func CreateQueues(ctx context.Context, c Admin, prefix string) (URLs, error) {
 	if err != nil {
 		return URLs{}, err
 	}
-	main, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(prefix + "-" + schema.Queues.DeliveryQueueTag),
-		Attributes: DeliveryAttributes(attrs.Attributes[string(types.QueueAttributeNameQueueArn)]),
-	})
-	if err != nil {
-		return URLs{}, err
+	urls := URLs{DLQ: aws.ToString(dlq.QueueUrl)}
+	for tag, url := range map[string]*string{schema.Queues.DeliveryQueueTag: &urls.Delivery, schema.Queues.SlowQueueTag: &urls.Slow} {
+		q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{
+			QueueName:  aws.String(prefix + "-" + tag),
+			Attributes: DeliveryAttributes(attrs.Attributes[string(types.QueueAttributeNameQueueArn)]),
+		})
+		if err != nil {
+			return URLs{}, err
+		}
+		*url = aws.ToString(q.QueueUrl)
 	}
-	return URLs{Delivery: aws.ToString(main.QueueUrl), DLQ: aws.ToString(dlq.QueueUrl)}, nil
+	return urls, nil
 }

@@ -23,7 +23,26 @@ func (m Message) ForStep(rec events.SQSMessage) lifecycle.Message {
 	received, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
 	return lifecycle.Message{Kind: m.Kind, DeliveryID: m.DeliveryID, AccountID: m.AccountID, EndpointID: m.EndpointID,
 		EventID: m.EventID, Gen: m.Gen, SlotFor: m.SlotFor, Deferred: m.Deferred, Received: max(received, 1),
-		Slot: lifecycle.Slot{At: domain.Time(m.SlotAt), Interval: time.Duration(m.SlotIvl) * time.Millisecond}}
+		Slot: lifecycle.Slot{At: domain.Time(m.SlotAt), Interval: time.Duration(m.SlotIvl) * time.Millisecond}, Lane: LaneOf(m.Lane)}
+}
+
+// LaneSlow is Message.Lane on the slow lane.
+const LaneSlow = "slow"
+
+// LaneOf is the lifecycle.Lane a Message.Lane names.
+func LaneOf(name string) lifecycle.Lane {
+	if name == LaneSlow {
+		return lifecycle.LaneSlow
+	}
+	return lifecycle.LaneFast
+}
+
+// LaneName is Message.Lane for l.
+func LaneName(l lifecycle.Lane) string {
+	if l == lifecycle.LaneSlow {
+		return LaneSlow
+	}
+	return ""
 }
 
 // PutBack is the message sent again (or parked) for the put-back e: with
@@ -40,6 +59,7 @@ func (m Message) PutBack(e lifecycle.Effect) Message {
 		m.Deferred++
 	}
 	m.Hops++
+	m.Lane = LaneName(e.Lane)
 	return m
 }
 

@@ -121,6 +121,7 @@ var Queues = QueueDefs{
 	Retention:        4 * 24 * time.Hour,
 	DLQRetention:     14 * 24 * time.Hour,
 	DeliveryQueueTag: "deliveries",
+	SlowQueueTag:     "deliveries-slow",
 	DLQTag:           "dlq",
 }
 
@@ -135,5 +136,6 @@ type QueueDefs struct {
 	Retention         time.Duration
 	DLQRetention      time.Duration
 	DeliveryQueueTag  string // queue name suffix
+	SlowQueueTag      string // the slow lane's (lifecycle.Lane): the delivery queue's settings and DLQ
 	DLQTag            string
 }
