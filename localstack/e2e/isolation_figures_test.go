@@ -127,7 +127,9 @@ func quietRun(t *testing.T, h *harness, key string, rv *receiver, phase string, 
 		return len(lat)
 	})
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(100 * time.Microsecond) }
+	pct := func(p float64) time.Duration {
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(100 * time.Microsecond)
+	}
 	return latency{pct(0.50), pct(0.99)}
 }
 
