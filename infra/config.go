@@ -53,6 +53,10 @@ type Config struct {
 	// DeliverMaxConcurrency is the SQS event source's maximum concurrency
 	// (context `deliverMaxConcurrency`, 2..1000).
 	DeliverMaxConcurrency int
+	// DeliverSlowMaxConcurrency is the slow lane's event source maximum
+	// concurrency (context `deliverSlowMaxConcurrency`, 2..1000): what the
+	// messages of failing endpoints may hold at most (lifecycle.Lane).
+	DeliverSlowMaxConcurrency int
 	// APIThrottleRate and APIThrottleBurst are the API stage's throttle
 	// (context `apiThrottleRate`, `apiThrottleBurst`).
 	APIThrottleRate  float64
@@ -110,30 +114,31 @@ type Config struct {
 
 // Context keys, as written in cdk.json and on the command line.
 const (
-	CtxStage                    = "stage"
-	CtxRetrySchedule            = "retrySchedule"
-	CtxRateLimitPerSecond       = "rateLimitPerSecond"
-	CtxIngestRatePerSecond      = "ingestRatePerSecond"
-	CtxIngestBurst              = "ingestBurst"
-	CtxEndpointMaxInFlight      = "endpointMaxInFlight"
-	CtxAllowedSchemes           = "allowedSchemes"
-	CtxAllowPrivateEndpoints    = "allowPrivateEndpoints"
-	CtxSweepGrace               = "sweepGrace"
-	CtxLogLevel                 = "logLevel"
-	CtxDeliverMaxConcurrency    = "deliverMaxConcurrency"
-	CtxAPIThrottleRate          = "apiThrottleRate"
-	CtxAPIThrottleBurst         = "apiThrottleBurst"
-	CtxAlarmEmail               = "alarmEmail"
-	CtxDLQGrowthThreshold       = "dlqGrowthThreshold"
-	CtxLambdaArchitecture       = "lambdaArchitecture"
-	CtxAPIGatewayCloudWatchRole = "apiGatewayCloudWatchRole"
-	CtxPortalFrameAncestors     = "portalFrameAncestors"
-	CtxPortalURL                = "portalUrl"
-	CtxWAF                      = "waf"
-	CtxWAFRateLimit             = "wafRateLimit"
-	CtxEgressStaticIPs          = "egressStaticIps"
-	CtxEgressAZs                = "egressAzs"
-	CtxDemoReceiver             = "demoReceiver"
+	CtxStage                     = "stage"
+	CtxRetrySchedule             = "retrySchedule"
+	CtxRateLimitPerSecond        = "rateLimitPerSecond"
+	CtxIngestRatePerSecond       = "ingestRatePerSecond"
+	CtxIngestBurst               = "ingestBurst"
+	CtxEndpointMaxInFlight       = "endpointMaxInFlight"
+	CtxAllowedSchemes            = "allowedSchemes"
+	CtxAllowPrivateEndpoints     = "allowPrivateEndpoints"
+	CtxSweepGrace                = "sweepGrace"
+	CtxLogLevel                  = "logLevel"
+	CtxDeliverMaxConcurrency     = "deliverMaxConcurrency"
+	CtxDeliverSlowMaxConcurrency = "deliverSlowMaxConcurrency"
+	CtxAPIThrottleRate           = "apiThrottleRate"
+	CtxAPIThrottleBurst          = "apiThrottleBurst"
+	CtxAlarmEmail                = "alarmEmail"
+	CtxDLQGrowthThreshold        = "dlqGrowthThreshold"
+	CtxLambdaArchitecture        = "lambdaArchitecture"
+	CtxAPIGatewayCloudWatchRole  = "apiGatewayCloudWatchRole"
+	CtxPortalFrameAncestors      = "portalFrameAncestors"
+	CtxPortalURL                 = "portalUrl"
+	CtxWAF                       = "waf"
+	CtxWAFRateLimit              = "wafRateLimit"
+	CtxEgressStaticIPs           = "egressStaticIps"
+	CtxEgressAZs                 = "egressAzs"
+	CtxDemoReceiver              = "demoReceiver"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -157,6 +162,10 @@ func DefaultConfig() Config {
 		// From the simulation (docs/scale.md, "The defaults this implies"):
 		// 300 concurrent batches carry the day's peak with a breaker.
 		DeliverMaxConcurrency: 300,
+		// A sixth of it: failing endpoints' attempts (timeouts hold an
+		// invocation for the whole delivery timeout) never hold more,
+		// whatever their number; the healthy ones keep the 300.
+		DeliverSlowMaxConcurrency: 50,
 		// The stage throttle is a ceiling over every producer (each API key
 		// has its own ingest limit). The account's 10,000 rps / 5,000 burst
 		// is shared by every API in the region, so at that figure one flood
@@ -238,6 +247,9 @@ func (c Config) Validate() error {
 	}
 	if c.DeliverMaxConcurrency < 2 || c.DeliverMaxConcurrency > 1000 {
 		add("%s=%d: SQS event sources take 2..1000", CtxDeliverMaxConcurrency, c.DeliverMaxConcurrency)
+	}
+	if c.DeliverSlowMaxConcurrency < 2 || c.DeliverSlowMaxConcurrency > 1000 {
+		add("%s=%d: SQS event sources take 2..1000", CtxDeliverSlowMaxConcurrency, c.DeliverSlowMaxConcurrency)
 	}
 	if c.APIThrottleRate <= 0 {
 		add("%s=%v: want a positive number", CtxAPIThrottleRate, c.APIThrottleRate)
@@ -350,6 +362,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	str(CtxLogLevel, &c.LogLevel)
 	c.LogLevel = strings.ToLower(c.LogLevel)
 	integer(CtxDeliverMaxConcurrency, &c.DeliverMaxConcurrency)
+	integer(CtxDeliverSlowMaxConcurrency, &c.DeliverSlowMaxConcurrency)
 	float(CtxAPIThrottleRate, &c.APIThrottleRate)
 	integer(CtxAPIThrottleBurst, &c.APIThrottleBurst)
 	str(CtxAlarmEmail, &c.AlarmEmail)

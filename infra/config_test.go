@@ -32,7 +32,7 @@ func TestCdkJSON(t *testing.T) {
 	ctx, _ := c["context"].(map[string]any)
 	known := map[string]bool{}
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
-		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
+		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxDeliverSlowMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
 		CtxPortalFrameAncestors, CtxPortalURL, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
 		known[k] = true
@@ -67,7 +67,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	want := Config{
 		Stage: "prod", RetrySchedule: "1s, 2s", RateLimitPerSecond: 2.5, EndpointMaxInFlight: 0,
-		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000,
+		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000, DeliverSlowMaxConcurrency: 50,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
 		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false, WAF: true, WAFRateLimit: 500,
 		EgressStaticIPs: true, EgressAZs: 3,

@@ -84,6 +84,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	s := synth(t, "dev")
 	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
+	slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	scheduleDLQ := scheduleDLQID(t, s)
 	signingKeyID, _ := s.signingKey(t)
@@ -98,6 +99,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "index/" + strings.TrimPrefix(r, "${"+tableID+".Arn}/index/")
 		case r == "${"+queueID+".Arn}":
 			return "queue"
+		case r == "${"+slowID+".Arn}":
+			return "slow-lane"
 		case r == "${"+dlqID+".Arn}":
 			return "dlq"
 		case r == "${"+scheduleDLQ+".Arn}":
@@ -116,8 +119,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	send := []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
 	consume := []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 	wantSQS := map[string]map[string][]string{
-		FnAPI:     {"queue": send},
-		FnDeliver: {"queue": append(append([]string{}, send...), consume...), "dlq": send},
+		FnAPI:     {"queue": send, "slow-lane": send},
+		FnDeliver: {"queue": append(append([]string{}, send...), consume...), "slow-lane": append(append([]string{}, send...), consume...), "dlq": send},
 		FnSweeper: {"queue": send, "dlq": send, "schedule-dlq": {"sqs:SendMessage"}}, // its async DLQ (schedules.go)
 		FnRedrive: {"queue": send, "dlq": consume},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -99,6 +100,7 @@ type Stack struct {
 	Config     Config
 	Table      awsdynamodb.Table
 	Queue      awssqs.Queue
+	SlowQueue  awssqs.Queue // the slow lane: failing endpoints' messages (lifecycle.Lane)
 	DLQ        awssqs.Queue
 	Functions  map[string]awslambda.Function
 	Roles      map[string]awsiam.Role
@@ -153,7 +155,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	name := *stack.StackName()
 
 	s.Table = newTable(stack, cfg, removal)
-	s.Queue, s.DLQ = newQueues(stack, name, removal)
+	s.Queue, s.SlowQueue, s.DLQ = newQueues(stack, name, removal)
 
 	env := cfg.Environment()
 	env["TABLE_NAME"] = *s.Table.TableName()
@@ -169,6 +171,10 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		if fn == FnAPI {
 			fnEnv = cfg.WithPortal(env)
 		}
+		if fn == FnAPI || fn == FnDeliver { // the two that send to the slow lane
+			fnEnv = maps.Clone(fnEnv)
+			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
+		}
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}
 
@@ -176,17 +182,26 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	// are in iam.go (tableGrants, checked against the code by a test).
 	api, deliver, sweeper, redrive := s.Functions[FnAPI], s.Functions[FnDeliver], s.Functions[FnSweeper], s.Functions[FnRedrive]
 	s.grantTable()
-	// api: ingest sends the new deliveries to the delivery queue.
+	// api: ingest sends the new deliveries to the delivery queue, or to its
+	// slow lane for an endpoint that is failing.
 	s.Queue.GrantSendMessages(api)
-	// deliver: consumes the delivery queue (the event source grants it),
-	// re-sends deferred messages, dead-letters.
+	s.SlowQueue.GrantSendMessages(api)
+	// deliver: consumes both lanes (the event sources grant it), each with
+	// its own maximum concurrency, re-sends deferred messages on either,
+	// dead-letters.
 	s.Queue.GrantSendMessages(deliver)
+	s.SlowQueue.GrantSendMessages(deliver)
 	s.DLQ.GrantSendMessages(deliver)
-	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(10),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxConcurrency:          jsii.Number(float64(cfg.DeliverMaxConcurrency)),
-	}))
+	for _, lane := range []struct {
+		q    awssqs.Queue
+		most int
+	}{{s.Queue, cfg.DeliverMaxConcurrency}, {s.SlowQueue, cfg.DeliverSlowMaxConcurrency}} {
+		deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(lane.q, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(10),
+			ReportBatchItemFailures: jsii.Bool(true),
+			MaxConcurrency:          jsii.Number(float64(lane.most)),
+		}))
+	}
 	// sweeper: re-queues, dead-letters deliveries that are out of attempts.
 	s.Queue.GrantSendMessages(sweeper)
 	s.DLQ.GrantSendMessages(sweeper)
@@ -258,40 +273,45 @@ func newTable(stack awscdk.Stack, cfg Config, removal awscdk.RemovalPolicy) awsd
 	return table
 }
 
-// newQueues builds the delivery queue and its DLQ from schema.Queues, as
-// queue.CreateQueues does for the local emulator. The queues are named
-// <stack>-deliveries and <stack>-dlq, so that the DLQ's redrive allow
-// policy can name its one source queue by ARN without a reference cycle
-// (the delivery queue's redrive policy already refers to the DLQ).
-func newQueues(stack awscdk.Stack, name string, removal awscdk.RemovalPolicy) (queue, dlq awssqs.Queue) {
+// newQueues builds the delivery queue, its slow lane and their DLQ from
+// schema.Queues, as queue.CreateQueues does for the local emulator. The
+// queues are named <stack>-deliveries, <stack>-deliveries-slow and
+// <stack>-dlq, so that the DLQ's redrive allow policy can name its source
+// queues by ARN without a reference cycle (their redrive policies already
+// refer to the DLQ).
+func newQueues(stack awscdk.Stack, name string, removal awscdk.RemovalPolicy) (queue, slow, dlq awssqs.Queue) {
 	q := schema.Queues
-	queueName := name + "-" + q.DeliveryQueueTag
-	sourceARN := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("sqs"), Resource: jsii.String(queueName)})
+	queueName, slowName := name+"-"+q.DeliveryQueueTag, name+"-"+q.SlowQueueTag
+	arnOf := func(n string) string {
+		return *stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("sqs"), Resource: jsii.String(n)})
+	}
 	dlq = awssqs.NewQueue(stack, jsii.String("DeadLetterQueue"), &awssqs.QueueProps{
 		QueueName:       jsii.String(name + "-" + q.DLQTag),
 		RetentionPeriod: awscdk.Duration_Seconds(jsii.Number(q.DLQRetention.Seconds())),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
-		// Only the delivery queue may use this DLQ, which is also what the
-		// console's "Start DLQ redrive" offers as the destination.
+		// Only the delivery queue and its slow lane may use this DLQ.
 		RedriveAllowPolicy: &awssqs.RedriveAllowPolicy{
 			RedrivePermission: awssqs.RedrivePermission_BY_QUEUE,
-			SourceQueues:      &[]awssqs.IQueue{awssqs.Queue_FromQueueArn(stack, jsii.String("DeliveryQueueByName"), sourceARN)},
+			SourceQueues: &[]awssqs.IQueue{awssqs.Queue_FromQueueArn(stack, jsii.String("DeliveryQueueByName"), jsii.String(arnOf(queueName))),
+				awssqs.Queue_FromQueueArn(stack, jsii.String("SlowQueueByName"), jsii.String(arnOf(slowName)))},
 		},
 		RemovalPolicy: removal,
 	})
-	queue = awssqs.NewQueue(stack, jsii.String("DeliveryQueue"), &awssqs.QueueProps{
-		QueueName:         jsii.String(queueName),
-		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(q.VisibilityTimeout.Seconds())),
-		RetentionPeriod:   awscdk.Duration_Seconds(jsii.Number(q.Retention.Seconds())),
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		// Only the poison-message net: retries and deferrals set the
-		// visibility themselves and never come near this count.
-		DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(q.MaxReceiveCount))},
-		RemovalPolicy:   removal,
-	})
-	return queue, dlq
+	lane := func(id, queueName string) awssqs.Queue {
+		return awssqs.NewQueue(stack, jsii.String(id), &awssqs.QueueProps{
+			QueueName:         jsii.String(queueName),
+			VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(q.VisibilityTimeout.Seconds())),
+			RetentionPeriod:   awscdk.Duration_Seconds(jsii.Number(q.Retention.Seconds())),
+			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
+			// Only the poison-message net: retries and deferrals set the
+			// visibility themselves and never come near this count.
+			DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(q.MaxReceiveCount))},
+			RemovalPolicy:   removal,
+		})
+	}
+	return lane("DeliveryQueue", queueName), lane("SlowQueue", slowName), dlq
 }
 
 // newFunction builds one Go function with its own role and log group. The
@@ -381,6 +401,7 @@ const (
 	AlarmDLQGrowing       = "DlqGrowing"
 	AlarmDeliverErrors    = "DeliverErrors"
 	AlarmQueueAge         = "DeliveryQueueAge"
+	AlarmSlowLaneAge      = "SlowLaneAge"
 	AlarmDeliverThrottles = "DeliverThrottles"
 	AlarmAPIThrottles     = "ApiThrottles"
 	AlarmAPI5xx           = "Api5xx"
@@ -435,6 +456,8 @@ func (s *Stack) addAlarms(name string) {
 		s.Functions[FnDeliver].MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
 	add(AlarmQueueAge, "The oldest message in the delivery queue is older than 15 minutes: deliveries are not being picked up. To do: check DeliverErrors and DeliverThrottles, the event source mapping (enabled?) and the queue depth; raise deliverMaxConcurrency or the account's Lambda concurrency.",
 		s.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, QueueAgeThreshold)
+	add(AlarmSlowLaneAge, "The oldest message on the slow lane (failing endpoints' deliveries) is older than 15 minutes: its concurrency does not keep up, so those deliveries fail late or as endpoint_unavailable. Healthy endpoints are not affected. To do: look at which accounts' endpoints are failing (dashboard, endpoint health); disable dead ones; raise deliverSlowMaxConcurrency if many endpoints fail at once.",
+		s.SlowQueue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, QueueAgeThreshold)
 	add(AlarmDeliverThrottles, "Lambda throttled the deliver function: the account's concurrency is exhausted. To do: find what else uses the account's concurrency; request a higher Lambda concurrency quota or lower deliverMaxConcurrency.",
 		s.Functions[FnDeliver].MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
 	add(AlarmAPIThrottles, "Lambda throttled the api function: producers got errors. To do: as for DeliverThrottles (account concurrency); producers retry safely with their Idempotency-Key.",
@@ -445,7 +468,7 @@ func (s *Stack) addAlarms(name string) {
 }
 
 // AlarmOrder is the alarms in dashboard order.
-var AlarmOrder = append([]string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx},
+var AlarmOrder = append([]string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmSlowLaneAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx},
 	OperationsAlarms...)
 
 func (s *Stack) addOutputs() {
@@ -458,6 +481,7 @@ func (s *Stack) addOutputs() {
 	out("ApiId", *s.Api.RestApiId(), "REST API id (LocalStack builds its URL from it)")
 	out("ApiStageName", *s.Api.DeploymentStage().StageName(), "REST API stage")
 	out("QueueUrl", *s.Queue.QueueUrl(), "Delivery queue URL")
+	out("SlowQueueUrl", *s.SlowQueue.QueueUrl(), "The delivery queue's slow lane URL (failing endpoints' deliveries)")
 	out("DlqUrl", *s.DLQ.QueueUrl(), "Dead-letter queue URL")
 	// The console's "Start DLQ redrive" must use "Redrive to a custom
 	// destination" with this ARN: the app's dead letters are sent with

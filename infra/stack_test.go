@@ -88,25 +88,27 @@ func TestTable(t *testing.T) {
 
 func TestQueues(t *testing.T) {
 	s := synth(t, "dev")
-	// The delivery queue, its DLQ, and the EventBridge targets' DLQ (TestSchedulesHaveADLQ).
-	s.tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(3))
+	// The delivery queue, its slow lane, their DLQ, and the EventBridge targets' DLQ (TestSchedulesHaveADLQ).
+	s.tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(4))
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	if got, want := schema.Queues.VisibilityTimeout, 6*schema.FunctionTimeout; got < want {
 		t.Errorf("schema visibility timeout %v < 6 x function timeout %v", got, want)
 	}
-	check(t, "delivery queue", func() {
-		s.tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), m{
-			"QueueName":              StackName("dev") + "-" + schema.Queues.DeliveryQueueTag,
-			"VisibilityTimeout":      schema.Queues.VisibilityTimeout.Seconds(),
-			"MessageRetentionPeriod": schema.Queues.Retention.Seconds(),
-			"SqsManagedSseEnabled":   true,
-			"RedrivePolicy": m{
-				"deadLetterTargetArn": m{"Fn::GetAtt": []any{dlqID, "Arn"}},
-				"maxReceiveCount":     schema.Queues.MaxReceiveCount,
-			},
+	for _, tag := range []string{schema.Queues.DeliveryQueueTag, schema.Queues.SlowQueueTag} {
+		check(t, "delivery queue "+tag, func() {
+			s.tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), m{
+				"QueueName":              StackName("dev") + "-" + tag,
+				"VisibilityTimeout":      schema.Queues.VisibilityTimeout.Seconds(),
+				"MessageRetentionPeriod": schema.Queues.Retention.Seconds(),
+				"SqsManagedSseEnabled":   true,
+				"RedrivePolicy": m{
+					"deadLetterTargetArn": m{"Fn::GetAtt": []any{dlqID, "Arn"}},
+					"maxReceiveCount":     schema.Queues.MaxReceiveCount,
+				},
+			})
 		})
-	})
+	}
 	check(t, "dead-letter queue", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), m{
 			"QueueName":              StackName("dev") + "-" + schema.Queues.DLQTag,
@@ -119,15 +121,17 @@ func TestQueues(t *testing.T) {
 			},
 		})
 	})
-	// The DLQ accepts exactly the delivery queue (by ARN, built from its name).
+	// The DLQ accepts exactly the delivery queue and its slow lane (by ARN, built from their names).
 	_, dlq := s.queueByName(t, schema.Queues.DLQTag)
 	sources := list(props(dlq)["RedriveAllowPolicy"].(map[string]any)["sourceQueueArns"])
-	if len(sources) != 1 {
-		t.Fatalf("sourceQueueArns = %v, want the delivery queue", sources)
+	if len(sources) != 2 {
+		t.Fatalf("sourceQueueArns = %v, want the delivery queue and its slow lane", sources)
 	}
-	wantARN := "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:" + StackName("dev") + "-" + schema.Queues.DeliveryQueueTag
-	if got := render(sources[0]); got != wantARN {
-		t.Errorf("DLQ source queue = %s, want %s", got, wantARN)
+	for i, tag := range []string{schema.Queues.DeliveryQueueTag, schema.Queues.SlowQueueTag} {
+		wantARN := "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:" + StackName("dev") + "-" + tag
+		if got := render(sources[i]); got != wantARN {
+			t.Errorf("DLQ source queue = %s, want %s", got, wantARN)
+		}
 	}
 	// enforceSSL: each queue's policy denies requests without TLS.
 	for _, id := range []string{queueID, dlqID} {
@@ -200,6 +204,10 @@ func TestFunctions(t *testing.T) {
 		}
 		if fn == FnAPI { // it serves the portal
 			want["PORTAL_FRAME_ANCESTORS"] = "'none'"
+		}
+		if fn == FnAPI || fn == FnDeliver { // they send to the slow lane
+			slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
+			want["SLOW_QUEUE_URL"] = "${" + slowID + "}"
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")
@@ -274,19 +282,22 @@ func TestContextReachesFunctions(t *testing.T) {
 
 func TestDeliverEventSource(t *testing.T) {
 	s := synth(t, "dev")
-	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))
+	// Two lanes, each its own maximum concurrency (lifecycle.Lane).
+	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(2))
 	deliverID, _ := s.functionByName(t, FnDeliver)
-	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
-	check(t, "deliver event source", func() {
-		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), m{
-			"FunctionName":                   m{"Ref": deliverID},
-			"EventSourceArn":                 m{"Fn::GetAtt": []any{queueID, "Arn"}},
-			"BatchSize":                      10,
-			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
-			"ScalingConfig":                  m{"MaximumConcurrency": 300},
-			"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
+	for tag, most := range map[string]int{schema.Queues.DeliveryQueueTag: 300, schema.Queues.SlowQueueTag: 50} {
+		queueID, _ := s.queueByName(t, tag)
+		check(t, "deliver event source "+tag, func() {
+			s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), m{
+				"FunctionName":                   m{"Ref": deliverID},
+				"EventSourceArn":                 m{"Fn::GetAtt": []any{queueID, "Arn"}},
+				"BatchSize":                      10,
+				"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
+				"ScalingConfig":                  m{"MaximumConcurrency": most},
+				"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
+			})
 		})
-	})
+	}
 	// The queue hides a message for at least 6x the function's timeout.
 	_, q := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	_, fn := s.functionByName(t, FnDeliver)
@@ -400,6 +411,7 @@ func TestAPI(t *testing.T) {
 func TestAlarms(t *testing.T) {
 	dev := synth(t, "dev")
 	queueID, _ := dev.queueByName(t, schema.Queues.DeliveryQueueTag)
+	slowID, _ := dev.queueByName(t, schema.Queues.SlowQueueTag)
 	dlqID, _ := dev.queueByName(t, schema.Queues.DLQTag)
 	deliverID, _ := dev.functionByName(t, FnDeliver)
 	apiFnID, _ := dev.functionByName(t, FnAPI)
@@ -428,6 +440,7 @@ func TestAlarms(t *testing.T) {
 		AlarmDLQGrowing:       {"AWS/SQS", "NumberOfMessagesSent", "Sum", "GreaterThanThreshold", 10, 3600, "QueueName=${" + dlqID + ".QueueName}", ""},
 		AlarmDeliverErrors:    {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}", ""},
 		AlarmQueueAge:         {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + queueID + ".QueueName}", ""},
+		AlarmSlowLaneAge:      {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + slowID + ".QueueName}", ""},
 		AlarmDeliverThrottles: {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}", ""},
 		AlarmAPIThrottles:     {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + apiFnID + "}", ""},
 		AlarmAPI5xx:           {"AWS/ApiGateway", "5XXError", "Sum", "GreaterThanOrEqualToThreshold", API5xxThreshold, 300, "ApiName=" + StackName("dev"), ""},
