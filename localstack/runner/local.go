@@ -33,6 +33,7 @@ type Local struct {
 	URL    string // the API's base URL
 	app    *app.App
 	srv    *http.Server
+	lanes  []*Poller // the delivery queue's, and its slow lane's
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -72,6 +73,7 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	for url, n := range lanes {
 		poller := &Poller{SQS: a.SQS, QueueURL: url, QueueARN: arnOf(url), Handler: worker, Concurrency: n, BatchSize: 10,
 			Timeout: schema.FunctionTimeout, Log: a.Log}
+		l.lanes = append(l.lanes, poller)
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); poller.Run(ctx) }()
 	}
@@ -89,6 +91,16 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 		go func() { defer l.wg.Done(); l.every(ctx, o.ScheduleEvery, time.Minute, ScheduleInput) }()
 	}
 	return l, nil
+}
+
+// DeliverBilled is the deliver invocations' durations so far, added up
+// over both lanes: what Lambda would bill.
+func (l *Local) DeliverBilled() time.Duration {
+	var d time.Duration
+	for _, p := range l.lanes {
+		d += p.Billed()
+	}
+	return d
 }
 
 // ScheduleInput is what the scheduler rule sends the sweeper function.

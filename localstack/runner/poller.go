@@ -50,6 +50,7 @@ type Poller struct {
 	Log         *slog.Logger
 
 	receives, messages, deletes atomic.Int64 // ReceiveMessage calls made, messages they returned, DeleteMessageBatch calls
+	billed                      atomic.Int64 // the invocations' durations added up (ns): what Lambda bills
 
 	mu      sync.Mutex
 	handled []handled // to delete, in the order the invocations ended
@@ -70,6 +71,10 @@ const deleteLinger = 5 * time.Millisecond
 
 // Stats are the ReceiveMessage calls made so far and the messages they returned.
 func (p *Poller) Stats() (receives, messages int64) { return p.receives.Load(), p.messages.Load() }
+
+// Billed is the invocations' durations so far, added up: what Lambda would
+// bill, at this machine's speed.
+func (p *Poller) Billed() time.Duration { return time.Duration(p.billed.Load()) }
 
 // Deletes is the DeleteMessageBatch calls made so far.
 func (p *Poller) Deletes() int64 { return p.deletes.Load() }
@@ -187,7 +192,9 @@ func (p *Poller) invoke(ctx context.Context, msgs []types.Message) {
 	// The invocation is not cut short by the poller stopping: like Lambda,
 	// it runs to the end of its timeout.
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.Timeout)
+	began := time.Now()
 	res, err := p.Handler.Invoke(ictx, payload)
+	p.billed.Add(int64(time.Since(began)))
 	cancel()
 	if err != nil {
 		p.Log.Error("deliver invocation failed; the batch returns after its visibility timeout", "error", err)
