@@ -240,7 +240,7 @@ func TestResendDoesNotCancelAutomaticRetries(t *testing.T) {
 		}
 	}
 	if manual != 1 || auto != h.attempts || len(rv.requests()) != h.attempts+1 {
-		t.Fatalf("%d manual, %d automatic attempts, %d requests", manual, auto, len(rv.requests()))
+		t.Fatalf("%d manual, %d automatic attempts, %d requests; attempts: %+v", manual, auto, len(rv.requests()), d.Attempts)
 	}
 
 	// A resend of a failed (or delivered) delivery works too, and one resend

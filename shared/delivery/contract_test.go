@@ -181,3 +181,21 @@ func TestA410DisablesTheEndpoint(t *testing.T) {
 		t.Fatalf("the next delivery: %s (%s) after %d requests in all, want endpoint_disabled and no request", got.Status, got.FailReason, len(r.recv.got))
 	}
 }
+
+// A resend takes only its manual attempt: with the delivery's automatic
+// attempt due at that moment, the series is left as it was (no attempt
+// claimed and never made, which the next claim would log as interrupted
+// and count against the eight). Found on LocalStack, where a resend met a
+// due retry.
+func TestAResendClaimsNoAutomaticAttempt(t *testing.T) {
+	r := newRig(t, 200)
+	m := queue.For(r.d)
+	m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
+	handleOne(t, r.w, m)
+	if a := r.st.manual[m.AttemptID]; a.Outcome != domain.OutcomeDelivered || len(r.recv.got) != 1 {
+		t.Fatalf("the resend: outcome %q after %d POSTs, want delivered after 1", a.Outcome, len(r.recv.got))
+	}
+	if d := r.st.deliveries[r.d.ID]; d.Attempts != 0 || d.Claim != "" {
+		t.Fatalf("the delivery after a resend: %d attempts, claim %q; want its series untouched", d.Attempts, d.Claim)
+	}
+}

@@ -194,10 +194,13 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		}
 	case lifecycle.DoClaim:
 		c := inflight.Claimer{Local: &r.local, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
-		t, err := c.Auto(ctx, *d, k.Endpoint)
+		claim := c.Auto
 		if r.msg.Kind == queue.KindResend {
-			t, err = c.Manual(ctx, *d, k.Endpoint, r.msg.AttemptID)
+			claim = func(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (inflight.Taken, error) {
+				return c.Manual(ctx, d, ep, r.msg.AttemptID)
+			}
 		}
+		t, err := claim(ctx, *d, k.Endpoint)
 		r.claim, r.held = t.Claim, t.Slot
 		k.Claim, k.ClaimHeld, k.Claimed, k.LeaseUntil = t.Result, t.Held, t.Claimed, domain.Time(t.Claim.LeaseUntil)
 		return err
