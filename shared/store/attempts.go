@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -196,7 +197,15 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 		ExpressionAttributeNames: map[string]string{"#st": "status"},
 		ExpressionAttributeValues: item{":one": num(1), ":c": str(c.ID), ":aid": str(c.AttemptID), ":lease": num(c.LeaseUntil), ":now": num(now),
 			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen)), ":attempts": num(int64(seen.Attempts))},
+		// A claim refused because it holds already is ours: the SDK retried a
+		// write that DynamoDB had applied (a timeout, a 500). Taken for lost,
+		// it would leave an attempt claimed that no one makes, logged as
+		// interrupted and counted against the eight.
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if claimedBy(err, c.ID) {
+		err = nil
+	}
 	if err != nil {
 		// Lost (or not known to be won): no POST follows, so the slot is
 		// given back at once.
@@ -210,6 +219,16 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 	d.Attempts++
 	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.UpdatedAt = c.ID, c.AttemptID, c.LeaseUntil, now
 	return d, nil
+}
+
+// claimedBy reports whether err is a claim's condition failing on an item
+// that claim id already holds.
+func claimedBy(err error, id string) bool {
+	var ccf *types.ConditionalCheckFailedException
+	var held struct {
+		Claim string `dynamodbav:"claim"`
+	}
+	return errors.As(err, &ccf) && attributevalue.UnmarshalMap(ccf.Item, &held) == nil && held.Claim == id
 }
 
 // putAttemptOnce writes an attempt-log entry unless one of that id exists.
