@@ -26,7 +26,7 @@ func (s *Stack) appMetric(name, statistic string) awscloudwatch.Metric {
 var DashboardAppMetrics = []string{
 	obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricDelivered,
 	obs.MetricAttemptsFailed, obs.MetricDeadLettered, obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals,
-	obs.MetricSlotHandoffs, obs.MetricAttemptDuration, obs.MetricTimeToDeliver, obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered,
+	obs.MetricSlotHandoffs, obs.MetricSlowLaneMoves, obs.MetricAttemptDuration, obs.MetricTimeToDeliver, obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered,
 	obs.MetricRedriveMoved, obs.MetricEnqueueFailures, obs.MetricOpEventsFailed, obs.MetricSweeperRuns, obs.MetricSchedulerRuns,
 }
 
@@ -78,11 +78,14 @@ func (s *Stack) addDashboard(name string) {
 		Title: jsii.String("Alarms"), Alarms: &alarms, Width: jsii.Number(24), Height: jsii.Number(3),
 	}))
 	s.Dashboard.AddWidgets(
-		graph("Delivery queue depth", 8, []awscloudwatch.IMetric{
+		graph("Delivery queue depth (and its slow lane: failing endpoints)", 8, []awscloudwatch.IMetric{
 			s.Queue.MetricApproximateNumberOfMessagesVisible(labelled("Maximum", "visible")),
 			s.Queue.MetricApproximateNumberOfMessagesNotVisible(labelled("Maximum", "in flight / waiting to retry")),
+			s.SlowQueue.MetricApproximateNumberOfMessagesVisible(labelled("Maximum", "slow lane visible")),
+			s.SlowQueue.MetricApproximateNumberOfMessagesNotVisible(labelled("Maximum", "slow lane in flight / waiting")),
 		}, []awscloudwatch.IMetric{
 			s.Queue.MetricApproximateAgeOfOldestMessage(labelled("Maximum", "age of oldest (s)")),
+			s.SlowQueue.MetricApproximateAgeOfOldestMessage(labelled("Maximum", "slow lane age of oldest (s)")),
 		}),
 		graph("DLQ depth", 8, []awscloudwatch.IMetric{
 			s.DLQ.MetricApproximateNumberOfMessagesVisible(labelled("Maximum", "DLQ visible")),
@@ -106,7 +109,7 @@ func (s *Stack) addDashboard(name string) {
 	)
 	s.Dashboard.AddWidgets(
 		graph("Ingest", 8, counts(obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricEnqueueFailures, obs.MetricOpEventsFailed), nil),
-		graph("Deferrals (no attempt used) and slot handoffs", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals, obs.MetricSlotHandoffs), nil),
+		graph("Deferrals (no attempt used), slot handoffs, slow lane moves", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals, obs.MetricSlotHandoffs, obs.MetricSlowLaneMoves), nil),
 		graph("Sweeper and redrive", 8, counts(obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered, obs.MetricRedriveMoved),
 			counts(obs.MetricSweeperRuns, obs.MetricSchedulerRuns)), // heartbeats, right axis
 	)
