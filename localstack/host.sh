@@ -93,20 +93,24 @@ up() {
   echo "LocalStack is up on $LISTEN in $(since "$t0") s"
 }
 
+# alive lists the live processes of group $1 (a zombie is dead: it waits
+# only for its parent to read its status).
+alive() { ps -eo pid=,pgid=,stat=,args= | awk -v g="$1" '$2 == g && $3 !~ /^Z/'; }
+
 # Stops the process group: LocalStack and the function processes it started.
 down() {
   if [[ ! -f $PIDFILE ]]; then echo "LocalStack (host) is not running"; return; fi
   local pid; pid=$(cat "$PIDFILE")
   if kill -0 "$pid" 2>/dev/null; then
     kill -TERM -- "-$pid" 2>/dev/null || true
-    for _ in $(seq 1 40); do pgrep -g "$pid" >/dev/null || break; sleep 0.5; done
-    if pgrep -g "$pid" >/dev/null; then
+    for _ in $(seq 1 40); do [[ -n $(alive "$pid") ]] || break; sleep 0.5; done
+    if [[ -n $(alive "$pid") ]]; then
       echo "LocalStack did not stop in 20 s; killing its process group"
       kill -KILL -- "-$pid" 2>/dev/null || true
     fi
   fi
   rm -f "$PIDFILE"
-  if pgrep -g "$pid" >/dev/null; then echo "processes of LocalStack's group $pid remain:" >&2; pgrep -a -g "$pid" >&2; exit 1; fi
+  if [[ -n $(alive "$pid") ]]; then echo "processes of LocalStack's group $pid remain:" >&2; alive "$pid" >&2; exit 1; fi
   echo "LocalStack stopped (process group $pid: no process left)"
 }
 
