@@ -56,8 +56,12 @@ $(DYNOXIDE_BIN):
 # Ctrl-C ends make dev with status 0. The build runs while the emulators
 # install: on a fresh clone npm ci is mostly download and unpacking, the
 # build mostly CPU.
+# The dev binary is built as Lambda's are (no cgo, no RPC shim, no symbol
+# tables): a third less compiling on a cold build cache, the newcomer's first
+# minute (docs/local.md).
+DEV_BUILD := CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 dev:
-	@$(GO) build -o .cache/bin/dev ./localstack/dev & build=$$!; \
+	@$(DEV_BUILD) -o .cache/bin/dev ./localstack/dev & build=$$!; \
 	  $(MAKE) --no-print-directory emulators; installed=$$?; \
 	  wait $$build && [ $$installed = 0 ]
 	.cache/bin/dev
