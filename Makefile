@@ -30,7 +30,7 @@ help:
 # reaches its first webhook in under a minute (docs/local.md).
 emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)) $(KMS_BIN)
 $(KMS_BIN): localstack/kms/go.mod localstack/kms/main.go
-	cd localstack/kms && $(GO) build -o ../../$(KMS_BIN) .
+	cd localstack/kms && CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o ../../$(KMS_BIN) .
 $(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
 	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -58,12 +58,14 @@ $(DYNOXIDE_BIN):
 # build mostly CPU.
 # The dev binary is built as Lambda's are (no cgo, no RPC shim, no symbol
 # tables): a third less compiling on a cold build cache, the newcomer's first
-# minute (docs/local.md).
+# minute (docs/local.md). The KMS emulator is built after it, with the same
+# flags, so it reuses the standard library just compiled: two builds side by
+# side on an empty cache each compile it (about 35 CPU seconds more).
 DEV_BUILD := CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
 dev:
 	@$(DEV_BUILD) -o .cache/bin/dev ./localstack/dev & build=$$!; \
-	  $(MAKE) --no-print-directory emulators; installed=$$?; \
-	  wait $$build && [ $$installed = 0 ]
+	  $(MAKE) --no-print-directory $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)); installed=$$?; \
+	  wait $$build && [ $$installed = 0 ] && $(MAKE) --no-print-directory $(KMS_BIN)
 	.cache/bin/dev
 
 # A newcomer's first minute, timed: a fresh clone of HEAD in a temporary
