@@ -30,7 +30,7 @@ help:
 # reaches its first webhook in under a minute (docs/local.md).
 emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)) $(KMS_BIN)
 $(KMS_BIN): localstack/kms/go.mod localstack/kms/main.go
-	cd localstack/kms && CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o ../../$(KMS_BIN) .
+	cd localstack/kms && CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(DEV_GCFLAGS)' -o ../../$(KMS_BIN) .
 $(EMU_STAMP): $(EMU_DIR)/package.json $(EMU_DIR)/package-lock.json
 	cd $(EMU_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -61,7 +61,11 @@ $(DYNOXIDE_BIN):
 # minute (docs/local.md). The KMS emulator is built after it, with the same
 # flags, so it reuses the standard library just compiled: two builds side by
 # side on an empty cache each compile it (about 35 CPU seconds more).
-DEV_BUILD := CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w'
+# DEV_GCFLAGS compiles the AWS SDKs (v2 here, v1 in local-kms) without
+# inlining: a fifth less compiling, for calls that wait on an emulator anyway.
+# `DEV_GCFLAGS= make dev` builds them as Lambda does, for make load's figures.
+DEV_GCFLAGS ?= github.com/aws/...=-l
+DEV_BUILD := CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -gcflags='$(DEV_GCFLAGS)'
 dev:
 	@$(DEV_BUILD) -o .cache/bin/dev ./localstack/dev & build=$$!; \
 	  $(MAKE) --no-print-directory $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)); installed=$$?; \
