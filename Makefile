@@ -69,8 +69,9 @@ DEV_GCFLAGS ?= all=-l
 DEV_BUILD := CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -gcflags='$(DEV_GCFLAGS)'
 dev:
 	@$(DEV_BUILD) -o .cache/bin/dev ./localstack/dev & build=$$!; \
-	  $(MAKE) --no-print-directory $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)); installed=$$?; \
-	  wait $$build && [ $$installed = 0 ] && $(MAKE) --no-print-directory $(KMS_BIN)
+	  $(MAKE) --no-print-directory $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)) && \
+	  $(MAKE) --no-print-directory $(KMS_BIN); installed=$$?; \
+	  wait $$build && [ $$installed = 0 ]
 	.cache/bin/dev
 
 # A newcomer's first minute, timed: a fresh clone of HEAD in a temporary
