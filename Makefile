@@ -26,8 +26,8 @@ help:
 
 # The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
 # The KMS emulator (local-kms, a Go module pinned in localstack/kms/go.mod) is
-# built from the Go module proxy. The npm packages alone are enough for make dev and make test: a fresh clone
-# reaches its first webhook in under a minute (docs/local.md).
+# built from the Go module proxy. A fresh clone reaches its first webhook in
+# about a minute (docs/local.md).
 emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)) $(KMS_BIN)
 $(KMS_BIN): localstack/kms/go.mod localstack/kms/main.go
 	cd localstack/kms && CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(DEV_GCFLAGS)' -o ../../$(KMS_BIN) .
@@ -58,9 +58,10 @@ $(DYNOXIDE_BIN):
 # build mostly CPU.
 # The dev binary is built as Lambda's are (no cgo, no RPC shim, no symbol
 # tables): less compiling on a cold build cache, the newcomer's first
-# minute (docs/local.md). The KMS emulator is built after it, with the same
-# flags, so it reuses the standard library just compiled: two builds side by
-# side on an empty cache each compile it (about 35 CPU seconds more).
+# minute (docs/local.md). The KMS emulator is built once npm ci is done,
+# with the same flags, so it reuses the standard library the dev build has
+# compiled by then: two builds started together on an empty cache each
+# compile it (about 35 CPU seconds more).
 # DEV_GCFLAGS compiles everything without inlining: a third less compiling
 # (74 against 111 CPU seconds on an empty cache; only the AWS SDKs: 98), for a
 # process that mostly waits on the emulators. `DEV_GCFLAGS= make dev` builds
