@@ -169,9 +169,9 @@ func analyseFunctions() (map[string]usage, error) {
 		inComp := map[*ssa.Function]bool{}
 		var outside []*ssa.Function // reachable code outside the components whose AWS calls count
 		for f := range res.Reachable {
-			// shared/destination's SQS, SNS and EventBridge calls run as the
+			// shared/destination/awsdest's SQS, SNS and EventBridge calls run as the
 			// customer's role, assumed (its credentials, not this role's).
-			if f.Pkg == nil || !strings.HasPrefix(f.Pkg.Pkg.Path(), modulePath) || componentOf(f) != "" || inPkg(f, "/shared/envelope") || inPkg(f, "/shared/destination") {
+			if f.Pkg == nil || !strings.HasPrefix(f.Pkg.Pkg.Path(), modulePath) || componentOf(f) != "" || inPkg(f, "/shared/envelope") || inPkg(f, "/shared/destination/awsdest") {
 				continue
 			}
 			outside = append(outside, f)

@@ -1,6 +1,9 @@
 // Command deliver is the SQS-triggered function that makes delivery attempts.
 package main
 
-import "github.com/gifq/webhooks/shared/app"
+import (
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/onlambda"
+)
 
-func main() { app.Start("deliver", func(a *app.App) any { return a.Worker().Handle }) }
+func main() { onlambda.Start("deliver", func(a *app.App) any { return a.Worker().Handle }) }

@@ -4,6 +4,9 @@
 // in the invocation's response only.
 package main
 
-import "github.com/gifq/webhooks/shared/app"
+import (
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/onlambda"
+)
 
-func main() { app.Start("ops", func(a *app.App) any { return a.Onboarder().Handle }) }
+func main() { onlambda.Start("ops", func(a *app.App) any { return a.Onboarder().Handle }) }

@@ -2,6 +2,9 @@
 // dead-lettered deliveries back for a fresh series (events/redrive.json).
 package main
 
-import "github.com/gifq/webhooks/shared/app"
+import (
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/onlambda"
+)
 
-func main() { app.Start("redrive", func(a *app.App) any { return a.Redriver().Handle }) }
+func main() { onlambda.Start("redrive", func(a *app.App) any { return a.Redriver().Handle }) }

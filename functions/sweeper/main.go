@@ -3,6 +3,9 @@
 // to send the messages of parked deliveries that fall due.
 package main
 
-import "github.com/gifq/webhooks/shared/app"
+import (
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/onlambda"
+)
 
-func main() { app.Start("sweeper", func(a *app.App) any { return a.SweeperFunction().Handle }) }
+func main() { onlambda.Start("sweeper", func(a *app.App) any { return a.SweeperFunction().Handle }) }

@@ -19,9 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-
 	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/runner"
 	"github.com/gifq/webhooks/shared/app"
@@ -155,27 +152,6 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 		return nil, emu, err
 	}
 	return a, emu, nil
-}
-
-// useLocalStackDestinations delivers AWS endpoints (aws_sqs, aws_sns,
-// aws_eventbridge) to the LocalStack at endpoint, when it is set
-// (localstack/host.sh up): its STS, SQS, SNS and EventBridge stand in for
-// customers' accounts, in us-east-1 unless DESTINATION_REGIONS says more.
-// Without it, make dev answers an AWS endpoint's registration 422.
-func useLocalStackDestinations(ctx context.Context, a *app.App, endpoint string) error {
-	if endpoint == "" {
-		return nil
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion("us-east-1"), awsconfig.WithBaseEndpoint(endpoint),
-		awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
-	if err != nil {
-		return fmt.Errorf("LocalStack for AWS destinations: %w", err)
-	}
-	if len(a.Config.DestinationRegions) == 0 {
-		a.Config.DestinationRegions = []string{"us-east-1"}
-	}
-	a.UseAWSDestinations(cfg)
-	return nil
 }
 
 func run() error {

@@ -17,7 +17,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
-	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/awsdest"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/sender"
@@ -150,7 +150,7 @@ func newCustomer(t *testing.T, cfg aws.Config) customer {
 	c.busQueue, busQueueARN = customerQueue(t, sq, "gifq-dest-eb-"+suffix)
 	rule := aws.String("gifq-webhooks")
 	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: rule, EventBusName: busName,
-		EventPattern: aws.String(`{"source":["` + destination.EventBridgeSource + `"],"detail-type":["payout.fulfilled"]}`)}); err != nil {
+		EventPattern: aws.String(`{"source":["` + awsdest.EventBridgeSource + `"],"detail-type":["payout.fulfilled"]}`)}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -182,8 +182,8 @@ func checkLanded(t *testing.T, cfg aws.Config, c customer, sqsWant, snsWant, bus
 			t.Errorf("%s body %q", what, aws.ToString(m.Body))
 		}
 		got := attrs(m)
-		want := map[string]string{destination.AttrWebhookID: w.webhookID, destination.AttrEventID: w.eventID,
-			destination.AttrEventType: "payout.fulfilled", destination.AttrAttempt: w.attempt}
+		want := map[string]string{awsdest.AttrWebhookID: w.webhookID, awsdest.AttrEventID: w.eventID,
+			awsdest.AttrEventType: "payout.fulfilled", awsdest.AttrAttempt: w.attempt}
 		for k, v := range want {
 			if got[k] != v {
 				t.Errorf("%s: attribute %s = %q, want %q (all: %v)", what, k, got[k], v, got)
@@ -195,14 +195,14 @@ func checkLanded(t *testing.T, cfg aws.Config, c customer, sqsWant, snsWant, bus
 
 	m := receiveOne(t, sq, c.busQueue)
 	var event struct {
-		Source     string             `json:"source"`
-		DetailType string             `json:"detail-type"`
-		Detail     destination.Detail `json:"detail"`
+		Source     string         `json:"source"`
+		DetailType string         `json:"detail-type"`
+		Detail     awsdest.Detail `json:"detail"`
 	}
 	if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &event); err != nil {
 		t.Fatalf("EventBridge event %s: %v", aws.ToString(m.Body), err)
 	}
-	if event.Source != destination.EventBridgeSource || event.DetailType != "payout.fulfilled" || event.Detail.WebhookID != busWant.webhookID ||
+	if event.Source != awsdest.EventBridgeSource || event.DetailType != "payout.fulfilled" || event.Detail.WebhookID != busWant.webhookID ||
 		event.Detail.EventID != busWant.eventID || fmt.Sprint(event.Detail.Attempt) != busWant.attempt || !sameJSON(t, event.Detail.Body, payout) {
 		t.Errorf("EventBridge event: %s", aws.ToString(m.Body))
 	}
@@ -214,7 +214,7 @@ func checkLanded(t *testing.T, cfg aws.Config, c customer, sqsWant, snsWant, bus
 func TestAWSProviderWritesAsTheCustomersRole(t *testing.T) {
 	cfg := localStackAWS(t)
 	c := newCustomer(t, cfg)
-	p := &destination.AWS{Base: cfg, Regions: []string{c.region}}
+	p := &awsdest.AWS{Base: cfg, Regions: []string{c.region}}
 	ext := domain.NewExternalID()
 	dest := func(typ domain.DestinationType, target string) *domain.Destination {
 		return &domain.Destination{Type: typ, TargetARN: target, RoleARN: c.role, ExternalID: ext}
@@ -320,7 +320,7 @@ func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 		t.Fatalf("resend: %d", st)
 	}
 	m := receiveOne(t, sqs.NewFromConfig(cfg), c.queueURL)
-	if got := attrs(m); aws.ToString(m.Body) != payout || got[destination.AttrWebhookID] != deliveries[toQueue.ID] || got[destination.AttrAttempt] != "0" {
+	if got := attrs(m); aws.ToString(m.Body) != payout || got[awsdest.AttrWebhookID] != deliveries[toQueue.ID] || got[awsdest.AttrAttempt] != "0" {
 		t.Fatalf("resent: %s %v", aws.ToString(m.Body), got)
 	}
 }

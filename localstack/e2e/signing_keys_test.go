@@ -23,7 +23,7 @@ import (
 func TestV1aDeliveriesVerifyWithThePublicJWKS(t *testing.T) {
 	localOnly(t)
 	t.Parallel()
-	h := start(t, opts{kms: true}) // as app.FromEnv does with KMS_KEY_ID
+	h := start(t, opts{kms: true}) // as onlambda.FromEnv does with KMS_KEY_ID
 	acct, key := h.account(t)
 	rv := h.receiver(t, func(n int, _ http.ResponseWriter, _ *http.Request) (int, string) {
 		if n == 1 {

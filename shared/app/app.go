@@ -1,30 +1,21 @@
 // Package app wires the system's parts from a Config: the same wiring for
-// the Lambda functions (functions/*/main.go) and the local runner.
+// the Lambda functions (through package onlambda, which adds what only AWS
+// has: the SDK's default configuration, the event bus, AWS destinations)
+// and the local runner.
 package app
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/delivery"
 	"github.com/gifq/webhooks/shared/destination"
-	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
@@ -61,7 +52,7 @@ type App struct {
 	// stack's bus when OPS_EVENT_BUS names one, else as log lines.
 	OpEvents opevents.Publisher
 	// Destinations is the worker's Sender and the API's destination check:
-	// HTTP through Sender; the AWS types once FromEnv has an AWS config.
+	// HTTP through Sender; the AWS types once onlambda.FromEnv has an AWS config.
 	Destinations *destination.Router
 	Log          *slog.Logger
 	Metrics      *obs.Metrics
@@ -70,10 +61,12 @@ type App struct {
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
 func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function string) *App {
-	return newApp(cfg, db, q, out, obs.NewLogger(out, cfg.LogLevel, function))
+	return NewWithLogger(cfg, db, q, out, obs.NewLogger(out, cfg.LogLevel, function))
 }
 
-func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slog.Logger) *App {
+// NewWithLogger wires an App that logs through log (package onlambda: the
+// logger the SDK's configuration was loaded with).
+func NewWithLogger(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slog.Logger) *App {
 	st := store.New(db, cfg.TableName)
 	web := sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout})
 	qu := queue.New(q, cfg.QueueURL, cfg.DLQURL)
@@ -88,7 +81,7 @@ func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slo
 		Limiter:      ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:       web,
 		Destinations: destination.NewRouter(destination.HTTP{Sender: web}),
-		// No bus client here: FromEnv puts the bus in place when the
+		// No bus client here: onlambda.FromEnv puts the bus in place when the
 		// deployment names one; make dev and the tests log the events.
 		OpEvents: opevents.Log{Log: log},
 		Log:      log,
@@ -97,71 +90,10 @@ func newApp(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slo
 	}
 }
 
-// FromEnv wires an App for a Lambda function from its environment. AWS
-// endpoints can be overridden with the SDK's AWS_ENDPOINT_URL_* variables.
-func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	log := obs.NewLogger(out, cfg.LogLevel, function) // the function's lines and the SDK's, through one handler
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(awsTransport(nil)),
-		awsconfig.WithLogger(obs.SDKLogger(log)))
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
-	}
-	awsCfg.HTTPClient = oneWrite{awsCfg.HTTPClient} // as AWSHTTPClient, around the client that has AWS_CA_BUNDLE's certificates
-	if obs.TracingOn() {
-		awsCfg.APIOptions = append(awsCfg.APIOptions, obs.AWSTracing) // a subsegment per AWS call
-	}
-	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
-	if cfg.OpsEventBus != "" {
-		a.UseEventBus(eventbridge.NewFromConfig(awsCfg), cfg.OpsEventBus)
-	}
-	a.UseAWSDestinations(awsCfg)
-	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
-		return nil, err
-	}
-	if cfg.KMSKeyID != "" {
-		a.UseKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
-	}
-	return a, nil
-}
-
-// sealingFunctions read or write endpoint secrets and signing keys.
-var sealingFunctions = map[string]bool{"api": true, "deliver": true}
-
-// needsKMS refuses to start a function that handles secrets without the key
-// that seals them: it would write them in plaintext (or fail to read them).
-func needsKMS(function, keyID string) error {
-	if sealingFunctions[function] && keyID == "" {
-		return fmt.Errorf("KMS_KEY_ID is required by the %s function: it seals the endpoints' signing secrets and keys", function)
-	}
-	return nil
-}
-
 // UseKMS makes the store keep signing secrets and keys sealed under the
 // KMS key keyID (package envelope): one Decrypt per cold start, then cached.
 func (a *App) UseKMS(k envelope.KMS, keyID string) *App {
 	a.Store.SealWith(envelope.New(k, keyID, a.Store))
-	return a
-}
-
-// UseEventBus makes the App publish operational events to the EventBridge
-// bus named bus (its name or ARN).
-func (a *App) UseEventBus(client opevents.PutEventsAPI, bus string) *App {
-	a.OpEvents = &opevents.Bus{Client: client, Name: bus, Log: a.Log, Metrics: a.Metrics}
-	return a
-}
-
-// UseAWSDestinations delivers to customers' SQS queues, SNS topics and
-// EventBridge buses, assuming their roles with awsCfg's credentials.
-func (a *App) UseAWSDestinations(awsCfg aws.Config) *App {
-	p := &destination.AWS{Base: awsCfg, Regions: a.Config.DestinationRegions, DefaultTimeout: a.Config.DeliveryTimeout}
-	a.Destinations.Register(p, domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
 	return a
 }
 
@@ -227,18 +159,3 @@ func (a *App) Onboarder() *onboard.Onboarder {
 // bounded by the delivery timeout, and the writes around it take far less
 // than the margin. After it, another worker (or the sweeper) may take over.
 func LeaseFor(deliveryTimeout time.Duration) time.Duration { return 2*deliveryTimeout + 5*time.Second }
-
-// Start is a function's whole main: wire the App from the environment and
-// hand the Lambda runtime the handler handler picks. A bad environment stops
-// the function at init, where Lambda reports it.
-func Start(function string, handler func(*App) any) {
-	TuneGC(os.Getenv)
-	// Spans to the X-Ray daemon Lambda runs with Active tracing; nothing
-	// without one. The process ends with the environment: no stop.
-	obs.StartTracing()
-	a, err := FromEnv(context.Background(), function, os.Stdout)
-	if err != nil {
-		log.Fatalf("%s: %v", function, err)
-	}
-	lambda.Start(handler(a))
-}

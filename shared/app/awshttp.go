@@ -32,13 +32,17 @@ func AWSHTTPClient() aws.HTTPClient {
 }
 
 func awsHTTPClient(tune func(*http.Transport)) aws.HTTPClient {
-	return oneWrite{awsTransport(tune)}
+	return OneWrite{awsTransport(tune)}
 }
 
-// awsTransport is the SDK's own client with the idle connections kept. The
+// AWSTransport is the SDK's own client with the idle connections kept. The
 // SDK's config loader adds AWS_CA_BUNDLE's certificates only to a client of
-// this type, so FromEnv hands it this and wraps what it gets back. tune, when
-// not nil, changes the transport further (the tests count its writes).
+// this type, so onlambda.FromEnv hands it this and wraps what it gets back
+// in OneWrite.
+func AWSTransport() *awshttp.BuildableClient { return awsTransport(nil) }
+
+// awsTransport is AWSTransport; tune, when not nil, changes the transport
+// further (the tests count its writes).
 func awsTransport(tune func(*http.Transport)) *awshttp.BuildableClient {
 	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConns = 2 * awsIdleConnsPerHost
@@ -49,17 +53,17 @@ func awsTransport(tune func(*http.Transport)) *awshttp.BuildableClient {
 	})
 }
 
-// oneWrite hands net/http each request's body as a bytes.Reader. The SDK
+// OneWrite hands net/http each request's body as a bytes.Reader. The SDK
 // wraps its (in-memory) body in a reader net/http does not know, so net/http
 // flushed the headers in a write of their own before copying the body: two
 // system calls and two TCP segments per call, each waking the emulator (or,
 // in AWS, two TLS records). With a body net/http knows to be in memory, the
 // headers and the body leave in one write.
-type oneWrite struct{ next aws.HTTPClient }
+type OneWrite struct{ Next aws.HTTPClient }
 
-func (c oneWrite) Do(req *http.Request) (*http.Response, error) {
+func (c OneWrite) Do(req *http.Request) (*http.Response, error) {
 	if req.Body == nil || req.Body == http.NoBody || req.ContentLength <= 0 || req.ContentLength > maxOneWriteBody {
-		return c.next.Do(req)
+		return c.Next.Do(req)
 	}
 	body := make([]byte, req.ContentLength)
 	_, err := io.ReadFull(req.Body, body)
@@ -70,5 +74,5 @@ func (c oneWrite) Do(req *http.Request) (*http.Response, error) {
 	r := *req // a shallow copy: the caller's request is left as it was
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return c.next.Do(&r)
+	return c.Next.Do(&r)
 }

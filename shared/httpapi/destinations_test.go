@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/awsdest"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/sender"
 )
@@ -14,7 +15,7 @@ import (
 // STS call answered from a table: a role named "refuses" answers
 // AccessDenied. localstack/e2e's destinations test makes the real call.
 type roleGate struct {
-	aws     *destination.AWS
+	aws     *awsdest.AWS
 	checked []domain.Destination
 }
 
@@ -30,7 +31,7 @@ func (g *roleGate) Send(context.Context, sender.Request) sender.Result { return 
 
 func awsFixture(t *testing.T) (*fixture, *roleGate) {
 	f := newFixture(t, nil)
-	g := &roleGate{aws: &destination.AWS{Regions: []string{"eu-west-1"}}}
+	g := &roleGate{aws: &awsdest.AWS{Regions: []string{"eu-west-1"}}}
 	f.app.Destinations.Register(g, domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
 	return f, g
 }

@@ -21,7 +21,7 @@ type Sealer interface {
 }
 
 // SealWith makes the store keep endpoint secrets and signing keys only
-// sealed by x. Every deployed function has one (app.FromEnv); a store
+// sealed by x. Every deployed function has one (onlambda.FromEnv); a store
 // without one (tests and tools on the emulators) writes secrets as they are
 // and cannot read sealed ones.
 func (s *Store) SealWith(x Sealer) *Store {

@@ -1,10 +1,11 @@
-package destination
+package awsdest
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 )
 
@@ -46,7 +47,7 @@ func TestParseTarget(t *testing.T) {
 				}
 				return
 			}
-			var ce *ConfigError
+			var ce *destination.ConfigError
 			if !errors.As(err, &ce) || ce.Field != tt.field || !strings.Contains(ce.Message, tt.msg) {
 				t.Fatalf("got %v, want %s: ...%s...", err, tt.field, tt.msg)
 			}

@@ -1,4 +1,4 @@
-package destination
+package awsdest
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/sender"
@@ -111,7 +112,7 @@ func (p *AWS) Validate(d domain.Destination) error {
 
 // Check assumes the role once, fresh (not from the cache): the customer's
 // trust policy as it is now, with their ExternalId. A refusal is a
-// CheckError naming the AWS error; our own failure to reach STS is a plain
+// destination.CheckError naming the AWS error; our own failure to reach STS is a plain
 // error.
 func (p *AWS) Check(ctx context.Context, d domain.Destination) error {
 	if err := p.Validate(d); err != nil {
@@ -125,7 +126,7 @@ func (p *AWS) Check(ctx context.Context, d domain.Destination) error {
 	// Refused (or an answer we do not know): the customer's to fix. Throttled,
 	// unavailable or unreachable: ours, a 500 that says nothing of their role.
 	if f := classify(StageAssumeRole, err); f.class == retry.ErrAWSAssumeRole || f.class == retry.ErrAWSError {
-		return &CheckError{Code: f.code, Message: f.message}
+		return &destination.CheckError{Code: f.code, Message: f.message}
 	}
 	return err
 }
@@ -269,4 +270,12 @@ func putEvent(ctx context.Context, cfg aws.Config, t Target, r sender.Request) (
 		return "", &smithy.GenericAPIError{Code: "InternalFailure", Message: "the event was not accepted"}
 	}
 	return "EventId " + aws.ToString(out.Entries[0].EventId), nil
+}
+
+// Use makes r deliver SQS, SNS and EventBridge destinations, assuming the
+// customers' roles with base's credentials, to targets in regions, each
+// attempt bounded by timeout unless its request says otherwise.
+func Use(r *destination.Router, base aws.Config, regions []string, timeout time.Duration) {
+	r.Register(&AWS{Base: base, Regions: regions, DefaultTimeout: timeout},
+		domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
 }

@@ -1,4 +1,4 @@
-package destination
+package awsdest
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 )
 
@@ -68,42 +69,42 @@ func ParseTarget(d domain.Destination, regions []string) (Target, error) {
 	var t Target
 	service, ok := serviceOf[d.Type]
 	if !ok {
-		return t, &ConfigError{Field: "type", Message: fmt.Sprintf("%q is not an AWS destination type (aws_sqs, aws_sns, aws_eventbridge)", d.Type)}
+		return t, &destination.ConfigError{Field: "type", Message: fmt.Sprintf("%q is not an AWS destination type (aws_sqs, aws_sns, aws_eventbridge)", d.Type)}
 	}
 	target, err := parseARN("target_arn", d.TargetARN)
 	if err != nil {
 		return t, err
 	}
 	if target.Service != service {
-		return t, &ConfigError{Field: "target_arn", Message: fmt.Sprintf("an %s destination's target is an arn:%s:%s:... ARN, not %s", d.Type, target.Partition, service, target.Service)}
+		return t, &destination.ConfigError{Field: "target_arn", Message: fmt.Sprintf("an %s destination's target is an arn:%s:%s:... ARN, not %s", d.Type, target.Partition, service, target.Service)}
 	}
 	if !accountRE.MatchString(target.AccountID) {
-		return t, &ConfigError{Field: "target_arn", Message: "the account in the ARN is not 12 digits"}
+		return t, &destination.ConfigError{Field: "target_arn", Message: "the account in the ARN is not 12 digits"}
 	}
 	if target.Region == "" {
-		return t, &ConfigError{Field: "target_arn", Message: "the ARN has no region"}
+		return t, &destination.ConfigError{Field: "target_arn", Message: "the ARN has no region"}
 	}
 	if !slices.Contains(regions, target.Region) {
-		return t, &ConfigError{Field: "target_arn", Message: fmt.Sprintf("region %s is not one this deployment delivers to (%s)", target.Region, listOrNone(regions))}
+		return t, &destination.ConfigError{Field: "target_arn", Message: fmt.Sprintf("region %s is not one this deployment delivers to (%s)", target.Region, listOrNone(regions))}
 	}
 	if want := PartitionOf(target.Region); target.Partition != want {
-		return t, &ConfigError{Field: "target_arn", Message: fmt.Sprintf("region %s is in partition %s, not %s", target.Region, want, target.Partition)}
+		return t, &destination.ConfigError{Field: "target_arn", Message: fmt.Sprintf("region %s is in partition %s, not %s", target.Region, want, target.Partition)}
 	}
 	switch d.Type {
 	case domain.DestinationSQS:
 		if !queueRE.MatchString(target.Resource) {
-			return t, &ConfigError{Field: "target_arn", Message: "not a queue name (1 to 80 letters, digits, - and _, or a name ending .fifo)"}
+			return t, &destination.ConfigError{Field: "target_arn", Message: "not a queue name (1 to 80 letters, digits, - and _, or a name ending .fifo)"}
 		}
 		t.FIFO = strings.HasSuffix(target.Resource, ".fifo")
 		t.QueueURL = fmt.Sprintf("https://sqs.%s.%s/%s/%s", target.Region, dnsSuffix(target.Partition), target.AccountID, target.Resource)
 	case domain.DestinationSNS:
 		if !topicRE.MatchString(target.Resource) {
-			return t, &ConfigError{Field: "target_arn", Message: "not a topic name (1 to 256 letters, digits, - and _, or a name ending .fifo)"}
+			return t, &destination.ConfigError{Field: "target_arn", Message: "not a topic name (1 to 256 letters, digits, - and _, or a name ending .fifo)"}
 		}
 		t.FIFO = strings.HasSuffix(target.Resource, ".fifo")
 	case domain.DestinationEventBridge:
 		if !busRE.MatchString(target.Resource) {
-			return t, &ConfigError{Field: "target_arn", Message: "not an event bus (the resource is event-bus/<name>)"}
+			return t, &destination.ConfigError{Field: "target_arn", Message: "not an event bus (the resource is event-bus/<name>)"}
 		}
 	}
 	role, err := parseARN("role_arn", d.RoleARN)
@@ -111,13 +112,13 @@ func ParseTarget(d domain.Destination, regions []string) (Target, error) {
 		return t, err
 	}
 	if role.Service != "iam" || !roleRE.MatchString(role.Resource) {
-		return t, &ConfigError{Field: "role_arn", Message: "not an IAM role ARN (arn:<partition>:iam::<account>:role/<name>)"}
+		return t, &destination.ConfigError{Field: "role_arn", Message: "not an IAM role ARN (arn:<partition>:iam::<account>:role/<name>)"}
 	}
 	if role.Region != "" || !accountRE.MatchString(role.AccountID) {
-		return t, &ConfigError{Field: "role_arn", Message: "an IAM role ARN has no region and a 12-digit account"}
+		return t, &destination.ConfigError{Field: "role_arn", Message: "an IAM role ARN has no region and a 12-digit account"}
 	}
 	if role.Partition != target.Partition {
-		return t, &ConfigError{Field: "role_arn", Message: fmt.Sprintf("the role is in partition %s, the target in %s", role.Partition, target.Partition)}
+		return t, &destination.ConfigError{Field: "role_arn", Message: fmt.Sprintf("the role is in partition %s, the target in %s", role.Partition, target.Partition)}
 	}
 	t.ARN, t.Role, t.Partition = target, role, target.Partition
 	return t, nil
@@ -125,14 +126,14 @@ func ParseTarget(d domain.Destination, regions []string) (Target, error) {
 
 func parseARN(field, s string) (arn.ARN, error) {
 	if s == "" {
-		return arn.ARN{}, &ConfigError{Field: field, Message: "required"}
+		return arn.ARN{}, &destination.ConfigError{Field: field, Message: "required"}
 	}
 	if len(s) > maxARNBytes || strings.TrimSpace(s) != s {
-		return arn.ARN{}, &ConfigError{Field: field, Message: "not an ARN"}
+		return arn.ARN{}, &destination.ConfigError{Field: field, Message: "not an ARN"}
 	}
 	a, err := arn.Parse(s)
 	if err != nil || a.Partition == "" || a.Service == "" || a.Resource == "" {
-		return arn.ARN{}, &ConfigError{Field: field, Message: fmt.Sprintf("%q is not an ARN (arn:partition:service:region:account:resource)", s)}
+		return arn.ARN{}, &destination.ConfigError{Field: field, Message: fmt.Sprintf("%q is not an ARN (arn:partition:service:region:account:resource)", s)}
 	}
 	return a, nil
 }

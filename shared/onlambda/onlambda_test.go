@@ -1,4 +1,4 @@
-package app
+package onlambda
 
 import (
 	"bytes"
@@ -14,9 +14,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/logging"
+
+	"github.com/gifq/webhooks/shared/app"
 )
 
-func fromEnv(t *testing.T, extra map[string]string) (*App, *bytes.Buffer) {
+func fromEnv(t *testing.T, extra map[string]string) (*app.App, *bytes.Buffer) {
 	t.Helper()
 	env := map[string]string{"TABLE_NAME": "t", "QUEUE_URL": "http://127.0.0.1:1/q", "DLQ_URL": "http://127.0.0.1:1/dlq",
 		"KMS_KEY_ID": "alias/gifq-test", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_CA_BUNDLE": ""}
@@ -60,7 +62,7 @@ func TestFromEnvTrustsAWSCABundle(t *testing.T) {
 	}
 	a, _ := fromEnv(t, map[string]string{"AWS_CA_BUNDLE": bundle})
 	client := a.SQS.(*sqs.Client).Options().HTTPClient
-	if _, ok := client.(oneWrite); !ok {
+	if _, ok := client.(app.OneWrite); !ok {
 		t.Errorf("HTTP client %T: want the one-write wrapper", client)
 	}
 	req, _ := http.NewRequest("GET", srv.URL, nil)

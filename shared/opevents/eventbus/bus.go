@@ -1,4 +1,7 @@
-package opevents
+// Package eventbus publishes operational events (package opevents) to an
+// EventBridge bus. Apart from opevents so that the local runner, which logs
+// them instead, does not link the EventBridge client.
+package eventbus
 
 import (
 	"context"
@@ -10,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/opevents"
 )
 
 // PutEventsAPI is the one EventBridge call the bus publisher makes.
@@ -33,7 +37,7 @@ type Bus struct {
 }
 
 // Publish sends events; it never fails the caller.
-func (b *Bus) Publish(ctx context.Context, events ...Event) {
+func (b *Bus) Publish(ctx context.Context, events ...opevents.Event) {
 	// The fact has happened: the caller's context ending (a producer that
 	// hung up) must not lose its alert.
 	ctx = context.WithoutCancel(ctx)
@@ -49,7 +53,7 @@ func (b *Bus) Publish(ctx context.Context, events ...Event) {
 				continue
 			}
 			entries = append(entries, types.PutEventsRequestEntry{
-				EventBusName: aws.String(b.Name), Source: aws.String(Source), DetailType: aws.String(string(e.Type)),
+				EventBusName: aws.String(b.Name), Source: aws.String(opevents.Source), DetailType: aws.String(string(e.Type)),
 				Detail: aws.String(string(detail)), Time: aws.Time(e.At),
 			})
 		}
@@ -74,21 +78,5 @@ func (b *Bus) Publish(ctx context.Context, events ...Event) {
 		m := b.Metrics.Batch()
 		m.Count(obs.MetricOpEventsFailed, float64(failed))
 		m.Flush()
-	}
-}
-
-// Log writes each event as one JSON line through a logger, in the shape
-// EventBridge delivers it to a rule's target (source, detail-type, time,
-// detail): make dev has no bus, and a developer sees there what would have
-// been published.
-type Log struct {
-	Log *slog.Logger
-}
-
-// Publish logs events.
-func (l Log) Publish(ctx context.Context, events ...Event) {
-	for _, e := range events {
-		l.Log.InfoContext(ctx, "operational event", "source", Source, "detail-type", string(e.Type),
-			"time", stamp(e.At), "detail", e.Detail)
 	}
 }
