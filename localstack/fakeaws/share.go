@@ -6,6 +6,9 @@ import (
 	"errors"
 	"io"
 	"runtime/pprof"
+	"syscall"
+	"testing"
+	"time"
 )
 
 // ServerShare runs run under a CPU profile of this process and returns the
@@ -179,4 +182,35 @@ func varint(b []byte) (uint64, int) {
 		}
 	}
 	return 0, 0
+}
+
+// CPUTime is this process's CPU time so far, user and system (getrusage).
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ReportCPU runs a benchmark's timed loop of b.N ops and reports, per op,
+// this process's CPU (cpu-µs/op: getrusage, user and system), the share of
+// it the servers started with StartServer took (server-µs/op: the fake, the
+// receiver), and the rest (ours-µs/op: the code under test, the SDK, the
+// HTTP client, the runtime). Under the test binary's own -cpuprofile (or in
+// a run too short for a sample) there is no share: only cpu-µs/op then.
+func ReportCPU(b *testing.B, loop func()) {
+	b.Helper()
+	start := CPUTime()
+	share, ok := ServerShare(loop)
+	cpu := float64(CPUTime()-start) / float64(time.Microsecond) / float64(b.N)
+	b.StopTimer()
+	b.ReportMetric(cpu, "cpu-µs/op")
+	if !ok {
+		if b.N < 100 {
+			return // the first, short run: too short for a profile sample
+		}
+		b.Log("no server share (too short a run for a profile sample, or under -cpuprofile): cpu-µs/op includes the fake's and the receiver's")
+		return
+	}
+	b.ReportMetric(cpu*share, "server-µs/op")
+	b.ReportMetric(cpu*(1-share), "ours-µs/op")
 }
