@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/fakeaws"
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/domain"
@@ -110,25 +114,18 @@ func benchDelivery(b *testing.B, tracing bool) {
 	if err := a.Store.CreateEndpoint(ctx, ep); err != nil { // seals the secret: the data key is made and cached here
 		b.Fatal(err)
 	}
-	body := []byte(`{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_123","amount":"12.50","currency":"USDC","updated_at":"2026-11-30T12:00:00Z"}}`)
-	const unsampled = "Root=1-6750a1b2-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=0"
 
-	// b.N events with one delivery each, as ingest writes them.
+	// b.N events with one delivery each, as ingest writes them: through a
+	// client and connections of their own, labelled side=setup for the
+	// profiler, so that a -cpuprofile of the run tells them apart.
+	seedDB, _ := emulator.Clients(fake.URL, fake.URL)
+	seed := store.New(seedDB, a.Config.TableName)
 	msgs := make([]queue.Message, b.N)
-	for i := range msgs {
-		ev := domain.Event{ID: domain.NewID("evt"), AccountID: acct.ID, Type: "payout.fulfilled", Body: body,
-			ReceivedAt: domain.Millis(now), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
-		d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: ep.ID, AccountID: acct.ID, EventType: ev.Type,
-			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: domain.Millis(now),
-			CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now), ExpiresAt: ev.ExpiresAt}
-		ev.DeliveryIDs = []string{d.ID}
-		if _, err := a.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{domain.Millis(now)}}); err != nil {
-			b.Fatal(err)
-		}
-		msgs[i] = queue.For(d)
-		if tracing {
-			msgs[i].Trace = unsampled
-		}
+	pprof.Do(ctx, pprof.Labels("side", "setup"), func(ctx context.Context) { seedEvents(ctx, b, seed, msgs, acct.ID, ep.ID, tracing) })
+
+	// The functions' garbage collector (app.Start's TuneGC), for this run only.
+	if percent, _ := app.GCSettings(os.Getenv); percent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(percent))
 	}
 
 	fake.ResetCalls()
@@ -155,5 +152,28 @@ func benchDelivery(b *testing.B, tracing bool) {
 	last, err := a.Store.GetDelivery(ctx, msgs[len(msgs)-1].DeliveryID)
 	if err != nil || last.Status != domain.StatusDelivered || last.Attempts != 1 {
 		b.Fatalf("last delivery: %+v, %v", last, err)
+	}
+}
+
+// seedEvents writes len(msgs) events with one delivery each to the endpoint,
+// as ingest does, and fills msgs with their queue messages.
+func seedEvents(ctx context.Context, b *testing.B, st *store.Store, msgs []queue.Message, accountID, endpointID string, tracing bool) {
+	body := []byte(`{"event":"payout.fulfilled","payout_type":"crypto","data":{"id":"po_123","amount":"12.50","currency":"USDC","updated_at":"2026-11-30T12:00:00Z"}}`)
+	const unsampled = "Root=1-6750a1b2-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=0"
+	now := time.Now()
+	for i := range msgs {
+		ev := domain.Event{ID: domain.NewID("evt"), AccountID: accountID, Type: "payout.fulfilled", Body: body,
+			ReceivedAt: domain.Millis(now), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
+		d := domain.Delivery{ID: domain.NewID("dlv"), EventID: ev.ID, EndpointID: endpointID, AccountID: accountID, EventType: ev.Type,
+			Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: domain.Millis(now),
+			CreatedAt: domain.Millis(now), UpdatedAt: domain.Millis(now), ExpiresAt: ev.ExpiresAt}
+		ev.DeliveryIDs = []string{d.ID}
+		if _, err := st.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{domain.Millis(now)}}); err != nil {
+			b.Fatal(err)
+		}
+		msgs[i] = queue.For(d)
+		if tracing {
+			msgs[i].Trace = unsampled
+		}
 	}
 }
