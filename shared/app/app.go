@@ -117,7 +117,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 	if obs.TracingOn() {
 		awsCfg.APIOptions = append(awsCfg.APIOptions, obs.AWSTracing) // a subsegment per AWS call
 	}
-	a := newApp(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
+	a := newApp(cfg, newDynamoDB(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
 	if cfg.OpsEventBus != "" {
 		a.UseEventBus(eventbridge.NewFromConfig(awsCfg), cfg.OpsEventBus)
 	}
@@ -129,6 +129,12 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*App, error) 
 		a.UseKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
 	}
 	return a, nil
+}
+
+// newDynamoDB is the functions' DynamoDB client: its endpoint resolved once,
+// not per call (CacheDynamoDBEndpoints).
+func newDynamoDB(awsCfg aws.Config) *dynamodb.Client {
+	return dynamodb.NewFromConfig(awsCfg, CacheDynamoDBEndpoints)
 }
 
 // sealingFunctions read or write endpoint secrets and signing keys.
