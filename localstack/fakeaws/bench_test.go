@@ -15,7 +15,7 @@ import (
 
 // BenchmarkFakeCall is what one SDK call costs this process against the
 // fake, one call at a time, through the app's HTTP client (app.AWSHTTPClient,
-// as emulator.Config sets): ours-µs/op is the SDK, net/http's client side
+// as emulator.Config sets) and the functions' endpoint cache: ours-µs/op is the SDK, net/http's client side
 // and the runtime; server-µs/op the fake's share (fakeaws.ReportCPU). A
 // delivery's calls times ours-µs/op is the part of BenchmarkDelivery that
 // only fewer or cheaper calls lower (docs/performance.md "Our CPU per

@@ -17,12 +17,13 @@ import (
 
 	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/fakeaws"
+	"github.com/gifq/webhooks/shared/app"
 )
 
 func clients(url string) (*dynamodb.Client, *sqs.Client, *kms.Client) {
 	cfg := emulator.Config()
 	cfg.RetryMaxAttempts = 1 // an answer the SDK cannot parse fails at once
-	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = &url }),
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = &url }, app.CacheDynamoDBEndpoints), // as the functions' client
 		sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = &url }),
 		kms.NewFromConfig(cfg, func(o *kms.Options) { o.BaseEndpoint = &url })
 }
