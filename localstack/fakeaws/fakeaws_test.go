@@ -20,10 +20,13 @@ import (
 	"github.com/gifq/webhooks/shared/app"
 )
 
+// clients are SDK clients on the fake; the DynamoDB client resolves its
+// endpoint as the functions' does (app.CacheDynamoDBEndpoints), and an
+// answer the SDK cannot parse fails at once (no retries).
 func clients(url string) (*dynamodb.Client, *sqs.Client, *kms.Client) {
 	cfg := emulator.Config()
-	cfg.RetryMaxAttempts = 1 // an answer the SDK cannot parse fails at once
-	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = &url }, app.CacheDynamoDBEndpoints), // as the functions' client
+	cfg.RetryMaxAttempts = 1
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = &url }, app.CacheDynamoDBEndpoints),
 		sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = &url }),
 		kms.NewFromConfig(cfg, func(o *kms.Options) { o.BaseEndpoint = &url })
 }
