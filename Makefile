@@ -21,6 +21,7 @@ help:
 	@echo "make load [ARGS='-events 2000 -rate 0']             a load run against the running make dev (docs/performance.md)"
 	@echo "make first-webhook-time [COLD=build|all|0]          a fresh clone to its first webhook, timed (docs/local.md)"
 	@echo "make dynoxide-fast                                  build the faster dynoxide from its crate (opt-in, ~4 min of cargo)"
+	@echo "make bench-cpu [BENCH_CPU_ARGS='-count 6']      our CPU per delivery against an in-process fake of AWS (docs/performance.md)"
 	@echo "make sim [SIM_ARGS='-scale 10']                    the simulation of a day at AWS scale (docs/scale.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
@@ -152,6 +153,17 @@ chaos: emulators
 
 bench:
 	$(GO) test -tags emulators -run '^$$' -bench . -benchmem ./shared/...
+
+# Our CPU per delivery and per SDK call (issue 25: at most 1 ms), against the
+# in-process fake of AWS (localstack/fakeaws), not the emulators
+# (docs/performance.md "Our CPU per delivery"). Not part of make test.
+# BENCH_CPU_ARGS passes more flags ('-count 6'); a profile needs one package:
+# BENCH_CPU_PKGS=./shared/delivery/ BENCH_CPU_ARGS='-cpuprofile cpu.out'.
+BENCH_CPU_PKGS ?= ./shared/delivery/ ./localstack/fakeaws/
+BENCH_CPU_ARGS ?=
+.PHONY: bench-cpu
+bench-cpu:
+	$(GO) test -run '^$$' -bench '^Benchmark(Delivery|FakeCall)$$' -benchtime 2000x $(BENCH_CPU_ARGS) $(BENCH_CPU_PKGS)
 
 # The discrete-event simulation of a day of 100 M deliveries, one row per
 # option (docs/scale.md). `make sim` runs the rows that decide the waiting

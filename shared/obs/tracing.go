@@ -100,19 +100,31 @@ func StartTracingTo(addr string) (stop func(), err error) {
 // TracingOn says whether spans are sent.
 func TracingOn() bool { return tracingOn.Load() }
 
+// noSpan is the span StartSpan returns when it makes none: every method a
+// no-op.
+var noSpan = trace.SpanFromContext(context.Background())
+
 // StartSpan starts a client span under ctx's span, or under the Lambda
-// invocation's segment (the trace header in ctx). With tracing off it
-// returns ctx and a no-op span, without allocating.
+// invocation's segment (the trace header in ctx). With tracing off, outside
+// a traced invocation, or in a trace X-Ray did not sample (Sampled=0, most
+// of them) it returns ctx and a no-op span, without allocating: an
+// unsampled span is never recorded nor sent, and OpenTelemetry's SDK would
+// still build one (a span id drawn from crypto/rand, its context, its
+// options) for each AWS call and POST of every message
+// (docs/performance.md "Our CPU per delivery").
 func StartSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	if !tracingOn.Load() {
 		return ctx, trace.SpanFromContext(ctx)
 	}
+	parent, ok := parentOf(ctx)
+	if !ok {
+		return ctx, trace.SpanFromContext(ctx) // not in a traced invocation
+	}
+	if !parent.IsSampled() {
+		return ctx, noSpan
+	}
 	if !trace.SpanContextFromContext(ctx).IsValid() {
-		sc, ok := spanContextOf(TraceHeader(ctx))
-		if !ok {
-			return ctx, trace.SpanFromContext(ctx) // not in a traced invocation
-		}
-		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
 	}
 	tracerMu.Lock()
 	t := tracer
@@ -120,11 +132,33 @@ func StartSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (c
 	return t.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
+// parentOf is the parent of a span started under ctx: ctx's span, else the
+// invocation's segment (the trace header in ctx); false outside a trace.
+func parentOf(ctx context.Context) (trace.SpanContext, bool) {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return sc, true
+	}
+	return spanContextOf(TraceHeader(ctx))
+}
+
+// recorded says whether a span started under ctx is recorded and sent:
+// tracing on, in a sampled trace. The AWS calls and the POST ask it before
+// they build their span's attributes.
+func recorded(ctx context.Context) bool {
+	if !tracingOn.Load() {
+		return false
+	}
+	sc, ok := parentOf(ctx)
+	return ok && sc.IsSampled()
+}
+
 // spanContextOf reads an X-Ray trace header (Root=1-5759e988-bd862e3fe1be46a994272793;
 // Parent=53995c3f42cd8ad8;Sampled=1) as the remote parent of our spans.
 func spanContextOf(header string) (trace.SpanContext, bool) {
 	var root, parent, sampled string
-	for _, f := range strings.Split(header, ";") {
+	for rest := header; rest != ""; {
+		var f string
+		f, rest, _ = strings.Cut(rest, ";")
 		k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
 		switch k {
 		case "Root":
@@ -164,7 +198,7 @@ func xrayRoot(id trace.TraceID) string {
 // (aws.Config.APIOptions): the service, operation, region and request id.
 func AWSTracing(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("GifqTrace", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-		if !tracingOn.Load() {
+		if !recorded(ctx) {
 			return next.HandleInitialize(ctx, in)
 		}
 		service, op := awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx)
@@ -194,7 +228,7 @@ func TracedTransport(rt http.RoundTripper) http.RoundTripper { return tracedTran
 type tracedTransport struct{ http.RoundTripper }
 
 func (t tracedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if !tracingOn.Load() {
+	if !recorded(r.Context()) {
 		return t.RoundTripper.RoundTrip(r)
 	}
 	u := url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Path: r.URL.Path}

@@ -184,3 +184,48 @@ func TestCarriedTraceParentsTheSpans(t *testing.T) {
 		t.Errorf("span %+v, want it in the event's trace", d)
 	}
 }
+
+// TestUnsampledTraceBuildsNoSpan: in a trace X-Ray did not sample, a span
+// is not even built (OpenTelemetry's SDK would make a non-recording one,
+// with a span id from crypto/rand, per AWS call and POST): StartSpan hands
+// back ctx as it was and a no-op span, and allocates nothing; the AWS
+// calls' and the POST's spans are not started at all (their attributes not
+// built). A sampled trace still gets its span.
+func TestUnsampledTraceBuildsNoSpan(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	stop, err := obs.StartTracingTo(pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx := obs.WithTraceHeader(context.Background(), strings.Replace(lambdaHeader, "Sampled=1", "Sampled=0", 1))
+	got, span := obs.StartSpan(ctx, "x")
+	if got != ctx || span.IsRecording() || span.SpanContext().IsValid() {
+		t.Errorf("unsampled: a new context (%v) or a span (recording %v, %v)", got != ctx, span.IsRecording(), span.SpanContext())
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		_, s := obs.StartSpan(ctx, "x")
+		s.End()
+	}); n != 0 {
+		t.Errorf("unsampled StartSpan: %v allocations, want 0", n)
+	}
+	resp := &http.Response{StatusCode: 200}
+	post := obs.TracedTransport(roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil }))
+	req := httptest.NewRequest(http.MethodPost, "https://receiver.example/hook?token=x", nil).WithContext(ctx)
+	if n := testing.AllocsPerRun(100, func() { _, _ = post.RoundTrip(req) }); n != 0 {
+		t.Errorf("unsampled POST: %v allocations in the traced transport, want 0", n)
+	}
+	_, span = obs.StartSpan(obs.WithTraceHeader(context.Background(), lambdaHeader), "x")
+	defer span.End()
+	if !span.IsRecording() {
+		t.Error("sampled: no recording span")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

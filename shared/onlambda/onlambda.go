@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -63,7 +64,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 	if obs.TracingOn() {
 		awsCfg.APIOptions = append(awsCfg.APIOptions, obs.AWSTracing) // a subsegment per AWS call
 	}
-	a := app.NewWithLogger(cfg, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
+	a := app.NewWithLogger(cfg, newDynamoDB(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
 	if cfg.OpsEventBus != "" {
 		a.OpEvents = &eventbus.Bus{Client: eventbridge.NewFromConfig(awsCfg), Name: cfg.OpsEventBus, Log: a.Log, Metrics: a.Metrics}
 	}
@@ -75,6 +76,12 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 		a.UseKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
 	}
 	return a, nil
+}
+
+// newDynamoDB is the functions' DynamoDB client: its endpoint resolved once,
+// not per call (app.CacheDynamoDBEndpoints).
+func newDynamoDB(awsCfg aws.Config) *dynamodb.Client {
+	return dynamodb.NewFromConfig(awsCfg, app.CacheDynamoDBEndpoints)
 }
 
 // sealingFunctions read or write endpoint secrets and signing keys.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/logging"
 
@@ -89,5 +91,13 @@ func TestSealingFunctionsNeedAKMSKey(t *testing.T) {
 		if err := needsKMS(fn, ""); err != nil {
 			t.Errorf("%s: %v", fn, err)
 		}
+	}
+}
+
+// The functions' DynamoDB client resolves its endpoint through the cache.
+func TestFunctionsDynamoDBClientCachesEndpoints(t *testing.T) {
+	r := newDynamoDB(aws.Config{Region: "us-east-1"}).Options().EndpointResolverV2
+	if got := fmt.Sprintf("%T", r); got != "*app.dynamoDBEndpoints" {
+		t.Errorf("the DynamoDB client resolves its endpoint with %s, on every call", got)
 	}
 }
