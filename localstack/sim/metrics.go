@@ -14,7 +14,10 @@ type Metrics struct {
 	PeakConcurrency, PeakConcurrencyAt float64
 	HotWCU, HotWCUAt                   float64
 	HotWCUName                         string
-	HotRCU                             float64
+	HotRCU, HotRCUAt                   float64
+	HotRCUName                         string
+	Uses                               []Use // each quota's peak use
+	LaneMoves, BreakersOpened          float64
 	P50, P99                           float64 // seconds, ingest to delivered, unaffected accounts
 	Delivered, DLQ, Attempts, Retries  float64
 	CapDeferrals, RateDeferrals        float64
@@ -24,6 +27,7 @@ type Metrics struct {
 	SQSRequests, Invocations, WCU, RCU float64
 	LambdaDeliverGBs, LambdaAPIGBs     float64
 	RunSeconds                         float64 // how long the simulation took
+	DayM                               float64 // the day's deliveries, millions
 
 	processedOther, processedSlow float64 // messages the worker put back without an attempt; attempts to dead endpoints
 
@@ -51,6 +55,42 @@ func (m *Metrics) bindAs(kind, what string, t float64) {
 		}
 	}
 	m.Binds = append(m.Binds, Bind{What: what, At: t, kind: kind})
+}
+
+// Use is a quota's peak use in a second: what took it (a partition's
+// name), when, against its limit.
+type Use struct {
+	Quota, What     string
+	Peak, Limit, At float64
+}
+
+// Ratio is the peak as a fraction of the limit.
+func (u Use) Ratio() float64 { return u.Peak / u.Limit }
+
+func (m *Metrics) use(quota string, v, limit, t float64) { m.useAs(quota, quota, v, limit, t) }
+
+// useAs records v against quota's limit at t, keeping the peak.
+func (m *Metrics) useAs(quota, what string, v, limit, t float64) {
+	for i := range m.Uses {
+		if u := &m.Uses[i]; u.Quota == quota {
+			if v > u.Peak {
+				u.What, u.Peak, u.At = what, v, t
+			}
+			return
+		}
+	}
+	m.Uses = append(m.Uses, Use{Quota: quota, What: what, Peak: v, Limit: limit, At: t})
+}
+
+// Tightest is the quota with the highest peak use against its limit.
+func (m Metrics) Tightest() Use {
+	var best Use
+	for _, u := range m.Uses {
+		if u.Limit > 0 && (best.Limit == 0 || u.Ratio() > best.Ratio()) {
+			best = u
+		}
+	}
+	return best
 }
 
 func (m *Metrics) peak(v, at *float64, x, t float64) {

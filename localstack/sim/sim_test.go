@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"testing"
+
+	"github.com/gifq/webhooks/shared/lifecycle"
 )
 
 func TestEngineRunsEventsInTimeThenScheduleOrder(t *testing.T) {
@@ -74,7 +76,7 @@ func TestHiddenWaitIsInFlightAndDelayedIsNot(t *testing.T) {
 		w      Waiting
 		hidden int
 	}{{Hidden, 100}, {Delayed, 0}, {Mixed, 0}} {
-		o := Defaults()
+		o := issue11()
 		o.Waiting = c.w
 		s := tiny(o, false)
 		q := s.queues[0]
@@ -91,7 +93,7 @@ func TestHiddenWaitIsInFlightAndDelayedIsNot(t *testing.T) {
 }
 
 func TestHiddenWaitOverTwelveHoursComesBackAfterTheQueueTimeout(t *testing.T) {
-	s := tiny(Defaults(), false)
+	s := tiny(issue11(), false)
 	q := s.queues[0]
 	s.wait(&cohort{acct: 0, ep: -1, n: 1, until: 13 * 3600}, 0, true)
 	s.eng.RunUntil(180)
@@ -103,7 +105,7 @@ func TestHiddenWaitOverTwelveHoursComesBackAfterTheQueueTimeout(t *testing.T) {
 // A message to an endpoint that never answers: 8 attempts on the contract's
 // schedule (1+16+81+256+625+1296+2401 s plus up to 15 % jitter), then the DLQ.
 func TestDeadEndpointUsesEightAttemptsThenDeadLetters(t *testing.T) {
-	o := Defaults()
+	o := issue11()
 	o.APIRate, o.APIBurst = o.AccountAPIRate, o.AccountAPIBurst
 	s := tiny(o, true)
 	ep := s.accts[0].eps[0]
@@ -114,26 +116,27 @@ func TestDeadEndpointUsesEightAttemptsThenDeadLetters(t *testing.T) {
 	}
 }
 
-// With a breaker after 2 timeouts, 5 messages to a dead endpoint: 2 fail,
-// the breaker opens, and the rest wait without using attempts (probes only).
+// With the breaker, 12 messages to a dead endpoint under the cap of 5: the
+// first lifecycle.BreakerAfter time out, the breaker opens (BreakerOf), and
+// the rest wait without using attempts.
 func TestBreakerHoldsWithoutUsingAttempts(t *testing.T) {
-	o := Defaults()
-	o.Breaker, o.EndpointCap = 2, 2
+	o := issue11()
+	o.Breaker, o.EndpointCap = true, 5
 	s := tiny(o, true)
 	ep := s.accts[0].eps[0]
-	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 5, slotted: true}, 0) })
+	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 12, slotted: true}, 0) })
 	s.eng.RunUntil(0) // queued
 	tick := func(t float64) { s.eng.RunUntil(t); s.serve(s.queues[0], t, 10) }
 	for t := 0.0; t <= 25; t++ {
 		tick(t)
 	}
-	if s.m.Attempts != 2 || !s.eps[ep].open {
-		t.Fatalf("after 25 s: %v attempts, open %v; want 2 and open", s.m.Attempts, s.eps[ep].open)
+	if s.m.Attempts != lifecycle.BreakerAfter || lifecycle.BreakerOf(s.eps[ep].dom, toTime(25)) != lifecycle.BreakerOpen {
+		t.Fatalf("after 25 s: %v attempts, breaker %s; want %d and open", s.m.Attempts, lifecycle.BreakerOf(s.eps[ep].dom, toTime(25)), lifecycle.BreakerAfter)
 	}
 }
 
 func TestHealthyMessagesAreDeliveredAndTimed(t *testing.T) {
-	o := Defaults()
+	o := issue11()
 	s := tiny(o, false)
 	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: -1, n: 10, slotted: true}, 0) })
 	m := s.Run(0)
