@@ -121,6 +121,19 @@ func Table() []Options {
 func Sized10x() Options {
 	o := Today()
 	o.Name, o.Scale = "BC iso 10x", 10
+	// Producers post ~6,500 events/s at the peak: the stage throttle to
+	// 8,000 rps (burst 2,000), under the account's 10,000.
+	o.APIRate, o.APIBurst = 8_000, 2_000
+	// ~2,000 concurrent batches at the peak: three fast-lane queues with a
+	// mapping each at its most (1,000), the slow lane at 100, and a Lambda
+	// concurrency quota of 4,000 asked for (the default is 1,000).
+	o.Queues, o.MaxConcurrency, o.SlowConcurrency, o.AccountConcurrency = 3, 1_000, 100, 4_000
+	// The largest accounts' endpoints take ~120 deliveries/s each at the
+	// peak, ~40 in flight at a mean answer of 0.3 s: a cap of 5 holds them
+	// to ~16/s.
+	o.EndpointCap = 50
+	// ~37,000 sweep index writes a second at the peak: 64 shards.
+	o.SweepShards = 64
 	return o
 }
 

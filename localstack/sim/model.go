@@ -58,6 +58,7 @@ type account struct {
 	// success: their messages travel the slow lane meanwhile (LaneOf)
 	failing   int
 	moveCarry float64
+	bookings  float64 // the worker's this second
 	// this second's use of its partitions
 	acctRCU, acctWCU, rateWCU, keyWCU, eventsWCU float64
 	healthyLog, healthySlot, healthySent         float64 // its never-down endpoints', all together
@@ -533,12 +534,11 @@ func (s *Sim) wait(c *cohort, t float64, worker bool) {
 // returns how many may go now; the rest wait for their later slots.
 //
 // The bookings of one invocation's batch share a write
-// (ratelimit.ReserveAhead's group commit): a cohort's n messages, received
-// together, take one write per batch.
+// (ratelimit.ReserveAhead's group commit): an account's bookings in a
+// second take one write per batch's worth (partitions bills them).
 func (s *Sim) reserve(a *account, ai int32, c *cohort, t float64) int {
-	writes := math.Ceil(float64(c.n)/float64(s.o.BatchSize)) * cost.RetryRateBookingWrite
-	a.rateWCU += writes
-	s.m.WCU += writes
+	a.bookings += float64(c.n)
+	s.touch(a)
 	first, end := s.book(a, c.n, t, 0)
 	if end <= t+maxWaitInWorker {
 		return c.n

@@ -1,5 +1,11 @@
 package main
 
+import (
+	"math"
+
+	"github.com/gifq/webhooks/shared/cost"
+)
+
 // partitions checks the second's use of the partitions the hot path uses
 // today (shared/store keys.go, schema.Table), each against DynamoDB's 1,000
 // write units and 3,000 read units a second per partition:
@@ -51,6 +57,12 @@ func (s *Sim) partitions(t float64) {
 		}
 	}
 	for _, a := range s.touchedA {
+		if a.bookings > 0 {
+			w := math.Ceil(a.bookings/float64(s.o.BatchSize)) * cost.RetryRateBookingWrite
+			s.m.WCU += w
+			a.rateWCU += w
+			a.bookings = 0
+		}
 		if a.rank != 0 { // the background's many small accounts: none of them hot
 			if a.healthy > 0 {
 				wcu("EP#<endpoint> of "+accountName(a, ""), a.healthyLog/float64(a.healthy))

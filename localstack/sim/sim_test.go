@@ -196,7 +196,9 @@ func TestFailingEndpointMovesToTheSlowLane(t *testing.T) {
 	s := tiny(Today(), true)
 	ep := s.accts[0].eps[0]
 	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 1, slotted: true}, 0) })
-	s.eng.At(15, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 3, created: 15, next: 15, until: 15, slotted: true}, 15) })
+	s.eng.At(15, func() {
+		s.enqueueNew(&cohort{acct: 0, ep: ep, n: 3, created: 15, next: 15, until: 15, slotted: true}, 15)
+	})
 	for t := 0.0; t <= 20; t++ {
 		s.eng.RunUntil(t)
 		s.step(t)
