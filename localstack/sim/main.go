@@ -70,6 +70,8 @@ func main() {
 		*scale, w.DeliveriesPerDay**scale/1e6, w.Accounts, w.ZipfS, 100*w.DownFraction, clock(w.OutageAt), clock(w.OutageAt+w.OutageFor), w.BurstEvents/1e3, clock(w.BurstAt), *seed)
 	if *md {
 		markdown(os.Stdout, opts, results)
+		fmt.Println()
+		notes(os.Stdout, opts, results)
 		return
 	}
 	report(os.Stdout, opts, results)
@@ -112,7 +114,9 @@ func Table() []Options {
 	dead.Name, dead.DeadAccounts = "BC iso dead1%", 0.01
 	today10 := today
 	today10.Name, today10.Scale = "BC iso 10x today", 10
-	return append(t, today, dead, today10, Sized10x())
+	steady := Sized10x()
+	steady.Name, steady.Steady = "BC iso 10x steady", true
+	return append(t, today, dead, today10, Sized10x(), steady)
 }
 
 // Sized10x is today's stack with what a day of 1 billion deliveries needs
@@ -137,8 +141,12 @@ func Sized10x() Options {
 	return o
 }
 
-// Workload is the day this row runs: dead accounts replace the outage.
+// Workload is the day this row runs: dead accounts replace the outage; a
+// steady day has neither outage nor burst.
 func (o Options) Workload(w Workload, drain float64) Workload {
+	if o.Steady {
+		w.DownFraction, w.BurstEvents = 0, 0
+	}
 	if o.DeadAccounts > 0 {
 		w.DownFraction, w.DeadAccounts = 0, o.DeadAccounts
 		w.OutageAt, w.OutageFor = 0, day+drain
@@ -159,7 +167,14 @@ func report(out *os.File, opts []Options, rs []Metrics) {
 			m.LaneMoves/1e6, m.SQSRequests/1e6, (m.Invocations+m.APIRequests)/1e6, m.WCU/1e6, m.RCU/1e6, m.APIRequests/1e6, c.Total(), c.Total()/(m.Delivered/1e6), m.RunSeconds)
 	}
 	tw.Flush()
-	fmt.Fprintln(out, "\nEvery limit reached, in order, and each quota's peak use:")
+	fmt.Fprintln(out)
+	notes(out, opts, rs)
+}
+
+// notes lists, per row, every limit reached in order and each quota's peak
+// use against its limit.
+func notes(out *os.File, opts []Options, rs []Metrics) {
+	fmt.Fprintln(out, "Every limit reached, in order, and each quota's peak use:")
 	for i, o := range opts {
 		m := rs[i]
 		var parts []string

@@ -94,8 +94,10 @@ type queue struct {
 	fastAttempt, fastOther, slow float64
 }
 
+// newQueue is a queue whose mapping starts the day warm (the night before
+// kept its pollers up): they scale down to what the first second uses.
 func newQueue(name string, maxConc int) *queue {
-	return &queue{name: name, maxConc: float64(maxConc), groups: map[int32]*group{}, pollers: 5}
+	return &queue{name: name, maxConc: float64(maxConc), groups: map[int32]*group{}, pollers: float64(maxConc)}
 }
 
 // Sim is one run: a workload under one set of options.

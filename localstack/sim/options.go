@@ -36,6 +36,7 @@ type Options struct {
 	// DeadAccounts: this fraction of the accounts (drawn by the seed) have
 	// every endpoint dead all day, instead of the workload's outage.
 	DeadAccounts float64
+	Steady       bool // no outage and no burst: the load alone
 
 	MaxConcurrency  int     // the fast lane's event source mapping's maximum concurrency per queue (2..1000)
 	SlowConcurrency int     // the slow lane's (lifecycle.LaneOf); 0: no slow lane, every message on the fast one
