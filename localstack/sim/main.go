@@ -1,12 +1,14 @@
 // Command sim is a discrete-event simulation of the deployed delivery
 // system over a day of issue 11's workload: API Gateway, the api function,
-// the delivery queue and its Lambda event source, the deliver function
-// with the real decisions (shared/lifecycle's Decide and Settle,
-// shared/retry's schedule and classification), DynamoDB's hot partitions
-// and the day's bill, for each waiting design and isolation option.
+// the delivery queues (fast and slow lanes, SQS fair queues) and their
+// Lambda event sources, the deliver function with the real decisions
+// (lifecycle.Decide and Settle, BreakerAfterAttempt and BreakerOf, LaneOf,
+// FreeSlots; ratelimit.Book; retry's schedule and classification),
+// DynamoDB's partitions as the store keys them today, billed with
+// shared/cost's per-step units, and the day's bill, for each option.
 // docs/scale.md explains the model and its results.
 //
-//	go run ./localstack/sim [-scale 10] [-seed 1] [-only BC]
+//	go run ./localstack/sim [-scale 10] [-seed 1] [-only 'BC iso today'] [-markdown]
 package main
 
 import (
