@@ -19,6 +19,7 @@ type Metrics struct {
 	Uses                               []Use // each quota's peak use
 	LaneMoves, BreakersOpened          float64
 	P50, P99                           float64 // seconds, ingest to delivered, unaffected accounts
+	P99Small                           float64 // the same, the small accounts' (the background's ~9,800)
 	Delivered, DLQ, Attempts, Retries  float64
 	CapDeferrals, RateDeferrals        float64
 	Scheduled                          float64
@@ -32,6 +33,7 @@ type Metrics struct {
 	processedOther, processedSlow float64 // messages the worker put back without an attempt; attempts to dead endpoints
 
 	waits      []float64 // unaffected deliveries by whole seconds waited before the attempt
+	waitsSmall []float64 // the background's
 	apiConcNow float64
 	bgCarry    float64
 	lat        lognormal
@@ -100,21 +102,30 @@ func (m *Metrics) peak(v, at *float64, x, t float64) {
 }
 
 // wait records n deliveries that waited w seconds from the producer's post
-// to the attempt that succeeded.
-func (m *Metrics) wait(w, n float64) {
-	i := int(w)
-	for len(m.waits) <= i {
-		m.waits = append(m.waits, 0)
+// to the attempt that succeeded; small: the background's.
+func (m *Metrics) wait(w, n float64, small bool) {
+	record(&m.waits, w, n)
+	if small {
+		record(&m.waitsSmall, w, n)
 	}
-	m.waits[i] += n
+}
+
+func record(waits *[]float64, w, n float64) {
+	i := int(w)
+	for len(*waits) <= i {
+		*waits = append(*waits, 0)
+	}
+	(*waits)[i] += n
 }
 
 // Percentile is the q-th quantile of ingest-to-delivered latency: the whole
 // seconds waited (recorded) plus the fixed hops plus the receiver's answer
 // time (lognormal, a success so under the timeout), convolved exactly.
-func (m *Metrics) Percentile(q, timeout float64) float64 {
+func (m *Metrics) Percentile(q, timeout float64) float64 { return m.percentile(m.waits, q, timeout) }
+
+func (m *Metrics) percentile(waits []float64, q, timeout float64) float64 {
 	total := 0.0
-	for _, n := range m.waits {
+	for _, n := range waits {
 		total += n
 	}
 	if total == 0 {
@@ -123,14 +134,14 @@ func (m *Metrics) Percentile(q, timeout float64) float64 {
 	cdfL := func(x float64) float64 { return math.Min(1, m.lat.CDF(x)/m.lat.CDF(timeout)) }
 	cdf := func(x float64) float64 {
 		sum := 0.0
-		for w, n := range m.waits {
+		for w, n := range waits {
 			if n > 0 {
 				sum += n * cdfL(x-float64(w)-m.base)
 			}
 		}
 		return sum / total
 	}
-	lo, hi := 0.0, float64(len(m.waits))+timeout+1
+	lo, hi := 0.0, float64(len(waits))+timeout+1
 	for range 60 {
 		mid := (lo + hi) / 2
 		if cdf(mid) < q {
@@ -146,6 +157,7 @@ func (s *Sim) finish() {
 	m := &s.m
 	m.lat, m.base = s.lat, s.w.IngestDelay+s.w.Overhead
 	m.P50, m.P99 = m.Percentile(0.50, s.w.DeadTimeout), m.Percentile(0.99, s.w.DeadTimeout)
+	m.P99Small = m.percentile(m.waitsSmall, 0.99, s.w.DeadTimeout)
 	left := float64(s.ddbWaiting)
 	for _, q := range s.queues {
 		left += float64(q.nvis + q.hidden)

@@ -324,7 +324,7 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 	s.m.WCU += float64(ok) * cost.SweepRemoveWrite
 	s.sweepWCU += float64(ok) * cost.SweepRemoveWrite
 	if !a.affected {
-		s.m.wait(t-c.created, float64(ok))
+		s.m.wait(t-c.created, float64(ok), a.rank == 0)
 	}
 	if ep == nil && a.rank != 0 && s.slow != nil {
 		// A success on the slow lane is the first after its endpoint's
