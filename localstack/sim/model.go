@@ -59,6 +59,7 @@ type account struct {
 	failing   int
 	moveCarry float64
 	bookings  float64 // the worker's this second
+	slotsSec  float64 // slots ingest booked this second: the account's own demand
 	// this second's use of its partitions
 	acctRCU, acctWCU, rateWCU, keyWCU, eventsWCU float64
 	healthyLog, healthySlot, healthySent         float64 // its never-down endpoints', all together
@@ -199,7 +200,13 @@ func NewSim(o Options, w Workload, scale float64, seed uint64) *Sim {
 			// unit per 4 KB, strongly consistent.
 			a.queryUnits = cost.IngestAccountRead * math.Ceil(float64(1+f)*0.315/4)
 			a.rate = max(w.RateFloor, w.RateHeadroom*deliveries)
+			// The limiter's interval is whole milliseconds, at least one
+			// (ratelimit's intervalMs): no account books more than 1,000
+			// slots a second. ExactInterval: what a finer one would do.
 			a.ivl = time.Duration(max(1, math.Round(1000/a.rate))) * time.Millisecond
+			if o.ExactInterval {
+				a.ivl = time.Duration(float64(time.Second) / a.rate)
+			}
 			a.keyRate = max(o.PerKeyRate, w.RateHeadroom*events)
 			a.keyBurst = max(o.PerKeyBurst, 2*a.keyRate)
 			a.keyToken = a.keyBurst
@@ -404,6 +411,7 @@ func (s *Sim) ingest(a *account, ai int32, k int, created, t float64) {
 		s.touchE(s.eps[e])
 	}
 	// Ingest books each event's slots ahead (ReserveAhead with the lead).
+	a.slotsSec += deliveries
 	first, end := s.book(a, int(deliveries), t, ratelimit.Lead)
 	if end <= t+maxWaitInWorker {
 		for _, c := range s.cohorts(a, ai, k, created) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"time"
 
 	"github.com/gifq/webhooks/shared/cost"
 )
@@ -71,10 +72,18 @@ func (s *Sim) partitions(t float64) {
 			wcu(accountName(a, "ACCT#"), a.acctWCU)
 			rcu(accountName(a, "ACCT#"), a.acctRCU)
 			wcu(accountName(a, "RATE#"), a.rateWCU)
+			// The account's own demand against the slots its limiter hands
+			// out a second (1/interval, whole milliseconds today).
+			if limit := float64(time.Second / a.ivl); a.slotsSec > 0 {
+				s.m.useAs("account rate limiter slots a second", accountName(a, "RATE#"), a.slotsSec, limit, t)
+				if a.slotsSec > limit {
+					s.m.bindAs("account rate limiter", "account rate limiter: "+accountName(a, "RATE#")+" needs more slots a second than its interval gives", t)
+				}
+			}
 			wcu(accountName(a, "ILIM#<key> of "), a.keyWCU)
 			wcu(accountName(a, "EVTS#")+"#<day>", a.eventsWCU)
 		}
-		a.acctWCU, a.acctRCU, a.rateWCU, a.keyWCU, a.eventsWCU = 0, 0, 0, 0, 0
+		a.acctWCU, a.acctRCU, a.rateWCU, a.keyWCU, a.eventsWCU, a.slotsSec = 0, 0, 0, 0, 0, 0
 		a.healthyLog, a.healthySlot, a.healthySent, a.touched = 0, 0, 0, false
 	}
 	for _, e := range s.touchedE {
