@@ -72,12 +72,14 @@ func (s *Sim) partitions(t float64) {
 			wcu(accountName(a, "ACCT#"), a.acctWCU)
 			rcu(accountName(a, "ACCT#"), a.acctRCU)
 			wcu(accountName(a, "RATE#"), a.rateWCU)
-			// The account's own demand against the slots its limiter hands
-			// out a second (1/interval, whole milliseconds today).
-			if limit := float64(time.Second / a.ivl); a.slotsSec > 0 {
-				s.m.useAs("account rate limiter slots a second", accountName(a, "RATE#"), a.slotsSec, limit, t)
-				if a.slotsSec > limit {
-					s.m.bindAs("account rate limiter", "account rate limiter: "+accountName(a, "RATE#")+" needs more slots a second than its interval gives", t)
+			// Where the whole-millisecond interval gives fewer slots a second
+			// than the rate set, the account's own demand (a minute's
+			// average) against them.
+			a.demand += (a.slotsSec - a.demand) / 60
+			if limit := float64(time.Second) / float64(a.ivl); limit < 0.999*a.rate {
+				s.m.useAs("account rate limiter slots a second", accountName(a, "RATE#"), a.demand, limit, t)
+				if a.demand > limit {
+					s.m.bindAs("account rate limiter", "account rate limiter: "+accountName(a, "RATE#")+" needs more slots a second than its whole-millisecond interval gives", t)
 				}
 			}
 			wcu(accountName(a, "ILIM#<key> of "), a.keyWCU)
