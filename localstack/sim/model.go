@@ -60,7 +60,8 @@ type account struct {
 	moveCarry float64
 	bookings  float64 // the worker's this second
 	slotsSec  float64 // slots ingest booked this second: the account's own demand
-	demand    float64 // slotsSec, averaged over about a minute
+	demand    float64 // slotsSec, averaged over about a minute (as of demandAt)
+	demandAt  float64
 	// this second's use of its partitions
 	acctRCU, acctWCU, rateWCU, keyWCU, eventsWCU float64
 	healthyLog, healthySlot, healthySent         float64 // its never-down endpoints', all together

@@ -75,7 +75,8 @@ func (s *Sim) partitions(t float64) {
 			// Where the whole-millisecond interval gives fewer slots a second
 			// than the rate set, the account's own demand (a minute's
 			// average) against them.
-			a.demand += (a.slotsSec - a.demand) / 60
+			a.demand = a.demand*math.Pow(1-1.0/60, t-a.demandAt) + a.slotsSec/60
+			a.demandAt = t
 			if limit := float64(time.Second) / float64(a.ivl); limit < 0.999*a.rate {
 				s.m.useAs("account rate limiter slots a second", accountName(a, "RATE#"), a.demand, limit, t)
 				if a.demand > limit {
