@@ -522,7 +522,7 @@ func (s *Sim) wait(c *cohort, t float64, worker bool) {
 		// Parked in the delivery item (ParkDelivery); the scheduler finds it
 		// in the park index.
 		s.m.WCU += n * cost.ParkWrites
-		s.sweepWCU += 2 * n // the park moves the sweep entry to park_until
+		s.sweepWCU += n * cost.SweepMoveWrite // the park moves the sweep entry to park_until
 		p := s.o.SchedulerEvery
 		tick := math.Ceil(c.until/p) * p
 		if s.o.Waiting == Mixed {
@@ -535,7 +535,7 @@ func (s *Sim) wait(c *cohort, t float64, worker bool) {
 			s.m.Scheduled += n
 			s.m.SQSRequests += n / 10 // SendMessageBatch
 			s.m.WCU += n * cost.UnparkWrites
-			s.m.RCU += n * 0.02 // keys-only index entries, eventually consistent
+			s.m.RCU += n * cost.ParkQueryReads
 			back(max(tick, c.until))
 		})
 	}

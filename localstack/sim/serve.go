@@ -125,7 +125,7 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	}
 	s.m.RCU += cost.LoadReads * n // delivery, endpoint, body, slot item
 	if a.rank != 0 {
-		a.acctRCU += n // the endpoint item, in ACCT#<account>
+		a.acctRCU += n * cost.LoadEndpointRead // in ACCT#<account>
 		s.touch(a)
 	}
 	if s.slow != nil && q != s.slow {
@@ -258,7 +258,7 @@ func (s *Sim) defer_(c *cohort, ep *endpoint, t float64) {
 	}
 	if c.until-t > sweepGraceHalf {
 		s.m.WCU += float64(c.n) * cost.MoveDueWrites
-		s.sweepWCU += 2 * float64(c.n)
+		s.sweepWCU += float64(c.n) * cost.SweepMoveWrite
 	}
 	s.wait(c, t, true)
 }
@@ -444,8 +444,8 @@ func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res retry.Result, t fl
 func (s *Sim) deadLetter(n float64) {
 	s.m.DLQ += n
 	s.m.SQSRequests += n
-	s.m.WCU += 2 * n
-	s.sweepWCU += n
+	s.m.WCU += n * cost.FailWrites
+	s.sweepWCU += n * cost.SweepRemoveWrite
 }
 
 func (s *Sim) touch(a *account) {

@@ -68,6 +68,8 @@ const (
 	// body and the endpoint's slot item in one strong BatchGetItem (DLV#,
 	// ACCT#, EVT#, SLOT#, one unit each).
 	LoadReads = 4
+	// Of them, the endpoint item's, in ACCT#<account>.
+	LoadEndpointRead = 1
 	// Deliver, per claim: the endpoint again, strongly consistent,
 	// alongside the claim (ACCT#<account>).
 	ClaimEndpointReread = 1
@@ -85,6 +87,12 @@ const (
 	UnparkWrites = 1 + 1
 	// PushDue: the delivery, its sweep entry moved.
 	MoveDueWrites = 1 + 2
+	// A delivery failed for good, beside its outcome: its sweep entry out,
+	// its endpoint_status index entry in.
+	FailWrites = SweepRemoveWrite + 1
+	// The scheduler's query of the park index, per delivery unparked:
+	// keys-only entries (~50 B), eventually consistent, a page of 4 KB.
+	ParkQueryReads = 0.02
 )
 
 // SlotWrites is what the per-endpoint in-flight cap adds to an attempt.
