@@ -103,20 +103,11 @@ func Today() Options {
 var (
 	maxWaitInWorker = lifecycle.MaxWaitInWorker.Seconds() // a slot this close is waited for in the worker
 	slotTolerance   = lifecycle.SlotTolerance.Seconds()   // a slot missed by more is booked again
-	capBackoffMin   = lifecycle.CapBackoffMin.Seconds()
-	capBackoffMax   = lifecycle.CapBackoffMax.Seconds()
 	// Deferrals longer than half the sweep grace move the due time (the
 	// step's MoveDue; infra's SweepGrace, 5 minutes).
 	sweepGraceHalf = 150.0
 	// A probe's lease: shared/app.LeaseFor(10 s), 2 x the timeout + 5 s.
 	probeLease = 25.0
 )
-
-// capBackoff is the step's back-off for a message that found its endpoint
-// at the cap, without the jitter (lifecycle's capDeferral).
-func capBackoff(deferrals int) float64 {
-	d := capBackoffMin * float64(int(1)<<min(max(deferrals-1, 0), 5))
-	return min(d, capBackoffMax)
-}
 
 var day = (24 * time.Hour).Seconds()

@@ -195,8 +195,7 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		r.n = -rest
 		r.deferrals++
 		r.probe = false
-		d := capBackoff(r.deferrals)
-		r.until = t + d + s.rnd.Float64()*d/4
+		r.until = t + s.capWait(r.deferrals, t)
 		q.fastOther += float64(r.n)
 		s.m.CapDeferrals += float64(r.n)
 		s.defer_(&r, ep, t)
@@ -221,6 +220,15 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		a.healthySent += float64(c.n)
 	}
 	s.attempt(c, a, ep, q, t)
+}
+
+// capWait is how long the step puts back a message that found its
+// endpoint's slots all held, the deferrals-th time (lifecycle.Step on a
+// full claim: its back-off, doubling from 1 s to 30 s, and its jitter).
+func (s *Sim) capWait(deferrals int, t float64) float64 {
+	k := lifecycle.Known{Msg: lifecycle.Message{Kind: lifecycle.KindDeliver, Received: 1, Deferred: deferrals - 1},
+		Now: toTime(t), Seed: s.rnd.Uint64(), Claim: lifecycle.ClaimFull}
+	return fromTime(lifecycle.Step(k, lifecycle.Policy{}).Until) - t
 }
 
 // toSlowLane puts a fast-lane message back on the slow lane at once (the

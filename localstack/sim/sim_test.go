@@ -50,10 +50,10 @@ func TestZipfSharesAndSampler(t *testing.T) {
 	}
 }
 
-func TestCapBackoffDoublesToThirtySeconds(t *testing.T) {
+func TestCapWaitIsTheStepsBackOff(t *testing.T) {
 	for d, want := range map[int]float64{1: 1, 2: 2, 3: 4, 5: 16, 6: 30, 9: 30} {
-		if got := capBackoff(d); got != want {
-			t.Errorf("capBackoff(%d) = %v, want %v", d, got, want)
+		if got := tiny(Today(), false).capWait(d, 100); got < want || got > 1.25*want+0.001 {
+			t.Errorf("capWait(%d) = %v, want %v to %v", d, got, want, 1.25*want)
 		}
 	}
 }
