@@ -90,7 +90,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	// before the claim and the release after the record.
 	slotWrites := 0
 	if capped {
-		slotWrites = 2
+		slotWrites = cost.SlotWrites
 	}
 	want := map[string]int{
 		// ingest (api function); the key's account and ingest limit are cached (no GetItem,
@@ -116,7 +116,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	// index entry changes); attempt 1; outcome 1 + the sweep index entry's
 	// removal 1; the slots 1 + 1. Issue 10's target was 12 with the cap, 10
 	// without; replay (issue 27) adds the one per event (docs/cost.md).
-	if wantUnits := 11.0 + float64(slotWrites); units != wantUnits {
+	if wantUnits := float64(cost.SingleWriteUnits - cost.SlotWrites + slotWrites); units != wantUnits {
 		t.Errorf("write units per delivery = %g, want %g", units, wantUnits)
 	}
 	for op, n := range want {
@@ -170,7 +170,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	// sweep entry moved to the retry's due time 2, the health writes 2, the slots.
 	retryUnits := calls.WriteUnits() - units
 	t.Logf("write units a retry adds: %g", retryUnits)
-	if wantUnits := 8.0 + float64(slotWrites); retryUnits != wantUnits {
+	if wantUnits := float64(cost.RetryWriteUnits - cost.SlotWrites + slotWrites); retryUnits != wantUnits {
 		t.Errorf("a retry adds %g write units, want %g", retryUnits, wantUnits)
 	}
 	if n := retried["SQS.ChangeMessageVisibility"]; n != 0 {

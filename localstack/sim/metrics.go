@@ -14,8 +14,12 @@ type Metrics struct {
 	PeakConcurrency, PeakConcurrencyAt float64
 	HotWCU, HotWCUAt                   float64
 	HotWCUName                         string
-	HotRCU                             float64
+	HotRCU, HotRCUAt                   float64
+	HotRCUName                         string
+	Uses                               []Use // each quota's peak use
+	LaneMoves, BreakersOpened          float64
 	P50, P99                           float64 // seconds, ingest to delivered, unaffected accounts
+	P99Small                           float64 // the same, the small accounts' (the background's ~9,800)
 	Delivered, DLQ, Attempts, Retries  float64
 	CapDeferrals, RateDeferrals        float64
 	Scheduled                          float64
@@ -24,10 +28,12 @@ type Metrics struct {
 	SQSRequests, Invocations, WCU, RCU float64
 	LambdaDeliverGBs, LambdaAPIGBs     float64
 	RunSeconds                         float64 // how long the simulation took
+	DayM                               float64 // the day's deliveries, millions
 
 	processedOther, processedSlow float64 // messages the worker put back without an attempt; attempts to dead endpoints
 
 	waits      []float64 // unaffected deliveries by whole seconds waited before the attempt
+	waitsSmall []float64 // the background's
 	apiConcNow float64
 	bgCarry    float64
 	lat        lognormal
@@ -53,6 +59,42 @@ func (m *Metrics) bindAs(kind, what string, t float64) {
 	m.Binds = append(m.Binds, Bind{What: what, At: t, kind: kind})
 }
 
+// Use is a quota's peak use in a second: what took it (a partition's
+// name), when, against its limit.
+type Use struct {
+	Quota, What     string
+	Peak, Limit, At float64
+}
+
+// Ratio is the peak as a fraction of the limit.
+func (u Use) Ratio() float64 { return u.Peak / u.Limit }
+
+func (m *Metrics) use(quota string, v, limit, t float64) { m.useAs(quota, quota, v, limit, t) }
+
+// useAs records v against quota's limit at t, keeping the peak.
+func (m *Metrics) useAs(quota, what string, v, limit, t float64) {
+	for i := range m.Uses {
+		if u := &m.Uses[i]; u.Quota == quota {
+			if v > u.Peak {
+				u.What, u.Peak, u.At = what, v, t
+			}
+			return
+		}
+	}
+	m.Uses = append(m.Uses, Use{Quota: quota, What: what, Peak: v, Limit: limit, At: t})
+}
+
+// Tightest is the quota with the highest peak use against its limit.
+func (m Metrics) Tightest() Use {
+	var best Use
+	for _, u := range m.Uses {
+		if u.Limit > 0 && (best.Limit == 0 || u.Ratio() > best.Ratio()) {
+			best = u
+		}
+	}
+	return best
+}
+
 func (m *Metrics) peak(v, at *float64, x, t float64) {
 	if x > *v {
 		*v, *at = x, t
@@ -60,21 +102,30 @@ func (m *Metrics) peak(v, at *float64, x, t float64) {
 }
 
 // wait records n deliveries that waited w seconds from the producer's post
-// to the attempt that succeeded.
-func (m *Metrics) wait(w, n float64) {
-	i := int(w)
-	for len(m.waits) <= i {
-		m.waits = append(m.waits, 0)
+// to the attempt that succeeded; small: the background's.
+func (m *Metrics) wait(w, n float64, small bool) {
+	record(&m.waits, w, n)
+	if small {
+		record(&m.waitsSmall, w, n)
 	}
-	m.waits[i] += n
+}
+
+func record(waits *[]float64, w, n float64) {
+	i := int(w)
+	for len(*waits) <= i {
+		*waits = append(*waits, 0)
+	}
+	(*waits)[i] += n
 }
 
 // Percentile is the q-th quantile of ingest-to-delivered latency: the whole
 // seconds waited (recorded) plus the fixed hops plus the receiver's answer
 // time (lognormal, a success so under the timeout), convolved exactly.
-func (m *Metrics) Percentile(q, timeout float64) float64 {
+func (m *Metrics) Percentile(q, timeout float64) float64 { return m.percentile(m.waits, q, timeout) }
+
+func (m *Metrics) percentile(waits []float64, q, timeout float64) float64 {
 	total := 0.0
-	for _, n := range m.waits {
+	for _, n := range waits {
 		total += n
 	}
 	if total == 0 {
@@ -83,14 +134,14 @@ func (m *Metrics) Percentile(q, timeout float64) float64 {
 	cdfL := func(x float64) float64 { return math.Min(1, m.lat.CDF(x)/m.lat.CDF(timeout)) }
 	cdf := func(x float64) float64 {
 		sum := 0.0
-		for w, n := range m.waits {
+		for w, n := range waits {
 			if n > 0 {
 				sum += n * cdfL(x-float64(w)-m.base)
 			}
 		}
 		return sum / total
 	}
-	lo, hi := 0.0, float64(len(m.waits))+timeout+1
+	lo, hi := 0.0, float64(len(waits))+timeout+1
 	for range 60 {
 		mid := (lo + hi) / 2
 		if cdf(mid) < q {
@@ -106,6 +157,7 @@ func (s *Sim) finish() {
 	m := &s.m
 	m.lat, m.base = s.lat, s.w.IngestDelay+s.w.Overhead
 	m.P50, m.P99 = m.Percentile(0.50, s.w.DeadTimeout), m.Percentile(0.99, s.w.DeadTimeout)
+	m.P99Small = m.percentile(m.waitsSmall, 0.99, s.w.DeadTimeout)
 	left := float64(s.ddbWaiting)
 	for _, q := range s.queues {
 		left += float64(q.nvis + q.hidden)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/schema"
 )
 
 // Waiting is where a message waits between now and its next step (a retry,
@@ -31,19 +32,31 @@ const (
 type Options struct {
 	Name    string
 	Waiting Waiting
+	Scale   float64 // this row's load, times the -scale flag (0: 1)
+	// DeadAccounts: this fraction of the accounts (drawn by the seed) have
+	// every endpoint dead all day, instead of the workload's outage.
+	DeadAccounts float64
+	Steady       bool // no outage and no burst: the load alone
+	// ExactInterval: the account limiter's interval is 1/rate exactly, not
+	// whole milliseconds (a change to shared/ratelimit, not built).
+	ExactInterval bool
 
-	MaxConcurrency int     // the event source mapping's maximum concurrency per queue (2..1000)
-	BatchSize      int     // messages per invocation (1..10); an invocation lasts as long as its slowest
-	Queues         int     // partitioned delivery queues, each with its own mapping; accounts hashed onto them
-	EndpointCap    int     // concurrent attempts per endpoint (ENDPOINT_MAX_IN_FLIGHT; 0: none)
-	Breaker        int     // open an endpoint's breaker after this many consecutive timeouts (0: no breaker)
-	APIRate        float64 // the API stage's throttle, requests/s (capped by the account's)
-	APIBurst       float64
-	PerKeyRate     float64 // a usage plan per API key: each producer's rate (0: none); burst twice that
-	SchedulerEvery float64 // C and BC: the scheduler's period, seconds
+	MaxConcurrency  int     // the fast lane's event source mapping's maximum concurrency per queue (2..1000)
+	SlowConcurrency int     // the slow lane's (lifecycle.LaneOf); 0: no slow lane, every message on the fast one
+	FairQueues      bool    // MessageGroupId = the account: SQS fair queues serve noisy tenants after quiet ones
+	BatchSize       int     // messages per invocation (1..10); an invocation lasts as long as its slowest
+	Queues          int     // partitioned fast-lane queues, each with its own mapping; accounts hashed onto them
+	EndpointCap     int     // concurrent attempts per endpoint (ENDPOINT_MAX_IN_FLIGHT; 0: none)
+	Breaker         bool    // the per-endpoint breaker (lifecycle.BreakerAfterAttempt, BREAKER)
+	APIRate         float64 // the API stage's throttle, requests/s (capped by the account's)
+	APIBurst        float64
+	PerKeyRate      float64 // each producer's ingest limit (0: none): its rate; burst PerKeyBurst
+	PerKeyBurst     float64
+	SchedulerEvery  float64 // C and BC: the scheduler's period, seconds
+	SweepShards     int     // the sweep index's partition keys (schema.SweepShards)
 	// KeepLateSlots: a message that reaches the worker after its rate-limit
-	// slot uses it anyway (today's worker books a new slot once it is more
-	// than slotTolerance late).
+	// slot uses it anyway (today's step books a new one once it is more
+	// than lifecycle.SlotTolerance late).
 	KeepLateSlots bool
 
 	// AWS quotas (documented defaults; docs/scale.md cites each).
@@ -59,41 +72,42 @@ type Options struct {
 	QueueVisibility    float64 // the delivery queue's visibility timeout (a refused Hide leaves this)
 }
 
-// Defaults is today's stack (infra/config.go, docs/deploy.md) with AWS's
-// default quotas.
-func Defaults() Options {
+// Issue 11's stack (before the slow lane and fair queues), with AWS's
+// default quotas: the rows that chose the waiting design start from it.
+func issue11() Options {
 	return Options{
-		Name: "today", Waiting: Hidden,
+		Name: "issue 11", Waiting: Hidden,
 		MaxConcurrency: 50, BatchSize: 10, Queues: 1, EndpointCap: 5,
-		APIRate: 50, APIBurst: 100, SchedulerEvery: 60,
+		APIRate: 50, APIBurst: 100, SchedulerEvery: 60, SweepShards: schema.SweepShards,
 		InFlightLimit: 120_000, AccountConcurrency: 1_000, ScaleUpPerMinute: 300,
 		PartitionWCU: 1_000, PartitionRCU: 3_000, AccountAPIRate: 10_000, AccountAPIBurst: 5_000,
 		MaxDelay: 900, MaxVisibility: 12 * 3600, QueueVisibility: 180,
 	}
 }
 
-// Worker tunables, as shared/delivery/worker.go has them (unexported there).
-const (
-	maxWaitInWorker = 1.0 // a slot this close is waited for in the worker
-	slotTolerance   = 1.0 // a slot missed by more is reserved again
-	capBackoffMin   = 1.0
-	capBackoffMax   = 30.0
-	sweepGraceHalf  = 150.0 // deferrals longer than half the sweep grace move the due time (PushDue)
-)
-
-// Breaker tunables: the worker's (shared/lifecycle/breaker.go). The model
-// keeps its own cohort-level breaker (the option's threshold, these pauses,
-// ±20 % jitter, one probe at a time) beside the real Decide and Settle.
-var (
-	probeFirst = lifecycle.BreakerFirstPause.Seconds() // the first pause after the breaker opens
-	probeMax   = lifecycle.BreakerMaxPause.Seconds()   // pauses double up to this
-)
-
-// capBackoff is the worker's back-off for a message that found its endpoint
-// at the cap, without the jitter.
-func capBackoff(deferrals int) float64 {
-	d := capBackoffMin * float64(int(1)<<min(max(deferrals-1, 0), 5))
-	return min(d, capBackoffMax)
+// Today is the shipped stack (infra/config.go DefaultConfig, docs/deploy.md):
+// design BC, the fast lane's mapping at 300 and the slow lane's at 50, fair
+// queues, the breaker, the cap of 5, the stage throttle at 2,000 rps /
+// burst 500, each key's ingest limit 100/s with a burst of 1,000, and a
+// late slot booked again (lifecycle.SlotTolerance).
+func Today() Options {
+	o := issue11()
+	o.Name, o.Waiting = "BC iso today", Mixed
+	o.MaxConcurrency, o.SlowConcurrency, o.FairQueues, o.Breaker = 300, 50, true, true
+	o.APIRate, o.APIBurst = 2_000, 500
+	o.PerKeyRate, o.PerKeyBurst = 100, 1_000
+	return o
 }
+
+// Worker tunables: the step's (shared/lifecycle), in seconds.
+var (
+	maxWaitInWorker = lifecycle.MaxWaitInWorker.Seconds() // a slot this close is waited for in the worker
+	slotTolerance   = lifecycle.SlotTolerance.Seconds()   // a slot missed by more is booked again
+	// Deferrals longer than half the sweep grace move the due time (the
+	// step's MoveDue; infra's SweepGrace, 5 minutes).
+	sweepGraceHalf = 150.0
+	// A probe's lease: shared/app.LeaseFor(10 s), 2 x the timeout + 5 s.
+	probeLease = 25.0
+)
 
 var day = (24 * time.Hour).Seconds()

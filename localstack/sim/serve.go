@@ -2,16 +2,18 @@ package main
 
 import (
 	"math"
+	"time"
 
+	"github.com/gifq/webhooks/shared/cost"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/retry"
 )
 
 // serve runs one second of a queue's event source mapping with cap
-// concurrent invocations: it takes visible messages while the second's
-// concurrency lasts and SQS lets it receive, and returns the concurrency
-// used and the queue's messages in flight.
+// concurrent invocations: it takes visible messages (in the fair queue's
+// order) while the second's concurrency lasts and SQS lets it receive, and
+// returns the concurrency used and the queue's messages in flight.
 func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 	slot := int(t) % len(q.slowSlots)
 	long, longMsgs := q.slowSlots[slot], q.slowMsgs[slot]
@@ -25,9 +27,9 @@ func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 	for q.nvis > 0 {
 		used, _, _, _ := s.batches(q)
 		if used >= budget {
-			if t-q.visible[q.head].vis > 60 {
-				if cap >= float64(s.o.MaxConcurrency) {
-					s.m.bind("deliver mapping maximum concurrency (backlog older than 60 s)", t)
+			if t-q.peek().vis > 60 {
+				if cap >= q.maxConc {
+					s.m.bind(q.name+" mapping maximum concurrency (backlog older than 60 s)", t)
 				} else {
 					s.m.bind("Lambda scaling or account concurrency (backlog older than 60 s)", t)
 				}
@@ -38,19 +40,10 @@ func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 			s.m.bind("SQS in-flight messages per queue (OverLimit)", t)
 			break
 		}
-		c := q.visible[q.head]
 		fit := int(math.Max(1, math.Min((budget-used)/per, room-taken)))
-		if c.n > fit {
-			part := *c
-			part.n = fit
-			c.n -= fit
-			q.nvis -= fit
-			s.process(&part, q, t)
-			taken += float64(fit)
-			continue
-		}
-		q.pop()
+		c := q.pop(fit)
 		taken += float64(c.n)
+		q.group(c.acct).taken += float64(c.n)
 		s.process(c, q, t)
 	}
 	used, k, slowInv, fastInv := s.batches(q)
@@ -64,13 +57,14 @@ func (s *Sim) serve(q *queue, t, cap float64) (conc, inflight float64) {
 		q.slowMsgs[j] += slowInv * b
 	}
 	q.debt = max(0, used-budget)
+	q.classify(s.o.FairQueues, max(tf, per))
 	s.m.processedOther += q.fastOther
 	s.m.processedSlow += q.slow
 	s.m.Invocations += k
 	s.m.SQSRequests += 2 * math.Ceil(k) // ReceiveMessage and DeleteMessageBatch per batch
 	s.m.LambdaDeliverGBs += (slowInv*(s.w.DeadTimeout+s.w.Overhead) + fastInv*tf) * memoryGB
 	if q.nvis > 0 {
-		q.pollers = min(float64(s.o.MaxConcurrency), q.pollers+s.o.ScaleUpPerMinute/60)
+		q.pollers = min(q.maxConc, q.pollers+s.o.ScaleUpPerMinute/60)
 	} else {
 		q.pollers = max(5, min(q.pollers, 1.2*(long+used)+5))
 	}
@@ -104,10 +98,19 @@ func (s *Sim) batches(q *queue) (used, k, slowInv, fastInv float64) {
 	return slowInv + fastInv*tf, k, slowInv, fastInv
 }
 
-// process is the worker on one cohort of received messages, the way
-// shared/delivery's process does it: a message early for its slot goes back;
-// otherwise lifecycle.Decide decides; an attempt takes a rate-limit slot and
-// an endpoint slot, then lifecycle.Settle settles its answer.
+// down reports whether an endpoint times out at t.
+func (s *Sim) down(ep *endpoint, t float64) bool {
+	return ep != nil && ep.down && t >= s.w.OutageAt && t < s.w.OutageAt+s.w.OutageFor
+}
+
+// process is the worker on one cohort of received messages, the way the
+// step (lifecycle.Step) takes them: a message early for its slot goes back;
+// one on the fast lane whose endpoint is failing moves to the slow lane
+// (lifecycle.LaneOf); otherwise lifecycle.Decide decides (due? paused?
+// breaker open, or half-open and this the probe?); an attempt takes an
+// in-flight slot (lifecycle.FreeSlots) and a rate-limit slot
+// (ratelimit.Book), then lifecycle.Settle and lifecycle.BreakerAfterAttempt
+// settle its answer.
 func (s *Sim) process(c *cohort, q *queue, t float64) {
 	n := float64(c.n)
 	if c.until > t+maxWaitInWorker {
@@ -120,17 +123,35 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	if c.ep >= 0 {
 		ep = s.eps[c.ep]
 	}
-	s.m.RCU += 3 * n // LoadForAttempt: delivery, endpoint, body
+	s.m.RCU += cost.LoadReads * n // delivery, endpoint, body, slot item
 	if a.rank != 0 {
-		a.acctRCU += n
+		a.acctRCU += n * cost.LoadEndpointRead // in ACCT#<account>
 		s.touch(a)
+	}
+	if s.slow != nil && q != s.slow {
+		if ep != nil && lifecycle.LaneOf(ep.dom, toTime(t)) == lifecycle.LaneSlow {
+			s.toSlowLane(c, q, t)
+			return
+		}
+		if ep == nil && a.failing > 0 && a.healthy > 0 {
+			moved := min(c.n, carry(&a.moveCarry, n*min(1, float64(a.failing)/float64(a.healthy))))
+			if moved > 0 {
+				m := *c
+				m.n = moved
+				s.toSlowLane(&m, q, t)
+				if c.n -= moved; c.n == 0 {
+					return
+				}
+				n = float64(c.n)
+			}
+		}
 	}
 	act := lifecycle.Decide(s.input(c, ep, t))
 	switch act.Verb {
 	case lifecycle.Wait:
 		q.fastOther += n
 		c.until = fromMillis(act.Until.UnixMilli())
-		s.defer_(c, t)
+		s.defer_(c, ep, t)
 		return
 	case lifecycle.Fail, lifecycle.DeadLetter:
 		s.deadLetter(n)
@@ -138,41 +159,53 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	case lifecycle.Drop, lifecycle.Quarantine:
 		return
 	}
-	// The endpoint's cap and breaker first, as the worker takes its endpoint
-	// slot before its rate-limit slot.
 	allowed := c.n
-	outage := ep != nil && ep.down && t >= s.w.OutageAt && t < s.w.OutageAt+s.w.OutageFor
-	if ep != nil && s.o.EndpointCap > 0 {
-		allowed = min(allowed, max(s.o.EndpointCap-ep.inflight, 0))
-		if !outage { // a healthy answer frees its slot in about (overhead + mean answer time)
-			perSec := float64(s.o.EndpointCap) / (s.w.Overhead + s.tfast[1])
-			allowed = min(allowed, max(int(perSec-ep.sent), 0))
+	if ep != nil && act.Probe && s.o.Breaker {
+		// Half open: one message takes the probe (a conditional write on
+		// the endpoint item); Decide holds the rest until its lease ends.
+		ep.dom.BreakerProbeUntil = millis(t + probeLease)
+		s.m.WCU += cost.ProbeWrite
+		a.acctWCU += cost.ProbeWrite
+		allowed = 1
+		if rest := c.n - 1; rest > 0 {
+			r := *c
+			r.n, r.until = rest, t+probeLease
+			q.fastOther += float64(rest)
+			s.defer_(&r, ep, t)
+		}
+		c.n = 1
+		c.probe = true
+	}
+	// The endpoint's in-flight cap, as the step checks it before the claim;
+	// a healthy endpoint's slots free as its answers come (about overhead +
+	// the mean answer time each).
+	if s.o.EndpointCap > 0 && a.rank != 0 {
+		perSec := float64(s.o.EndpointCap) / (s.w.Overhead + s.tfast[1])
+		if ep != nil {
+			allowed = min(allowed, s.freeSlots(ep, t))
+			if !s.down(ep, t) {
+				allowed = min(allowed, max(int(perSec-ep.sent), 0))
+			}
+		} else {
+			allowed = min(allowed, max(int(float64(a.healthy)*perSec-a.healthySent), 0))
 		}
 	}
-	if ep != nil && ep.open {
-		allowed = min(allowed, max(1-ep.inflight, 0)) // half open: one probe at a time
-		if allowed > 0 {
-			ep.pausedUntil = t + ep.probeWait
-		}
-	}
-	if rest := c.n - allowed; rest > 0 {
+	if rest := min(c.n, allowed) - c.n; rest < 0 {
 		r := *c
-		r.n = rest
+		r.n = -rest
 		r.deferrals++
-		d := capBackoff(r.deferrals)
-		r.until = t + d + s.rnd.Float64()*d/4
-		if ep.open {
-			r.until = ep.pausedUntil // held by the breaker
-		}
-		q.fastOther += float64(rest)
-		s.m.CapDeferrals += float64(rest)
-		s.defer_(&r, t)
+		r.probe = false
+		r.until = t + s.capWait(r.deferrals, t)
+		q.fastOther += float64(r.n)
+		s.m.CapDeferrals += float64(r.n)
+		s.defer_(&r, ep, t)
 	}
-	if allowed == 0 {
+	if allowed <= 0 {
 		return
 	}
-	c.n = allowed
-	if a.rate > 0 && !(c.slotted && (s.o.KeepLateSlots || t-c.until <= slotTolerance)) {
+	c.n = min(c.n, allowed)
+	late := t-c.until > slotTolerance
+	if a.rate > 0 && !(c.slotted && (s.o.KeepLateSlots || !late)) {
 		go_ := s.reserve(a, c.acct, c, t)
 		if go_ == 0 {
 			q.fastOther += float64(c.n)
@@ -183,85 +216,149 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	c.slotted = false
 	if ep != nil {
 		ep.sent += float64(c.n)
+	} else {
+		a.healthySent += float64(c.n)
 	}
 	s.attempt(c, a, ep, q, t)
 }
 
-// defer_ puts back a due message that may not go now (an endpoint pause,
-// the cap): it moves the due time when the wait is long (PushDue).
-func (s *Sim) defer_(c *cohort, t float64) {
+// capWait is how long the step puts back a message that found its
+// endpoint's slots all held, the deferrals-th time (lifecycle.Step on a
+// full claim: its back-off, doubling from 1 s to 30 s, and its jitter).
+func (s *Sim) capWait(deferrals int, t float64) float64 {
+	k := lifecycle.Known{Msg: lifecycle.Message{Kind: lifecycle.KindDeliver, Received: 1, Deferred: deferrals - 1},
+		Now: toTime(t), Seed: s.rnd.Uint64(), Claim: lifecycle.ClaimFull}
+	return fromTime(lifecycle.Step(k, lifecycle.Policy{}).Until) - t
+}
+
+// toSlowLane puts a fast-lane message back on the slow lane at once (the
+// step's put-back: a second at least, a send; no DynamoDB unit).
+func (s *Sim) toSlowLane(c *cohort, q *queue, t float64) {
+	n := float64(c.n)
+	q.fastOther += n
+	s.m.LaneMoves += n
+	s.m.SQSRequests += n
+	c.lane = lifecycle.LaneSlow
+	c.until = t + 1
+	s.wait(c, t, false)
+}
+
+// freeSlots is how many of the endpoint's in-flight slots are free:
+// lifecycle.FreeSlots over its leases (one per attempt in progress).
+func (s *Sim) freeSlots(ep *endpoint, t float64) int {
+	clear(s.leases)
+	for i := range min(ep.inflight, s.o.EndpointCap) {
+		s.leases[itoa(i)] = domain.Lease{Until: millis(t + probeLease), Claim: "c"}
+	}
+	e := ep.dom
+	e.Leases = s.leases
+	return len(lifecycle.FreeSlots(e, s.o.EndpointCap, toTime(t), 0, nil))
+}
+
+// defer_ puts back a due message that may not go now (the breaker, the
+// cap): on its endpoint's lane (the step's laneAfter), moving the due time
+// when the wait is long (MoveDue).
+func (s *Sim) defer_(c *cohort, ep *endpoint, t float64) {
 	c.slotted = false // its slot was for now: the attempt after the wait books a new one
+	c.lane = lifecycle.LaneFast
+	if ep != nil && s.slow != nil {
+		c.lane = lifecycle.LaneOf(ep.dom, toTime(t))
+	}
 	if c.until-t > sweepGraceHalf {
-		s.m.WCU += float64(c.n)
-		s.sweepWCU += 2 * float64(c.n)
+		s.m.WCU += float64(c.n) * cost.MoveDueWrites
+		s.sweepWCU += float64(c.n) * cost.SweepMoveWrite
 	}
 	s.wait(c, t, true)
 }
 
 func (s *Sim) input(c *cohort, ep *endpoint, t float64) lifecycle.Input {
-	ms := func(x float64) int64 { return toTime(x).UnixMilli() }
 	s.sd = domain.Delivery{ID: "d", AccountID: "a", EndpointID: "e", EventID: "v", Status: domain.StatusPending, Gen: 1,
-		Attempts: c.attempts, NextAttemptAt: ms(c.next), CreatedAt: ms(c.created), ExpiresAt: toTime(c.created).Unix() + 30*24*3600}
+		Attempts: c.attempts, NextAttemptAt: millis(c.next), CreatedAt: millis(c.created), ExpiresAt: toTime(c.created).Unix() + 30*24*3600}
 	s.se = domain.Endpoint{ID: "e", AccountID: "a"}
-	if ep != nil && ep.pausedUntil > t {
-		s.se.PausedUntil = ms(ep.pausedUntil)
+	if ep != nil {
+		s.se = ep.dom
+		s.se.ID, s.se.AccountID = "e", "a" // the delivery's
 	}
 	s.sv = domain.Event{ID: "v", AccountID: "a"}
 	return lifecycle.Input{Msg: lifecycle.Message{DeliveryID: "d", AccountID: "a", EndpointID: "e", EventID: "v", Gen: 1},
-		Delivery: &s.sd, Endpoint: &s.se, Event: &s.sv, Now: toTime(t), MaxAttempts: s.sched.MaxAttempts()}
+		Delivery: &s.sd, Endpoint: &s.se, Event: &s.sv, Now: toTime(t), MaxAttempts: s.sched.MaxAttempts(),
+		Deadline: lifecycle.Deadline(s.sd, s.sched, time.Duration(s.w.DeadTimeout*float64(time.Second)))}
 }
 
 // attempt sends c's messages: to a down endpoint they time out (the
-// invocation waits the timeout); to a healthy one most succeed.
+// invocation waits the timeout); to a healthy one most succeed. It bills
+// the claim, the attempt, the outcome and the slot's take and release.
 func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) {
 	n := float64(c.n)
 	s.m.Attempts += n
-	claimWCU, acctWCU := 16.0, 4.0
-	if s.o.EndpointCap == 0 {
-		claimWCU, acctWCU = 11, 0
+	w := float64(cost.ClaimWrite + cost.AttemptWrite + cost.OutcomeWrite)
+	if s.o.EndpointCap > 0 {
+		w += cost.SlotWrites
+		if ep != nil {
+			ep.slotWCU += cost.SlotWrites * n
+			s.touchE(ep)
+		} else if a.rank != 0 {
+			a.healthySlot += cost.SlotWrites * n
+		}
 	}
-	s.m.WCU += claimWCU * n
+	s.m.WCU += w * n
+	s.m.RCU += cost.ClaimEndpointReread * n
 	if a.rank != 0 {
-		a.acctWCU += acctWCU * n
+		a.acctRCU += cost.ClaimEndpointReread * n
 	}
-	if ep != nil {
-		ep.gsiWCU += 6 * n
-		s.touchE(ep)
-	} else if a.rank != 0 {
-		a.healthyGSI += 6 * n
-	}
-	if ep != nil && ep.down && t >= s.w.OutageAt && t < s.w.OutageAt+s.w.OutageFor {
+	if s.down(ep, t) {
 		ep.inflight += c.n
 		q.slow += n
-		s.eng.At(t+s.w.DeadTimeout, func() {
+		g := q.group(c.acct)
+		g.slowHeld += n
+		at := t + s.w.DeadTimeout
+		s.eng.At(at, func() {
 			ep.inflight -= c.n
-			s.settle(c, ep, retry.Result{ErrorClass: retry.ErrTimeout}, t+s.w.DeadTimeout)
+			g.slowHeld -= n
+			s.settle(c, a, ep, retry.Result{ErrorClass: retry.ErrTimeout}, at)
 		})
 		return
 	}
 	q.fastAttempt += n
-	if ep != nil && ep.open { // the probe came back: close the breaker
-		ep.open, ep.consec, ep.pausedUntil = false, 0, 0
-	}
 	p := s.w.Transient5xx + (1 - s.lat.CDF(s.w.DeadTimeout))
 	nf := carry(&s.failCarry, n*p)
 	nr := carry(&s.rejCarry, n*s.w.Reject4xx)
 	nf, nr = min(nf, c.n), min(nr, c.n-min(nf, c.n))
 	ok := c.n - nf - nr
+	if ep != nil && ok > 0 {
+		s.afterAttempt(ep, a, retry.Result{StatusCode: 200}, c.probe, 1, t)
+	}
 	s.m.Delivered += float64(ok)
-	s.sweepWCU += float64(ok)
+	s.m.WCU += float64(ok) * cost.SweepRemoveWrite
+	s.sweepWCU += float64(ok) * cost.SweepRemoveWrite
 	if !a.affected {
-		s.m.wait(t-c.created, float64(ok))
+		s.m.wait(t-c.created, float64(ok), a.rank == 0)
+	}
+	if ep == nil && a.rank != 0 && s.slow != nil {
+		// A success on the slow lane is the first after its endpoint's
+		// failure: failing_since is cleared, the lane is the fast one again.
+		if c.lane == lifecycle.LaneSlow && a.failing > 0 {
+			cleared := min(a.failing, ok)
+			a.failing -= cleared
+			s.m.WCU += float64(cleared) * cost.EndpointHealthWrite
+			a.acctWCU += float64(cleared) * cost.EndpointHealthWrite
+		}
+		// A 5xx makes a healthy endpoint failing until its next success.
+		if turned := min(nf, a.healthy-a.failing); turned > 0 {
+			a.failing += turned
+			s.m.WCU += float64(turned) * cost.EndpointHealthWrite
+			a.acctWCU += float64(turned) * cost.EndpointHealthWrite
+		}
 	}
 	for range nf {
 		one := *c
 		one.n = 1
-		s.settle(&one, nil, retry.Result{StatusCode: 503}, t)
+		s.settle(&one, a, nil, retry.Result{StatusCode: 503}, t)
 	}
 	if nr > 0 {
 		one := *c
 		one.n = nr
-		s.settle(&one, nil, retry.Result{StatusCode: 400}, t)
+		s.settle(&one, a, nil, retry.Result{StatusCode: 400}, t)
 	}
 }
 
@@ -273,44 +370,90 @@ func carry(acc *float64, x float64) int {
 	return int(w)
 }
 
-// settle applies lifecycle.Settle to the failed attempts of c, one message
-// at a time (each draws its own jitter), and moves the endpoint's breaker.
-func (s *Sim) settle(c *cohort, ep *endpoint, res retry.Result, t float64) {
-	ans := lifecycle.Answer{Result: res, Verdict: retry.Classify(res)}
-	if ep != nil && res.ErrorClass == retry.ErrTimeout {
-		ep.consec += c.n
-		if s.o.Breaker > 0 && ep.consec >= s.o.Breaker {
-			if ep.open {
-				ep.probeWait = min(2*ep.probeWait, probeMax)
-			} else {
-				ep.open, ep.probeWait = true, probeFirst
+// afterAttempt is the endpoint update after n attempts' answers, as the
+// store writes it (updateHealth): failing_since, and the breaker as
+// lifecycle.BreakerAfterAttempt moves it. One write per attempt that
+// changes anything.
+func (s *Sim) afterAttempt(ep *endpoint, a *account, res retry.Result, probe bool, n int, t float64) {
+	healthy := retry.Classify(res) == retry.Delivered
+	for i := range n {
+		e := &ep.dom
+		changed := false
+		if healthy && e.FailingSince != 0 {
+			e.FailingSince, changed = 0, true
+		}
+		if !healthy && e.FailingSince == 0 {
+			e.FailingSince, changed = millis(t), true
+		}
+		if s.o.Breaker {
+			ch := lifecycle.BreakerAfterAttempt(*e, res, probe && i == 0, toTime(t), s.rnd)
+			s.applyBreaker(e, ch)
+			changed = changed || ch.On != ""
+			if ch.On == lifecycle.BreakerTripped {
+				s.m.BreakersOpened++
 			}
-			// Jitter (±20 %) keeps breakers opened together from probing together.
-			ep.pausedUntil = t + ep.probeWait*(0.8+0.4*s.rnd.Float64())
+		}
+		if changed {
+			s.m.WCU += cost.EndpointHealthWrite
+			a.acctWCU += cost.EndpointHealthWrite
 		}
 	}
+}
+
+// applyBreaker writes a breaker change the way the store does
+// (breakerWrites).
+func (s *Sim) applyBreaker(e *domain.Endpoint, c lifecycle.BreakerChange) {
+	switch {
+	case c.Close:
+		e.BreakerFails, e.BreakerOpenUntil, e.BreakerPauseMs, e.BreakerProbeUntil = 0, 0, 0, 0
+	case c.OpenUntil != 0 && c.On == lifecycle.BreakerTripped:
+		if e.BreakerOpenUntil == 0 {
+			e.BreakerOpenUntil, e.BreakerPauseMs = c.OpenUntil, c.PauseMs
+		}
+		e.BreakerFails = 0
+	case c.OpenUntil != 0:
+		e.BreakerOpenUntil, e.BreakerPauseMs, e.BreakerFails, e.BreakerProbeUntil = c.OpenUntil, c.PauseMs, 0, 0
+	case c.Count:
+		e.BreakerFails++
+	}
+}
+
+// settle applies lifecycle.Settle to the failed attempts of c, one message
+// at a time (each draws its own jitter), and the endpoint's update.
+func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res retry.Result, t float64) {
+	ans := lifecycle.Answer{Result: res, Verdict: retry.Classify(res)}
+	if ep != nil {
+		s.afterAttempt(ep, a, res, c.probe, c.n, t)
+	}
 	for range c.n {
-		d := domain.Delivery{Attempts: c.attempts + 1, CreatedAt: toTime(c.created).UnixMilli()}
+		d := domain.Delivery{Attempts: c.attempts + 1, CreatedAt: millis(c.created)}
 		o := lifecycle.Settle(d, ans, toTime(t), s.sched, s.rnd)
 		if o.Status != domain.StatusPending {
 			s.deadLetter(1)
-			s.sweepWCU++
 			continue
 		}
 		s.m.Retries++
-		s.sweepWCU += 2
+		s.m.WCU += cost.SweepMoveWrite
+		s.sweepWCU += cost.SweepMoveWrite
 		r := *c
-		r.n, r.attempts, r.deferrals, r.slotted = 1, c.attempts+1, 0, false
+		r.n, r.attempts, r.deferrals, r.slotted, r.probe = 1, c.attempts+1, 0, false, false
+		r.lane = lifecycle.LaneFast
+		if s.slow != nil {
+			r.lane = lifecycle.LaneSlow // the step's laneAfter: the attempt failed
+		}
 		r.next = fromMillis(o.NextAttemptAt)
 		r.until = r.next
 		s.wait(&r, t, true)
 	}
 }
 
+// deadLetter: the DLQ message, and the failed delivery's sweep entry out and
+// status index entry in (the outcome write itself is the attempt's).
 func (s *Sim) deadLetter(n float64) {
 	s.m.DLQ += n
 	s.m.SQSRequests += n
-	s.m.WCU += 2 * n
+	s.m.WCU += n * cost.FailWrites
+	s.sweepWCU += n * cost.SweepRemoveWrite
 }
 
 func (s *Sim) touch(a *account) {
@@ -325,54 +468,4 @@ func (s *Sim) touchE(e *endpoint) {
 		e.touched = true
 		s.touchedE = append(s.touchedE, e)
 	}
-}
-
-// partitions checks the second's use of the hot partitions: each followed
-// account's item collection (account + endpoints), its limiter item, its
-// endpoints' index partitions, and the sweep index's shards.
-func (s *Sim) partitions(t float64) {
-	hot := func(name string, v, limit float64) {
-		if v > s.m.HotWCU && limit == s.o.PartitionWCU {
-			s.m.HotWCU, s.m.HotWCUName, s.m.HotWCUAt = v, name, t
-		}
-		if v > limit {
-			s.m.bindAs("DynamoDB partition "+kindOf(name), "DynamoDB partition: "+name, t)
-		}
-	}
-	for _, a := range s.touchedA {
-		if a.rank == 0 { // many small accounts, none of them hot
-			a.acctWCU, a.acctRCU, a.rateWCU, a.healthyGSI, a.touched = 0, 0, 0, 0, false
-			continue
-		}
-		if a.healthy > 0 {
-			hot("EP#<endpoint> of "+accountName(a, "")+" (delivery log indexes)", a.healthyGSI/float64(a.healthy), s.o.PartitionWCU)
-		}
-		hot(accountName(a, "ACCT#")+" (account + endpoint items, writes)", a.acctWCU, s.o.PartitionWCU)
-		hot(accountName(a, "RATE#")+" (rate limiter)", a.rateWCU, s.o.PartitionWCU)
-		if a.acctRCU > s.o.PartitionRCU {
-			s.m.bindAs("DynamoDB partition reads", "DynamoDB partition reads: "+accountName(a, "ACCT#"), t)
-		}
-		s.m.HotRCU = max(s.m.HotRCU, a.acctRCU)
-		a.acctWCU, a.acctRCU, a.rateWCU, a.healthyGSI, a.touched = 0, 0, 0, 0, false
-	}
-	for _, e := range s.touchedE {
-		hot("EP#<endpoint> of "+accountName(s.accts[e.acct], "")+" (delivery log indexes)", e.gsiWCU, s.o.PartitionWCU)
-		e.gsiWCU, e.sent, e.touched = 0, 0, false
-	}
-	hot("sweep index shard (1 of 16)", s.sweepWCU/16, s.o.PartitionWCU)
-	s.touchedA, s.touchedE, s.sweepWCU = s.touchedA[:0], s.touchedE[:0], 0
-}
-
-func accountName(a *account, prefix string) string {
-	return prefix + "account ranked " + itoa(a.rank)
-}
-
-// kindOf is a partition's kind: its name up to the first space or '#'.
-func kindOf(name string) string {
-	for i, r := range name {
-		if r == '#' || r == ' ' {
-			return name[:i]
-		}
-	}
-	return name
 }

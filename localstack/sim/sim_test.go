@@ -3,6 +3,9 @@ package main
 import (
 	"math"
 	"testing"
+
+	"github.com/gifq/webhooks/shared/cost"
+	"github.com/gifq/webhooks/shared/lifecycle"
 )
 
 func TestEngineRunsEventsInTimeThenScheduleOrder(t *testing.T) {
@@ -47,10 +50,10 @@ func TestZipfSharesAndSampler(t *testing.T) {
 	}
 }
 
-func TestCapBackoffDoublesToThirtySeconds(t *testing.T) {
+func TestCapWaitIsTheStepsBackOff(t *testing.T) {
 	for d, want := range map[int]float64{1: 1, 2: 2, 3: 4, 5: 16, 6: 30, 9: 30} {
-		if got := capBackoff(d); got != want {
-			t.Errorf("capBackoff(%d) = %v, want %v", d, got, want)
+		if got := tiny(Today(), false).capWait(d, 100); got < want || got > 1.25*want+0.001 {
+			t.Errorf("capWait(%d) = %v, want %v to %v", d, got, want, 1.25*want)
 		}
 	}
 }
@@ -69,12 +72,21 @@ func tiny(o Options, down bool) *Sim {
 	return NewSim(o, w, 1, 1)
 }
 
+// oneEndpoint leaves the tiny account one endpoint (the largest account has
+// 16).
+func oneEndpoint(s *Sim) *Sim {
+	a := s.accts[0]
+	a.eps, a.fanout, a.queryUnits = a.eps[:1], 1, cost.IngestAccountRead
+	a.downEps, a.healthy = a.downEps[:min(len(a.downEps), 1)], min(a.healthy, 1)
+	return s
+}
+
 func TestHiddenWaitIsInFlightAndDelayedIsNot(t *testing.T) {
 	for _, c := range []struct {
 		w      Waiting
 		hidden int
 	}{{Hidden, 100}, {Delayed, 0}, {Mixed, 0}} {
-		o := Defaults()
+		o := issue11()
 		o.Waiting = c.w
 		s := tiny(o, false)
 		q := s.queues[0]
@@ -91,7 +103,7 @@ func TestHiddenWaitIsInFlightAndDelayedIsNot(t *testing.T) {
 }
 
 func TestHiddenWaitOverTwelveHoursComesBackAfterTheQueueTimeout(t *testing.T) {
-	s := tiny(Defaults(), false)
+	s := tiny(issue11(), false)
 	q := s.queues[0]
 	s.wait(&cohort{acct: 0, ep: -1, n: 1, until: 13 * 3600}, 0, true)
 	s.eng.RunUntil(180)
@@ -103,7 +115,7 @@ func TestHiddenWaitOverTwelveHoursComesBackAfterTheQueueTimeout(t *testing.T) {
 // A message to an endpoint that never answers: 8 attempts on the contract's
 // schedule (1+16+81+256+625+1296+2401 s plus up to 15 % jitter), then the DLQ.
 func TestDeadEndpointUsesEightAttemptsThenDeadLetters(t *testing.T) {
-	o := Defaults()
+	o := issue11()
 	o.APIRate, o.APIBurst = o.AccountAPIRate, o.AccountAPIBurst
 	s := tiny(o, true)
 	ep := s.accts[0].eps[0]
@@ -114,26 +126,27 @@ func TestDeadEndpointUsesEightAttemptsThenDeadLetters(t *testing.T) {
 	}
 }
 
-// With a breaker after 2 timeouts, 5 messages to a dead endpoint: 2 fail,
-// the breaker opens, and the rest wait without using attempts (probes only).
+// With the breaker, 12 messages to a dead endpoint under the cap of 5: the
+// first lifecycle.BreakerAfter time out, the breaker opens (BreakerOf), and
+// the rest wait without using attempts.
 func TestBreakerHoldsWithoutUsingAttempts(t *testing.T) {
-	o := Defaults()
-	o.Breaker, o.EndpointCap = 2, 2
+	o := issue11()
+	o.Breaker, o.EndpointCap = true, 5
 	s := tiny(o, true)
 	ep := s.accts[0].eps[0]
-	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 5, slotted: true}, 0) })
+	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 12, slotted: true}, 0) })
 	s.eng.RunUntil(0) // queued
 	tick := func(t float64) { s.eng.RunUntil(t); s.serve(s.queues[0], t, 10) }
 	for t := 0.0; t <= 25; t++ {
 		tick(t)
 	}
-	if s.m.Attempts != 2 || !s.eps[ep].open {
-		t.Fatalf("after 25 s: %v attempts, open %v; want 2 and open", s.m.Attempts, s.eps[ep].open)
+	if s.m.Attempts != lifecycle.BreakerAfter || lifecycle.BreakerOf(s.eps[ep].dom, toTime(25)) != lifecycle.BreakerOpen {
+		t.Fatalf("after 25 s: %v attempts, breaker %s; want %d and open", s.m.Attempts, lifecycle.BreakerOf(s.eps[ep].dom, toTime(25)), lifecycle.BreakerAfter)
 	}
 }
 
 func TestHealthyMessagesAreDeliveredAndTimed(t *testing.T) {
-	o := Defaults()
+	o := issue11()
 	s := tiny(o, false)
 	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: -1, n: 10, slotted: true}, 0) })
 	m := s.Run(0)
@@ -143,5 +156,78 @@ func TestHealthyMessagesAreDeliveredAndTimed(t *testing.T) {
 	// Waited 0 s: the latency is the hops plus the receiver's answer, whose median is 0.15 s.
 	if want := s.w.IngestDelay + s.w.Overhead + s.w.LatencyMedian; math.Abs(m.P50-want) > 0.01 {
 		t.Fatalf("p50 %.3f s, want %.3f", m.P50, want)
+	}
+}
+
+// The sim bills from shared/cost's steps: one event to one endpoint,
+// delivered first time, costs the counted 13 write and 6 read units; a
+// timeout and its retry add the counted retry's 10 and 5 (the endpoint
+// turning failing, and healthy again with its breaker's count cleared).
+func TestOneDeliveryCostsTheCountedUnits(t *testing.T) {
+	o := Today()
+	s := oneEndpoint(tiny(o, false))
+	s.eng.At(0, func() { s.ingest(s.accts[0], 0, 1, 0, 0) })
+	m := s.Run(0)
+	if m.Delivered != 1 || m.WCU != cost.SingleWriteUnits || m.RCU != cost.SingleReadUnits {
+		t.Fatalf("delivered %v with %v write and %v read units, want 1 with %d and %d", m.Delivered, m.WCU, m.RCU, cost.SingleWriteUnits, cost.SingleReadUnits)
+	}
+
+	w := DefaultWorkload()
+	w.Accounts, w.DeliveriesPerDay, w.BurstEvents, w.Transient5xx, w.Reject4xx = 1, 0, 0, 0, 0
+	w.DownFraction, w.OutageAt, w.OutageFor = 1, 0, 5 // down for the first attempt only
+	s = oneEndpoint(NewSim(o, w, 1, 1))
+	s.eng.At(0, func() { s.ingest(s.accts[0], 0, 1, 0, 0) })
+	m = s.Run(0)
+	if m.Delivered != 1 || m.Attempts != 2 || m.LaneMoves != 0 {
+		t.Fatalf("delivered %v in %v attempts, %v lane moves; want 1 in 2, none (the retry is sent on the slow lane)", m.Delivered, m.Attempts, m.LaneMoves)
+	}
+	if want := float64(cost.SingleWriteUnits + cost.RetryWriteUnits); m.WCU != want {
+		t.Errorf("with a retry: %v write units, want %v", m.WCU, want)
+	}
+	if want := float64(cost.SingleReadUnits + cost.RetryReadUnits); m.RCU != want {
+		t.Errorf("with a retry: %v read units, want %v", m.RCU, want)
+	}
+}
+
+// A failing endpoint's messages travel the slow lane (lifecycle.LaneOf): a
+// message found on the fast lane is moved once; the fast lane's concurrency
+// is not held by its timeouts.
+func TestFailingEndpointMovesToTheSlowLane(t *testing.T) {
+	s := tiny(Today(), true)
+	ep := s.accts[0].eps[0]
+	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: ep, n: 1, slotted: true}, 0) })
+	s.eng.At(15, func() {
+		s.enqueueNew(&cohort{acct: 0, ep: ep, n: 3, created: 15, next: 15, until: 15, slotted: true}, 15)
+	})
+	for t := 0.0; t <= 20; t++ {
+		s.eng.RunUntil(t)
+		s.step(t)
+	}
+	if lifecycle.LaneOf(s.eps[ep].dom, toTime(20)) != lifecycle.LaneSlow {
+		t.Fatalf("endpoint on the fast lane after a timeout")
+	}
+	if s.m.LaneMoves != 3 {
+		t.Fatalf("%v messages moved to the slow lane, want the 3 sent after the timeout", s.m.LaneMoves)
+	}
+	if s.m.Attempts != 5 {
+		t.Fatalf("%v attempts by 20 s, want 5 (the first, its retry after 1 s and the 3 moved, on the slow lane)", s.m.Attempts)
+	}
+}
+
+// Fair queues: a tenant holding more than 10 % of the messages in flight
+// (and at least 30) is served after the quiet ones, whatever their order;
+// without them, first visible, first served.
+func TestFairQueueServesQuietTenantsFirst(t *testing.T) {
+	for _, fair := range []bool{true, false} {
+		q := newQueue("q", 10)
+		noisy, quiet := q.group(1), q.group(2)
+		noisy.taken, quiet.taken = 100, 5 // received in the last second
+		q.classify(fair, 1)
+		q.push(&cohort{acct: 1, n: 10}, 0)
+		q.push(&cohort{acct: 2, n: 1}, 1)
+		first := q.pop(100).acct
+		if want := map[bool]int32{true: 2, false: 1}[fair]; first != want || noisy.noisy != fair {
+			t.Errorf("fair %v: account %d served first (noisy %v), want %d", fair, first, noisy.noisy, want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ type Workload struct {
 	RateHeadroom     float64 // big accounts get set-rate of this times their mean
 
 	DownFraction             float64 // of all endpoints, down for OutageFor from OutageAt
+	DeadAccounts             float64 // of all accounts, every endpoint of theirs down for OutageFor from OutageAt
 	OutageAt, OutageFor      float64
 	DeadTimeout              float64 // a down endpoint's attempt waits this long
 	BurstRank                int     // the account that floods

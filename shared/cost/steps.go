@@ -1,0 +1,117 @@
+package cost
+
+// The capacity units of one delivery, step by step, with the item (and so
+// the partition) each step writes or reads: docs/cost.md's "Capacity units"
+// table as constants. They add up to the counted figures above
+// (TestStepUnitsAddUpToTheCounted), which TestAWSCallsPerDelivery holds to
+// the emulator's consumed capacity, so a step that changes its units fails
+// one test or the other. localstack/sim bills from these and nothing else.
+//
+// Every item below is under 1 KB written and 4 KB read (strongly
+// consistent), so one unit per item; a write that adds or removes an index
+// entry also writes the index (one unit), and one that moves an entry (a
+// new sort key) writes it twice.
+const (
+	// Ingest, per request (a batch of 100 shares it): the API key's ingest
+	// limiter, ILIM#<key>.
+	IngestKeyLimitWrite = 1
+	// Ingest, per event: the account's delivery rate limiter, RATE#<account>
+	// (one booking for the event's deliveries; more under contention).
+	IngestRateBookingWrite = 1
+	// Ingest, per event: the event item, EVT#<event> (its conditional put
+	// is the commit point).
+	IngestEventWrite = 1
+	// Ingest, per event: its account_events index entry,
+	// EVTS#<account>#<day> (replay's listing).
+	IngestAccountEventsWrite = 1
+	// Ingest, per delivery: the delivery item, DLV#<delivery>.
+	IngestDeliveryWrite = 1
+	// Ingest, per delivery: its endpoint_log index entry, EP#<endpoint>
+	// (keys only, never rewritten).
+	IngestLogIndexWrite = 1
+	// Ingest, per delivery: its sweep index entry, one of the 16 shards.
+	IngestSweepIndexWrite = 1
+
+	// Deliver, per attempt with the per-endpoint cap: take an in-flight
+	// slot and free it, SLOT#<endpoint>.
+	SlotTakeWrite, SlotReleaseWrite = 1, 1
+	// Deliver, per attempt: the claim, DLV#<delivery> (no index entry
+	// changes).
+	ClaimWrite = 1
+	// Deliver, per attempt: the attempt's log entry, DLV#<delivery>
+	// ATT#<attempt>.
+	AttemptWrite = 1
+	// Deliver, per attempt: the outcome on the delivery item.
+	OutcomeWrite = 1
+	// The outcome of a delivered (or failed for good) delivery takes its
+	// sweep index entry out.
+	SweepRemoveWrite = 1
+	// The outcome of a failed attempt moves its sweep index entry to the
+	// retry's due time (a move: two units).
+	SweepMoveWrite = 2
+	// The endpoint's health (failing_since, the breaker's count and state,
+	// paused_until), ACCT#<account> EP#<endpoint>, written only when it
+	// changes: turning failing, each transport failure the breaker counts,
+	// turning healthy again.
+	EndpointHealthWrite = 1
+	// A retry books its own slot on RATE#<account>.
+	RetryRateBookingWrite = 1
+	// The half-open breaker's probe, a conditional write on the endpoint
+	// item (TakeProbe).
+	ProbeWrite = 1
+
+	// Ingest, per event: the account and its endpoints, one strongly
+	// consistent query of ACCT#<account> (one unit per 4 KB: an account
+	// with 16 endpoints reads 2).
+	IngestAccountRead = 1
+	// Deliver, per message loaded: the delivery, the endpoint, the event's
+	// body and the endpoint's slot item in one strong BatchGetItem (DLV#,
+	// ACCT#, EVT#, SLOT#, one unit each).
+	LoadReads = 4
+	// Of them, the endpoint item's, in ACCT#<account>.
+	LoadEndpointRead = 1
+	// Deliver, per claim: the endpoint again, strongly consistent,
+	// alongside the claim (ACCT#<account>).
+	ClaimEndpointReread = 1
+)
+
+// Waits longer than SQS's 15-minute delay, and deferrals that move a
+// delivery's due time, by the same rule (an item 1, an index entry 1, a
+// move 2). Derived from the store's writes (shared/store park.go,
+// sweep.go), not measured by TestAWSCallsPerDelivery.
+const (
+	// ParkDelivery: the delivery, its park index entry added, its sweep
+	// entry moved to park_until.
+	ParkWrites = 1 + 1 + 2
+	// Unpark: the delivery, its park index entry removed.
+	UnparkWrites = 1 + 1
+	// PushDue: the delivery, its sweep entry moved.
+	MoveDueWrites = 1 + 2
+	// A delivery failed for good, beside its outcome: its sweep entry out,
+	// its endpoint_status index entry in.
+	FailWrites = SweepRemoveWrite + 1
+	// The scheduler's query of the park index, per delivery unparked:
+	// keys-only entries (~50 B), eventually consistent, a page of 4 KB.
+	ParkQueryReads = 0.02
+)
+
+// SlotWrites is what the per-endpoint in-flight cap adds to an attempt.
+const SlotWrites = SlotTakeWrite + SlotReleaseWrite
+
+// Per event, per delivery and per attempt, as the steps add up (cap on).
+const (
+	// Ingest's writes shared by an event's deliveries.
+	IngestEventWrites = IngestKeyLimitWrite + IngestRateBookingWrite + IngestEventWrite + IngestAccountEventsWrite
+	// Ingest's writes for each delivery.
+	IngestDeliveryWrites = IngestDeliveryWrite + IngestLogIndexWrite + IngestSweepIndexWrite
+	// An attempt's writes, whatever its answer, before the sweep entry's
+	// removal or move.
+	AttemptWrites = SlotWrites + ClaimWrite + AttemptWrite + OutcomeWrite
+	// An attempt's reads: the load and the re-read before the claim.
+	AttemptReads = LoadReads + ClaimEndpointReread
+)
+
+// The counted figures of a retry (a 500 then a 200, TestAWSCallsPerDelivery:
+// its own rate-limit slot, claim, attempt, outcome and slot; the endpoint
+// turning failing and healthy again).
+const RetryWriteUnits, RetryReadUnits = 10, 5

@@ -1,0 +1,43 @@
+package cost_test
+
+import (
+	"testing"
+
+	"github.com/gifq/webhooks/shared/cost"
+)
+
+// The steps' units add up to the counted ones: a first-attempt delivery
+// (13 / 6), each further delivery of the same event (9 / 5), the same with
+// the cap off (11 and 7), and a retry (10 / 5).
+func TestStepUnitsAddUpToTheCounted(t *testing.T) {
+	firstW := cost.IngestEventWrites + cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
+	firstR := cost.IngestAccountRead + cost.AttemptReads
+	furtherW := cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
+	furtherR := cost.AttemptReads
+	// A retry: the failed attempt (its outcome moves the sweep entry instead
+	// of removing it), its booking, and the endpoint turning failing, then
+	// healthy again.
+	retryW := cost.RetryRateBookingWrite + cost.AttemptWrites + cost.SweepMoveWrite + 2*cost.EndpointHealthWrite
+	retryR := cost.AttemptReads
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"first delivery, write units", firstW, cost.SingleWriteUnits},
+		{"first delivery, read units", firstR, cost.SingleReadUnits},
+		{"first delivery, cap off, write units", firstW - cost.SlotWrites, cost.SingleWriteUnits - 2},
+		{"further delivery, write units", furtherW, cost.FanOutWriteUnits},
+		{"further delivery, read units", furtherR, cost.FanOutReadUnits},
+		{"further delivery, cap off, write units", furtherW - cost.SlotWrites, 7},
+		{"retry, write units", retryW, cost.RetryWriteUnits},
+		{"retry, read units", retryR, cost.RetryReadUnits},
+		{"retry, cap off, write units", retryW - cost.SlotWrites, cost.RetryWriteUnits - 2},
+		// A batch of 100 shares the key's limiter and the account's booking
+		// (a hundredth each, rounded away).
+		{"batch event, write units", firstW - cost.IngestKeyLimitWrite - cost.IngestRateBookingWrite, cost.BatchWriteUnits},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: the steps add up to %d, counted %d", c.name, c.got, c.want)
+		}
+	}
+}
