@@ -170,9 +170,9 @@ func DefaultConfig() Config {
 		// has its own ingest limit). The account's 10,000 rps / 5,000 burst
 		// is shared by every API in the region, so at that figure one flood
 		// (junk keys each cost a Lambda invocation) could take them all.
-		// 2,000 rps is above the simulated peak (~1,900 events/s at ten
-		// times the modelled load, docs/scale.md) and a fifth of the
-		// account's; a burst of 500 keeps a spike of requests from taking
+		// 2,000 rps is above the simulated day's peak (~650 events/s; at
+		// ten times the load, ~6,400, the stage binds and is sized up:
+		// docs/scale.md) and a fifth of the account's; a burst of 500 keeps a spike of requests from taking
 		// more than half of a new account's 1,000 Lambda concurrency, which
 		// deliver needs too.
 		APIThrottleRate:          DefaultAPIThrottleRate,
