@@ -145,20 +145,27 @@ func TestTracingOffIsSilent(t *testing.T) {
 	}
 }
 
-// TestUnsampledInvocationSendsNothing: Sampled=0 (X-Ray's sampling said no)
-// records no subsegment.
-func TestUnsampledInvocationSendsNothing(t *testing.T) {
+// unsampled starts tracing to a UDP socket of the test's (the daemon) and
+// returns it with the context of an invocation X-Ray did not sample.
+func unsampled(t *testing.T) (net.PacketConn, context.Context) {
+	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
+	t.Cleanup(func() { pc.Close() })
 	stop, err := obs.StartTracingTo(pc.LocalAddr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	ctx := obs.WithTraceHeader(context.Background(), strings.Replace(lambdaHeader, "Sampled=1", "Sampled=0", 1))
+	t.Cleanup(stop)
+	return pc, obs.WithTraceHeader(context.Background(), strings.Replace(lambdaHeader, "Sampled=1", "Sampled=0", 1))
+}
+
+// TestUnsampledInvocationSendsNothing: Sampled=0 (X-Ray's sampling said no)
+// records no subsegment.
+func TestUnsampledInvocationSendsNothing(t *testing.T) {
+	pc, ctx := unsampled(t)
 	_, span := obs.StartSpan(ctx, "x")
 	span.End()
 	pc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
@@ -192,17 +199,7 @@ func TestCarriedTraceParentsTheSpans(t *testing.T) {
 // calls' and the POST's spans are not started at all (their attributes not
 // built). A sampled trace still gets its span.
 func TestUnsampledTraceBuildsNoSpan(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	stop, err := obs.StartTracingTo(pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	ctx := obs.WithTraceHeader(context.Background(), strings.Replace(lambdaHeader, "Sampled=1", "Sampled=0", 1))
+	_, ctx := unsampled(t)
 	got, span := obs.StartSpan(ctx, "x")
 	if got != ctx || span.IsRecording() || span.SpanContext().IsValid() {
 		t.Errorf("unsampled: a new context (%v) or a span (recording %v, %v)", got != ctx, span.IsRecording(), span.SpanContext())
