@@ -28,7 +28,7 @@ help:
 # The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
 # The KMS emulator (local-kms, a Go module pinned in localstack/kms/go.mod) is
 # built from the Go module proxy. A fresh clone reaches its first webhook in
-# about 40 s on 2 idle cores (docs/local.md).
+# about 35 s on 2 idle cores (docs/local.md).
 emulators: $(EMU_STAMP) $(if $(filter 1,$(DYNOXIDE_BUILD)),$(DYNOXIDE_BIN)) $(KMS_BIN)
 $(KMS_BIN): localstack/kms/go.mod localstack/kms/main.go
 	cd localstack/kms && CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -gcflags='$(DEV_GCFLAGS)' -o ../../$(KMS_BIN) .
