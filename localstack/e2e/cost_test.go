@@ -79,12 +79,12 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	if logBytes > maxLogBytesPerDelivery {
 		t.Errorf("log bytes per delivery = %d, want at most %d:\n%s", logBytes, maxLogBytesPerDelivery, logs.String())
 	}
-	units := calls.WriteUnits()
+	units, readUnits := calls.WriteUnits(), calls.ReadUnits()
 	t.Logf("first-attempt success: %s", calls)
 	perDelivery(t, "", calls)
-	if capped && (units != cost.SingleWriteUnits || calls.ReadUnits() != cost.SingleReadUnits) {
+	if capped && (units != cost.SingleWriteUnits || readUnits != cost.SingleReadUnits) {
 		t.Errorf("%g write and %g read units; shared/cost prices %d and %d: change both together",
-			units, calls.ReadUnits(), cost.SingleWriteUnits, cost.SingleReadUnits)
+			units, readUnits, cost.SingleWriteUnits, cost.SingleReadUnits)
 	}
 	// The per-endpoint cap adds two writes to the slot item: the take
 	// before the claim and the release after the record.
@@ -172,6 +172,11 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	t.Logf("write units a retry adds: %g", retryUnits)
 	if wantUnits := float64(cost.RetryWriteUnits - cost.SlotWrites + slotWrites); retryUnits != wantUnits {
 		t.Errorf("a retry adds %g write units, want %g", retryUnits, wantUnits)
+	}
+	// Reads: the attempt's load (delivery, endpoint, body, slot item) and
+	// the endpoint's re-read before the claim, as the first attempt's.
+	if retryReads := calls.ReadUnits() - readUnits; retryReads != cost.RetryReadUnits {
+		t.Errorf("a retry adds %g read units, want %d", retryReads, cost.RetryReadUnits)
 	}
 	if n := retried["SQS.ChangeMessageVisibility"]; n != 0 {
 		t.Errorf("a retry asked for %d visibility changes, want none", n)

@@ -85,8 +85,9 @@ const (
 	// Each further delivery of the same event (fan-out).
 	FanOutWriteUnits, FanOutReadUnits = 9, 5
 	// Per event through POST /v1/events/batch (100 a request): the
-	// limiter's writes are shared by the request.
-	BatchWriteUnits, BatchReadUnits = 11, 6
+	// limiter's writes and the account's endpoint query are shared by the
+	// request.
+	BatchWriteUnits, BatchReadUnits = 11, 5
 )
 
 // Assumptions the counts cannot give, each with its source.

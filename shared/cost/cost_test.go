@@ -18,7 +18,7 @@ func TestDollarsPerMillion(t *testing.T) {
 		today, target float64
 	}{
 		{"single", cost.Single(), 16.10, 6},
-		{"batch100", cost.Batch100(), 10.75, 3.30},
+		{"batch100", cost.Batch100(), 10.61, 3.30},
 		{"fanout5", cost.FanOut5(), 10.40, 3.30},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)

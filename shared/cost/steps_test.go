@@ -32,9 +32,10 @@ func TestStepUnitsAddUpToTheCounted(t *testing.T) {
 		{"retry, write units", retryW, cost.RetryWriteUnits},
 		{"retry, read units", retryR, cost.RetryReadUnits},
 		{"retry, cap off, write units", retryW - cost.SlotWrites, cost.RetryWriteUnits - 2},
-		// A batch of 100 shares the key's limiter and the account's booking
-		// (a hundredth each, rounded away).
+		// A batch of 100 shares the key's limiter, the account's booking and
+		// the account's endpoint query (a hundredth each, rounded away).
 		{"batch event, write units", firstW - cost.IngestKeyLimitWrite - cost.IngestRateBookingWrite, cost.BatchWriteUnits},
+		{"batch event, read units", firstR - cost.IngestAccountRead, cost.BatchReadUnits},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: the steps add up to %d, counted %d", c.name, c.got, c.want)
