@@ -150,6 +150,10 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	switch act.Verb {
 	case lifecycle.Wait:
 		q.fastOther += n
+		if s.heldByBreaker(ep, t) {
+			s.holdSpread(c, ep, t)
+			return
+		}
 		c.until = fromMillis(act.Until.UnixMilli())
 		s.defer_(c, ep, t)
 		return
@@ -169,9 +173,9 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		allowed = 1
 		if rest := c.n - 1; rest > 0 {
 			r := *c
-			r.n, r.until = rest, t+probeLease
+			r.n = rest
 			q.fastOther += float64(rest)
-			s.defer_(&r, ep, t)
+			s.holdSpread(&r, ep, t)
 		}
 		c.n = 1
 		c.probe = true
@@ -269,6 +273,45 @@ func (s *Sim) defer_(c *cohort, ep *endpoint, t float64) {
 		s.sweepWCU += float64(c.n) * cost.SweepMoveWrite
 	}
 	s.wait(c, t, true)
+}
+
+// heldParts is how many parts a cohort its endpoint's breaker holds comes
+// back in: each part one delivery to lifecycle.Decide, which spreads held
+// deliveries over a quarter of the pause by their ids (lifecycle.HeldSpread).
+const heldParts = 8
+
+// heldByBreaker says whether ep's breaker holds its deliveries at t (open,
+// or another worker probing) rather than a Retry-After pause.
+func (s *Sim) heldByBreaker(ep *endpoint, t float64) bool {
+	if ep == nil || ep.dom.PausedUntil > millis(t) {
+		return false
+	}
+	st := lifecycle.BreakerOf(ep.dom, toTime(t))
+	return st == lifecycle.BreakerOpen || st == lifecycle.BreakerProbing
+}
+
+// holdSpread defers c's messages, held by ep's breaker, in up to heldParts
+// parts, each until Decide's wait for a delivery of its own (or dead-lettered
+// where Decide says its deadline has come).
+func (s *Sim) holdSpread(c *cohort, ep *endpoint, t float64) {
+	k := min(c.n, heldParts)
+	for i := range k {
+		r := *c
+		r.n = c.n / k
+		if i < c.n%k {
+			r.n++
+		}
+		in := s.input(&r, ep, t)
+		id := "d" + itoa(i)
+		in.Delivery.ID, in.Msg.DeliveryID = id, id
+		switch act := lifecycle.Decide(in); act.Verb {
+		case lifecycle.Wait:
+			r.until = fromMillis(act.Until.UnixMilli())
+			s.defer_(&r, ep, t)
+		case lifecycle.Fail, lifecycle.DeadLetter:
+			s.deadLetter(float64(r.n))
+		}
+	}
 }
 
 func (s *Sim) input(c *cohort, ep *endpoint, t float64) lifecycle.Input {
