@@ -177,14 +177,18 @@ func Decide(in Input) Action {
 // probes, each delivery (id) a little later than that by its own offset
 // (HeldSpread). No attempt is used.
 func breakerWait(ep domain.Endpoint, now time.Time, id string) (Action, bool) {
-	later := heldOffset(id, time.Duration(ep.BreakerPauseMs)*time.Millisecond)
+	var end int64
+	var why string
 	switch BreakerOf(ep, now) {
 	case BreakerOpen:
-		return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.BreakerOpenUntil).Add(later), Why: "the endpoint's breaker is open", Deferral: true}, true
+		end, why = ep.BreakerOpenUntil, "the endpoint's breaker is open"
 	case BreakerProbing:
-		return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.BreakerProbeUntil).Add(later), Why: "another worker is probing the endpoint", Deferral: true}, true
+		end, why = ep.BreakerProbeUntil, "another worker is probing the endpoint"
+	default:
+		return Action{}, false
 	}
-	return Action{}, false
+	later := heldOffset(id, time.Duration(ep.BreakerPauseMs)*time.Millisecond)
+	return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(end).Add(later), Why: why, Deferral: true}, true
 }
 
 // HeldSpread is the share of a breaker's pause over which the deliveries it
