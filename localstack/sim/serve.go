@@ -330,11 +330,15 @@ func (s *Sim) input(c *cohort, ep *endpoint, t float64) lifecycle.Input {
 
 // attempt sends c's messages: to a down endpoint they time out (the
 // invocation waits the timeout); to a healthy one most succeed. It bills
-// the claim, the attempt, the outcome and the slot's take and release.
+// the claim, the attempt (its own item past the first ones), the outcome and
+// the slot's take and release.
 func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) {
 	n := float64(c.n)
 	s.m.Attempts += n
 	w := float64(cost.ClaimWrite + cost.AttemptWrite + cost.OutcomeWrite)
+	if c.attempts >= cost.AttemptsLoggedOnDelivery {
+		w += cost.AttemptOwnWrite
+	}
 	if s.o.EndpointCap > 0 {
 		w += cost.SlotWrites
 		if ep != nil {

@@ -38,9 +38,19 @@ const (
 	// Deliver, per attempt: the claim, DLV#<delivery> (no index entry
 	// changes).
 	ClaimWrite = 1
-	// Deliver, per attempt: the attempt's log entry, DLV#<delivery>
+	// Deliver, per attempt: the attempt's log entry, written on the
+	// delivery's item by the outcome's own write while the item stays
+	// within one write unit with it (store.RecordAttempt: a delivery's
+	// first two attempts, as a rule), so none of its own.
+	AttemptWrite = 0
+	// An attempt that does not fit there (a long response kept, a long
+	// log already on the item) has its own item, DLV#<delivery>
 	// ATT#<attempt>.
-	AttemptWrite = 1
+	AttemptOwnWrite = 1
+	// How many attempts with short answers fit on a delivery's item
+	// (store's TestAFirstTrysAttemptIsLoggedByItsOutcomeWrite holds it):
+	// the later ones of a long series have their own items.
+	AttemptsLoggedOnDelivery = 2
 	// Deliver, per attempt: the outcome on the delivery item.
 	OutcomeWrite = 1
 	// The outcome of a delivered (or failed for good) delivery takes its
@@ -114,4 +124,4 @@ const (
 // The counted figures of a retry (a 500 then a 200, TestAWSCallsPerDelivery:
 // its own rate-limit slot, claim, attempt, outcome and slot; the endpoint
 // turning failing and healthy again).
-const RetryWriteUnits, RetryReadUnits = 10, 5
+const RetryWriteUnits, RetryReadUnits = 9, 5

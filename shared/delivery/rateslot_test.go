@@ -130,7 +130,7 @@ func TestFarRateSlotTakesNoClaimAndCarriesTheSlot(t *testing.T) {
 	if len(r.recv.got) != 0 || r.st.yields != 0 {
 		t.Fatalf("%d POSTs, %d claims given back; want none", len(r.recv.got), r.st.yields)
 	}
-	if got := r.st.deliveries[d.ID]; got != before {
+	if got := r.st.deliveries[d.ID]; !reflect.DeepEqual(got, before) {
 		t.Fatalf("the delivery was not restored:\n got %+v\nwant %+v", got, before)
 	}
 	if ep := r.st.endpoints[d.AccountID+"/"+d.EndpointID]; len(ep.Leases) != 0 {

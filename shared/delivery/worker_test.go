@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -490,7 +491,7 @@ func TestMessageNamingAnotherAccountsEventIsQuarantined(t *testing.T) {
 			t.Fatalf("%s: not kept for a human: %q", name, r.q.raw)
 		}
 	}
-	if got, _ := r.st.GetDelivery(context.Background(), r.d.ID); got != r.d {
+	if got, _ := r.st.GetDelivery(context.Background(), r.d.ID); !reflect.DeepEqual(got, r.d) {
 		t.Fatalf("a refused message changed the delivery: %+v", got)
 	}
 }

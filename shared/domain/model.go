@@ -337,6 +337,11 @@ type Delivery struct {
 	DeliveredAt   int64      `dynamodbav:"delivered_at,omitempty"`
 	FailedAt      int64      `dynamodbav:"failed_at,omitempty"`
 	ExpiresAt     int64      `dynamodbav:"ttl"`
+	// Logged holds the attempts logged on the delivery's own item, written
+	// by the same write as their outcome while the item stays under 1 KB
+	// (store.RecordAttempt); the others have items of their own. Stored
+	// without their delivery id and expiry, which are the delivery's.
+	Logged []Attempt `dynamodbav:"atts,omitempty"`
 }
 
 // Attempt is one HTTP request to an endpoint and what came of it.

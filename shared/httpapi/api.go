@@ -43,7 +43,7 @@ type Store interface {
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
-	DeliveryAttempts(ctx context.Context, id string, limit int, before string) (store.AttemptPage, error)
+	DeliveryAttempts(ctx context.Context, d domain.Delivery, limit int, before string) (store.AttemptPage, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
 	EnsureExternalID(ctx context.Context, accountID string) (string, error)
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)

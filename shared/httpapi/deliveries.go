@@ -146,7 +146,7 @@ func (a *API) listAttempts(ctx context.Context, req *request) response {
 		return r
 	}
 	limit = min(limit, maxAttemptsPage)
-	page, err := a.Store.DeliveryAttempts(ctx, d.ID, limit, before)
+	page, err := a.Store.DeliveryAttempts(ctx, d, limit, before)
 	if err != nil {
 		return a.internal(ctx, err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 )
 
 // DeliveryWithAttempts reads a delivery and its whole attempt log, oldest
-// attempt first, in one query (they share the delivery's partition).
+// attempt first, in one query (they share the delivery's partition; some
+// are on the delivery's item itself).
 func (s *Store) DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error) {
 	var d domain.Delivery
 	var attempts []domain.Attempt
@@ -54,6 +56,9 @@ func (s *Store) DeliveryWithAttempts(ctx context.Context, id string) (domain.Del
 	if !found || domain.Expired(d.ExpiresAt, s.now()) {
 		return domain.Delivery{}, nil, ErrNotFound
 	}
+	attempts = append(attempts, loggedAttempts(d)...)
+	newestFirst(attempts)
+	slices.Reverse(attempts)
 	return d, attempts, nil
 }
 
@@ -231,6 +236,16 @@ func claimedBy(err error, id string) bool {
 	return errors.As(err, &ccf) && attributevalue.UnmarshalMap(ccf.Item, &held) == nil && held.Claim == id
 }
 
+// putAttempt writes an attempt-log entry, over one of that id if there is.
+func (s *Store) putAttempt(ctx context.Context, a domain.Attempt) error {
+	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it})
+	return err
+}
+
 // putAttemptOnce writes an attempt-log entry unless one of that id exists.
 func (s *Store) putAttemptOnce(ctx context.Context, a domain.Attempt) error {
 	put, err := s.attemptPut(a)
@@ -255,16 +270,19 @@ func (s *Store) attemptPut(a domain.Attempt) (*types.Put, error) {
 // Outcome is what an attempt decided (lifecycle.Settle).
 type Outcome = lifecycle.Outcome
 
-// RecordAttempt frees the endpoint slot, writes the attempt to the log, then
-// the endpoint's health when it changes, then moves the delivery on with a
-// write conditioned on still holding the claim: plain writes, each
-// idempotent, so a worker that retries after an error (or dies between two
-// of them) repeats nothing twice. A crash after the log entry leaves the
-// attempt logged and the claim to expire; the next claim's interrupted entry
-// for the same attempt id then finds it there and leaves it. If the claim
-// was lost (the lease ran out and another worker took over), the attempt is
-// still logged, the delivery is left to its new owner, and ErrConflict is
-// returned.
+// RecordAttempt frees the endpoint slot, writes the endpoint's health when it
+// changes, then moves the delivery on with a write conditioned on still
+// holding the claim, which logs the attempt on the delivery's item when it
+// fits there (logsInline; the common case: one write for the attempt and its
+// outcome), else the attempt's own log entry is written first. Plain writes,
+// each idempotent, so a worker that retries after an error (or dies between
+// two of them) repeats nothing twice. A crash before the outcome's write
+// leaves the claim to expire; the next claim's interrupted entry for the same
+// attempt id then logs it (or finds its own entry there and leaves it). If
+// the claim was lost (the lease ran out and another worker took over), the
+// attempt is still logged, on its own item (in place of an interrupted entry
+// the new owner may have written for it), the delivery is left to its new
+// owner, and ErrConflict is returned.
 //
 // The slot is freed first, alongside the other writes: it bounds the POSTs in
 // flight to the endpoint, and this one has answered, so holding it through
@@ -277,28 +295,43 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 		s.releaseSlot(ctx, d.EndpointID, c)
 	}()
 	defer func() { <-released }()
-	if err := s.putAttemptOnce(ctx, a); err != nil {
-		return err
+	inline := logsInline(d, a, o)
+	if !inline {
+		if err := s.putAttemptOnce(ctx, a); err != nil {
+			return err
+		}
 	}
 	if err := s.updateHealth(ctx, d, ep, a, o); err != nil {
 		return err
 	}
-	u := s.recordUpdate(d, c, a, o)
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	u, err := s.recordUpdate(d, c, a, o, inline)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
 		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	lost := isConditionFailed(err)
-	if err != nil && !lost {
-		return err // the worker writes again while the lease lasts
+	if !isConditionFailed(err) {
+		return err // nil, or an error: the worker re-reads, then writes again while the lease lasts
 	}
-	if lost {
-		return ErrConflict
+	var ccf *types.ConditionalCheckFailedException
+	var now domain.Delivery
+	if errors.As(err, &ccf) && attributevalue.UnmarshalMap(ccf.Item, &now) == nil && now.LastAttemptID == a.ID {
+		return nil // this very write, applied, then retried by the SDK
 	}
-	return nil
+	if inline {
+		// Lost: log the attempt on its own item, over an interrupted entry
+		// of its id if the new owner wrote one: this is what happened.
+		if err := s.putAttempt(ctx, a); err != nil {
+			return err
+		}
+	}
+	return ErrConflict
 }
 
-func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome) *types.Update {
+func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome, inline bool) (*types.Update, error) {
 	now := domain.Millis(s.now())
 	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid"}
 	remove := []string{"claim", "claim_attempt", "lease_until"}
@@ -336,13 +369,21 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 		vals[":st"] = str(o.Status)
 		names = map[string]string{"#st": "status"}
 	}
+	if inline {
+		v, err := inlineValue(a)
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, "atts = list_append(if_not_exists(atts, :none), :att)")
+		vals[":none"], vals[":att"] = &types.AttributeValueMemberL{}, &types.AttributeValueMemberL{Value: []types.AttributeValue{v}}
+	}
 	return &types.Update{
 		TableName: s.table, Key: key(deliveryPK(d.ID), skDelivery),
 		UpdateExpression:          aws.String("SET " + strings.Join(set, ", ") + " REMOVE " + strings.Join(remove, ", ")),
 		ConditionExpression:       aws.String("claim = :c"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: vals,
-	}
+	}, nil
 }
 
 // LastFailureEvery is how often a failing endpoint's last failure (time,

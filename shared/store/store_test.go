@@ -360,60 +360,72 @@ func (f *failingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput
 	return f.DynamoDB.UpdateItem(ctx, in, o...)
 }
 
-// The record is plain writes (attempt, then delivery): a crash between them
-// leaves the attempt logged and the claim to expire. Writing it again
-// repeats nothing; the next claim's interrupted entry for the same attempt
-// id neither fails nor duplicates it, and the claim goes ahead.
-func TestCrashBetweenAttemptAndOutcomeWritesLosesAndDuplicatesNothing(t *testing.T) {
-	for _, retried := range []bool{true, false} {
-		t.Run(fmt.Sprint("retried=", retried), func(t *testing.T) {
-			env := testenv.New(t)
-			db := &failingDB{DynamoDB: env.DB}
-			s := store.New(db, env.Table)
-			ep := endpoint(t, s, account(t, s).ID)
-			_, d, _ := event(t, s, ep, "")
-			c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL}
-			claimed, err := s.ClaimAttempt(ctx, d, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: 1, Number: 1, StartedAt: time.Now().UnixMilli(),
-				StatusCode: 200, Outcome: domain.OutcomeDelivered}
-			db.n = 1
-			o := store.Outcome{Status: domain.StatusDelivered, Healthy: true}
-			if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err == nil {
-				t.Fatal("the injected failure did not happen")
-			}
-			if retried {
-				if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err != nil {
-					t.Fatalf("writing the outcome again: %v", err)
+// The record is plain writes: an attempt that fits on the delivery's item is
+// logged by the outcome's write itself; a bigger one (a long response kept)
+// has its own entry, written first. A crash before the outcome's write
+// leaves the claim to expire. Writing it again repeats nothing; the next
+// claim logs the attempt as interrupted under the id the receiver saw, or,
+// when its own entry was written, neither fails on it nor duplicates it, and
+// the claim goes ahead.
+func TestCrashBeforeTheOutcomeWriteLosesAndDuplicatesNothing(t *testing.T) {
+	for _, big := range []bool{false, true} {
+		for _, retried := range []bool{true, false} {
+			t.Run(fmt.Sprint("big=", big, ",retried=", retried), func(t *testing.T) {
+				env := testenv.New(t)
+				db := &failingDB{DynamoDB: env.DB}
+				s := store.New(db, env.Table)
+				ep := endpoint(t, s, account(t, s).ID)
+				_, d, _ := event(t, s, ep, "")
+				c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL}
+				claimed, err := s.ClaimAttempt(ctx, d, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: 1, Number: 1, StartedAt: time.Now().UnixMilli(),
+					StatusCode: 200, Outcome: domain.OutcomeDelivered}
+				if big {
+					a.ResponseBody = strings.Repeat("r", 1024)
+				}
+				db.n = 1
+				o := store.Outcome{Status: domain.StatusDelivered, Healthy: true}
+				if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err == nil {
+					t.Fatal("the injected failure did not happen")
+				}
+				if retried {
+					if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err != nil {
+						t.Fatalf("writing the outcome again: %v", err)
+					}
+					got, attempts, _ := s.DeliveryWithAttempts(ctx, d.ID)
+					if got.Status != domain.StatusDelivered || len(attempts) != 1 || attempts[0].Outcome != domain.OutcomeDelivered || attempts[0].DeliveryID != d.ID {
+						t.Fatalf("after the retried record: %s, log %+v", got.Status, attempts)
+					}
+					if leases, _ := s.SlotLeases(ctx, ep.ID); len(leases) != 0 {
+						t.Fatalf("slot still held: %+v", leases)
+					}
+					return
+				}
+				for time.Now().UnixMilli() <= c.LeaseUntil {
+					time.Sleep(10 * time.Millisecond)
+				}
+				seen, _ := s.GetDelivery(ctx, d.ID)
+				next := store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL,
+					Interrupted: lifecycle.Interrupted(seen, domain.NewID("att"))}
+				if next.Interrupted == nil || next.Interrupted.ID != a.ID {
+					t.Fatalf("interrupted entry: %+v", next.Interrupted)
+				}
+				if _, err := s.ClaimAttempt(ctx, seen, next); err != nil {
+					t.Fatalf("the next claim after the crash: %v", err)
 				}
 				got, attempts, _ := s.DeliveryWithAttempts(ctx, d.ID)
-				if got.Status != domain.StatusDelivered || len(attempts) != 1 || attempts[0].Outcome != domain.OutcomeDelivered {
-					t.Fatalf("after the retried record: %s, log %+v", got.Status, attempts)
+				want := domain.OutcomeUnknown // its result was never written: interrupted
+				if big {
+					want = domain.OutcomeDelivered // its own entry was, before the crash
 				}
-				if leases, _ := s.SlotLeases(ctx, ep.ID); len(leases) != 0 {
-					t.Fatalf("slot still held: %+v", leases)
+				if got.Claim != "c2" || got.Attempts != 2 || len(attempts) != 1 || attempts[0].ID != a.ID || attempts[0].Outcome != want {
+					t.Fatalf("after the takeover: %+v, log %+v", got, attempts)
 				}
-				return
-			}
-			for time.Now().UnixMilli() <= c.LeaseUntil {
-				time.Sleep(10 * time.Millisecond)
-			}
-			seen, _ := s.GetDelivery(ctx, d.ID)
-			next := store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL,
-				Interrupted: lifecycle.Interrupted(seen, domain.NewID("att"))}
-			if next.Interrupted == nil || next.Interrupted.ID != a.ID {
-				t.Fatalf("interrupted entry: %+v", next.Interrupted)
-			}
-			if _, err := s.ClaimAttempt(ctx, seen, next); err != nil {
-				t.Fatalf("the next claim after the crash: %v", err)
-			}
-			got, attempts, _ := s.DeliveryWithAttempts(ctx, d.ID)
-			if got.Claim != "c2" || got.Attempts != 2 || len(attempts) != 1 || attempts[0].Outcome != domain.OutcomeDelivered {
-				t.Fatalf("after the takeover: %+v, log %+v", got, attempts)
-			}
-		})
+			})
+		}
 	}
 }
 

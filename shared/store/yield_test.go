@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func TestYieldClaimRestoresTheDeliveryAndFreesTheSlot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != seen {
+		if !reflect.DeepEqual(got, seen) {
 			t.Fatalf("slot %q: not restored:\n got %+v\nwant %+v", slot, got, seen)
 		}
 		snap, err := s.LoadForAttempt(ctx, store.Ref{DeliveryID: d.ID, AccountID: ep.AccountID, EndpointID: ep.ID, EventID: d.EventID})

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/shared/domain"
+)
+
+// An attempt is logged on the delivery's item, in the write that records its
+// outcome, when the item stays within one write unit with it: a first try
+// that succeeds then costs one write instead of two (the attempt's own item
+// and the outcome), and no later write of the delivery grows past a unit.
+const writeUnitBytes = 1024
+
+// logsInline reports whether attempt a, recorded with outcome o, fits on d's
+// item (d as read, with the attempts already logged there). Deterministic, so
+// a record written again decides the same.
+func logsInline(d domain.Delivery, a domain.Attempt, o Outcome) bool {
+	logged := d.Logged
+	d.Logged = nil
+	it, err := deliveryItem(d, d.DueAt)
+	if err != nil {
+		return false
+	}
+	size := itemBytes(it) + len("atts") + 3 + recordRoom(o)
+	for _, e := range append(logged, a) {
+		v, err := inlineValue(e)
+		if err != nil {
+			return false
+		}
+		size += 1 + valueBytes(v)
+	}
+	return size <= writeUnitBytes
+}
+
+// recordRoom is what an outcome's write may add to the delivery's item beside
+// the attempt: the last status or error, and delivered_at, or for a failure
+// its reason, times, DLQ claim and status index key.
+func recordRoom(o Outcome) int {
+	if o.Status == domain.StatusFailed {
+		return 160
+	}
+	return 48
+}
+
+// inlineValue is attempt a as an element of the delivery's atts list: its
+// delivery id and expiry are the delivery's, so they are left out.
+func inlineValue(a domain.Attempt) (types.AttributeValue, error) {
+	m, err := attributevalue.MarshalMap(a)
+	if err != nil {
+		return nil, err
+	}
+	delete(m, "delivery_id")
+	delete(m, "ttl")
+	return &types.AttributeValueMemberM{Value: m}, nil
+}
+
+// loggedAttempts are the attempts on d's item, whole.
+func loggedAttempts(d domain.Delivery) []domain.Attempt {
+	out := make([]domain.Attempt, len(d.Logged))
+	for i, a := range d.Logged {
+		a.DeliveryID, a.ExpiresAt = d.ID, d.ExpiresAt
+		out[i] = a
+	}
+	return out
+}
+
+// newestFirst sorts attempts by id, newest first (attempt ids are
+// time-ordered): the log merges the attempts on the delivery's item with
+// those on their own.
+func newestFirst(attempts []domain.Attempt) {
+	slices.SortFunc(attempts, func(a, b domain.Attempt) int { return strings.Compare(b.ID, a.ID) })
+}
+
+// itemBytes is an item's size as DynamoDB bills it (each attribute's name
+// and value), rounded up where DynamoDB's own count is approximate (numbers).
+func itemBytes(it item) int {
+	n := 0
+	for name, v := range it {
+		n += len(name) + valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)/2 + 2
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberM:
+		n := 3
+		for name, e := range v.Value {
+			n += 1 + len(name) + valueBytes(e)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueBytes(e)
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)/2 + 2
+		}
+		return n
+	}
+	return 1 // BOOL, NULL
+}

@@ -1,0 +1,164 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/cost"
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// record claims d's next attempt and records it with the given response,
+// failed (pending again) or delivered.
+func record(t *testing.T, s *store.Store, d domain.Delivery, ep domain.Endpoint, n int, body string, delivered bool) domain.Attempt {
+	t.Helper()
+	cur, err := s.GetDelivery(ctx, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	claimed, err := s.ClaimAttempt(ctx, cur, c)
+	if err != nil {
+		t.Fatalf("claim %d: %v", n, err)
+	}
+	a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: 1, Number: n,
+		StartedAt: time.Now().UnixMilli(), StatusCode: 500, ResponseBody: body, Outcome: domain.OutcomeRetry, ExpiresAt: cur.ExpiresAt}
+	o := store.Outcome{Status: domain.StatusPending, NextAttemptAt: time.Now().UnixMilli()}
+	if delivered {
+		a.StatusCode, a.Outcome, o = 200, domain.OutcomeDelivered, store.Outcome{Status: domain.StatusDelivered, Healthy: true}
+	}
+	if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err != nil {
+		t.Fatalf("record %d: %v", n, err)
+	}
+	return a
+}
+
+// ownEntries counts the attempt-log items of their own under delivery id.
+func ownEntries(t *testing.T, env *testenv.Env, id string) int {
+	t.Helper()
+	out, err := env.DB.Query(ctx, &dynamodb.QueryInput{TableName: &env.Table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :att)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "DLV#" + id}, ":att": &types.AttributeValueMemberS{Value: "ATT#"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Items)
+}
+
+// writeUnitsOf is what a write of the delivery's item costs now, as the
+// emulator bills it (a no-op update: the item's size, in 1 KB units).
+func writeUnitsOf(t *testing.T, env *testenv.Env, id string) float64 {
+	t.Helper()
+	out, err := env.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &env.Table,
+		Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "DLV#" + id}, "sk": &types.AttributeValueMemberS{Value: "DLV"}},
+		UpdateExpression: aws.String("SET updated_at = updated_at"), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToFloat64(out.ConsumedCapacity.CapacityUnits)
+}
+
+// A first try's attempt is logged by the write that records its outcome,
+// on the delivery's item: no entry of its own, and the log reads it whole.
+func TestAFirstTrysAttemptIsLoggedByItsOutcomeWrite(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(env.DB, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	a := record(t, s, d, ep, 1, "ok", true)
+	if n := ownEntries(t, env, d.ID); n != 0 {
+		t.Fatalf("%d attempt items of their own; want the attempt on the delivery's item", n)
+	}
+	got, log, err := s.DeliveryWithAttempts(ctx, d.ID)
+	if err != nil || got.Status != domain.StatusDelivered || len(log) != 1 {
+		t.Fatalf("%s, log %+v, %v", got.Status, log, err)
+	}
+	if log[0] != a {
+		t.Fatalf("logged %+v\nwant %+v", log[0], a)
+	}
+	if u := writeUnitsOf(t, env, d.ID); u != 1 {
+		t.Fatalf("the delivery's item costs %g write units now, want 1", u)
+	}
+	// Further tries with short answers: the first ones fit (the simulation
+	// bills the others an item each).
+	_, d, _ = event(t, s, ep, "")
+	for n := 1; n <= 4; n++ {
+		record(t, s, d, ep, n, "busy", false)
+	}
+	if own := ownEntries(t, env, d.ID); own != 4-cost.AttemptsLoggedOnDelivery {
+		t.Fatalf("%d of 4 attempts on the delivery's item, want %d", 4-own, cost.AttemptsLoggedOnDelivery)
+	}
+}
+
+// Attempts go on the delivery's item while it stays within one write unit,
+// the others (and any with a long response kept) on items of their own; the
+// log, whole or a page at a time, reads every attempt once, in order.
+func TestTheAttemptLogReadsBothPlacesInOrder(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(env.DB, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	var want []domain.Attempt // newest first
+	for n := 1; n <= 8; n++ {
+		body := "busy"
+		if n == 2 {
+			body = strings.Repeat("x", 1024) // too big for the delivery's item
+		}
+		want = append([]domain.Attempt{record(t, s, d, ep, n, body, n == 8)}, want...)
+		if u := writeUnitsOf(t, env, d.ID); u != 1 {
+			t.Fatalf("after attempt %d the delivery's item costs %g write units, want 1", n, u)
+		}
+	}
+	own := ownEntries(t, env, d.ID)
+	t.Logf("%d of 8 attempts on the delivery's item", 8-own)
+	if own == 0 || own == 8 {
+		t.Fatalf("%d of 8 attempts on items of their own; want some on the delivery's item and the rest on their own", own)
+	}
+	got, _, _ := s.DeliveryWithAttempts(ctx, d.ID)
+	if len(got.Logged) != 8-own || got.Logged[0].ID != want[7].ID {
+		t.Fatalf("on the delivery's item: %+v", got.Logged)
+	}
+
+	_, whole, _ := s.DeliveryWithAttempts(ctx, d.ID)
+	for i, a := range whole {
+		if a != want[7-i] {
+			t.Fatalf("whole log, #%d: %+v\nwant %+v", i, a, want[7-i])
+		}
+	}
+	for _, size := range []int{1, 3, 8, 20} {
+		_, first, err := s.DeliveryWithNewestAttempts(ctx, d.ID, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages := []store.AttemptPage{first}
+		for pages[len(pages)-1].After != "" {
+			p, err := s.DeliveryAttempts(ctx, got, size, pages[len(pages)-1].After)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages = append(pages, p)
+		}
+		var read []domain.Attempt
+		for _, p := range pages {
+			if len(p.Attempts) > size || len(p.Attempts) < size && p.After != "" {
+				t.Fatalf("pages of %d: a page of %d, after %q", size, len(p.Attempts), p.After)
+			}
+			read = append(read, p.Attempts...)
+		}
+		if len(read) != len(want) {
+			t.Fatalf("pages of %d read %d attempts, want %d", size, len(read), len(want))
+		}
+		for i := range want {
+			if read[i] != want[i] {
+				t.Fatalf("pages of %d, #%d: %s, want %s", size, i, read[i].ID, want[i].ID)
+			}
+		}
+	}
+}
