@@ -57,8 +57,8 @@ const (
 //	KEY#<sha256>    KEY             API key: hash -> account
 //	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
 //	EVT#<event>     EVT             event: raw body, delivery ids, the endpoints it went to (replay's "never had a delivery")
-//	DLV#<delivery>  DLV             delivery state
-//	DLV#<delivery>  ATT#<attempt>   one attempt
+//	DLV#<delivery>  DLV             delivery state, and its first attempts' log entries (atts) while the item stays under 1 KB
+//	DLV#<delivery>  ATT#<attempt>   one attempt that did not fit on the delivery's item
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
 //	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL); ILIM#<session id>: a portal session's
 //	PORTAL#<session> PORTAL         customer portal session: account, minting API key, SHA-256 of the token's secret, expiry
