@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/gifq/webhooks/localstack/emulator"
+	"github.com/gifq/webhooks/shared/store"
 )
 
 // Calls counts AWS API calls by "Service.Operation", through SDK middleware.
@@ -205,46 +206,5 @@ func (e *Env) CountedClients(c *Calls) (*dynamodb.Client, *sqs.Client) {
 	return db, q
 }
 
-// ItemSize is an item's size as DynamoDB bills it: attribute names plus
-// values (strings and binaries by length, numbers about one byte per two
-// digits plus one, booleans and nulls one byte, maps and lists three bytes
-// plus one per element).
-func ItemSize(item map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range item {
-		n += len(k) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(x.Value)
-	case *types.AttributeValueMemberB:
-		return len(x.Value)
-	case *types.AttributeValueMemberN:
-		return (len(strings.TrimLeft(x.Value, "-0"))+1)/2 + 1
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range x.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range x.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range x.Value {
-			n += len(s)
-		}
-		return n
-	}
-	return 0
-}
+// ItemSize is an item's size as DynamoDB bills it (store.ItemSize).
+func ItemSize(item map[string]types.AttributeValue) int { return store.ItemSize(item) }

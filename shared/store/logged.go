@@ -26,7 +26,7 @@ func logsInline(d domain.Delivery, a domain.Attempt, o Outcome) bool {
 	if err != nil {
 		return false
 	}
-	size := itemBytes(it) + len("atts") + 3 + recordRoom(o)
+	size := ItemSize(it) + len("atts") + 3 + recordRoom(o)
 	for _, e := range append(logged, a) {
 		v, err := inlineValue(e)
 		if err != nil {
@@ -76,9 +76,11 @@ func newestFirst(attempts []domain.Attempt) {
 	slices.SortFunc(attempts, func(a, b domain.Attempt) int { return strings.Compare(b.ID, a.ID) })
 }
 
-// itemBytes is an item's size as DynamoDB bills it (each attribute's name
-// and value), rounded up where DynamoDB's own count is approximate (numbers).
-func itemBytes(it item) int {
+// ItemSize is an item's size as DynamoDB bills it: attribute names plus
+// values (strings and binaries by length, numbers about one byte per two
+// significant digits plus one, booleans and nulls one byte, maps and lists
+// three bytes plus one per element).
+func ItemSize(it map[string]types.AttributeValue) int {
 	n := 0
 	for name, v := range it {
 		n += len(name) + valueBytes(v)
@@ -90,10 +92,10 @@ func valueBytes(v types.AttributeValue) int {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
 		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return len(v.Value)/2 + 2
 	case *types.AttributeValueMemberB:
 		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return (len(strings.TrimLeft(v.Value, "-0"))+1)/2 + 1
 	case *types.AttributeValueMemberM:
 		n := 3
 		for name, e := range v.Value {
@@ -115,7 +117,7 @@ func valueBytes(v types.AttributeValue) int {
 	case *types.AttributeValueMemberNS:
 		n := 0
 		for _, s := range v.Value {
-			n += len(s)/2 + 2
+			n += valueBytes(&types.AttributeValueMemberN{Value: s})
 		}
 		return n
 	}
