@@ -31,8 +31,10 @@ const maxLogBytesPerDelivery = 800
 func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	calls := testenv.NewCalls()
 	logs := &lockedBuffer{}
-	// Info, as the stack logs (the harness's default is warn).
-	o := opts{calls: calls, maxInFlight: -1, logs: logs, env: map[string]string{"LOG_LEVEL": "info"}} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
+	// Info, as the stack logs (the harness's default is warn), and the
+	// stack's sweep grace (the harness's is 2 s), which decides whether a
+	// retry moves its sweep index entry (lifecycle.KeepsDue).
+	o := opts{calls: calls, maxInFlight: -1, logs: logs, env: map[string]string{"LOG_LEVEL": "info", "SWEEP_GRACE": "5m"}} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
 	if capped {
 		o.maxInFlight = 5 // the shipped default
 	}
@@ -169,8 +171,9 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 			t.Errorf("a retry adds %d %s, want %d", retried[op]-got[op], op, n)
 		}
 	}
-	// Units: the rate limiter 1, the claim 1, the outcome with the attempt 1 + the
-	// sweep entry moved to the retry's due time 2, the health writes 2, the slots.
+	// Units: the rate limiter 1, the claim 1, the outcome with the attempt 1 (the
+	// sweep entry is not moved for a retry a second on: lifecycle.KeepsDue), the
+	// health writes 2, the slots.
 	retryUnits := calls.WriteUnits() - units
 	t.Logf("write units a retry adds: %g", retryUnits)
 	if wantUnits := float64(cost.RetryWriteUnits - cost.SlotWrites + slotWrites); retryUnits != wantUnits {

@@ -23,6 +23,7 @@ type cohort struct {
 	deferrals int
 	created   float64 // when the producer first posted the event
 	next      float64 // the delivery's next_attempt_at
+	due       float64 // the delivery's due_at, its sweep index entry's time
 	until     float64 // when the message should be looked at again
 	slotted   bool    // until is a rate-limit slot booked for the next attempt
 	vis       float64 // when it became visible in the queue
@@ -400,7 +401,7 @@ func (s *Sim) ingest(a *account, ai int32, k int, created, t float64) {
 	s.sweepWCU += deliveries * cost.IngestSweepIndexWrite
 	if a.rank == 0 { // background: healthy and never over its rate
 		n := int(deliveries) + carry(&s.m.bgCarry, deliveries-math.Floor(deliveries))
-		s.enqueueNew(&cohort{acct: ai, ep: -1, n: n, created: created, next: created}, t)
+		s.enqueueNew(&cohort{acct: ai, ep: -1, n: n, created: created, next: created, due: created}, t)
 		return
 	}
 	a.acctRCU += events * a.queryUnits
@@ -417,7 +418,7 @@ func (s *Sim) ingest(a *account, ai int32, k int, created, t float64) {
 	first, end := s.book(a, int(deliveries), t, ratelimit.Lead)
 	if end <= t+maxWaitInWorker {
 		for _, c := range s.cohorts(a, ai, k, created) {
-			c.until = first
+			c.until, c.due = first, first // due_at is the slot (ingest's dueAt)
 			s.enqueueNew(c, t)
 		}
 		return
@@ -439,10 +440,10 @@ func (s *Sim) book(a *account, n int, t float64, lead time.Duration) (first, end
 func (s *Sim) cohorts(a *account, ai int32, k int, created float64) []*cohort {
 	var cs []*cohort
 	if a.healthy > 0 {
-		cs = append(cs, &cohort{acct: ai, ep: -1, n: k * a.healthy, created: created, next: created, until: created, slotted: true})
+		cs = append(cs, &cohort{acct: ai, ep: -1, n: k * a.healthy, created: created, next: created, due: created, until: created, slotted: true})
 	}
 	for _, e := range a.downEps {
-		cs = append(cs, &cohort{acct: ai, ep: e, n: k, created: created, next: created, until: created, slotted: true})
+		cs = append(cs, &cohort{acct: ai, ep: e, n: k, created: created, next: created, due: created, until: created, slotted: true})
 	}
 	return cs
 }
@@ -457,7 +458,7 @@ func (s *Sim) spread(a *account, ai int32, k int, created, first, t float64) {
 		n := max(1, min(left, int(math.Round((sec+1-start)*per))))
 		left -= n
 		for _, c := range s.cohorts(a, ai, n, created) {
-			c.until, c.slotted = start, true
+			c.until, c.due, c.slotted = start, start, true
 			if start <= t+maxWaitInWorker {
 				s.enqueueNew(c, t)
 			} else {
@@ -523,6 +524,7 @@ func (s *Sim) wait(c *cohort, t float64, worker bool) {
 		// in the park index.
 		s.m.WCU += n * cost.ParkWrites
 		s.sweepWCU += n * cost.SweepMoveWrite // the park moves the sweep entry to park_until
+		c.due = c.until
 		p := s.o.SchedulerEvery
 		tick := math.Ceil(c.until/p) * p
 		if s.o.Waiting == Mixed {
@@ -570,7 +572,7 @@ func (s *Sim) spreadOne(a *account, ai int32, c *cohort, first, t float64) {
 		n := max(1, min(left, int(math.Round((sec+1-start)*a.rate))))
 		left -= n
 		part := *c
-		part.n, part.until, part.slotted = n, start, true
+		part.n, part.until, part.due, part.slotted = n, start, start, true
 		part.deferrals++
 		s.m.RateDeferrals += float64(n)
 		s.wait(&part, t, true)

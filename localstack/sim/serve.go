@@ -271,6 +271,7 @@ func (s *Sim) defer_(c *cohort, ep *endpoint, t float64) {
 	if c.until-t > sweepGraceHalf {
 		s.m.WCU += float64(c.n) * cost.MoveDueWrites
 		s.sweepWCU += float64(c.n) * cost.SweepMoveWrite
+		c.due = c.until
 	}
 	s.wait(c, t, true)
 }
@@ -480,9 +481,12 @@ func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res retry.Result, t fl
 			continue
 		}
 		s.m.Retries++
-		s.m.WCU += cost.SweepMoveWrite
-		s.sweepWCU += cost.SweepMoveWrite
 		r := *c
+		if !lifecycle.KeepsDue(millis(c.due), time.UnixMilli(o.NextAttemptAt), sweepGrace) {
+			s.m.WCU += cost.SweepMoveWrite
+			s.sweepWCU += cost.SweepMoveWrite
+			r.due = fromMillis(o.NextAttemptAt)
+		}
 		r.n, r.attempts, r.deferrals, r.slotted, r.probe = 1, c.attempts+1, 0, false, false
 		r.lane = lifecycle.LaneFast
 		if s.slow != nil {

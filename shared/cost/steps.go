@@ -56,9 +56,12 @@ const (
 	// The outcome of a delivered (or failed for good) delivery takes its
 	// sweep index entry out.
 	SweepRemoveWrite = 1
-	// The outcome of a failed attempt moves its sweep index entry to the
-	// retry's due time (a move: two units).
-	SweepMoveWrite = 2
+	// The outcome of a failed attempt whose retry is due more than half the
+	// sweeper's grace after the delivery's due time moves its sweep index
+	// entry to it (a move: two units); the schedule's first retries (1 s,
+	// 16 s, 81 s) keep it (lifecycle.KeepsDue), RetrySweepWrite.
+	SweepMoveWrite  = 2
+	RetrySweepWrite = 0
 	// The endpoint's health (failing_since, the breaker's count and state,
 	// paused_until), ACCT#<account> EP#<endpoint>, written only when it
 	// changes: turning failing, each transport failure the breaker counts,
@@ -122,6 +125,6 @@ const (
 )
 
 // The counted figures of a retry (a 500 then a 200, TestAWSCallsPerDelivery:
-// its own rate-limit slot, claim, attempt, outcome and slot; the endpoint
-// turning failing and healthy again).
-const RetryWriteUnits, RetryReadUnits = 9, 5
+// its own rate-limit slot, claim, outcome with the attempt and slot, its
+// sweep entry kept; the endpoint turning failing and healthy again).
+const RetryWriteUnits, RetryReadUnits = 7, 5

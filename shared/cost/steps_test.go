@@ -8,16 +8,16 @@ import (
 
 // The steps' units add up to the counted ones: a first-attempt delivery
 // (12 / 6), each further delivery of the same event (8 / 5), the same with
-// the cap off (10 and 6), and a retry (9 / 5).
+// the cap off (10 and 6), and a retry (7 / 5).
 func TestStepUnitsAddUpToTheCounted(t *testing.T) {
 	firstW := cost.IngestEventWrites + cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
 	firstR := cost.IngestAccountRead + cost.AttemptReads
 	furtherW := cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
 	furtherR := cost.AttemptReads
-	// A retry: the failed attempt (its outcome moves the sweep entry instead
-	// of removing it), its booking, and the endpoint turning failing, then
-	// healthy again.
-	retryW := cost.RetryRateBookingWrite + cost.AttemptWrites + cost.SweepMoveWrite + 2*cost.EndpointHealthWrite
+	// A retry: the failed attempt (its outcome keeps the sweep entry instead
+	// of removing it: the retry is due a second on), its booking, and the
+	// endpoint turning failing, then healthy again.
+	retryW := cost.RetryRateBookingWrite + cost.AttemptWrites + cost.RetrySweepWrite + 2*cost.EndpointHealthWrite
 	retryR := cost.AttemptReads
 	for _, c := range []struct {
 		name      string

@@ -33,6 +33,9 @@ type Outcome struct {
 	// Breaker: what the answer does to the endpoint's circuit breaker
 	// (BreakerAfterAttempt).
 	Breaker BreakerChange
+	// KeepDue: a retry that leaves the delivery's due time, and so its
+	// sweep index entry, where it is (KeepsDue).
+	KeepDue bool
 }
 
 // Answer is what came back from one attempt.

@@ -498,6 +498,10 @@ func record(k Known, p Policy) Effect {
 		o.DisableEndpoint = "failing without a success since " + failing.UTC().Format(time.RFC3339)
 		e.Why, e.Level = "endpoint disabled: failing for too long", slog.LevelWarn
 	}
+	// A retry due soon after the delivery was due (the schedule's first
+	// waits: 1 s, 16 s, 81 s) leaves its sweep index entry where it is.
+	o.KeepDue = o.Status == domain.StatusPending && p.SweepGrace > 0 &&
+		KeepsDue(k.Claimed.DueAt, time.UnixMilli(o.NextAttemptAt), p.SweepGrace)
 	e.Outcome, e.Logged = o, LogOutcome(a.Verdict, o)
 	return e
 }
@@ -572,10 +576,21 @@ func putBack(k Known, p Policy, until time.Time, e Effect) Effect {
 	e.Park = HowToWait(wait, maxDelay, k.Msg.Kind == KindResend) == WaitParked
 	e.Delay = min(wait, maxDelay)
 	e.Lane = laneAfter(k, p)
-	if !e.MoveDue.IsZero() && (p.SweepGrace <= 0 || k.Delivery == nil || e.MoveDue.Sub(time.UnixMilli(k.Delivery.DueAt)) <= p.SweepGrace/2) {
+	if !e.MoveDue.IsZero() && (p.SweepGrace <= 0 || k.Delivery == nil || KeepsDue(k.Delivery.DueAt, e.MoveDue, p.SweepGrace)) {
 		e.MoveDue = time.Time{}
 	}
 	return e
+}
+
+// KeepsDue reports whether a delivery due at due (unix ms, its sweep index
+// entry's time) that will next move at next needs its due time left where
+// it is: the sweeper takes a delivery for stuck only a whole grace past its
+// due, so a move within half of it is never mistaken for a stuck one, and
+// moving the entry would cost two write units (the index entry out and in)
+// for nothing. Deferrals (putBack's MoveDue) and retries (record) keep it
+// by this one rule.
+func KeepsDue(due int64, next time.Time, grace time.Duration) bool {
+	return due != 0 && next.Sub(time.UnixMilli(due)) <= grace/2
 }
 
 func later(t, now time.Time) time.Time { return now.Add(max(t.Sub(now), time.Second)) }

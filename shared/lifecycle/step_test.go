@@ -532,3 +532,39 @@ func TestUncountedDeadLetterAndManualNumber(t *testing.T) {
 		t.Errorf("resend: %s number %d, want a send numbered 0", e.Do, e.Number)
 	}
 }
+
+// A retry due within half the sweeper's grace of the delivery's due time
+// leaves its sweep index entry (due_at) where it is, and only such a retry:
+// the sweeper, which waits a whole grace past due_at, then cannot take the
+// delivery for stuck before its retry was due. Every attempt of the
+// schedule, with many jitters, from a delivery due now and one due long ago.
+func TestARetrySoonAfterItsDueKeepsItsSweepEntry(t *testing.T) {
+	kept := map[bool]int{}
+	for _, dueAgo := range []time.Duration{0, 10 * time.Minute} {
+		for attempts := 1; attempts < 8; attempts++ {
+			for seed := uint64(0); seed < 50; seed++ {
+				k := answered(500)
+				k.Claimed.Attempts, k.Claimed.DueAt, k.Seed = attempts, now.Add(-dueAgo).UnixMilli(), seed
+				e := lifecycle.Step(k, policy)
+				o := e.Outcome
+				if e.Do != lifecycle.DoRecord || o.Status != domain.StatusPending {
+					t.Fatalf("attempt %d: %+v", attempts, e)
+				}
+				soon := time.UnixMilli(o.NextAttemptAt).Sub(time.UnixMilli(k.Claimed.DueAt)) <= policy.SweepGrace/2
+				if o.KeepDue != soon {
+					t.Fatalf("due %v ago, attempt %d: next in %v, keep due = %v", dueAgo, attempts,
+						time.UnixMilli(o.NextAttemptAt).Sub(now), o.KeepDue)
+				}
+				kept[o.KeepDue]++
+			}
+		}
+	}
+	if kept[true] == 0 || kept[false] == 0 {
+		t.Fatalf("kept %d, moved %d: both should happen", kept[true], kept[false])
+	}
+	// The schedule's first retries, from a delivery due now, keep it.
+	k := answered(500)
+	if o := lifecycle.Step(k, policy).Outcome; !o.KeepDue {
+		t.Fatalf("the first retry, a second on: %+v", o)
+	}
+}

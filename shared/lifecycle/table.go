@@ -73,7 +73,7 @@ var Transitions = []Transition{
 	{InFlight, TakenOver, InFlight, "ClaimAttempt", "as claimed, the old lease having run out; the interrupted attempt is logged just before (left as it is if that attempt id is logged already)"},
 	{InFlight, Yielded, Pending, "YieldClaim", "claim = c AND attempts = n AND status = pending; attempts - 1, claim and lease removed, the endpoint slot freed on its slot item (no request was made)"},
 	{InFlight, Answered2xx, Delivered, "RecordAttempt", "claim = c; leaves the sweep index"},
-	{InFlight, Retryable, Pending, "RecordAttempt", "claim = c; next_attempt_at = due_at = now + schedule wait"},
+	{InFlight, Retryable, Pending, "RecordAttempt", "claim = c; next_attempt_at = now + schedule wait; due_at the same, or kept when that is within half the sweep grace of it (KeepsDue)"},
 	{InFlight, Throttled, Pending, "RecordAttempt", "claim = c; attempts - 1, throttles + 1 (at most MaxFreeThrottles)"},
 	{InFlight, Rejected, DLQPending, "RecordAttempt", "claim = c; the recorder holds the DLQ claim"},
 	{InFlight, Exhausted, DLQPending, "RecordAttempt", "claim = c; the recorder holds the DLQ claim"},

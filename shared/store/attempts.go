@@ -358,7 +358,10 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 		vals[":reason"], vals[":true"], vals[":dlqc"] = str(o.FailReason), boolean(true), num(now+dlqClaimFor)
 		vals[":g2"] = str(endpointStatusPK(d.EndpointID, domain.StatusFailed))
 	default:
-		set = append(set, "next_attempt_at = :next", "due_at = :next")
+		set = append(set, "next_attempt_at = :next")
+		if !o.KeepDue {
+			set = append(set, "due_at = :next") // moves the sweep index entry: two write units
+		}
 		vals[":next"] = num(o.NextAttemptAt)
 		if o.GiveBack {
 			set = append(set, "attempts = attempts - :one", "throttles = if_not_exists(throttles, :zero) + :one")

@@ -162,3 +162,33 @@ func TestTheAttemptLogReadsBothPlacesInOrder(t *testing.T) {
 		}
 	}
 }
+
+// A retry the step lets keep its due time (lifecycle.KeepsDue) leaves
+// due_at, and so the sweep index entry, as it was; any other moves it.
+func TestARetryThatKeepsItsDueLeavesTheSweepEntry(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(env.DB, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	for _, keep := range []bool{true, false} {
+		_, d, _ := event(t, s, ep, "")
+		before, _ := s.GetDelivery(ctx, d.ID)
+		c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+		claimed, err := s.ClaimAttempt(ctx, before, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := time.Now().Add(time.Second).UnixMilli()
+		a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: 1, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 500, Outcome: domain.OutcomeRetry}
+		if err := s.RecordAttempt(ctx, claimed, &ep, c, a, store.Outcome{Status: domain.StatusPending, NextAttemptAt: next, KeepDue: keep}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.GetDelivery(ctx, d.ID)
+		want := next
+		if keep {
+			want = before.DueAt
+		}
+		if got.NextAttemptAt != next || got.DueAt != want || before.DueAt == next {
+			t.Fatalf("keep %v: next %d due %d (was %d), want next %d due %d", keep, got.NextAttemptAt, got.DueAt, before.DueAt, next, want)
+		}
+	}
+}
