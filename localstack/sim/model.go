@@ -24,6 +24,7 @@ type cohort struct {
 	created   float64 // when the producer first posted the event
 	next      float64 // the delivery's next_attempt_at
 	due       float64 // the delivery's due_at, its sweep index entry's time
+	bare      bool    // its message carries no event body (the scheduler's): the load reads the event's item
 	until     float64 // when the message should be looked at again
 	slotted   bool    // until is a rate-limit slot booked for the next attempt
 	vis       float64 // when it became visible in the queue
@@ -538,6 +539,7 @@ func (s *Sim) wait(c *cohort, t float64, worker bool) {
 			s.m.SQSRequests += n / 10 // SendMessageBatch
 			s.m.WCU += n * cost.UnparkWrites
 			s.m.RCU += n * cost.ParkQueryReads
+			c.bare = true // queue.For: the scheduler's message carries no body
 			back(max(tick, c.until))
 		})
 	}

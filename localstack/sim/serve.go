@@ -123,7 +123,10 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	if c.ep >= 0 {
 		ep = s.eps[c.ep]
 	}
-	s.m.RCU += cost.LoadReads * n // delivery, endpoint, body, slot item
+	s.m.RCU += cost.LoadReads * n // delivery, endpoint, slot item
+	if c.bare {
+		s.m.RCU += cost.LoadEventRead * n // and the event's, for a message without its body
+	}
 	if a.rank != 0 {
 		a.acctRCU += n * cost.LoadEndpointRead // in ACCT#<account>
 		s.touch(a)

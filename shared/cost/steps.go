@@ -77,10 +77,15 @@ const (
 	// consistent query of ACCT#<account> (one unit per 4 KB: an account
 	// with 16 endpoints reads 2).
 	IngestAccountRead = 1
-	// Deliver, per message loaded: the delivery, the endpoint, the event's
-	// body and the endpoint's slot item in one strong BatchGetItem (DLV#,
-	// ACCT#, EVT#, SLOT#, one unit each).
-	LoadReads = 4
+	// Deliver, per message loaded: the delivery, the endpoint and the
+	// endpoint's slot item in one strong BatchGetItem (DLV#, ACCT#, SLOT#,
+	// one unit each).
+	LoadReads = 3
+	// The event's item (EVT#) joins that read only for a message that does
+	// not carry the event's body (queue.Message.Body: ingest's messages and
+	// their retries carry bodies up to 4 KiB; the sweeper's, the
+	// scheduler's, redrives' and resends' do not).
+	LoadEventRead = 1
 	// Of them, the endpoint item's, in ACCT#<account>.
 	LoadEndpointRead = 1
 	// Deliver, per claim: the endpoint again, strongly consistent,
@@ -127,4 +132,4 @@ const (
 // The counted figures of a retry (a 500 then a 200, TestAWSCallsPerDelivery:
 // its own rate-limit slot, claim, outcome with the attempt and slot, its
 // sweep entry kept; the endpoint turning failing and healthy again).
-const RetryWriteUnits, RetryReadUnits = 7, 5
+const RetryWriteUnits, RetryReadUnits = 7, 4

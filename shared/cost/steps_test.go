@@ -7,8 +7,8 @@ import (
 )
 
 // The steps' units add up to the counted ones: a first-attempt delivery
-// (12 / 6), each further delivery of the same event (8 / 5), the same with
-// the cap off (10 and 6), and a retry (7 / 5).
+// (12 / 5), each further delivery of the same event (8 / 4), the same with
+// the cap off (10 and 6), and a retry (7 / 4).
 func TestStepUnitsAddUpToTheCounted(t *testing.T) {
 	firstW := cost.IngestEventWrites + cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
 	firstR := cost.IngestAccountRead + cost.AttemptReads

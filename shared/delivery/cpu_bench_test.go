@@ -172,7 +172,7 @@ func seedEvents(ctx context.Context, b *testing.B, st *store.Store, msgs []queue
 		if _, err := st.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{domain.Millis(now)}}); err != nil {
 			b.Fatal(err)
 		}
-		msgs[i] = queue.For(d)
+		msgs[i] = queue.For(d).Carrying(ev.Type, ev.Body) // as ingest sends it
 		if tracing {
 			msgs[i].Trace = unsampled
 		}

@@ -159,12 +159,13 @@ func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {
 // replays, whose deliveries are already on their way), in one SendAll.
 func (s *Service) enqueueStored(ctx context.Context, eps []domain.Endpoint, events []store.NewEvent, out []ItemResult, ivl time.Duration, now time.Time) {
 	var deliveries []domain.Delivery
+	var written []domain.Event
 	var slots []time.Time
 	for i, ev := range events {
 		if out[i].Err != nil || out[i].Replayed {
 			continue
 		}
-		deliveries = append(deliveries, ev.Deliveries...)
+		deliveries, written = append(deliveries, ev.Deliveries...), append(written, ev.Event)
 		for _, ms := range ev.DueAt {
 			slot := time.UnixMilli(ms)
 			if ivl == 0 {
@@ -173,5 +174,5 @@ func (s *Service) enqueueStored(ctx context.Context, eps []domain.Endpoint, even
 			slots = append(slots, slot)
 		}
 	}
-	s.enqueue(ctx, eps, deliveries, slots, ivl, now)
+	s.enqueue(ctx, eps, deliveries, slots, ivl, now, written...)
 }

@@ -172,7 +172,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	if err != nil {
 		return Result{}, err
 	}
-	s.enqueue(ctx, endpoints, ne.Deliveries, slots, ivl, now)
+	s.enqueue(ctx, endpoints, ne.Deliveries, slots, ivl, now, ne.Event)
 	// The API's request line names the event (httpapi): one info line per
 	// accepted event is enough, so this one is for debugging.
 	s.accepted(ctx, ne, slog.LevelDebug)
@@ -279,9 +279,16 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 // finds it. The deliveries are stored, so a producer that hangs up now
 // (its request's context ended) does not stop the send: the sweeper would
 // find them only minutes later.
-func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries []domain.Delivery, slots []time.Time, ivl time.Duration, now time.Time) {
+// Each message carries its event's body when it is small (events: the
+// events written, whose deliveries these are; none for replays, whose bodies
+// the worker reads).
+func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries []domain.Delivery, slots []time.Time, ivl time.Duration, now time.Time, events ...domain.Event) {
 	if len(deliveries) == 0 {
 		return
+	}
+	byID := make(map[string]*domain.Event, len(events))
+	for i := range events {
+		byID[events[i].ID] = &events[i]
 	}
 	slow := map[string]bool{}
 	for _, ep := range eps {
@@ -290,6 +297,9 @@ func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries
 	out := make([]queue.Outgoing, len(deliveries))
 	for i, d := range deliveries {
 		m := queue.For(d)
+		if ev := byID[d.EventID]; ev != nil {
+			m = m.Carrying(ev.Type, ev.Body)
+		}
 		if slow[d.EndpointID] {
 			m.Lane = queue.LaneSlow
 		}

@@ -54,7 +54,7 @@ func (s *Service) IngestTo(ctx context.Context, accountID, endpointID string, bo
 	if _, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt(slots, now), Unlisted: true}); err != nil {
 		return Result{}, err
 	}
-	s.enqueue(ctx, []domain.Endpoint{*ep}, deliveries, slots, ivl, now)
+	s.enqueue(ctx, []domain.Endpoint{*ep}, deliveries, slots, ivl, now, ev)
 	s.Log.Info("test event accepted", "event_id", ev.ID, "account_id", accountID, "endpoint_id", ep.ID, "event_type", eventType)
 	return Result{Event: ev, Deliveries: deliveries}, nil
 }

@@ -61,14 +61,43 @@ type Message struct {
 	// Lane is "slow" on the slow lane's queue (lifecycle.Lane): the
 	// messages of an endpoint that is failing.
 	Lane string `json:"lane,omitempty"`
+	// Body is the event's body, carried by ingest's messages when it is at
+	// most CarriedBodyMax (and kept by every retry and deferral sent again
+	// from them), with EventType: the worker then reads three items, not
+	// four, a read unit less per attempt. Messages of the sweeper, the
+	// scheduler, redrives, resends and dead letters carry none.
+	Body json.RawMessage `json:"body,omitempty"`
 
-	// Dead letters only.
+	// Dead letters, and messages carrying their event's body.
 	EventType  string            `json:"event_type,omitempty"`
 	Reason     domain.FailReason `json:"reason,omitempty"`
 	Attempts   int               `json:"attempts,omitempty"`
 	LastStatus int               `json:"last_status,omitempty"`
 	LastError  string            `json:"last_error,omitempty"`
 	FailedAt   string            `json:"failed_at,omitempty"`
+}
+
+// CarriedBodyMax is the largest event body a message carries: ten such
+// messages still fit one SendMessageBatch in SQS's 64 KB billing chunk, and
+// an event item that size is one read unit.
+const CarriedBodyMax = 4 << 10
+
+// Carrying is m carrying body (its event's, of type eventType) when it is
+// small enough; m as it is otherwise.
+func (m Message) Carrying(eventType string, body []byte) Message {
+	if len(body) > 0 && len(body) <= CarriedBodyMax && json.Valid(body) {
+		m.EventType, m.Body = eventType, body
+	}
+	return m
+}
+
+// Event is the event m carries (nil when it carries no body): what the
+// worker would read of the event's item.
+func (m Message) Event() *domain.Event {
+	if len(m.Body) == 0 {
+		return nil
+	}
+	return &domain.Event{ID: m.EventID, AccountID: m.AccountID, Type: m.EventType, Body: m.Body}
 }
 
 // For returns the message that drives delivery d.

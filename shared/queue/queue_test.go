@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 )
 
@@ -245,5 +247,27 @@ func TestEveryDeliveryMessageIsGroupedByItsAccount(t *testing.T) {
 	}
 	if got != 3 {
 		t.Fatalf("received %d of 3 grouped messages", got)
+	}
+}
+
+// A message carries an event's body up to CarriedBodyMax and valid JSON
+// only; it keeps it when put back; a dead letter never carries one.
+func TestAMessageCarriesASmallBodyAndKeepsIt(t *testing.T) {
+	d := domain.Delivery{ID: "dlv_1", EventID: "evt_1", EndpointID: "ep_1", AccountID: "acct_1", Gen: 1, EventType: "a.b"}
+	body := []byte(`{"a":1}`)
+	m := queue.For(d).Carrying("a.b", body)
+	if ev := m.Event(); ev == nil || string(ev.Body) != `{"a":1}` || ev.Type != "a.b" || ev.ID != "evt_1" || ev.AccountID != "acct_1" {
+		t.Fatalf("carried: %+v", ev)
+	}
+	if back := m.PutBack(lifecycle.Effect{Do: lifecycle.DoPutBack}); string(back.Body) != `{"a":1}` {
+		t.Fatalf("put back without its body: %+v", back)
+	}
+	for _, b := range [][]byte{nil, []byte(`{"a":` + strings.Repeat("1", queue.CarriedBodyMax) + `}`), []byte(`not json`)} {
+		if m := queue.For(d).Carrying("a.b", b); m.Body != nil || m.Event() != nil {
+			t.Fatalf("a body of %d bytes carried", len(b))
+		}
+	}
+	if dl := queue.DeadLetterFor(d); dl.Body != nil {
+		t.Fatalf("a dead letter carries %q", dl.Body)
 	}
 }

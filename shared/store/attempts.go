@@ -65,6 +65,11 @@ func (s *Store) DeliveryWithAttempts(ctx context.Context, id string) (domain.Del
 // Ref names a delivery and the items an attempt of it reads.
 type Ref struct {
 	DeliveryID, AccountID, EndpointID, EventID string
+	// Event, when the queue message carried it (queue.Message.Event), is
+	// the event as ingest wrote it: its item is not read. Ingest sends a
+	// message only after its event's conditional put (the commit), and an
+	// event does not change, so the item would say the same.
+	Event *domain.Event
 }
 
 // Snapshot is what an attempt needs, read in one BatchGetItem. A nil field
@@ -76,21 +81,24 @@ type Snapshot struct {
 }
 
 // LoadForAttempt reads the delivery, its endpoint as it is now (with its
-// in-flight slot leases, from the endpoint's slot item), and the event body,
-// strongly consistent, in one call.
+// in-flight slot leases, from the endpoint's slot item), and the event body
+// unless r carries it, strongly consistent, in one call.
 func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
-	items, err := s.batchGet(ctx, []item{
+	keys := []item{
 		key(deliveryPK(r.DeliveryID), skDelivery),
 		key(accountPK(r.AccountID), endpointSK(r.EndpointID)),
-		key(eventPK(r.EventID), skEvent),
 		key(slotPK(r.EndpointID), skSlot),
-	})
+	}
+	if r.Event == nil {
+		keys = append(keys, key(eventPK(r.EventID), skEvent))
+	}
+	items, err := s.batchGet(ctx, keys)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	var snap Snapshot
+	snap := Snapshot{Event: r.Event}
 	leases := map[string]domain.Lease{}
-	eventThere := false
+	eventThere := r.Event != nil
 	now := s.now()
 	for _, it := range items {
 		pk := stringAttr(it, "pk")

@@ -192,3 +192,37 @@ func TestARetryThatKeepsItsDueLeavesTheSweepEntry(t *testing.T) {
 		}
 	}
 }
+
+// A message that carries its event (queue.Message.Event) loads three items,
+// not four: the event's item is not read, and the snapshot's event is the
+// one carried. Without it, the event's item is read as before.
+func TestALoadWithTheEventCarriedReadsThreeItems(t *testing.T) {
+	env := testenv.New(t)
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	s := store.New(db, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	ev, d, err := event(t, s, ep, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := store.Ref{DeliveryID: d.ID, AccountID: d.AccountID, EndpointID: d.EndpointID, EventID: d.EventID}
+	for _, carried := range []*domain.Event{nil, {ID: ev.ID, AccountID: ev.AccountID, Type: ev.Type, Body: ev.Body}} {
+		ref.Event = carried
+		calls.Reset()
+		snap, err := s.LoadForAttempt(ctx, ref)
+		if err != nil || snap.Delivery == nil || snap.Endpoint == nil || snap.Event == nil || string(snap.Event.Body) != string(ev.Body) {
+			t.Fatalf("carried %v: %+v, %v", carried != nil, snap, err)
+		}
+		want := 4.0
+		if carried != nil {
+			want = 3
+			if snap.Event != carried {
+				t.Fatal("the snapshot's event is not the one carried")
+			}
+		}
+		if got := calls.ReadUnits(); got != want {
+			t.Fatalf("carried %v: %g read units, want %g", carried != nil, got, want)
+		}
+	}
+}
