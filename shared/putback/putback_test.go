@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func TestADelayedCopy(t *testing.T) {
 		t.Fatalf("due moved to %v, want %d", st.pushed, domain.Millis(due))
 	}
 	want := queue.Message{DeliveryID: "dlv_1", Gen: 2, Hops: 4, Deferred: 2, SlotAt: domain.Millis(slot), SlotFor: 4, SlotIvl: 200}
-	if len(q.sent) != 1 || q.sent[0] != want || q.delays[0] != 7*time.Second {
+	if len(q.sent) != 1 || !reflect.DeepEqual(q.sent[0], want) || q.delays[0] != 7*time.Second {
 		t.Fatalf("sent %+v with %v, want %+v with 7s", q.sent, q.delays, want)
 	}
 }

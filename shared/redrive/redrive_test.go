@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ func TestPoisonedResendIsRedrivenAsItself(t *testing.T) {
 	if st.restarts != 0 {
 		t.Errorf("a poisoned resend restarted the delivery's automatic series %d times", st.restarts)
 	}
-	if res.Moved != 1 || len(q.sent) != 1 || q.sent[0] != resend || dlq.deleted != 1 {
+	if res.Moved != 1 || len(q.sent) != 1 || !reflect.DeepEqual(q.sent[0], resend) || dlq.deleted != 1 {
 		t.Fatalf("moved %d, sent %+v, deleted %d; want the resend message back as it was", res.Moved, q.sent, dlq.deleted)
 	}
 }
