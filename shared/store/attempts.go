@@ -324,9 +324,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 	if !isConditionFailed(err) {
 		return err // nil, or an error: the worker re-reads, then writes again while the lease lasts
 	}
-	var ccf *types.ConditionalCheckFailedException
-	var now domain.Delivery
-	if errors.As(err, &ccf) && attributevalue.UnmarshalMap(ccf.Item, &now) == nil && now.LastAttemptID == a.ID {
+	if now, uerr := conditionItem(err); uerr == nil && now.LastAttemptID == a.ID {
 		return nil // this very write, applied, then retried by the SDK
 	}
 	if inline {

@@ -226,3 +226,28 @@ func TestALoadWithTheEventCarriedReadsThreeItems(t *testing.T) {
 		}
 	}
 }
+
+// A record written again after DynamoDB applied it (the SDK retrying a write
+// whose answer was lost) is taken for written: no error, and the attempt is
+// logged once, not a second time on an item of its own.
+func TestARecordAppliedThenRetriedIsWrittenOnce(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(env.DB, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	claimed, err := s.ClaimAttempt(ctx, d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, Kind: domain.AttemptAuto, Series: 1, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 200, Outcome: domain.OutcomeDelivered}
+	o := store.Outcome{Status: domain.StatusDelivered, Healthy: true}
+	for i := range 2 {
+		if err := s.RecordAttempt(ctx, claimed, &ep, c, a, o); err != nil {
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+	}
+	if _, log, _ := s.DeliveryWithAttempts(ctx, d.ID); len(log) != 1 || ownEntries(t, env, d.ID) != 0 {
+		t.Fatalf("logged %d times (%d on items of their own), want once on the delivery's item", len(log), ownEntries(t, env, d.ID))
+	}
+}
