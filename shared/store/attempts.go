@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -57,8 +56,7 @@ func (s *Store) DeliveryWithAttempts(ctx context.Context, id string) (domain.Del
 		return domain.Delivery{}, nil, ErrNotFound
 	}
 	attempts = append(attempts, loggedAttempts(d)...)
-	newestFirst(attempts)
-	slices.Reverse(attempts)
+	oldestFirst(attempts)
 	return d, attempts, nil
 }
 
@@ -246,11 +244,11 @@ func claimedBy(err error, id string) bool {
 
 // putAttempt writes an attempt-log entry, over one of that id if there is.
 func (s *Store) putAttempt(ctx context.Context, a domain.Attempt) error {
-	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
+	put, err := s.attemptPut(a)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it})
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item})
 	return err
 }
 
@@ -281,7 +279,7 @@ type Outcome = lifecycle.Outcome
 // RecordAttempt frees the endpoint slot, writes the endpoint's health when it
 // changes, then moves the delivery on with a write conditioned on still
 // holding the claim, which logs the attempt on the delivery's item when it
-// fits there (logsInline; the common case: one write for the attempt and its
+// fits there (inlineEntry; the common case: one write for the attempt and its
 // outcome), else the attempt's own log entry is written first. Plain writes,
 // each idempotent, so a worker that retries after an error (or dies between
 // two of them) repeats nothing twice. A crash before the outcome's write
@@ -303,8 +301,8 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 		s.releaseSlot(ctx, d.EndpointID, c)
 	}()
 	defer func() { <-released }()
-	inline := logsInline(d, a, o)
-	if !inline {
+	entry := inlineEntry(d, a, o)
+	if entry == nil {
 		if err := s.putAttemptOnce(ctx, a); err != nil {
 			return err
 		}
@@ -312,11 +310,8 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 	if err := s.updateHealth(ctx, d, ep, a, o); err != nil {
 		return err
 	}
-	u, err := s.recordUpdate(d, c, a, o, inline)
-	if err != nil {
-		return err
-	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	u := s.recordUpdate(d, c, a, o, entry)
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
 		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -327,7 +322,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 	if now, uerr := conditionItem(err); uerr == nil && now.LastAttemptID == a.ID {
 		return nil // this very write, applied, then retried by the SDK
 	}
-	if inline {
+	if entry != nil {
 		// Lost: log the attempt on its own item, over an interrupted entry
 		// of its id if the new owner wrote one: this is what happened.
 		if err := s.putAttempt(ctx, a); err != nil {
@@ -337,7 +332,9 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 	return ErrConflict
 }
 
-func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome, inline bool) (*types.Update, error) {
+// recordUpdate is the outcome's write; entry, when not nil, is the attempt
+// appended to the delivery's atts list (inlineEntry).
+func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome, entry types.AttributeValue) *types.Update {
 	now := domain.Millis(s.now())
 	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid"}
 	remove := []string{"claim", "claim_attempt", "lease_until"}
@@ -378,13 +375,9 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 		vals[":st"] = str(o.Status)
 		names = map[string]string{"#st": "status"}
 	}
-	if inline {
-		v, err := inlineValue(a)
-		if err != nil {
-			return nil, err
-		}
+	if entry != nil {
 		set = append(set, "atts = list_append(if_not_exists(atts, :none), :att)")
-		vals[":none"], vals[":att"] = &types.AttributeValueMemberL{}, &types.AttributeValueMemberL{Value: []types.AttributeValue{v}}
+		vals[":none"], vals[":att"] = &types.AttributeValueMemberL{}, &types.AttributeValueMemberL{Value: []types.AttributeValue{entry}}
 	}
 	return &types.Update{
 		TableName: s.table, Key: key(deliveryPK(d.ID), skDelivery),
@@ -392,7 +385,7 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 		ConditionExpression:       aws.String("claim = :c"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: vals,
-	}, nil
+	}
 }
 
 // LastFailureEvery is how often a failing endpoint's last failure (time,

@@ -16,25 +16,29 @@ import (
 // and the outcome), and no later write of the delivery grows past a unit.
 const writeUnitBytes = 1024
 
-// logsInline reports whether attempt a, recorded with outcome o, fits on d's
-// item (d as read, with the attempts already logged there). Deterministic, so
-// a record written again decides the same.
-func logsInline(d domain.Delivery, a domain.Attempt, o Outcome) bool {
+// inlineEntry is attempt a as the element the outcome's write appends to
+// d's atts list, when it fits on d's item with outcome o (d as read, with the
+// attempts already logged there); nil when it does not. Deterministic, so a
+// record written again decides the same.
+func inlineEntry(d domain.Delivery, a domain.Attempt, o Outcome) types.AttributeValue {
 	logged := d.Logged
 	d.Logged = nil
 	it, err := deliveryItem(d, d.DueAt)
 	if err != nil {
-		return false
+		return nil
 	}
 	size := ItemSize(it) + len("atts") + 3 + recordRoom(o)
+	var v types.AttributeValue
 	for _, e := range append(logged, a) {
-		v, err := inlineValue(e)
-		if err != nil {
-			return false
+		if v, err = inlineValue(e); err != nil {
+			return nil
 		}
 		size += 1 + valueBytes(v)
 	}
-	return size <= writeUnitBytes
+	if size > writeUnitBytes {
+		return nil
+	}
+	return v // a's, the last
 }
 
 // recordRoom is what an outcome's write may add to the delivery's item beside
@@ -69,11 +73,16 @@ func loggedAttempts(d domain.Delivery) []domain.Attempt {
 	return out
 }
 
-// newestFirst sorts attempts by id, newest first (attempt ids are
+// oldestFirst and newestFirst sort attempts by id (attempt ids are
 // time-ordered): the log merges the attempts on the delivery's item with
 // those on their own.
+func oldestFirst(attempts []domain.Attempt) {
+	slices.SortFunc(attempts, func(a, b domain.Attempt) int { return strings.Compare(a.ID, b.ID) })
+}
+
 func newestFirst(attempts []domain.Attempt) {
-	slices.SortFunc(attempts, func(a, b domain.Attempt) int { return strings.Compare(b.ID, a.ID) })
+	oldestFirst(attempts)
+	slices.Reverse(attempts)
 }
 
 // ItemSize is an item's size as DynamoDB bills it: attribute names plus
