@@ -166,9 +166,9 @@ func report(out *os.File, opts []Options, rs []Metrics) {
 		m := rs[i]
 		first, at := firstBind(m)
 		c := m.Bill()
-		u := m.Tightest()
+		u, hotW, hotR := m.Tightest(), m.Peak(partitionWrites), m.Peak(partitionReads)
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%.0f%%\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%.1f\t%.1f\t%.0f\t%.2f\t%.0f\t%.2f\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%.0f\t%.2f\t%.0f\t\n",
-			o.Name, m.DayM, first, at, u.Quota, 100*u.Ratio(), m.PeakInFlight, m.PeakConcurrency, m.HotWCU, m.HotRCU, m.P50, m.P99, m.P99Small, m.DLQ, m.Delivered/1e6, m.Left/1e3,
+			o.Name, m.DayM, first, at, u.Quota, 100*u.Ratio(), m.PeakInFlight, m.PeakConcurrency, hotW.Peak, hotR.Peak, m.P50, m.P99, m.P99Small, m.DLQ, m.Delivered/1e6, m.Left/1e3,
 			m.LaneMoves/1e6, m.SQSRequests/1e6, (m.Invocations+m.APIRequests)/1e6, m.WCU/1e6, m.RCU/1e6, m.APIRequests/1e6, c.Total(), c.Total()/(m.Delivered/1e6), m.RunSeconds)
 	}
 	tw.Flush()
@@ -186,9 +186,9 @@ func notes(out *os.File, opts []Options, rs []Metrics) {
 		for _, b := range m.Binds {
 			parts = append(parts, clock(b.At)+" "+b.What)
 		}
-		c := m.Bill()
+		c, hotW, hotR := m.Bill(), m.Peak(partitionWrites), m.Peak(partitionReads)
 		fmt.Fprintf(out, "- %s: hottest writes %s %.0f WCU/s at %s, reads %s %.0f RCU/s at %s; 429s %.0fk; breakers opened %.0f; cost API $%.0f, Lambda $%.0f, SQS $%.0f, DynamoDB $%.0f\n  limits reached: %s\n  peak use: %s\n",
-			o.Name, m.HotWCUName, m.HotWCU, clock(m.HotWCUAt), m.HotRCUName, m.HotRCU, clock(m.HotRCUAt), m.Throttled429/1e3, m.BreakersOpened,
+			o.Name, hotW.What, hotW.Peak, clock(hotW.At), hotR.What, hotR.Peak, clock(hotR.At), m.Throttled429/1e3, m.BreakersOpened,
 			c.API, c.Lambda, c.SQS, c.DynamoDB, strings.Join(parts, "; "), uses(m))
 	}
 }
@@ -199,11 +199,7 @@ func uses(m Metrics) string {
 	sort.SliceStable(us, func(i, j int) bool { return us[i].Ratio() > us[j].Ratio() })
 	var parts []string
 	for _, u := range us {
-		what := u.Quota
-		if u.What != u.Quota {
-			what += " " + u.What
-		}
-		parts = append(parts, fmt.Sprintf("%s %.0f/%.0f (%.0f%%, %s)", what, u.Peak, u.Limit, 100*u.Ratio(), clock(u.At)))
+		parts = append(parts, fmt.Sprintf("%s %.0f/%.0f (%.0f%%, %s)", u.Name(), u.Peak, u.Limit, 100*u.Ratio(), clock(u.At)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -249,13 +245,9 @@ func markdown(out *os.File, opts []Options, rs []Metrics) {
 		m := rs[i]
 		first, at := firstBind(m)
 		c := m.Bill()
-		u := m.Tightest()
-		what := u.Quota
-		if u.What != u.Quota {
-			what += " " + u.What
-		}
+		u, hotW, hotR := m.Tightest(), m.Peak(partitionWrites), m.Peak(partitionReads)
 		fmt.Fprintf(out, "| %s | %.0f M | %s | %s | %s (%.0f %%) | %.0f | %.0f | %.0f | %.0f | %.2f | %.1f | %.1f | %.0f | %.2f | %.2f | %.1f | %.0f | %.0f | %.0f | %.2f |\n",
-			o.Name, m.DayM, first, at, what, 100*u.Ratio(), m.PeakInFlight, m.PeakConcurrency, m.HotWCU, m.HotRCU, m.P50, m.P99, m.P99Small, m.DLQ, m.Delivered/1e6,
+			o.Name, m.DayM, first, at, u.Name(), 100*u.Ratio(), m.PeakInFlight, m.PeakConcurrency, hotW.Peak, hotR.Peak, m.P50, m.P99, m.P99Small, m.DLQ, m.Delivered/1e6,
 			m.LaneMoves/1e6, m.SQSRequests/1e6, m.WCU/1e6, m.RCU/1e6, c.Total(), c.Total()/(m.Delivered/1e6))
 	}
 }

@@ -12,10 +12,6 @@ type Metrics struct {
 
 	PeakInFlight, PeakInFlightAt       float64
 	PeakConcurrency, PeakConcurrencyAt float64
-	HotWCU, HotWCUAt                   float64
-	HotWCUName                         string
-	HotRCU, HotRCUAt                   float64
-	HotRCUName                         string
 	Uses                               []Use // each quota's peak use
 	LaneMoves, BreakersOpened          float64
 	P50, P99                           float64 // seconds, ingest to delivered, unaffected accounts
@@ -68,6 +64,30 @@ type Use struct {
 
 // Ratio is the peak as a fraction of the limit.
 func (u Use) Ratio() float64 { return u.Peak / u.Limit }
+
+// Name is the quota, and what took it when that says more.
+func (u Use) Name() string {
+	if u.What != u.Quota {
+		return u.Quota + " " + u.What
+	}
+	return u.Quota
+}
+
+// The quotas of the hottest partitions' writes and reads a second.
+const (
+	partitionWrites = "DynamoDB partition writes"
+	partitionReads  = "DynamoDB partition reads"
+)
+
+// Peak is quota's peak use (zero when it was never recorded).
+func (m Metrics) Peak(quota string) Use {
+	for _, u := range m.Uses {
+		if u.Quota == quota {
+			return u
+		}
+	}
+	return Use{Quota: quota}
+}
 
 func (m *Metrics) use(quota string, v, limit, t float64) { m.useAs(quota, quota, v, limit, t) }
 

@@ -33,30 +33,21 @@ import (
 // throughput: the figures here are per partition key, and the report says
 // which would split.
 func (s *Sim) partitions(t float64) {
-	var hotW, hotR float64
-	var hotWName, hotRName string
-	wcu := func(name string, v float64) {
-		if v > hotW {
-			hotW, hotWName = v, name
-		}
-		if v > s.m.HotWCU {
-			s.m.HotWCU, s.m.HotWCUName, s.m.HotWCUAt = v, name, t
-		}
-		if v > s.o.PartitionWCU {
-			s.m.bindAs("DynamoDB partition "+kindOf(name), "DynamoDB partition writes: "+name, t)
-		}
-	}
-	rcu := func(name string, v float64) {
-		if v > hotR {
-			hotR, hotRName = v, name
-		}
-		if v > s.m.HotRCU {
-			s.m.HotRCU, s.m.HotRCUName, s.m.HotRCUAt = v, name, t
-		}
-		if v > s.o.PartitionRCU {
-			s.m.bindAs("DynamoDB partition reads "+kindOf(name), "DynamoDB partition reads: "+name, t)
+	// This second's busiest partition of each kind; the day's is the peak
+	// of its quota (Metrics.Peak).
+	var hotW, hotR Use
+	track := func(hot *Use, limit float64, bound, bind string) func(string, float64) {
+		return func(name string, v float64) {
+			if v > hot.Peak {
+				hot.What, hot.Peak = name, v
+			}
+			if v > limit {
+				s.m.bindAs(bound+kindOf(name), bind+name, t)
+			}
 		}
 	}
+	wcu := track(&hotW, s.o.PartitionWCU, "DynamoDB partition ", "DynamoDB partition writes: ")
+	rcu := track(&hotR, s.o.PartitionRCU, "DynamoDB partition reads ", "DynamoDB partition reads: ")
 	for _, a := range s.touchedA {
 		if a.bookings > 0 {
 			w := math.Ceil(a.bookings/float64(s.o.BatchSize)) * cost.RetryRateBookingWrite
@@ -95,8 +86,8 @@ func (s *Sim) partitions(t float64) {
 		e.logWCU, e.slotWCU, e.sent, e.touched = 0, 0, 0, false
 	}
 	wcu("sweep index shard (1 of "+itoa(s.o.SweepShards)+")", s.sweepWCU/float64(s.o.SweepShards))
-	s.m.useAs("DynamoDB partition writes", hotWName, hotW, s.o.PartitionWCU, t)
-	s.m.useAs("DynamoDB partition reads", hotRName, hotR, s.o.PartitionRCU, t)
+	s.m.useAs(partitionWrites, hotW.What, hotW.Peak, s.o.PartitionWCU, t)
+	s.m.useAs(partitionReads, hotR.What, hotR.Peak, s.o.PartitionRCU, t)
 	s.touchedA, s.touchedE, s.sweepWCU = s.touchedA[:0], s.touchedE[:0], 0
 }
 
