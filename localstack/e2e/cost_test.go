@@ -13,6 +13,7 @@ import (
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/cost"
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/store"
 )
 
 // The AWS calls one delivery costs, counted by SDK middleware on the app's
@@ -143,7 +144,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	for _, it := range out.Items {
 		sk := it["sk"].(*types.AttributeValueMemberS).Value
 		kind, _, _ := strings.Cut(sk, "#")
-		sizes[kind] = max(sizes[kind], testenv.ItemSize(it))
+		sizes[kind] = max(sizes[kind], store.ItemSize(it))
 	}
 	t.Logf("largest item of each kind, bytes (event body %d): %v", len(payout), sizes)
 

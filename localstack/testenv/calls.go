@@ -14,7 +14,6 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/gifq/webhooks/localstack/emulator"
-	"github.com/gifq/webhooks/shared/store"
 )
 
 // Calls counts AWS API calls by "Service.Operation", through SDK middleware.
@@ -205,6 +204,3 @@ func (e *Env) CountedClients(c *Calls) (*dynamodb.Client, *sqs.Client) {
 	})
 	return db, q
 }
-
-// ItemSize is an item's size as DynamoDB bills it (store.ItemSize).
-func ItemSize(item map[string]types.AttributeValue) int { return store.ItemSize(item) }
