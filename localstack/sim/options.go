@@ -103,11 +103,10 @@ func Today() Options {
 var (
 	maxWaitInWorker = lifecycle.MaxWaitInWorker.Seconds() // a slot this close is waited for in the worker
 	slotTolerance   = lifecycle.SlotTolerance.Seconds()   // a slot missed by more is booked again
-	// Deferrals longer than half the sweep grace move the due time (the
-	// step's MoveDue; infra's SweepGrace, 5 minutes), and so do retries
-	// due later than that after the delivery's due time (KeepsDue).
-	sweepGrace     = 5 * time.Minute
-	sweepGraceHalf = sweepGrace.Seconds() / 2
+	// Deferrals and retries that end more than half the sweep grace after
+	// the delivery's due time move it (lifecycle.KeepsDue, as the step's
+	// putBack and record; infra's SweepGrace, 5 minutes).
+	sweepGrace = 5 * time.Minute
 	// A probe's lease: shared/app.LeaseFor(10 s), 2 x the timeout + 5 s.
 	probeLease = 25.0
 )

@@ -264,14 +264,15 @@ func (s *Sim) freeSlots(ep *endpoint, t float64) int {
 
 // defer_ puts back a due message that may not go now (the breaker, the
 // cap): on its endpoint's lane (the step's laneAfter), moving the due time
-// when the wait is long (MoveDue).
+// where the step's putBack would (MoveDue, by lifecycle.KeepsDue: the wait
+// ends more than half the sweep grace after the delivery's due time).
 func (s *Sim) defer_(c *cohort, ep *endpoint, t float64) {
 	c.slotted = false // its slot was for now: the attempt after the wait books a new one
 	c.lane = lifecycle.LaneFast
 	if ep != nil && s.slow != nil {
 		c.lane = lifecycle.LaneOf(ep.dom, toTime(t))
 	}
-	if c.until-t > sweepGraceHalf {
+	if !lifecycle.KeepsDue(millis(c.due), toTime(c.until), sweepGrace) {
 		s.m.WCU += float64(c.n) * cost.MoveDueWrites
 		s.sweepWCU += float64(c.n) * cost.SweepMoveWrite
 		c.due = c.until
