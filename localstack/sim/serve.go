@@ -354,9 +354,11 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 		}
 	}
 	s.m.WCU += w * n
-	s.m.RCU += cost.ClaimEndpointReread * n
-	if a.rank != 0 {
-		a.acctRCU += cost.ClaimEndpointReread * n
+	if s.o.EndpointCap == 0 { // with the cap, the slot's take checks the endpoint's route
+		s.m.RCU += cost.ClaimEndpointReread * n
+		if a.rank != 0 {
+			a.acctRCU += cost.ClaimEndpointReread * n
+		}
 	}
 	if s.down(ep, t) {
 		ep.inflight += c.n

@@ -88,8 +88,10 @@ const (
 	LoadEventRead = 1
 	// Of them, the endpoint item's, in ACCT#<account>.
 	LoadEndpointRead = 1
-	// Deliver, per claim: the endpoint again, strongly consistent,
-	// alongside the claim (ACCT#<account>).
+	// Deliver, per claim with the cap off: the endpoint again, strongly
+	// consistent, alongside the claim (ACCT#<account>; defect 7). With
+	// the cap on, the slot's take is conditioned on the endpoint's route
+	// as loaded instead, and nothing is read again.
 	ClaimEndpointReread = 1
 )
 
@@ -125,11 +127,12 @@ const (
 	// An attempt's writes, whatever its answer, before the sweep entry's
 	// removal or move.
 	AttemptWrites = SlotWrites + ClaimWrite + AttemptWrite + OutcomeWrite
-	// An attempt's reads: the load and the re-read before the claim.
-	AttemptReads = LoadReads + ClaimEndpointReread
+	// An attempt's reads: the load (the re-read before the claim is the
+	// cap off's).
+	AttemptReads = LoadReads
 )
 
 // The counted figures of a retry (a 500 then a 200, TestAWSCallsPerDelivery:
 // its own rate-limit slot, claim, outcome with the attempt and slot, its
 // sweep entry kept; the endpoint turning failing and healthy again).
-const RetryWriteUnits, RetryReadUnits = 7, 4
+const RetryWriteUnits, RetryReadUnits = 7, 3

@@ -12,7 +12,8 @@ import (
 )
 
 // patchAfterLoad is memStore with a PATCH of the endpoint answered right
-// after the worker's first read, before its claim.
+// after the worker's first read, before its claim (the patch functions
+// disable or re-point it, so it gets a new route).
 type patchAfterLoad struct {
 	*memStore
 	once  sync.Once
@@ -27,6 +28,7 @@ func (p *patchAfterLoad) LoadForAttempt(ctx context.Context, r store.Ref) (store
 		k := r.AccountID + "/" + r.EndpointID
 		ep := p.endpoints[k]
 		p.patch(&ep)
+		ep.Route = domain.NewID("rte") // as store.UpdateEndpoint gives one that disables or re-points
 		p.endpoints[k] = ep
 	})
 	return snap, err

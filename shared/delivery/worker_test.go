@@ -80,6 +80,9 @@ func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store
 		// The endpoint's in-flight slot, as shared/store's claim takes it.
 		k := d.AccountID + "/" + d.EndpointID
 		ep := m.endpoints[k]
+		if ep.Route != c.Route {
+			return seen, store.ErrEndpointChanged
+		}
 		if l, held := ep.Leases[c.Slot]; held && l.Until >= now && (c.From == "" || l.Claim != c.From) {
 			m.slotsLost++
 			return seen, store.ErrSlotTaken

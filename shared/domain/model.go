@@ -160,6 +160,12 @@ type Endpoint struct {
 	// Destination is where an AWS endpoint delivers (destination.go); nil:
 	// an HTTP endpoint, its URL.
 	Destination *Destination `dynamodbav:"destination,omitempty"`
+	// Route changes, to a new random id, whenever the endpoint is disabled,
+	// deleted or re-pointed (URL or destination), on the endpoint's slot
+	// item too, in one transaction: a worker takes an in-flight slot only
+	// for the route it read (store.Claim.Route; defect 7). Empty until the
+	// first such change.
+	Route string `dynamodbav:"route,omitempty"`
 }
 
 // EndpointSettings are an endpoint's own delivery settings; a zero field

@@ -42,19 +42,23 @@ type Taken struct {
 
 // Auto takes the delivery's next attempt (store.ClaimAttempt) on a slot seen
 // free, or one handed over by a claim of this process when every slot is
-// held. The endpoint is read again as the claim is made (and again after a
-// wait for a handoff), the read and the write at the same time so that it
-// costs no round trip of its own: the claim writes only the delivery and the
-// slot, so this strongly consistent read is what sees a PATCH answered
-// before this point (disabled, deleted, a new URL).
+// held. What sees a PATCH answered before this point (disabled, deleted, a
+// new URL): with the cap on, the slot's take, made only for the endpoint's
+// route as read (store.ErrEndpointChanged, nothing written); with it off,
+// the endpoint read again, strongly consistent, alongside the claim (the
+// read and the write at the same time, so it costs no round trip of its
+// own), a claim made meanwhile given back.
 func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (Taken, error) {
 	key := ep.AccountID + "/" + ep.ID
-	cl := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL}
+	cl := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL, Route: ep.Route}
 	// The previous attempt's worker died after claiming it: log it, under
 	// the id it would have sent (the receiver may have seen it).
 	cl.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
 	waitUntil := c.Now().Add(Wait)
-	var check chan bool
+	check := closed // with the cap on, the slot's take checks the route
+	if c.Max == 0 {
+		check = c.endpointCheck(ctx, ep)
+	}
 	for tried := map[string]bool{}; ; {
 		cl.From = ""
 		if c.Max > 0 {
@@ -66,12 +70,9 @@ func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoi
 				if !ok {
 					return Taken{Result: lifecycle.ClaimFull}, nil
 				}
-				cl.Slot, cl.From, check = got.Slot, got.From, nil
+				cl.Slot, cl.From = got.Slot, got.From
 				c.Hold(key, cl.Slot)
 			}
-		}
-		if check == nil {
-			check = c.endpointCheck(ctx, ep)
 		}
 		cl.LeaseUntil = domain.Millis(c.Now().Add(c.LeaseFor))
 		claimed, err := c.Store.ClaimAttempt(ctx, d, cl)
@@ -81,11 +82,12 @@ func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoi
 		if changed := <-check; changed {
 			return c.unclaim(ctx, key, cl, claimed, err), nil
 		}
-		check = closed
 		switch {
 		case errors.Is(err, store.ErrSlotTaken):
 			tried[cl.Slot] = true // another worker took it a moment ago: try the others seen free
 			continue
+		case errors.Is(err, store.ErrEndpointChanged):
+			return c.unclaim(ctx, key, cl, claimed, err), nil
 		case errors.Is(err, store.ErrConflict):
 			return Taken{Result: lifecycle.ClaimConflict}, nil
 		case err != nil:
@@ -95,7 +97,7 @@ func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoi
 	}
 }
 
-// closed is a check already made: it reads "unchanged".
+// closed is a check already made, or none to make: it reads "unchanged".
 var closed = func() chan bool { c := make(chan bool); close(c); return c }()
 
 // unclaim undoes a claim whose endpoint changed while it was made (err: the
@@ -113,7 +115,7 @@ func (c *Claimer) unclaim(ctx context.Context, key string, cl store.Claim, claim
 			}
 		}
 		t.Held, t.Claim, t.Claimed = true, cl, claimed
-	case errors.Is(err, store.ErrSlotTaken) && cl.From != "":
+	case (errors.Is(err, store.ErrSlotTaken) || errors.Is(err, store.ErrEndpointChanged)) && cl.From != "":
 		if !c.HandOff(key, cl.Slot, cl.From) {
 			c.Store.FreeSlot(ctx, claimed.EndpointID, cl.Slot, cl.From)
 		}
@@ -127,7 +129,7 @@ func (c *Claimer) Manual(ctx context.Context, d domain.Delivery, ep *domain.Endp
 	if <-c.endpointCheck(ctx, ep) {
 		return Taken{Result: lifecycle.ClaimChanged}, nil
 	}
-	cl := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(c.Now().Add(c.LeaseFor)), URL: ep.URL, AttemptID: attemptID}
+	cl := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(c.Now().Add(c.LeaseFor)), URL: ep.URL, Route: ep.Route, AttemptID: attemptID}
 	if free := lifecycle.FreeSlots(*ep, c.Max, c.Now(), 0, nil); len(free) > 0 {
 		cl.Slot = free[0]
 	}
@@ -144,13 +146,13 @@ func (c *Claimer) Manual(ctx context.Context, d domain.Delivery, ep *domain.Endp
 }
 
 // endpointCheck reads the endpoint again; the channel says whether it was
-// disabled, deleted or given a new URL since seen (a read that fails counts
-// as changed: the step looks again shortly).
+// disabled, deleted or re-pointed since seen (a read that fails counts as
+// changed: the step looks again shortly).
 func (c *Claimer) endpointCheck(ctx context.Context, seen *domain.Endpoint) chan bool {
 	check := make(chan bool, 1)
 	go func() {
 		now, err := c.Store.GetEndpoint(ctx, seen.AccountID, seen.ID)
-		check <- err != nil || now.Disabled || now.URL != seen.URL
+		check <- err != nil || now.Disabled || now.URL != seen.URL || now.Route != seen.Route
 	}()
 	return check
 }

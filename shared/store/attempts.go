@@ -169,9 +169,12 @@ type Claim struct {
 	From      string
 	AttemptID string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
 	// URL is the endpoint URL the attempt will POST to, as read. The store
-	// does not check it: the worker reads the endpoint again, strongly
-	// consistent, as it claims (defect 7).
+	// does not check it: with a slot, Route is checked instead; without
+	// one, the worker reads the endpoint again as it claims (defect 7).
 	URL string
+	// Route is the endpoint's route as read (domain.Endpoint.Route): the
+	// slot is taken only while it is still the endpoint's.
+	Route string
 	// Interrupted, when set, is the log entry for an earlier attempt whose
 	// worker died after claiming it; it is written before the claim, and an
 	// entry of that id already there (the attempt was recorded after all, or
@@ -185,8 +188,9 @@ type Claim struct {
 // attempt is not due, it fails with ErrConflict and the delivery is not
 // written. With the cap on, the endpoint slot is taken first, with its own
 // conditional write on the endpoint's slot item: ErrSlotTaken when another
-// claim holds it (another slot may be free); a slot taken for a claim that
-// then loses is freed again. The attempt counts from here, so an attempt
+// claim holds it (another slot may be free), ErrEndpointChanged when the
+// endpoint changed since c.Route was read (nothing written); a slot taken
+// for a claim that then loses is freed again. The attempt counts from here, so an attempt
 // lost to a crash still counts toward the ceiling.
 func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
@@ -429,9 +433,12 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 		set = append(set, "paused_until = :pause")
 		vals[":pause"] = num(o.PauseUntil)
 	}
+	route := ""
 	if o.DisableEndpoint != "" {
-		set = append(set, "disabled = :true", "disabled_reason = :why", "updated_at = :upd")
-		vals[":true"], vals[":why"], vals[":upd"] = boolean(true), str(o.DisableEndpoint), num(now)
+		// A new route, as a PATCH that disables it gives (UpdateEndpoint).
+		route = domain.NewID("rte")
+		set = append(set, "disabled = :true", "disabled_reason = :why", "updated_at = :upd", "route = :route")
+		vals[":true"], vals[":why"], vals[":upd"], vals[":route"] = boolean(true), str(o.DisableEndpoint), num(now), str(route)
 	}
 	breakerWrites(o.Breaker, &set, &remove, vals)
 	if len(set) == 0 && len(remove) == 0 {
@@ -451,7 +458,7 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if len(vals) > 0 {
 		in.ExpressionAttributeValues = vals
 	}
-	_, err := s.db.UpdateItem(ctx, in)
+	_, err := s.updateRouted(ctx, in, d.EndpointID, route)
 	if isConditionFailed(err) {
 		return nil // deleted meanwhile
 	}

@@ -188,6 +188,13 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 			}
 		}
 	}
+	// Disabled or re-pointed: a new route, on the slot item too, so that no
+	// worker that read the endpoint before this PATCH answered takes a slot.
+	route := ""
+	if p.URL != nil || p.Destination != nil || (p.Disabled != nil && *p.Disabled) {
+		route = domain.NewID("rte")
+		set, vals[":route"] = append(set, "route = :route"), str(route)
+	}
 	expr := "SET " + strings.Join(set, ", ")
 	if len(remove) > 0 {
 		expr += " REMOVE " + strings.Join(remove, ", ")
@@ -204,7 +211,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 	if p.URL != nil {
 		in.ExpressionAttributeNames = map[string]string{"#url": "url"}
 	}
-	out, err := s.db.UpdateItem(ctx, in)
+	out, err := s.updateRouted(ctx, in, id, route)
 	if isConditionFailed(err) && p.SeenUpdatedAt != 0 {
 		if _, gerr := s.GetEndpoint(ctx, accountID, id); gerr != nil {
 			return domain.Endpoint{}, gerr // deleted meanwhile: ErrNotFound
@@ -218,7 +225,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 		return domain.Endpoint{}, err
 	}
 	var ep domain.Endpoint
-	if err := attributevalue.UnmarshalMap(out.Attributes, &ep); err != nil {
+	if err := attributevalue.UnmarshalMap(out, &ep); err != nil {
 		return ep, err
 	}
 	plaintext, err := s.openSecrets(ctx, &ep)
@@ -230,13 +237,51 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 	return ep, err
 }
 
+// updateRouted applies an update of an endpoint and returns the item as it
+// is now when in.ReturnValues is ALL_NEW; with a new route, in one
+// transaction with the route's write on the endpoint's slot item, then read
+// back (strongly consistent; a transaction returns no item). A refused
+// condition is returned as UpdateItem's ConditionalCheckFailedException.
+func (s *Store) updateRouted(ctx context.Context, in *dynamodb.UpdateItemInput, endpointID, route string) (item, error) {
+	if route == "" {
+		out, err := s.db.UpdateItem(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return out.Attributes, nil
+	}
+	r, err := s.transact(ctx,
+		part{"endpoint", types.TransactWriteItem{Update: &types.Update{TableName: in.TableName, Key: in.Key,
+			UpdateExpression: in.UpdateExpression, ConditionExpression: in.ConditionExpression,
+			ExpressionAttributeNames: in.ExpressionAttributeNames, ExpressionAttributeValues: in.ExpressionAttributeValues}}},
+		part{"route", types.TransactWriteItem{Update: s.routeUpdate(endpointID, route)}},
+	)
+	if r.has("endpoint") {
+		return nil, &types.ConditionalCheckFailedException{Message: aws.String("endpoint condition failed")}
+	}
+	if err != nil || in.ReturnValues != types.ReturnValueAllNew {
+		return nil, err
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: in.TableName, Key: in.Key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	if out.Item == nil {
+		return nil, &types.ConditionalCheckFailedException{Message: aws.String("endpoint deleted")}
+	}
+	return out.Item, nil
+}
+
 // DeleteEndpoint removes an endpoint and gives its place back to the
-// account's count, in one transaction. Its deliveries stay in the log.
+// account's count, in one transaction, which also gives its slot item a
+// route no worker has read (no slot is taken for it after this answers).
+// Its deliveries stay in the log.
 func (s *Store) DeleteEndpoint(ctx context.Context, accountID, id string) error {
 	r, err := s.transact(ctx,
 		part{"endpoint", types.TransactWriteItem{Delete: &types.Delete{TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)), ConditionExpression: aws.String("attribute_exists(pk)")}}},
 		part{"count", types.TransactWriteItem{Update: &types.Update{TableName: s.table, Key: key(accountPK(accountID), skAccount),
 			UpdateExpression: aws.String("ADD endpoint_count :minus"), ExpressionAttributeValues: item{":minus": num(-1)}}}},
+		part{"route", types.TransactWriteItem{Update: s.routeUpdate(id, domain.NewID("rte"))}},
 	)
 	if r.has("endpoint") {
 		return ErrNotFound

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -29,9 +30,19 @@ func slotAttr(slot string) string { return "s" + slot }
 // last slot was taken (a deleted endpoint leaves none behind for long).
 const slotTTL = 24 * time.Hour
 
+// The slot item also carries the endpoint's route (domain.Endpoint.Route),
+// written with the endpoint in one transaction whenever the endpoint is
+// disabled, deleted or re-pointed (routeUpdate). A slot is taken only for
+// the route the worker read, so that take is what sees a PATCH answered
+// before it (defect 7) and the worker need not read the endpoint again. An
+// item without a route accepts any: the endpoint never changed so, or its
+// last change was more than slotTTL ago (the item expired since), long
+// before any worker read it.
+
 // slotUpdate takes slot c.Slot of the endpoint for the claim, if the slot is
 // free, or its lease ran out, or the claim holding it handed it over to this
-// one (c.From; the item is created on first use).
+// one (c.From; the item is created on first use), and the endpoint's route
+// is still c.Route.
 func (s *Store) slotUpdate(endpointID string, c Claim) *types.Update {
 	cond := "attribute_not_exists(#slot) OR #slot.u < :now"
 	vals := item{":now": num(domain.Millis(s.now())), ":ttl": num(s.now().Add(slotTTL).Unix()),
@@ -40,26 +51,48 @@ func (s *Store) slotUpdate(endpointID string, c Claim) *types.Update {
 		cond += " OR #slot.c = :from"
 		vals[":from"] = str(c.From)
 	}
+	cond = "(" + cond + ") AND (attribute_not_exists(#route)"
+	if c.Route != "" {
+		cond += " OR #route = :route"
+		vals[":route"] = str(c.Route)
+	}
 	return &types.Update{
 		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
 		UpdateExpression:          aws.String("SET #slot = :lease, #ttl = :ttl"),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  map[string]string{"#slot": slotAttr(c.Slot), "#ttl": "ttl"},
+		ConditionExpression:       aws.String(cond + ")"),
+		ExpressionAttributeNames:  map[string]string{"#slot": slotAttr(c.Slot), "#ttl": "ttl", "#route": "route"},
 		ExpressionAttributeValues: vals,
 	}
 }
 
-// takeSlot takes the claim's slot; ErrSlotTaken when another claim holds it.
+// routeUpdate writes an endpoint's new route on its slot item, in the
+// transaction that changes the endpoint.
+func (s *Store) routeUpdate(endpointID, route string) *types.Update {
+	return &types.Update{
+		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
+		UpdateExpression:          aws.String("SET #route = :route, #ttl = :ttl"),
+		ExpressionAttributeNames:  map[string]string{"#route": "route", "#ttl": "ttl"},
+		ExpressionAttributeValues: item{":route": str(route), ":ttl": num(s.now().Add(slotTTL).Unix())},
+	}
+}
+
+// takeSlot takes the claim's slot: ErrSlotTaken when another claim holds
+// it, ErrEndpointChanged when the endpoint's route is no longer c.Route.
 func (s *Store) takeSlot(ctx context.Context, endpointID string, c Claim) error {
 	u := s.slotUpdate(endpointID, c)
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
 		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if isConditionFailed(err) {
-		return ErrSlotTaken
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return err
 	}
-	return err
+	if route, ok := ccf.Item["route"].(*types.AttributeValueMemberS); ok && route.Value != c.Route {
+		return ErrEndpointChanged
+	}
+	return ErrSlotTaken
 }
 
 // FreeSlot frees an endpoint's slot held by claim (one handed over in the

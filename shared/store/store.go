@@ -38,6 +38,9 @@ var (
 	ErrLimit     = errors.New("limit reached")
 	ErrDuplicate = errors.New("already exists")
 	ErrSlotTaken = errors.New("endpoint slot taken") // a claim lost only the endpoint's in-flight slot
+	// ErrEndpointChanged: the endpoint was disabled, deleted or re-pointed
+	// since the claim read it (its route moved on); nothing was written.
+	ErrEndpointChanged = errors.New("endpoint changed since it was read")
 	// ErrOutlives: the wait would end within lifecycle.ExpiryMargin of the
 	// item's TTL (or past it), after which DynamoDB may delete it unseen.
 	ErrOutlives = errors.New("the wait outlives the item")

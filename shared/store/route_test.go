@@ -1,0 +1,118 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// Defect 7 with the per-endpoint cap on: a worker that read the endpoint
+// before it was disabled (through the API or by its 410), deleted or
+// re-pointed takes no in-flight slot for it, so it makes no claim and no
+// POST: the slot's take is conditioned on the endpoint's route as read,
+// which each of those changes moves, on the endpoint and its slot item in
+// one transaction. Nothing is written by a refused take. A change that
+// does not re-point (a description) keeps the route; a slot held by another
+// claim is still ErrSlotTaken.
+func TestASlotIsTakenOnlyForTheRouteTheWorkerRead(t *testing.T) {
+	s := newStore(t)
+	acct := account(t, s).ID
+	moved, yes := "https://hooks.example.com/new", true
+	for name, change := range map[string]func(t *testing.T, ep domain.Endpoint){
+		"url": func(t *testing.T, ep domain.Endpoint) {
+			if _, err := s.UpdateEndpoint(ctx, acct, ep.ID, store.EndpointPatch{URL: &moved}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"disabled": func(t *testing.T, ep domain.Endpoint) {
+			if _, err := s.UpdateEndpoint(ctx, acct, ep.ID, store.EndpointPatch{Disabled: &yes}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"deleted": func(t *testing.T, ep domain.Endpoint) {
+			if err := s.DeleteEndpoint(ctx, acct, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"gone (410)": func(t *testing.T, ep domain.Endpoint) {
+			// Another delivery's attempt answered 410: its record disables
+			// the endpoint.
+			_, d, err := event(t, s, ep, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := claim(ep, "1")
+			if d, err = s.ClaimAttempt(ctx, d, c); err != nil {
+				t.Fatal(err)
+			}
+			a := domain.Attempt{ID: c.AttemptID, DeliveryID: d.ID, StatusCode: 410, StartedAt: time.Now().UnixMilli(), ExpiresAt: d.ExpiresAt}
+			o := store.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected, DisableEndpoint: lifecycle.GoneReason}
+			if err := s.RecordAttempt(ctx, d, &ep, c, a, o); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ep := endpoint(t, s, acct)
+			_, d, err := event(t, s, ep, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen, err := s.GetEndpoint(ctx, acct, ep.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			change(t, seen)
+			if _, err := s.ClaimAttempt(ctx, d, claim(seen, "0")); !errors.Is(err, store.ErrEndpointChanged) {
+				t.Fatalf("a claim for the endpoint as read before it was changed: %v, want ErrEndpointChanged", err)
+			}
+			if cur, err := s.GetDelivery(ctx, d.ID); err != nil || cur.Attempts != 0 || cur.Claim != "" {
+				t.Fatalf("the delivery after the refused claim: %+v (%v), want it unclaimed", cur, err)
+			}
+			if leases, err := s.SlotLeases(ctx, ep.ID); err != nil || leases["0"].Claim != "" {
+				t.Fatalf("slot 0 after the refused claim: %+v (%v), want it free", leases, err)
+			}
+			if name != "url" {
+				return
+			}
+			now, err := s.GetEndpoint(ctx, acct, ep.ID)
+			if err != nil || now.Route == "" || now.Route == seen.Route {
+				t.Fatalf("route %q after the PATCH (was %q, %v): want a new one", now.Route, seen.Route, err)
+			}
+			if _, err := s.ClaimAttempt(ctx, d, claim(now, "0")); err != nil {
+				t.Fatalf("a claim for the endpoint as it is now: %v", err)
+			}
+		})
+	}
+
+	t.Run("description", func(t *testing.T) {
+		ep := endpoint(t, s, acct)
+		_, d, err := event(t, s, ep, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc := "payouts"
+		if _, err := s.UpdateEndpoint(ctx, acct, ep.ID, store.EndpointPatch{Description: &desc}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ClaimAttempt(ctx, d, claim(ep, "0")); err != nil {
+			t.Fatalf("a claim after a PATCH of the description only: %v", err)
+		}
+		_, d2, err := event(t, s, ep, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ClaimAttempt(ctx, d2, claim(ep, "0")); !errors.Is(err, store.ErrSlotTaken) {
+			t.Fatalf("a claim of a slot another claim holds: %v, want ErrSlotTaken", err)
+		}
+	})
+}
+
+func claim(ep domain.Endpoint, slot string) store.Claim {
+	return store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"),
+		URL: ep.URL, Route: ep.Route, Slot: slot}
+}
