@@ -117,11 +117,9 @@ func Table() []Options {
 	dead.Name, dead.DeadAccounts = "BC iso dead1%", 0.01
 	today10 := today
 	today10.Name, today10.Scale = "BC iso 10x today", 10
-	exact := Sized10x()
-	exact.Name, exact.ExactInterval = "BC iso 10x exact", true
-	steady := exact
+	steady := Sized10x()
 	steady.Name, steady.Steady = "BC iso 10x steady", true
-	return append(t, today, dead, today10, Sized10x(), exact, steady)
+	return append(t, today, dead, today10, Sized10x(), steady)
 }
 
 // Sized10x is today's stack with what a day of 1 billion deliveries needs

@@ -204,13 +204,8 @@ func NewSim(o Options, w Workload, scale float64, seed uint64) *Sim {
 			// unit per 4 KB, strongly consistent.
 			a.queryUnits = cost.IngestAccountRead * math.Ceil(float64(1+f)*0.315/4)
 			a.rate = max(w.RateFloor, w.RateHeadroom*deliveries)
-			// The limiter's interval is whole milliseconds, at least one
-			// (ratelimit's intervalMs): no account books more than 1,000
-			// slots a second. ExactInterval: what a finer one would do.
-			a.ivl = time.Duration(max(1, math.Round(1000/a.rate))) * time.Millisecond
-			if o.ExactInterval {
-				a.ivl = time.Duration(float64(time.Second) / a.rate)
-			}
+			a.ivl = ratelimit.Interval(a.rate) // to the microsecond
+
 			a.keyRate = max(o.PerKeyRate, w.RateHeadroom*events)
 			a.keyBurst = max(o.PerKeyBurst, 2*a.keyRate)
 			a.keyToken = a.keyBurst

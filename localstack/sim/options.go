@@ -37,9 +37,6 @@ type Options struct {
 	// every endpoint dead all day, instead of the workload's outage.
 	DeadAccounts float64
 	Steady       bool // no outage and no burst: the load alone
-	// ExactInterval: the account limiter's interval is 1/rate exactly, not
-	// whole milliseconds (a change to shared/ratelimit, not built).
-	ExactInterval bool
 
 	MaxConcurrency  int     // the fast lane's event source mapping's maximum concurrency per queue (2..1000)
 	SlowConcurrency int     // the slow lane's (lifecycle.LaneOf); 0: no slow lane, every message on the fast one

@@ -63,15 +63,15 @@ func (s *Sim) partitions(t float64) {
 			wcu(accountName(a, "ACCT#"), a.acctWCU)
 			rcu(accountName(a, "ACCT#"), a.acctRCU)
 			wcu(accountName(a, "RATE#"), a.rateWCU)
-			// Where the whole-millisecond interval gives fewer slots a second
-			// than the rate set, the account's own demand (a minute's
-			// average) against them.
+			// Where the interval (whole microseconds) gives fewer slots a
+			// second than the rate set, the account's own demand (a
+			// minute's average) against them.
 			a.demand = a.demand*math.Pow(1-1.0/60, t-a.demandAt) + a.slotsSec/60
 			a.demandAt = t
 			if limit := float64(time.Second) / float64(a.ivl); limit < 0.999*a.rate {
 				s.m.useAs("account rate limiter slots a second", accountName(a, "RATE#"), a.demand, limit, t)
 				if a.demand > limit {
-					s.m.bindAs("account rate limiter", "account rate limiter: "+accountName(a, "RATE#")+" needs more slots a second than its whole-millisecond interval gives", t)
+					s.m.bindAs("account rate limiter", "account rate limiter: "+accountName(a, "RATE#")+" needs more slots a second than its interval gives", t)
 				}
 			}
 			wcu(accountName(a, "ILIM#<key> of "), a.keyWCU)

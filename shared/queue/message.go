@@ -38,7 +38,12 @@ type Message struct {
 	SlotFor int `json:"slot_for,omitempty"`
 	// SlotIvl is the account's interval (ms) when the slot was booked: a
 	// slot not used can be given back only while it is the last one booked
-	// (ratelimit.Refund), which is what it tells.
+	// (ratelimit.Refund), which is what it tells. Both are whole ms: a
+	// rate whose interval is not (ratelimit.Interval is to the µs, 300/s is
+	// 3,333 µs) has its slot up to a millisecond early here and its unused
+	// slot never given back (Refund's condition does not hold for the
+	// truncated values; the slot is spent, as every unused slot was before
+	// refunds).
 	SlotIvl int64 `json:"slot_ivl,omitempty"`
 	// AttemptID is a resend's attempt id, given by the API.
 	AttemptID string `json:"attempt_id,omitempty"`

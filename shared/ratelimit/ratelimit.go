@@ -16,7 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +54,7 @@ type Limiter struct {
 }
 
 // seenItem is a limiter item as this instance last saw it: its state, and
-// the interval it stores (ms; 0 if not known).
+// the interval it stores (µs; 0 if not known).
 type seenItem struct {
 	State
 	ivl int64
@@ -112,7 +114,7 @@ type State struct {
 // It returns the reservation and the limiter's new state.
 func Book(l State, now time.Time, n int, ivl, lead time.Duration) (Reservation, State) {
 	from, led := now, l.Led
-	switch state(l.TAT.UnixMilli(), now.UnixMilli(), lead, l.Led) {
+	switch state(l.TAT.UnixMicro(), now.UnixMicro(), lead, l.Led) {
 	case idle:
 		led = false
 	case near:
@@ -148,10 +150,10 @@ const (
 )
 
 func state(tat, now int64, lead time.Duration, led bool) bookState {
-	switch ms := lead.Milliseconds(); {
+	switch us := lead.Microseconds(); {
 	case tat <= now:
 		return idle
-	case !led && tat >= now+ms/10 && tat < now+ms:
+	case !led && tat >= now+us/10 && tat < now+us:
 		return near
 	}
 	return ahead
@@ -280,8 +282,11 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
 	item := l.lastSeen(account)
 	for try := 0; try < 12; try++ {
-		now := l.now().UnixMilli()
-		p := pace{ivl: l.intervalMs(perSecond)}
+		// Now in whole milliseconds (as µs), so that a whole-millisecond
+		// interval keeps every slot a whole millisecond, as a queue message
+		// carries it (queue.Message.SlotAt).
+		now := l.now().UnixMilli() * 1000
+		p := pace{ivl: intervalUs(perSecond)}
 		if p.ivl == 0 && n > 1 && item.ivl != 0 {
 			p = pace{ivl: item.ivl, kept: true} // one slot needs no interval of its own: the stored one is added
 		}
@@ -290,7 +295,7 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 		}
 		var attrs map[string]types.AttributeValue
 		var err error
-		switch state(item.TAT.UnixMilli(), now, lead, item.Led) {
+		switch state(item.TAT.UnixMicro(), now, lead, item.Led) {
 		case idle:
 			attrs, err = l.start(ctx, k, n, p, now)
 		case near:
@@ -332,7 +337,7 @@ func (l *Limiter) see(account string, item seenItem) {
 	l.seen[account] = item
 }
 
-// pace is how a write spaces the slots it books: ivl ms apart, set as the
+// pace is how a write spaces the slots it books: ivl µs apart, set as the
 // account's interval; kept, ivl is the one the item stores, as last seen,
 // and the write holds only while the item still stores it (a worker books
 // at the stored rate, which ingest may have changed since); 0, one slot at
@@ -349,28 +354,39 @@ func (p pace) spacing(n int, cond string, vals map[string]types.AttributeValue) 
 	if p.ivl == 0 {
 		return "ivl", "", "(" + cond + ") AND attribute_exists(ivl)"
 	}
-	vals[":step"], vals[":ivl"] = numAV(p.ivl*int64(n)), numAV(p.ivl)
+	vals[":step"], vals[":ivl"] = msAV(p.ivl*int64(n)), msAV(p.ivl)
 	if p.kept {
 		return ":step", "", "(" + cond + ") AND ivl = :ivl"
 	}
 	return ":step", ", ivl = :ivl", cond
 }
 
-// intervalMs is 1/perSecond in milliseconds, or 0 to use the stored one.
-func (l *Limiter) intervalMs(perSecond float64) int64 {
+// Interval is the spacing of an account's slots at perSecond: 1/perSecond
+// to the microsecond (at least one). The item stores it, and tat, in
+// milliseconds with up to three decimals (DynamoDB's numbers are decimal, so
+// its updates add them exactly): whole milliseconds, as before, for every
+// rate that divides a second into them (5/s: 200 ms), and no longer a
+// rounded millisecond for the others (300/s was 3 ms, 333/s) nor at most
+// 1,000 slots a second for an account (the 10x day's largest needs 1,900).
+func Interval(perSecond float64) time.Duration {
+	return time.Duration(intervalUs(perSecond)) * time.Microsecond
+}
+
+// intervalUs is Interval in µs, or 0 (perSecond 0: use the stored one).
+func intervalUs(perSecond float64) int64 {
 	if perSecond <= 0 {
 		return 0
 	}
-	return int64(math.Max(1, math.Round(1000/perSecond)))
+	return int64(math.Max(1, math.Round(1e6/perSecond)))
 }
 
 // start: the limiter is idle (tat in the past): the first slot is now.
 func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64) (map[string]types.AttributeValue, error) {
-	vals := map[string]types.AttributeValue{":now": numAV(now)}
+	vals := map[string]types.AttributeValue{":now": msAV(now)}
 	cond := "attribute_not_exists(tat) OR tat <= :now"
 	if p.ivl == 0 {
 		// A worker retrying does not know the account's rate: use the stored one.
-		vals[":def"] = numAV(l.intervalMs(l.defaultRate))
+		vals[":def"] = msAV(intervalUs(l.defaultRate))
 		return l.update(ctx, k, "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def) REMOVE led", cond, vals)
 	}
 	step, set, cond := p.spacing(n, cond, vals)
@@ -382,8 +398,8 @@ var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs th
 // append: the limiter is busy and its slots follow tat: tat is at least the
 // lead ahead, or nearer than a tenth of it, or its run is led (Book).
 func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
-	ms := lead.Milliseconds()
-	vals := map[string]types.AttributeValue{":now": numAV(now), ":from": numAV(now + max(ms, 1) - 1), ":tenth": numAV(now + ms/10)}
+	us := lead.Microseconds()
+	vals := map[string]types.AttributeValue{":now": msAV(now), ":from": msAV(now + max(us, 1) - 1), ":tenth": msAV(now + us/10)}
 	cond := "tat > :from OR (tat > :now AND (tat < :tenth OR attribute_exists(led)))"
 	return l.after(ctx, k, n, p, "tat", "", cond, vals)
 }
@@ -391,8 +407,8 @@ func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue,
 // skip: a fresh run of slots has come within the lead (Book): the slots
 // start at now + lead (the ones in between stay unused), and the run is led.
 func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
-	ms := lead.Milliseconds()
-	vals := map[string]types.AttributeValue{":tenth": numAV(now + ms/10), ":from": numAV(now + ms), ":led": &types.AttributeValueMemberBOOL{Value: true}}
+	us := lead.Microseconds()
+	vals := map[string]types.AttributeValue{":tenth": msAV(now + us/10), ":from": msAV(now + us), ":led": &types.AttributeValueMemberBOOL{Value: true}}
 	cond := "tat >= :tenth AND tat < :from AND attribute_not_exists(led)"
 	return l.after(ctx, k, n, p, ":from", ", led = :led", cond, vals)
 }
@@ -425,23 +441,51 @@ func itemOf(attrs map[string]types.AttributeValue) (seenItem, error) {
 	if _, ok := attrs["tat"]; !ok {
 		return seenItem{}, nil
 	}
-	tat, err := numOf(attrs["tat"])
+	tat, err := usOf(attrs["tat"])
 	var ivl int64
 	if av, ok := attrs["ivl"]; ok && err == nil {
-		ivl, err = numOf(av)
+		ivl, err = usOf(av)
 	}
 	_, led := attrs["led"]
-	return seenItem{State: State{TAT: time.UnixMilli(tat), Led: led}, ivl: ivl}, err
+	return seenItem{State: State{TAT: time.UnixMicro(tat), Led: led}, ivl: ivl}, err
 }
 
 // reservation reads the n slots just booked back from the limiter's new tat.
 func reservation(attrs map[string]types.AttributeValue, n int) (Reservation, error) {
-	tat, err1 := numOf(attrs["tat"])
-	ivl, err2 := numOf(attrs["ivl"])
+	tat, err1 := usOf(attrs["tat"])
+	ivl, err2 := usOf(attrs["ivl"])
 	if err := errors.Join(err1, err2); err != nil {
 		return Reservation{}, err
 	}
-	return Reservation{First: time.UnixMilli(tat - ivl*int64(n)), Interval: time.Duration(ivl) * time.Millisecond}, nil
+	return Reservation{First: time.UnixMicro(tat - ivl*int64(n)), Interval: time.Duration(ivl) * time.Microsecond}, nil
+}
+
+// msAV is us µs as a DynamoDB number of milliseconds, with the µs as up to
+// three decimals.
+func msAV(us int64) types.AttributeValue {
+	v := strconv.FormatInt(us/1000, 10)
+	if f := us % 1000; f != 0 {
+		v += strings.TrimRight(fmt.Sprintf(".%03d", f), "0")
+	}
+	return &types.AttributeValueMemberN{Value: v}
+}
+
+// usOf reads a DynamoDB number of milliseconds (msAV's, or a whole number
+// as items stored before intervals were finer) as µs.
+func usOf(av types.AttributeValue) (int64, error) {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, errors.New("ratelimit: limiter item lacks a number")
+	}
+	ms, ok := new(big.Rat).SetString(n.Value)
+	if !ok {
+		return 0, fmt.Errorf("ratelimit: limiter item's number %q", n.Value)
+	}
+	us := new(big.Rat).Mul(ms, big.NewRat(1000, 1))
+	if !us.IsInt() || !us.Num().IsInt64() {
+		return 0, fmt.Errorf("ratelimit: limiter item's number %q is not whole microseconds", n.Value)
+	}
+	return us.Num().Int64(), nil
 }
 
 func numAV(v int64) types.AttributeValue {
@@ -472,9 +516,9 @@ func (l *Limiter) Refund(ctx context.Context, account string, r Reservation) err
 	}
 	pk, sk := l.key(account)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
-	at := r.First.UnixMilli()
+	at := r.First.UnixMicro()
 	attrs, err := l.update(ctx, k, "SET tat = :at", "tat > :at AND tat <= :end",
-		map[string]types.AttributeValue{":at": numAV(at), ":end": numAV(at + r.Interval.Milliseconds())})
+		map[string]types.AttributeValue{":at": msAV(at), ":end": msAV(at + r.Interval.Microseconds())})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return nil // another slot was booked after it: spent
