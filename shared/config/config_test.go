@@ -85,7 +85,7 @@ func TestWaitingAndBreakerSettings(t *testing.T) {
 // second is refused most of them within two seconds.
 func TestTheDefaultKeyLimitTakesABurstAndStopsAFlood(t *testing.T) {
 	l := ratelimit.Limit{Rate: Defaults().IngestRatePerSecond, Burst: Defaults().IngestBurst}
-	var tat, now int64 = 0, 1_000_000
+	var tat, now int64 = 0, 1_000_000_000 // µs
 	for i := 0; i < 1000; i++ {
 		d := ratelimit.Decide(tat, now, 1, l)
 		if !d.Allowed {
@@ -95,7 +95,7 @@ func TestTheDefaultKeyLimitTakesABurstAndStopsAFlood(t *testing.T) {
 	}
 	accepted := 0
 	for ms := int64(1); ms <= 2000; ms++ { // then one event every millisecond for two seconds
-		if d := ratelimit.Decide(tat, now+ms, 1, l); d.Allowed {
+		if d := ratelimit.Decide(tat, now+ms*1000, 1, l); d.Allowed {
 			tat = d.TAT
 			accepted++
 		}

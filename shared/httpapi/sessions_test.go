@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -95,15 +96,19 @@ func TestPortalSessionsListAndRevokeAll(t *testing.T) {
 		t.Fatalf("listed %d sessions: %s", len(data), all.raw)
 	}
 	k, _ := f.app.Store.Authenticate(ctx, f.keyA)
-	want := []struct{ id, status string }{{third, "active"}, {second, "active"}, {first, "revoked"}}
-	for i, w := range want {
+	// Newest first is by id: ids made in the same millisecond (as these
+	// may be) are in no set order among themselves.
+	status := map[string]string{first: "revoked", second: "active", third: "active"}
+	ids := []string{first, second, third}
+	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+	for i, id := range ids {
 		s := data[i].(map[string]any)
-		if s["id"] != w.id || s["status"] != w.status || s["key_id"] != k.ID {
-			t.Errorf("session %d: %v, want %s %s minted by %s", i, s, w.id, w.status, k.ID)
+		if s["id"] != id || s["status"] != status[id] || s["key_id"] != k.ID {
+			t.Errorf("session %d: %v, want %s %s minted by %s", i, s, id, status[id], k.ID)
 		}
-	}
-	if data[1].(map[string]any)["read_only"] != true || data[2].(map[string]any)["revoked_at"] == nil {
-		t.Errorf("fields: %s", all.raw)
+		if (id == second) != (s["read_only"] == true) || (id == first) != (s["revoked_at"] != nil) {
+			t.Errorf("fields of %s: %s", id, all.raw)
+		}
 	}
 
 	// Pages of 2: the third comes after the cursor, and nothing after it.
@@ -113,7 +118,7 @@ func TestPortalSessionsListAndRevokeAll(t *testing.T) {
 		t.Fatalf("first page: %s", p1.raw)
 	}
 	p2 := f.doRequest(t, get(f.keyA, "/v1/portal/sessions", map[string]string{"limit": "2", "cursor": cursor}))
-	if d, _ := p2.body["data"].([]any); len(d) != 1 || d[0].(map[string]any)["id"] != first || p2.body["next_cursor"] != "" {
+	if d, _ := p2.body["data"].([]any); len(d) != 1 || d[0].(map[string]any)["id"] != ids[2] || p2.body["next_cursor"] != "" {
 		t.Errorf("second page: %s", p2.raw)
 	}
 	for q, code := range map[string]string{"limit": "0", "cursor": "bm9wZQ"} {

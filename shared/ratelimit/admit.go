@@ -34,16 +34,16 @@ var ErrExceedsBurst = errors.New("more events at once than the API key's burst a
 
 // keyState is what an instance remembers of a key.
 type keyState struct {
-	tat        int64   // the last tat seen (unix ms)
+	tat        int64   // the last tat seen (unix µs)
 	leases     []lease // tokens taken ahead, the oldest first
-	window     int64   // the start of the current Window (unix ms)
+	window     int64   // the start of the current Window (unix µs)
 	used, prev int     // events admitted in the current Window and the one before
 }
 
 // lease is tokens taken ahead by one write, usable until a Window after it.
 type lease struct {
 	left  int
-	until int64 // unix ms
+	until int64 // unix µs
 }
 
 // held drops the leases that have run out at now and counts the tokens left.
@@ -89,7 +89,7 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 	if Exceeds(n, l) {
 		return ErrExceedsBurst
 	}
-	now := lim.now().UnixMilli()
+	now := lim.now().UnixMicro()
 	tat, want, ok := lim.fromHeld(keyID, n, l, now)
 	if ok {
 		return nil
@@ -131,7 +131,7 @@ func (lim *Limiter) Refused(keyID string, n int, l Limit) error {
 	if !l.Valid() || n <= 0 || Exceeds(n, l) {
 		return nil // Take answers these
 	}
-	now := lim.now().UnixMilli()
+	now := lim.now().UnixMicro()
 	lim.mu.Lock()
 	st := lim.keys[keyID]
 	var tat int64
@@ -160,12 +160,12 @@ func (lim *Limiter) refusal(seen, now int64, n int, l Limit) error {
 func (lim *Limiter) admit(ctx context.Context, k map[string]types.AttributeValue, n int, l Limit, now int64, draining bool) (int64, error) {
 	step := int64(n) * l.interval()
 	// The item outlives the time its bucket takes to fill again.
-	expires := (now+int64(l.Burst)*l.interval())/1000 + 3600
-	vals := map[string]types.AttributeValue{":now": numAV(now), ":step": numAV(step), ":exp": numAV(expires)}
+	expires := (now+int64(l.Burst)*l.interval())/1e6 + 3600
+	vals := map[string]types.AttributeValue{":now": msAV(now), ":step": msAV(step), ":exp": numAV(expires)}
 	expr, cond := "SET tat = :now + :step, #ttl = :exp", "attribute_not_exists(tat) OR tat <= :now"
 	if draining {
 		expr, cond = "SET tat = tat + :step, #ttl = :exp", "tat > :now AND tat <= :lim"
-		vals[":lim"] = numAV(now + int64(l.Burst)*l.interval() - step)
+		vals[":lim"] = msAV(now + int64(l.Burst)*l.interval() - step)
 	}
 	out, err := lim.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: lim.table, Key: k, UpdateExpression: aws.String(expr), ConditionExpression: aws.String(cond),
@@ -202,7 +202,7 @@ func (lim *Limiter) took(keyID string, n, want int, tat, now int64) {
 	st := lim.memory(keyID, now)
 	st.tat = max(st.tat, tat)
 	if want > n {
-		st.leases = append(st.leases, lease{left: want - n, until: now + Window.Milliseconds()})
+		st.leases = append(st.leases, lease{left: want - n, until: now + Window.Microseconds()})
 	}
 	st.used += n
 }
@@ -217,7 +217,7 @@ func (lim *Limiter) memory(keyID string, now int64) *keyState {
 		st = &keyState{window: now}
 		lim.keys[keyID] = st
 	}
-	if w := Window.Milliseconds(); now >= st.window+w {
+	if w := Window.Microseconds(); now >= st.window+w {
 		st.prev = 0
 		if now < st.window+2*w {
 			st.prev = st.used
@@ -227,11 +227,12 @@ func (lim *Limiter) memory(keyID string, now int64) *keyState {
 	return st
 }
 
-// tatOf reads tat from an item (none: a key never used).
+// tatOf reads tat from an item, in µs (none: a key never used). The item
+// holds it in milliseconds, with the µs as decimals (msAV), as a booking's.
 func tatOf(item map[string]types.AttributeValue) (int64, error) {
 	av, ok := item["tat"]
 	if !ok {
 		return 0, nil
 	}
-	return numOf(av)
+	return usOf(av)
 }

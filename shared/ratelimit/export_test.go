@@ -21,7 +21,7 @@ func (l *Limiter) Held(keyID string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if st := l.keys[keyID]; st != nil {
-		return st.held(l.now().UnixMilli())
+		return st.held(l.now().UnixMicro())
 	}
 	return 0
 }

@@ -23,28 +23,30 @@ type Limit struct {
 // Valid reports whether l can be enforced.
 func (l Limit) Valid() bool { return l.Rate > 0 && !math.IsInf(l.Rate, 0) && l.Burst >= 1 }
 
-// interval is the time one event's token takes to refill, in ms (at least 1).
-func (l Limit) interval() int64 { return int64(math.Max(1, math.Round(1000/l.Rate))) }
+// interval is the time one event's token takes to refill, in µs (at least
+// 1), as the bookings' (Interval): a key's rate is not rounded to whole
+// milliseconds, nor held under 1,000 a second.
+func (l Limit) interval() int64 { return intervalUs(l.Rate) }
 
 // Decision is what Decide says of n events.
 type Decision struct {
 	Allowed    bool
-	TAT        int64         // the new tat (unix ms) when allowed; unchanged otherwise
+	TAT        int64         // the new tat (unix µs) when allowed; unchanged otherwise
 	RetryAfter time.Duration // when refused: how long until these n events would be allowed
 }
 
-// Decide applies GCRA to n events at now (unix ms), given the key's tat
+// Decide applies GCRA to n events at now (unix µs), given the key's tat
 // (0: never used). The bucket is full when tat <= now; each event moves tat
 // one interval on; events are allowed while tat stays within burst
 // intervals of now. n larger than the burst is never allowed (Exceeds).
 func Decide(tat, now int64, n int, l Limit) Decision {
 	ivl := l.interval()
-	next := advance(time.UnixMilli(tat), time.UnixMilli(now), n, time.Duration(ivl)*time.Millisecond).UnixMilli()
+	next := advance(time.UnixMicro(tat), time.UnixMicro(now), n, time.Duration(ivl)*time.Microsecond).UnixMicro()
 	limit := now + int64(l.Burst)*ivl
 	if next <= limit {
 		return Decision{Allowed: true, TAT: next}
 	}
-	return Decision{TAT: tat, RetryAfter: time.Duration(next-limit) * time.Millisecond}
+	return Decision{TAT: tat, RetryAfter: time.Duration(next-limit) * time.Microsecond}
 }
 
 // advance is GCRA's one rule, for admission (Decide) and booking (Book)
@@ -86,11 +88,11 @@ const Window = 100 * time.Millisecond
 // burst exceed the key's by at most as much (a tenth of a second's worth of
 // its rate). A key under ten events a second has no lease at all.
 func Lease(n, recent int, l Limit) int {
-	refill := int(Window.Milliseconds() / l.interval())
+	refill := int(Window.Microseconds() / l.interval())
 	return max(0, min(recent, refill, l.Burst-n))
 }
 
-// Fit is how many events the bucket holds at now, given its tat.
+// Fit is how many events the bucket holds at now (unix µs), given its tat.
 func Fit(tat, now int64, l Limit) int {
 	return int(max(0, (now+int64(l.Burst)*l.interval()-max(tat, now))/l.interval()))
 }

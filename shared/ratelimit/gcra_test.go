@@ -8,7 +8,7 @@ import (
 // A full bucket takes the burst at once, then one event per interval.
 func TestDecideBurstThenSteadyRate(t *testing.T) {
 	l := Limit{Rate: 10, Burst: 5} // 100 ms an event
-	now := int64(1_000_000)
+	now := int64(1_000_000_000)    // µs
 	tat := int64(0)
 	for i := 0; i < 5; i++ {
 		d := Decide(tat, now, 1, l)
@@ -25,7 +25,7 @@ func TestDecideBurstThenSteadyRate(t *testing.T) {
 		t.Fatalf("a refusal moved tat from %d to %d", tat, d.TAT)
 	}
 	// Steady: one interval later exactly one more fits.
-	now += 100
+	now += 100_000
 	if d = Decide(tat, now, 1, l); !d.Allowed {
 		t.Fatal("one interval later one event must fit")
 	}
@@ -37,8 +37,8 @@ func TestDecideBurstThenSteadyRate(t *testing.T) {
 
 func TestDecideRetryAfterIsWhenTheEventsFit(t *testing.T) {
 	l := Limit{Rate: 2, Burst: 4} // 500 ms an event
-	now := int64(50_000)
-	tat := now + 4*500 // the bucket is empty
+	now := int64(50_000_000)
+	tat := now + 4*500_000 // the bucket is empty
 	cases := []struct {
 		n    int
 		want time.Duration
@@ -48,10 +48,10 @@ func TestDecideRetryAfterIsWhenTheEventsFit(t *testing.T) {
 		if d.Allowed || d.RetryAfter != c.want {
 			t.Fatalf("%d events: %+v, want refused for %s", c.n, d, c.want)
 		}
-		if !Decide(tat, now+c.want.Milliseconds(), c.n, l).Allowed {
+		if !Decide(tat, now+c.want.Microseconds(), c.n, l).Allowed {
 			t.Fatalf("%d events not allowed after the Retry-After they were given", c.n)
 		}
-		if Decide(tat, now+c.want.Milliseconds()-1, c.n, l).Allowed {
+		if Decide(tat, now+c.want.Microseconds()-1, c.n, l).Allowed {
 			t.Fatalf("%d events allowed before their Retry-After", c.n)
 		}
 	}
@@ -60,17 +60,17 @@ func TestDecideRetryAfterIsWhenTheEventsFit(t *testing.T) {
 // An idle key's bucket refills to the burst and no further: no credit piles up.
 func TestDecideRefillStopsAtBurst(t *testing.T) {
 	l := Limit{Rate: 1, Burst: 3}
-	tat := int64(10_000) // drained at 7 s
-	now := int64(1_000_000)
-	if d := Decide(tat, now, 3, l); !d.Allowed || d.TAT != now+3000 {
-		t.Fatalf("a refilled bucket: %+v, want the burst allowed and tat %d", d, now+3000)
+	tat := int64(10_000_000) // drained at 7 s
+	now := int64(1_000_000_000)
+	if d := Decide(tat, now, 3, l); !d.Allowed || d.TAT != now+3_000_000 {
+		t.Fatalf("a refilled bucket: %+v, want the burst allowed and tat %d", d, now+3_000_000)
 	}
 	if d := Decide(tat, now, 4, l); d.Allowed {
 		t.Fatal("idle time gave credit beyond the burst")
 	}
 	// Half refilled: 2 s after draining, two events fit, not three.
-	drained := int64(20_000)
-	if !Decide(drained, drained-1000, 2, l).Allowed || Decide(drained, drained-1000, 3, l).Allowed {
+	drained := int64(20_000_000)
+	if !Decide(drained, drained-1_000_000, 2, l).Allowed || Decide(drained, drained-1_000_000, 3, l).Allowed {
 		t.Fatal("a bucket two seconds into its refill must hold exactly two events")
 	}
 }
@@ -117,8 +117,8 @@ func TestLeaseFollowsDemandUpToOneWindowsRefill(t *testing.T) {
 // Fit is the largest n Decide allows.
 func TestFitIsTheLargestAllowed(t *testing.T) {
 	l := Limit{Rate: 10, Burst: 5}
-	now := int64(1_000_000)
-	for _, tat := range []int64{0, now - 5000, now, now + 100, now + 250, now + 500, now + 900} {
+	now := int64(1_000_000_000)
+	for _, tat := range []int64{0, now - 5_000_000, now, now + 100_000, now + 250_000, now + 500_000, now + 900_000} {
 		f := Fit(tat, now, l)
 		if f > 0 && !Decide(tat, now, f, l).Allowed {
 			t.Errorf("tat %+d: Fit %d is not allowed", tat-now, f)

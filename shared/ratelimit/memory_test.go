@@ -10,7 +10,7 @@ import (
 // memoryMax accounts it starts over, and keeps the newest.
 func TestMemoryOfAccountsIsBounded(t *testing.T) {
 	l := New(nil, "t", nil, 5)
-	at := seenItem{State: State{TAT: time.UnixMilli(1_000)}, ivl: 200}
+	at := seenItem{State: State{TAT: time.UnixMilli(1_000)}, ivl: 200_000}
 	for i := 0; i <= memoryMax; i++ {
 		l.see("acct_"+strconv.Itoa(i), at)
 	}

@@ -492,14 +492,6 @@ func numAV(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
-func numOf(av types.AttributeValue) (int64, error) {
-	n, ok := av.(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, errors.New("ratelimit: limiter item lacks a number")
-	}
-	return strconv.ParseInt(n.Value, 10, 64)
-}
-
 // Refund gives back the slot r (one slot: r.First, booked r.Interval
 // apart from the next) that was booked and will not be used (the endpoint
 // was at its in-flight cap, or the claim was lost), when it is still the
