@@ -128,3 +128,23 @@ func TestFitIsTheLargestAllowed(t *testing.T) {
 		}
 	}
 }
+
+// A key's interval is to the microsecond, as the bookings': 2,000 events a
+// second are 500 µs apart (whole milliseconds held every key under 1,000 a
+// second), and 300 a second is 3,333 µs, not 3 ms (333 a second).
+func TestDecideSpacesEventsToTheMicrosecond(t *testing.T) {
+	for _, c := range []struct {
+		rate float64
+		ivl  int64
+	}{{2000, 500}, {300, 3333}} {
+		l := Limit{Rate: c.rate, Burst: 1}
+		now := int64(1_000_000_000)
+		d := Decide(0, now, 1, l)
+		if !d.Allowed {
+			t.Fatalf("%v/s: the first event refused", c.rate)
+		}
+		if Decide(d.TAT, now+c.ivl-1, 1, l).Allowed || !Decide(d.TAT, now+c.ivl, 1, l).Allowed {
+			t.Fatalf("%v/s: the next event is not allowed exactly %d µs later", c.rate, c.ivl)
+		}
+	}
+}
