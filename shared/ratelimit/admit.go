@@ -89,7 +89,7 @@ func (lim *Limiter) Take(ctx context.Context, keyID string, n int, l Limit) erro
 	if Exceeds(n, l) {
 		return ErrExceedsBurst
 	}
-	now := lim.now().UnixMicro()
+	now := nowUs(lim.now())
 	tat, want, ok := lim.fromHeld(keyID, n, l, now)
 	if ok {
 		return nil
@@ -131,7 +131,7 @@ func (lim *Limiter) Refused(keyID string, n int, l Limit) error {
 	if !l.Valid() || n <= 0 || Exceeds(n, l) {
 		return nil // Take answers these
 	}
-	now := lim.now().UnixMicro()
+	now := nowUs(lim.now())
 	lim.mu.Lock()
 	st := lim.keys[keyID]
 	var tat int64

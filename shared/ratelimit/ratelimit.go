@@ -282,10 +282,7 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
 	item := l.lastSeen(account)
 	for try := 0; try < 12; try++ {
-		// Now in whole milliseconds (as µs), so that a whole-millisecond
-		// interval keeps every slot a whole millisecond, as a queue message
-		// carries it (queue.Message.SlotAt).
-		now := l.now().UnixMilli() * 1000
+		now := nowUs(l.now())
 		p := pace{ivl: intervalUs(perSecond)}
 		if p.ivl == 0 && n > 1 && item.ivl != 0 {
 			p = pace{ivl: item.ivl, kept: true} // one slot needs no interval of its own: the stored one is added
@@ -459,6 +456,13 @@ func reservation(attrs map[string]types.AttributeValue, n int) (Reservation, err
 	}
 	return Reservation{First: time.UnixMicro(tat - ivl*int64(n)), Interval: time.Duration(ivl) * time.Microsecond}, nil
 }
+
+// nowUs is now in µs, whole milliseconds: with an interval of whole
+// milliseconds (every rate that divides a second into them, the defaults'),
+// tat stays whole milliseconds, as a queue message carries a slot
+// (queue.Message.SlotAt) and as code from before finer intervals reads it
+// (an instance of it still running as a deploy rolls out).
+func nowUs(t time.Time) int64 { return t.UnixMilli() * 1000 }
 
 // msAV is us µs as a DynamoDB number of milliseconds, with the µs as up to
 // three decimals.
