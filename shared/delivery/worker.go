@@ -253,7 +253,12 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.PutBack, err = putback.Do(ctx, r.Store, r.Queue, r.log, r.msg, d, e)
 		return err
 	case lifecycle.DoQuarantine:
-		err := r.Queue.DeadLetterRaw(ctx, r.rec.Body, queue.ReasonMismatch)
+		// As it came, but for the event's body it may carry: the ids are
+		// what a human needs, and a dead letter holds no customer's payload
+		// (that body may be another account's: defect 4).
+		m := r.msg
+		m.Body = nil
+		err := r.Queue.DeadLetterRaw(ctx, m.Encode(), queue.ReasonMismatch)
 		k.Quarantined = err == nil
 		return err
 	}

@@ -484,6 +484,8 @@ func TestMessageNamingAnotherAccountsEventIsQuarantined(t *testing.T) {
 		"account and endpoint": {Kind: queue.KindDeliver, DeliveryID: r.d.ID, AccountID: acctB, EndpointID: epB, EventID: r.d.EventID, Gen: r.d.Gen},
 		"event":                {Kind: queue.KindDeliver, DeliveryID: r.d.ID, AccountID: r.d.AccountID, EndpointID: r.d.EndpointID, EventID: evtB, Gen: r.d.Gen},
 		"resend":               {Kind: queue.KindResend, DeliveryID: r.d.ID, AttemptID: domain.NewID("att"), AccountID: acctB, EndpointID: epB, EventID: r.d.EventID, Gen: r.d.Gen},
+		"event, carrying its body": queue.Message{Kind: queue.KindDeliver, DeliveryID: r.d.ID, AccountID: r.d.AccountID, EndpointID: r.d.EndpointID,
+			EventID: evtB, Gen: r.d.Gen}.Carrying("payout.paid", evB.Body),
 	} {
 		r.q.raw = nil
 		r.deliver(t, m)
@@ -492,6 +494,12 @@ func TestMessageNamingAnotherAccountsEventIsQuarantined(t *testing.T) {
 		}
 		if len(r.q.raw) != 1 || len(r.q.raw[0]) < len(queue.ReasonMismatch) || r.q.raw[0][:len(queue.ReasonMismatch)] != queue.ReasonMismatch {
 			t.Fatalf("%s: not kept for a human: %q", name, r.q.raw)
+		}
+		// The ids, for that human; never the event's body (a dead letter
+		// holds no customer's payload).
+		kept, err := queue.Decode(r.q.raw[0][len(queue.ReasonMismatch)+1:])
+		if err != nil || kept.DeliveryID != m.DeliveryID || kept.EventID != m.EventID || kept.AccountID != m.AccountID || len(kept.Body) != 0 {
+			t.Fatalf("%s: kept %+v (%v), want its ids and no body", name, kept, err)
 		}
 	}
 	if got, _ := r.st.GetDelivery(context.Background(), r.d.ID); !reflect.DeepEqual(got, r.d) {
