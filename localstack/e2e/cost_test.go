@@ -106,7 +106,8 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 		// point); no transaction
 		"DynamoDB.BatchWriteItem": 1,
 		// deliver function (and the event source mapping's receive and delete): one read
-		// of delivery, endpoint and slot item (the event's body rides in the message);
+		// of the endpoint and its slot item (the event's body and the delivery as ingest
+		// wrote it ride in ingest's message; the claim's write returns the item);
 		// without the cap, the endpoint again alongside the claim; PutItem: ingest's
 		// event (the attempt is logged on the delivery's item by the outcome's write)
 		"DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": reread, "DynamoDB.PutItem": 1,
@@ -182,9 +183,9 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	if wantUnits := float64(cost.RetryWriteUnits - cost.SlotWrites + slotWrites); retryUnits != wantUnits {
 		t.Errorf("a retry adds %g write units, want %g", retryUnits, wantUnits)
 	}
-	// Reads: the attempt's load (delivery, endpoint, slot item; the body
-	// rides in the message) and, without the cap, the endpoint's re-read
-	// before the claim, as the first attempt's.
+	// Reads: the attempt's load (delivery, endpoint, slot item: a retry's
+	// message carries the body but not the delivery) and, without the cap,
+	// the endpoint's re-read before the claim.
 	if retryReads := calls.ReadUnits() - readUnits; retryReads != float64(cost.RetryReadUnits+reread) {
 		t.Errorf("a retry adds %g read units, want %d", retryReads, cost.RetryReadUnits+reread)
 	}

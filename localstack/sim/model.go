@@ -25,6 +25,7 @@ type cohort struct {
 	next      float64 // the delivery's next_attempt_at
 	due       float64 // the delivery's due_at, its sweep index entry's time
 	bare      bool    // its message carries no event body (the scheduler's): the load reads the event's item
+	first     bool    // ingest's own first message (queue.Message.First): the load does not read the delivery
 	until     float64 // when the message should be looked at again
 	slotted   bool    // until is a rate-limit slot booked for the next attempt
 	vis       float64 // when it became visible in the queue
@@ -436,10 +437,10 @@ func (s *Sim) book(a *account, n int, t float64, lead time.Duration) (first, end
 func (s *Sim) cohorts(a *account, ai int32, k int, created float64) []*cohort {
 	var cs []*cohort
 	if a.healthy > 0 {
-		cs = append(cs, &cohort{acct: ai, ep: -1, n: k * a.healthy, created: created, next: created, due: created, until: created, slotted: true})
+		cs = append(cs, &cohort{acct: ai, ep: -1, n: k * a.healthy, created: created, next: created, due: created, until: created, slotted: true, first: true})
 	}
 	for _, e := range a.downEps {
-		cs = append(cs, &cohort{acct: ai, ep: e, n: k, created: created, next: created, due: created, until: created, slotted: true})
+		cs = append(cs, &cohort{acct: ai, ep: e, n: k, created: created, next: created, due: created, until: created, slotted: true, first: true})
 	}
 	return cs
 }
@@ -534,7 +535,7 @@ func (s *Sim) wait(c *cohort, t float64, worker bool) {
 			s.m.SQSRequests += n / 10 // SendMessageBatch
 			s.m.WCU += n * cost.UnparkWrites
 			s.m.RCU += n * cost.ParkQueryReads
-			c.bare = true // queue.For: the scheduler's message carries no body
+			c.bare, c.first = true, false // queue.For: the scheduler's message carries no body
 			back(max(tick, c.until))
 		})
 	}

@@ -123,7 +123,11 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	if c.ep >= 0 {
 		ep = s.eps[c.ep]
 	}
-	s.m.RCU += cost.LoadReads * n // delivery, endpoint, slot item
+	s.m.RCU += cost.LoadReads * n // endpoint, slot item
+	if !c.first {
+		s.m.RCU += cost.LoadDeliveryRead * n // and the delivery's, but for ingest's first message
+	}
+	c.first = false // whatever is sent again from here is a put-back: it reads the delivery
 	if c.bare {
 		s.m.RCU += cost.LoadEventRead * n // and the event's, for a message without its body
 	}

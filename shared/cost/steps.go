@@ -77,10 +77,13 @@ const (
 	// consistent query of ACCT#<account> (one unit per 4 KB: an account
 	// with 16 endpoints reads 2).
 	IngestAccountRead = 1
-	// Deliver, per message loaded: the delivery, the endpoint and the
-	// endpoint's slot item in one strong BatchGetItem (DLV#, ACCT#, SLOT#,
-	// one unit each).
-	LoadReads = 3
+	// Deliver, per message loaded: the endpoint and the endpoint's slot
+	// item in one strong BatchGetItem (ACCT#, SLOT#, one unit each).
+	LoadReads = 2
+	// The delivery's item (DLV#) joins that read for every message but
+	// ingest's own first one, which carries the delivery as ingest wrote
+	// it (queue.Message.First; the claim's condition holds it to that).
+	LoadDeliveryRead = 1
 	// The event's item (EVT#) joins that read only for a message that does
 	// not carry the event's body (queue.Message.Body: ingest's messages and
 	// their retries carry bodies up to 4 KiB; the sweeper's, the
@@ -127,9 +130,11 @@ const (
 	// An attempt's writes, whatever its answer, before the sweep entry's
 	// removal or move.
 	AttemptWrites = SlotWrites + ClaimWrite + AttemptWrite + OutcomeWrite
-	// An attempt's reads: the load (the re-read before the claim is the
-	// cap off's).
+	// A first attempt's reads, on ingest's message: the load (the re-read
+	// before the claim is the cap off's).
 	AttemptReads = LoadReads
+	// A retry's: the load with the delivery's item.
+	RetryAttemptReads = LoadReads + LoadDeliveryRead
 )
 
 // The counted figures of a retry (a 500 then a 200, TestAWSCallsPerDelivery:

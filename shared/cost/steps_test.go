@@ -7,8 +7,8 @@ import (
 )
 
 // The steps' units add up to the counted ones: a first-attempt delivery
-// (12 / 5), each further delivery of the same event (8 / 4), the same with
-// the cap off (10 and 6), and a retry (7 / 4).
+// (12 / 3), each further delivery of the same event (8 / 2), the same with
+// the cap off (10 and 6), and a retry (7 / 3).
 func TestStepUnitsAddUpToTheCounted(t *testing.T) {
 	firstW := cost.IngestEventWrites + cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
 	firstR := cost.IngestAccountRead + cost.AttemptReads
@@ -18,7 +18,7 @@ func TestStepUnitsAddUpToTheCounted(t *testing.T) {
 	// of removing it: the retry is due a second on), its booking, and the
 	// endpoint turning failing, then healthy again.
 	retryW := cost.RetryRateBookingWrite + cost.AttemptWrites + cost.RetrySweepWrite + 2*cost.EndpointHealthWrite
-	retryR := cost.AttemptReads
+	retryR := cost.RetryAttemptReads
 	for _, c := range []struct {
 		name      string
 		got, want int

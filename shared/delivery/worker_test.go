@@ -59,6 +59,10 @@ func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapsho
 	if d, ok := m.deliveries[r.DeliveryID]; ok {
 		snap.Delivery = &d
 	}
+	if r.Delivery != nil { // ingest's first message: not read (shared/store)
+		d := *r.Delivery
+		snap.Delivery = &d
+	}
 	if ep, ok := m.endpoints[r.AccountID+"/"+r.EndpointID]; ok {
 		snap.Endpoint = &ep
 	}
@@ -73,7 +77,8 @@ func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store
 	defer m.mu.Unlock()
 	d := m.deliveries[seen.ID]
 	now := domain.Millis(m.now())
-	if d.Status != domain.StatusPending || d.Gen != seen.Gen || d.Attempts != seen.Attempts || d.NextAttemptAt > now || d.LeaseUntil >= now {
+	if d.Status != domain.StatusPending || d.Gen != seen.Gen || d.Attempts != seen.Attempts || d.NextAttemptAt > now || d.LeaseUntil >= now ||
+		d.AccountID != seen.AccountID || d.EndpointID != seen.EndpointID || d.EventID != seen.EventID {
 		return seen, store.ErrConflict
 	}
 	if c.Slot != "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,13 +16,16 @@ import (
 )
 
 // Ingest's messages carry their event's body and type when it is at most
-// queue.CarriedBodyMax, so the worker need not read the event's item; a
-// bigger body stays in the table alone. One by one and in a batch.
+// queue.CarriedBodyMax, so the worker need not read the event's item, and
+// then the delivery as ingest wrote it (queue.Message.First), so it need
+// not read that either; a bigger body stays in the table alone, and the
+// worker reads both. One by one and in a batch.
 func TestIngestsMessagesCarryTheirEventsBody(t *testing.T) {
 	small := []byte(`{"event":"payout.fulfilled","amount":1}`)
 	big := []byte(`{"event":"payout.fulfilled","pad":"` + strings.Repeat("x", queue.CarriedBodyMax) + `"}`)
+	var st *keyedStore
 	newService := func(q *recordingQueue) *Service {
-		st := &keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}
+		st = &keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}
 		return &Service{Store: st, Queue: q, Limiter: failingLimiter{}, DefaultRate: 5,
 			Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "t", "t"), Now: time.Now}
 	}
@@ -37,8 +41,10 @@ func TestIngestsMessagesCarryTheirEventsBody(t *testing.T) {
 				t.Fatalf("%s: message carries %q (%q), want the event's body", name, m.Body, m.EventType)
 			case carried && (m.Event() == nil || m.Event().ID != m.EventID || m.Event().AccountID != m.AccountID):
 				t.Fatalf("%s: the event it carries: %+v", name, m.Event())
-			case !carried && (m.Body != nil || m.Event() != nil):
-				t.Fatalf("%s: a %d-byte body carried", name, len(body))
+			case !carried && (m.Body != nil || m.Event() != nil || m.First != nil || m.Delivery() != nil):
+				t.Fatalf("%s: a %d-byte body carried, or its delivery", name, len(body))
+			case carried && (m.Delivery() == nil || !reflect.DeepEqual(*m.Delivery(), st.deliveries[m.DeliveryID])):
+				t.Fatalf("%s: the message's delivery\n%+v\nis not the one written\n%+v", name, m.Delivery(), st.deliveries[m.DeliveryID])
 			}
 		}
 	}

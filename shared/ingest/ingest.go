@@ -299,6 +299,9 @@ func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries
 		m := queue.For(d)
 		if ev := byID[d.EventID]; ev != nil {
 			m = m.Carrying(ev.Type, ev.Body)
+			if len(m.Body) > 0 {
+				m.First = &queue.First{CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt}
+			}
 		}
 		if slow[d.EndpointID] {
 			m.Lane = queue.LaneSlow

@@ -17,8 +17,9 @@ import (
 // keyedStore remembers idempotency keys as the table does (one account,
 // sixteen subscribed endpoints).
 type keyedStore struct {
-	keys   map[string]string // key -> first event id
-	events map[string]domain.Event
+	keys       map[string]string // key -> first event id
+	events     map[string]domain.Event
+	deliveries map[string]domain.Delivery // as written, due_at included
 }
 
 func (s *keyedStore) AccountWithEndpoints(_ context.Context, id string) (domain.Account, []domain.Endpoint, error) {
@@ -40,6 +41,13 @@ func (s *keyedStore) CreateEvent(_ context.Context, ne store.NewEvent) (string, 
 		return first, store.ErrDuplicate
 	}
 	s.keys[ne.Event.IdempotencyKey], s.events[ne.Event.ID] = ne.Event.ID, ne.Event
+	if s.deliveries == nil {
+		s.deliveries = map[string]domain.Delivery{}
+	}
+	for i, d := range ne.Deliveries {
+		d.DueAt = ne.DueAt[i]
+		s.deliveries[d.ID] = d
+	}
 	return ne.Event.ID, nil
 }
 

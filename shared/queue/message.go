@@ -74,6 +74,13 @@ type Message struct {
 	// the message's JSON, so it comes back byte for byte (a json.RawMessage
 	// would be compacted, and the receiver must get the bytes it was sent).
 	Body []byte `json:"body,omitempty"`
+	// First marks ingest's own first message of a delivery it has just
+	// written, carrying its event's body: the delivery is as ingest wrote
+	// it (Delivery), so the worker does not read its item, one read unit
+	// less. The claim's condition holds it to that (gen, attempts, its ids)
+	// and its write returns the item as it is. A message sent again (a
+	// retry, a deferral) carries none.
+	First *First `json:"first,omitempty"`
 
 	// Dead letters, and messages carrying their event's body.
 	EventType  string            `json:"event_type,omitempty"`
@@ -82,6 +89,29 @@ type Message struct {
 	LastStatus int               `json:"last_status,omitempty"`
 	LastError  string            `json:"last_error,omitempty"`
 	FailedAt   string            `json:"failed_at,omitempty"`
+}
+
+// First is what a new delivery's item holds beyond its message's ids and
+// slot (ingest's newDelivery).
+type First struct {
+	CreatedAt int64 `json:"created_at"` // unix ms: also its next_attempt_at and updated_at
+	ExpiresAt int64 `json:"ttl"`        // unix s
+}
+
+// Delivery is the delivery m's First says ingest wrote (nil without one, or
+// without the event's body): pending, gen and series 1, no attempt, due at
+// its slot or when it was made.
+func (m Message) Delivery() *domain.Delivery {
+	if m.First == nil || len(m.Body) == 0 || m.Kind != KindDeliver {
+		return nil
+	}
+	due := m.SlotAt
+	if due == 0 {
+		due = m.First.CreatedAt
+	}
+	return &domain.Delivery{ID: m.DeliveryID, EventID: m.EventID, EndpointID: m.EndpointID, AccountID: m.AccountID,
+		EventType: m.EventType, Status: domain.StatusPending, Gen: m.Gen, Series: 1, NextAttemptAt: m.First.CreatedAt,
+		DueAt: due, CreatedAt: m.First.CreatedAt, UpdatedAt: m.First.CreatedAt, ExpiresAt: m.First.ExpiresAt}
 }
 
 // CarriedBodyMax is the largest event body a message carries: ten such

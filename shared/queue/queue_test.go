@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -277,5 +278,32 @@ func TestAMessageCarriesASmallBodyAndKeepsIt(t *testing.T) {
 	}
 	if dl := queue.DeadLetterFor(d); dl.Body != nil {
 		t.Fatalf("a dead letter carries %q", dl.Body)
+	}
+}
+
+// Ingest's first message carries the delivery it wrote (First) through the
+// encoding; a message sent again (a retry, a deferral) does not, since the
+// delivery has moved on by then, and neither does one without the body.
+func TestOnlyIngestsFirstMessageCarriesItsDelivery(t *testing.T) {
+	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: domain.NewID("evt"), EndpointID: "ep_1", AccountID: "acct_1", EventType: "a.b",
+		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: 1_000, DueAt: 1_000, CreatedAt: 1_000, UpdatedAt: 1_000, ExpiresAt: 9_000}
+	m := queue.For(d).Carrying("a.b", []byte(`{}`))
+	m.First = &queue.First{CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt}
+	got, err := queue.Decode(m.Encode())
+	if err != nil || got.Delivery() == nil || !reflect.DeepEqual(*got.Delivery(), d) {
+		t.Fatalf("carried through the encoding: %+v (%v), want %+v", got.Delivery(), err, d)
+	}
+	slotted := m
+	slotted.SlotAt = 1_500
+	if due := slotted.Delivery().DueAt; due != 1_500 {
+		t.Fatalf("with a slot, due at %d, want the slot", due)
+	}
+	if back := m.PutBack(lifecycle.Effect{Do: lifecycle.DoPutBack}); back.First != nil || back.Delivery() != nil {
+		t.Fatalf("put back with its delivery: %+v", back.First)
+	}
+	bare := m
+	bare.Body = nil
+	if bare.Delivery() != nil {
+		t.Fatal("a message without its event's body carries its delivery")
 	}
 }

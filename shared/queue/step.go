@@ -58,6 +58,7 @@ func (m Message) PutBack(e lifecycle.Effect) Message {
 	if !e.NotDeferral {
 		m.Deferred++
 	}
+	m.First = nil // the delivery may have moved on: read it
 	m.Hops++
 	m.Lane = LaneName(e.Lane)
 	return m

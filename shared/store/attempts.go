@@ -68,6 +68,10 @@ type Ref struct {
 	// message only after its event's conditional put (the commit), and an
 	// event does not change, so the item would say the same.
 	Event *domain.Event
+	// Delivery, when the message is ingest's first (queue.Message.First),
+	// is the delivery as ingest wrote it: its item is not read. The claim
+	// holds it to that (ClaimAttempt's condition), and returns the item.
+	Delivery *domain.Delivery
 }
 
 // Snapshot is what an attempt needs, read in one BatchGetItem. A nil field
@@ -78,14 +82,16 @@ type Snapshot struct {
 	Event    *domain.Event
 }
 
-// LoadForAttempt reads the delivery, its endpoint as it is now (with its
-// in-flight slot leases, from the endpoint's slot item), and the event body
-// unless r carries it, strongly consistent, in one call.
+// LoadForAttempt reads the delivery unless r carries it, its endpoint as it
+// is now (with its in-flight slot leases, from the endpoint's slot item),
+// and the event body unless r carries it, strongly consistent, in one call.
 func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	keys := []item{
-		key(deliveryPK(r.DeliveryID), skDelivery),
 		key(accountPK(r.AccountID), endpointSK(r.EndpointID)),
 		key(slotPK(r.EndpointID), skSlot),
+	}
+	if r.Delivery == nil {
+		keys = append(keys, key(deliveryPK(r.DeliveryID), skDelivery))
 	}
 	if r.Event == nil {
 		keys = append(keys, key(eventPK(r.EventID), skEvent))
@@ -95,6 +101,10 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	snap := Snapshot{Event: r.Event}
+	if d := r.Delivery; d != nil && !domain.Expired(d.ExpiresAt, s.now()) {
+		cp := *d
+		snap.Delivery = &cp
+	}
 	leases := map[string]domain.Lease{}
 	eventThere := r.Event != nil
 	now := s.now()
@@ -204,22 +214,33 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 			return seen, err
 		}
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(seen.ID), skDelivery),
 		UpdateExpression: aws.String("SET attempts = attempts + :one, claim = :c, claim_attempt = :aid, lease_until = :lease, updated_at = :now"),
+		// The ids too: seen may be what a message said (Ref.Delivery), not
+		// what was read, and a message naming another account's delivery
+		// must not claim it (defect 4).
 		ConditionExpression: aws.String("#st = :pending AND gen = :gen AND attempts = :attempts AND next_attempt_at <= :now" +
-			" AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
+			" AND (attribute_not_exists(lease_until) OR lease_until < :now)" +
+			" AND account_id = :acct AND endpoint_id = :ep AND event_id = :evt"),
 		ExpressionAttributeNames: map[string]string{"#st": "status"},
 		ExpressionAttributeValues: item{":one": num(1), ":c": str(c.ID), ":aid": str(c.AttemptID), ":lease": num(c.LeaseUntil), ":now": num(now),
-			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen)), ":attempts": num(int64(seen.Attempts))},
+			":pending": str(domain.StatusPending), ":gen": num(int64(seen.Gen)), ":attempts": num(int64(seen.Attempts)),
+			":acct": str(seen.AccountID), ":ep": str(seen.EndpointID), ":evt": str(seen.EventID)},
+		// The item as claimed (no read units: an update's return values are
+		// free), so the record works from the item, not from what was seen.
+		ReturnValues: types.ReturnValueAllNew,
 		// A claim refused because it holds already is ours: the SDK retried a
 		// write that DynamoDB had applied (a timeout, a 500). Taken for lost,
 		// it would leave an attempt claimed that no one makes, logged as
 		// interrupted and counted against the eight.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if claimedBy(err, c.ID) {
-		err = nil
+	var claimed item
+	if err == nil {
+		claimed = out.Attributes
+	} else if it, ours := claimedBy(err, c.ID); ours {
+		claimed, err = it, nil
 	}
 	if err != nil {
 		// Lost (or not known to be won): no POST follows, so the slot is
@@ -230,20 +251,25 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 		}
 		return seen, err
 	}
-	d := seen
-	d.Attempts++
-	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.UpdatedAt = c.ID, c.AttemptID, c.LeaseUntil, now
+	var d domain.Delivery
+	if err := attributevalue.UnmarshalMap(claimed, &d); err != nil {
+		return seen, err
+	}
 	return d, nil
 }
 
 // claimedBy reports whether err is a claim's condition failing on an item
-// that claim id already holds.
-func claimedBy(err error, id string) bool {
+// that claim id already holds, and that item.
+func claimedBy(err error, id string) (item, bool) {
 	var ccf *types.ConditionalCheckFailedException
 	var held struct {
 		Claim string `dynamodbav:"claim"`
 	}
-	return errors.As(err, &ccf) && attributevalue.UnmarshalMap(ccf.Item, &held) == nil && held.Claim == id
+	ours := errors.As(err, &ccf) && attributevalue.UnmarshalMap(ccf.Item, &held) == nil && held.Claim == id
+	if !ours {
+		return nil, false
+	}
+	return ccf.Item, true
 }
 
 // putAttempt writes an attempt-log entry, over one of that id if there is.
