@@ -172,7 +172,8 @@ func seedEvents(ctx context.Context, b *testing.B, st *store.Store, msgs []queue
 		if _, err := st.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: []domain.Delivery{d}, DueAt: []int64{domain.Millis(now)}}); err != nil {
 			b.Fatal(err)
 		}
-		msgs[i] = queue.For(d).Carrying(ev.Type, ev.Body) // as ingest sends it
+		msgs[i] = queue.For(d).Carrying(ev.Type, ev.Body) // as ingest sends it: with its body and delivery
+		msgs[i].First = &queue.First{CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt}
 		if tracing {
 			msgs[i].Trace = unsampled
 		}
