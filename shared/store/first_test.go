@@ -11,6 +11,14 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
+// countedStore is a store whose DynamoDB calls and units calls counts.
+func countedStore(t *testing.T) (*store.Store, *testenv.Calls) {
+	env := testenv.New(t)
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	return store.New(db, env.Table), calls
+}
+
 // Ingest's own first message of a delivery carries the delivery as ingest
 // wrote it (queue.Message.First): the load reads two items, the endpoint
 // and its slot item, not three; the claim holds that delivery to what the
@@ -19,10 +27,7 @@ import (
 // moved on since, or named with another delivery's ids, is refused and
 // writes nothing.
 func TestIngestsFirstMessageReadsNoDeliveryAndItsClaimReturnsTheItem(t *testing.T) {
-	env := testenv.New(t)
-	calls := testenv.NewCalls()
-	db, _ := env.CountedClients(calls)
-	s := store.New(db, env.Table)
+	s, calls := countedStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	ev, d, err := event(t, s, ep, "")
 	if err != nil {

@@ -201,10 +201,7 @@ func TestARetryThatKeepsItsDueLeavesTheSweepEntry(t *testing.T) {
 // not four: the event's item is not read, and the snapshot's event is the
 // one carried. Without it, the event's item is read as before.
 func TestALoadWithTheEventCarriedReadsThreeItems(t *testing.T) {
-	env := testenv.New(t)
-	calls := testenv.NewCalls()
-	db, _ := env.CountedClients(calls)
-	s := store.New(db, env.Table)
+	s, calls := countedStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	ev, d, err := event(t, s, ep, "")
 	if err != nil {
