@@ -206,7 +206,6 @@ func NewSim(o Options, w Workload, scale float64, seed uint64) *Sim {
 			a.queryUnits = cost.IngestAccountRead * math.Ceil(float64(1+f)*0.315/4)
 			a.rate = max(w.RateFloor, w.RateHeadroom*deliveries)
 			a.ivl = ratelimit.Interval(a.rate) // to the microsecond
-
 			a.keyRate = max(o.PerKeyRate, w.RateHeadroom*events)
 			a.keyBurst = max(o.PerKeyBurst, 2*a.keyRate)
 			a.keyToken = a.keyBurst

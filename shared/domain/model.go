@@ -350,6 +350,16 @@ type Delivery struct {
 	Logged []Attempt `dynamodbav:"atts,omitempty"`
 }
 
+// NewDelivery is a new delivery id of an event (its id, type and expiry, in
+// unix s) to an endpoint of the account, made at createdAt (unix ms):
+// pending, due then, the first attempt of its first series. Ingest writes
+// it so, and ingest's first message carries what rebuilds it
+// (queue.Message.Delivery).
+func NewDelivery(id, accountID, endpointID, eventID, eventType string, createdAt, expiresAt int64) Delivery {
+	return Delivery{ID: id, EventID: eventID, EndpointID: endpointID, AccountID: accountID, EventType: eventType,
+		Status: StatusPending, Gen: 1, Series: 1, NextAttemptAt: createdAt, CreatedAt: createdAt, UpdatedAt: createdAt, ExpiresAt: expiresAt}
+}
+
 // Attempt is one HTTP request to an endpoint and what came of it.
 type Attempt struct {
 	ID                string         `dynamodbav:"id"`

@@ -197,16 +197,14 @@ func check(body []byte, idempotencyKey string) (checked, error) {
 	return checked{body: body, eventType: eventType, idempotencyKey: idempotencyKey}, nil
 }
 
-// fanOut makes the event and one delivery per enabled endpoint that
-// subscribes to its type.
 // newDelivery is a new delivery of an event (its id, type and expiry) to an
-// endpoint of the account: pending, due now, the first of its first series.
+// endpoint of the account, made now (domain.NewDelivery).
 func newDelivery(accountID, endpointID, eventID, eventType string, expiresAt int64, now time.Time) domain.Delivery {
-	ms := domain.Millis(now)
-	return domain.Delivery{ID: domain.NewID("dlv"), EventID: eventID, EndpointID: endpointID, AccountID: accountID, EventType: eventType,
-		Status: domain.StatusPending, Gen: 1, Series: 1, NextAttemptAt: ms, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: expiresAt}
+	return domain.NewDelivery(domain.NewID("dlv"), accountID, endpointID, eventID, eventType, domain.Millis(now), expiresAt)
 }
 
+// fanOut makes the event and one delivery per enabled endpoint that
+// subscribes to its type.
 func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.Time) store.NewEvent {
 	ev := domain.Event{
 		ID: domain.NewID("evt"), AccountID: accountID, Type: p.eventType, Body: p.body, IdempotencyKey: p.idempotencyKey,

@@ -99,19 +99,18 @@ type First struct {
 }
 
 // Delivery is the delivery m's First says ingest wrote (nil without one, or
-// without the event's body): pending, gen and series 1, no attempt, due at
-// its slot or when it was made.
+// without the event's body): domain.NewDelivery, due at its slot or when it
+// was made.
 func (m Message) Delivery() *domain.Delivery {
 	if m.First == nil || len(m.Body) == 0 || m.Kind != KindDeliver {
 		return nil
 	}
-	due := m.SlotAt
-	if due == 0 {
-		due = m.First.CreatedAt
+	d := domain.NewDelivery(m.DeliveryID, m.AccountID, m.EndpointID, m.EventID, m.EventType, m.First.CreatedAt, m.First.ExpiresAt)
+	d.Gen, d.DueAt = m.Gen, m.SlotAt
+	if d.DueAt == 0 {
+		d.DueAt = d.CreatedAt
 	}
-	return &domain.Delivery{ID: m.DeliveryID, EventID: m.EventID, EndpointID: m.EndpointID, AccountID: m.AccountID,
-		EventType: m.EventType, Status: domain.StatusPending, Gen: m.Gen, Series: 1, NextAttemptAt: m.First.CreatedAt,
-		DueAt: due, CreatedAt: m.First.CreatedAt, UpdatedAt: m.First.CreatedAt, ExpiresAt: m.First.ExpiresAt}
+	return &d
 }
 
 // CarriedBodyMax is the largest event body a message carries: ten such
