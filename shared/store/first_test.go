@@ -6,18 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/store"
 )
-
-// countedStore is a store whose DynamoDB calls and units calls counts.
-func countedStore(t *testing.T) (*store.Store, *testenv.Calls) {
-	env := testenv.New(t)
-	calls := testenv.NewCalls()
-	db, _ := env.CountedClients(calls)
-	return store.New(db, env.Table), calls
-}
 
 // Ingest's own first message of a delivery carries the delivery as ingest
 // wrote it (queue.Message.First): the load reads two items, the endpoint

@@ -30,6 +30,14 @@ func newStore(t *testing.T) *store.Store {
 	return store.New(env.DB, env.Table)
 }
 
+// countedStore is a store whose DynamoDB calls and units calls counts.
+func countedStore(t *testing.T) (*store.Store, *testenv.Calls) {
+	env := testenv.New(t)
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	return store.New(db, env.Table), calls
+}
+
 func account(t *testing.T, s *store.Store) domain.Account {
 	t.Helper()
 	a, err := s.CreateAccount(ctx, "acme", 0)
