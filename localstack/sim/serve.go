@@ -123,20 +123,35 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 	if c.ep >= 0 {
 		ep = s.eps[c.ep]
 	}
-	s.m.RCU += cost.LoadReads * n // endpoint, slot item
-	if !c.first {
-		s.m.RCU += cost.LoadDeliveryRead * n // and the delivery's, but for ingest's first message
-	}
+	// Ingest's first message reads its endpoint and slot item eventually
+	// consistent; any other, strongly, with the delivery. A first message
+	// that is not going on to its claim reads them again, strongly (the
+	// step's rule for a stale load): confirm, at each such exit below.
+	first := c.first
 	c.first = false // whatever is sent again from here is a put-back: it reads the delivery
+	load, endpointRead := float64(cost.LoadReads+cost.LoadDeliveryRead), float64(cost.LoadEndpointRead)
+	if first {
+		load, endpointRead = cost.FirstLoadReads, cost.FirstLoadEndpointRead
+	}
+	s.m.RCU += load * n
 	if c.bare {
 		s.m.RCU += cost.LoadEventRead * n // and the event's, for a message without its body
 	}
 	if a.rank != 0 {
-		a.acctRCU += n * cost.LoadEndpointRead // in ACCT#<account>
+		a.acctRCU += n * endpointRead // in ACCT#<account>
 		s.touch(a)
+	}
+	confirm := func(m int) {
+		if first {
+			s.m.RCU += cost.LoadReads * float64(m)
+			if a.rank != 0 {
+				a.acctRCU += float64(m) * cost.LoadEndpointRead
+			}
+		}
 	}
 	if s.slow != nil && q != s.slow {
 		if ep != nil && lifecycle.LaneOf(ep.dom, toTime(t)) == lifecycle.LaneSlow {
+			confirm(c.n)
 			s.toSlowLane(c, q, t)
 			return
 		}
@@ -145,6 +160,7 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 			if moved > 0 {
 				m := *c
 				m.n = moved
+				confirm(moved)
 				s.toSlowLane(&m, q, t)
 				if c.n -= moved; c.n == 0 {
 					return
@@ -154,6 +170,9 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		}
 	}
 	act := lifecycle.Decide(s.input(c, ep, t))
+	if act.Verb != lifecycle.Attempt || act.Probe {
+		confirm(c.n)
+	}
 	switch act.Verb {
 	case lifecycle.Wait:
 		q.fastOther += n
@@ -202,6 +221,9 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		}
 	}
 	if rest := min(c.n, allowed) - c.n; rest < 0 {
+		if !act.Probe {
+			confirm(-rest) // its slots all held, as read
+		}
 		r := *c
 		r.n = -rest
 		r.deferrals++

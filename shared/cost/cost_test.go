@@ -17,9 +17,9 @@ func TestDollarsPerMillion(t *testing.T) {
 		usage         cost.Usage
 		today, target float64
 	}{
-		{"single", cost.Single(), 15.10, 6},
-		{"batch100", cost.Batch100(), 9.61, 3.30},
-		{"fanout5", cost.FanOut5(), 9.40, 3.30},
+		{"single", cost.Single(), 14.98, 6},
+		{"batch100", cost.Batch100(), 9.49, 3.30},
+		{"fanout5", cost.FanOut5(), 9.28, 3.30},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)
 		total := cost.Round2(b.Total())

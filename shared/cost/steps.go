@@ -7,8 +7,8 @@ package cost
 // the emulator's consumed capacity, so a step that changes its units fails
 // one test or the other. localstack/sim bills from these and nothing else.
 //
-// Every item below is under 1 KB written and 4 KB read (strongly
-// consistent), so one unit per item; a write that adds or removes an index
+// Every item below is under 1 KB written and 4 KB read, so one unit per
+// item (half of one read eventually consistent); a write that adds or removes an index
 // entry also writes the index (one unit), and one that moves an entry (a
 // new sort key) writes it twice.
 const (
@@ -80,17 +80,25 @@ const (
 	// Deliver, per message loaded: the endpoint and the endpoint's slot
 	// item in one strong BatchGetItem (ACCT#, SLOT#, one unit each).
 	LoadReads = 2
-	// The delivery's item (DLV#) joins that read for every message but
-	// ingest's own first one, which carries the delivery as ingest wrote
-	// it (queue.Message.First; the claim's condition holds it to that).
+	// Ingest's own first message carries its delivery and its event's
+	// body, so its load reads only those two items, and eventually
+	// consistent: half a unit each (lifecycle.Step; anything but the claim
+	// it would decide from them is read again strongly first: an endpoint
+	// paused, failing, held or disabled, a few messages a day).
+	FirstLoadReads = 1
+	// The delivery's item (DLV#) joins the strong read for every message
+	// but ingest's own first one, which carries the delivery as ingest
+	// wrote it (queue.Message.First; the claim's condition holds it to
+	// that).
 	LoadDeliveryRead = 1
 	// The event's item (EVT#) joins that read only for a message that does
 	// not carry the event's body (queue.Message.Body: ingest's messages and
 	// their retries carry bodies up to 4 KiB; the sweeper's, the
 	// scheduler's, redrives' and resends' do not).
 	LoadEventRead = 1
-	// Of them, the endpoint item's, in ACCT#<account>.
-	LoadEndpointRead = 1
+	// Of them, the endpoint item's, in ACCT#<account>: strong, and in the
+	// eventual read of ingest's first message.
+	LoadEndpointRead, FirstLoadEndpointRead = 1, 0.5
 	// Deliver, per claim with the cap off: the endpoint again, strongly
 	// consistent, alongside the claim (ACCT#<account>; defect 7). With
 	// the cap on, the slot's take is conditioned on the endpoint's route
@@ -130,9 +138,9 @@ const (
 	// An attempt's writes, whatever its answer, before the sweep entry's
 	// removal or move.
 	AttemptWrites = SlotWrites + ClaimWrite + AttemptWrite + OutcomeWrite
-	// A first attempt's reads, on ingest's message: the load (the re-read
-	// before the claim is the cap off's).
-	AttemptReads = LoadReads
+	// A first attempt's reads, on ingest's message: the eventual load (the
+	// re-read before the claim is the cap off's).
+	AttemptReads = FirstLoadReads
 	// A retry's: the load with the delivery's item.
 	RetryAttemptReads = LoadReads + LoadDeliveryRead
 )

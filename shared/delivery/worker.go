@@ -174,8 +174,8 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 	switch e.Do {
 	case lifecycle.DoLoad:
 		snap, err := r.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: r.msg.DeliveryID, AccountID: r.msg.AccountID, EndpointID: r.msg.EndpointID,
-			EventID: r.msg.EventID, Event: r.msg.Event(), Delivery: r.msg.Delivery()})
-		k.Loaded, k.Delivery, k.Endpoint, k.Event = err == nil, snap.Delivery, snap.Endpoint, snap.Event
+			EventID: r.msg.EventID, Event: r.msg.Event(), Delivery: r.msg.Delivery(), Eventual: e.Eventual})
+		k.Loaded, k.Stale, k.Delivery, k.Endpoint, k.Event = err == nil, e.Eventual, snap.Delivery, snap.Endpoint, snap.Event
 		k.HeldHere = snap.Endpoint != nil && r.local.Holds(r.key())
 		return err
 	case lifecycle.DoProbe:

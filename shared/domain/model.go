@@ -161,10 +161,11 @@ type Endpoint struct {
 	// an HTTP endpoint, its URL.
 	Destination *Destination `dynamodbav:"destination,omitempty"`
 	// Route changes, to a new random id, whenever the endpoint is disabled,
-	// deleted or re-pointed (URL or destination), on the endpoint's slot
-	// item too, in one transaction: a worker takes an in-flight slot only
-	// for the route it read (store.Claim.Route; defect 7). Empty until the
-	// first such change.
+	// deleted, re-pointed (URL or destination) or its secret rotated, on
+	// the endpoint's slot item too, in one transaction: a worker takes an
+	// in-flight slot only for the route it read (store.Claim.Route; defect
+	// 7), so what it read, strongly or not, is what it signs and sends
+	// with. Empty until the first such change.
 	Route string `dynamodbav:"route,omitempty"`
 }
 

@@ -27,7 +27,7 @@ type Do int
 const (
 	DoFinish     Do = iota // final: the message is done with; delete it
 	DoRetry                // final: a system error; leave the message to SQS, hidden for Effect.Delay
-	DoLoad                 // read the delivery, its endpoint and event (Known.Loaded, .Delivery, .Endpoint, .Event, .HeldHere)
+	DoLoad                 // read the delivery, its endpoint and event (Known.Loaded, .Stale, .Delivery, .Endpoint, .Event, .HeldHere)
 	DoProbe                // take the endpoint's breaker probe until Effect.Until (Known.Probe)
 	DoReserve              // book a rate slot on Effect.Key's line at Effect.Rate (Known.Rate or Known.EndpointRate)
 	DoSleep                // wait until Effect.Until (Known.Slept)
@@ -115,6 +115,10 @@ type Message struct {
 	Deferred                                   int  // times it was put back
 	Received                                   int  // SQS's ApproximateReceiveCount of this copy
 	Lane                                       Lane // the queue it came from
+	// Carried: it carries its delivery and its event's body as ingest
+	// wrote them (ingest's first message), so its load reads only the
+	// endpoint and the endpoint's slot item.
+	Carried bool
 }
 
 // Slot is a booked rate slot: its time, and the line's interval (what a
@@ -197,7 +201,10 @@ type Known struct {
 	Err   error
 	ErrOn Do
 
-	Loaded   bool
+	Loaded bool
+	// Stale: the load was eventually consistent (Effect.Eventual), so the
+	// endpoint and its slot item may be up to about a second old.
+	Stale    bool
 	Delivery *domain.Delivery
 	Endpoint *domain.Endpoint
 	Event    *domain.Event
@@ -238,6 +245,8 @@ type Effect struct {
 	Until time.Time     // DoProbe, DoSleep, DoPutBack
 	Delay time.Duration // DoRetry: hide for; DoPutBack: the queue delay (Park false)
 	Park  bool          // DoPutBack: park it in the table for the scheduler (a wait past the queue's delay)
+	// DoLoad: read eventually consistent (half the read units).
+	Eventual bool
 	// DoReserve: the line, and the rate of the endpoint's own line.
 	Line Line
 	Rate float64
@@ -311,9 +320,21 @@ func Step(k Known, p Policy) Effect {
 		return slotBack(k, p, k.Msg.Slot.At, Effect{})
 	}
 	if !k.Loaded {
+		return Effect{Do: DoLoad, Eventual: k.Msg.Carried}
+	}
+	e := beforeClaim(k, p)
+	if k.Stale && e.Do != DoClaim && e.Do != DoSleep && e.Do != DoReserve {
+		// Ingest's first message reads its endpoint eventually consistent:
+		// ingest has just read it strongly, and what an attempt needs of it
+		// is checked where it matters, as the attempt is claimed (the
+		// slot's take is made only for the route as loaded; with the cap
+		// off, the endpoint is read again alongside the claim: defect 7).
+		// Anything but going on to the claim (the endpoint missing,
+		// disabled, paused, failing, its breaker open, its slots held) may
+		// come from an item a second old: read it again, strongly, first.
 		return Effect{Do: DoLoad}
 	}
-	return beforeClaim(k, p)
+	return e
 }
 
 // beforeClaim: the message is loaded; is an attempt due, and may it go now?

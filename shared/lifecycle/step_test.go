@@ -568,3 +568,68 @@ func TestARetrySoonAfterItsDueKeepsItsSweepEntry(t *testing.T) {
 		t.Fatalf("the first retry, a second on: %+v", o)
 	}
 }
+
+// Ingest's first message carries its delivery and event, so its load reads
+// only the endpoint and its slot item, and reads them eventually
+// consistent. What such a load may act on by itself is only the way to the
+// claim (whose slot's take, or with the cap off its re-read, checks the
+// endpoint as it is now); anything else it would decide from the endpoint
+// (missing, disabled, paused, failing, its breaker, its slots) may come
+// from an item a second old, and is decided again after a strong read.
+func TestAnEventualLoadGoesOnlyTowardTheClaim(t *testing.T) {
+	first := func() lifecycle.Known {
+		k := known()
+		k.Msg.Carried, k.Stale = true, true
+		return k
+	}
+	for name, c := range map[string]struct {
+		loaded bool
+		carry  bool
+		want   lifecycle.Effect
+	}{
+		"ingest's first message loads eventually consistent": {false, true, lifecycle.Effect{Do: lifecycle.DoLoad, Eventual: true}},
+		"any other message loads strongly":                   {false, false, lifecycle.Effect{Do: lifecycle.DoLoad, Eventual: false}},
+	} {
+		k := known()
+		k.Loaded, k.Msg.Carried = c.loaded, c.carry
+		if e := lifecycle.Step(k, policy); e.Do != c.want.Do || e.Eventual != c.want.Eventual {
+			t.Errorf("%s: %s eventual %v, want %s eventual %v", name, e.Do, e.Eventual, c.want.Do, c.want.Eventual)
+		}
+	}
+	// A healthy endpoint: on to the claim, with no second read.
+	k := first()
+	for _, want := range []lifecycle.Do{lifecycle.DoReserve, lifecycle.DoClaim} {
+		e := lifecycle.Step(k, policy)
+		if e.Do != want {
+			t.Fatalf("healthy endpoint, stale load: %s, want %s", e.Do, want)
+		}
+		k.Rate = lifecycle.Slot{At: now, Interval: time.Second}
+	}
+	k.Rate = lifecycle.Slot{At: now.Add(500 * time.Millisecond), Interval: time.Second}
+	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoSleep {
+		t.Fatalf("a slot half a second on, stale load: %s, want a sleep toward the claim", e.Do)
+	}
+	lanes := policy
+	lanes.Lanes = true
+	for name, change := range map[string]func(*lifecycle.Known){
+		"endpoint missing":   func(k *lifecycle.Known) { k.Endpoint = nil },
+		"endpoint disabled":  func(k *lifecycle.Known) { k.Endpoint.Disabled = true },
+		"endpoint paused":    func(k *lifecycle.Known) { k.Endpoint.PausedUntil = ms(time.Minute) },
+		"breaker open":       func(k *lifecycle.Known) { k.Endpoint.BreakerOpenUntil = ms(4 * time.Minute) },
+		"breaker half-open":  func(k *lifecycle.Known) { k.Endpoint.BreakerOpenUntil, k.Endpoint.BreakerFails = ms(-time.Second), 5 },
+		"slots all held":     func(k *lifecycle.Known) { k.Endpoint.Leases = fullLeases(5) },
+		"failing: slow lane": func(k *lifecycle.Known) { k.Endpoint.FailingSince = ms(-time.Minute) },
+		"delivery moved on":  func(k *lifecycle.Known) { k.Delivery.Status = domain.StatusDelivered },
+	} {
+		k := first()
+		change(&k)
+		e := lifecycle.Step(k, lanes)
+		if e.Do != lifecycle.DoLoad || e.Eventual {
+			t.Errorf("%s, stale load: %s (eventual %v), want a strong load first", name, e.Do, e.Eventual)
+		}
+		k.Stale = false // what the strong load found: the same
+		if again := lifecycle.Step(k, lanes); again.Do == lifecycle.DoLoad {
+			t.Errorf("%s, strong load: loads again", name)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -298,12 +299,16 @@ func TestOnlyIngestsFirstMessageCarriesItsDelivery(t *testing.T) {
 	if due := slotted.Delivery().DueAt; due != 1_500 {
 		t.Fatalf("with a slot, due at %d, want the slot", due)
 	}
-	if back := m.PutBack(lifecycle.Effect{Do: lifecycle.DoPutBack}); back.First != nil || back.Delivery() != nil {
+	if !m.ForStep(events.SQSMessage{}).Carried {
+		t.Fatal("the step is not told the message carries its delivery (its load would read strongly)")
+	}
+	back := m.PutBack(lifecycle.Effect{Do: lifecycle.DoPutBack})
+	if back.First != nil || back.Delivery() != nil || back.ForStep(events.SQSMessage{}).Carried {
 		t.Fatalf("put back with its delivery: %+v", back.First)
 	}
 	bare := m
 	bare.Body = nil
-	if bare.Delivery() != nil {
+	if bare.Delivery() != nil || bare.ForStep(events.SQSMessage{}).Carried {
 		t.Fatal("a message without its event's body carries its delivery")
 	}
 }

@@ -23,7 +23,8 @@ func (m Message) ForStep(rec events.SQSMessage) lifecycle.Message {
 	received, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
 	return lifecycle.Message{Kind: m.Kind, DeliveryID: m.DeliveryID, AccountID: m.AccountID, EndpointID: m.EndpointID,
 		EventID: m.EventID, Gen: m.Gen, SlotFor: m.SlotFor, Deferred: m.Deferred, Received: max(received, 1),
-		Slot: lifecycle.Slot{At: domain.Time(m.SlotAt), Interval: time.Duration(m.SlotIvl) * time.Millisecond}, Lane: LaneOf(m.Lane)}
+		Slot: lifecycle.Slot{At: domain.Time(m.SlotAt), Interval: time.Duration(m.SlotIvl) * time.Millisecond}, Lane: LaneOf(m.Lane),
+		Carried: m.Delivery() != nil}
 }
 
 // LaneSlow is Message.Lane on the slow lane.

@@ -72,6 +72,13 @@ type Ref struct {
 	// is the delivery as ingest wrote it: its item is not read. The claim
 	// holds it to that (ClaimAttempt's condition), and returns the item.
 	Delivery *domain.Delivery
+	// Eventual reads eventually consistent, at half the read units: only
+	// with both Event and Delivery carried, so that only the endpoint and
+	// its slot item are read (an event or a delivery just written could be
+	// missing from such a read; the endpoint is older than the event that
+	// named it). The caller takes what it read for what it may be: up to
+	// about a second old (lifecycle.Known.Stale).
+	Eventual bool
 }
 
 // Snapshot is what an attempt needs, read in one BatchGetItem. A nil field
@@ -84,7 +91,8 @@ type Snapshot struct {
 
 // LoadForAttempt reads the delivery unless r carries it, its endpoint as it
 // is now (with its in-flight slot leases, from the endpoint's slot item),
-// and the event body unless r carries it, strongly consistent, in one call.
+// and the event body unless r carries it, strongly consistent (or, with
+// r.Eventual, eventually), in one call.
 func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	keys := []item{
 		key(accountPK(r.AccountID), endpointSK(r.EndpointID)),
@@ -96,7 +104,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	if r.Event == nil {
 		keys = append(keys, key(eventPK(r.EventID), skEvent))
 	}
-	items, err := s.batchGet(ctx, keys)
+	items, err := s.batchGetAs(ctx, keys, !(r.Eventual && r.Delivery != nil && r.Event != nil))
 	if err != nil {
 		return Snapshot{}, err
 	}

@@ -35,6 +35,27 @@ func TestIngestsFirstMessageReadsNoDeliveryAndItsClaimReturnsTheItem(t *testing.
 	if got := calls.ReadUnits(); got != 2 {
 		t.Fatalf("%g read units, want 2 (the endpoint and its slot item)", got)
 	}
+	// Eventually consistent (what the step asks of ingest's first
+	// message): the same items at half the units.
+	calls.Reset()
+	eventual := ref
+	eventual.Eventual = true
+	if again, err := s.LoadForAttempt(ctx, eventual); err != nil || !reflect.DeepEqual(again, snap) {
+		t.Fatalf("eventual load: %+v, %v; want %+v", again, err, snap)
+	}
+	if got := calls.ReadUnits(); got != 1 {
+		t.Fatalf("eventual: %g read units, want 1 (the endpoint and its slot item, half a unit each)", got)
+	}
+	// Without the delivery or the event carried, a load is strong whatever
+	// is asked: an item just written may be missing from an eventual read.
+	calls.Reset()
+	eventual.Delivery = nil
+	if _, err := s.LoadForAttempt(ctx, eventual); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls.ReadUnits(); got != 3 {
+		t.Fatalf("eventual asked, delivery not carried: %g read units, want 3 (strong: endpoint, slot item, delivery)", got)
+	}
 	stored, err := s.GetDelivery(ctx, d.ID)
 	if err != nil {
 		t.Fatal(err)

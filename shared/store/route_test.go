@@ -7,12 +7,13 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
 
 // Defect 7 with the per-endpoint cap on: a worker that read the endpoint
-// before it was disabled (through the API or by its 410), deleted or
-// re-pointed takes no in-flight slot for it, so it makes no claim and no
+// before it was disabled (through the API or by its 410), deleted,
+// re-pointed or its secret rotated takes no in-flight slot for it, so it makes no claim and no
 // POST: the slot's take is conditioned on the endpoint's route as read,
 // which each of those changes moves, on the endpoint and its slot item in
 // one transaction. Nothing is written by a refused take. A change that
@@ -35,6 +36,14 @@ func TestASlotIsTakenOnlyForTheRouteTheWorkerRead(t *testing.T) {
 		},
 		"deleted": func(t *testing.T, ep domain.Endpoint) {
 			if err := s.DeleteEndpoint(ctx, acct, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"secret rotated": func(t *testing.T, ep domain.Endpoint) {
+			// A worker's read from before it would sign with the old
+			// secrets only (a load of ingest's first message may be a
+			// second old).
+			if _, err := s.RotateSecret(ctx, acct, ep.ID, domain.Rotation{NewSecret: signing.NewSecret(), ExpirePreviousNow: true}); err != nil {
 				t.Fatal(err)
 			}
 		},

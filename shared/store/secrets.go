@@ -39,20 +39,25 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, id string, r domain
 		if err != nil {
 			return ep, err
 		}
-		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		// A new route, as a PATCH that re-points the endpoint gives: a worker
+		// that read the endpoint before this answered (a load of ingest's
+		// first message is eventually consistent) takes no slot to sign
+		// with the secrets it read (defect 7's check).
+		route := domain.NewID("rte")
+		out, err := s.updateRouted(ctx, &dynamodb.UpdateItemInput{
 			TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)),
-			UpdateExpression:          aws.String("SET secrets = :s, updated_at = :now"),
+			UpdateExpression:          aws.String("SET secrets = :s, updated_at = :now, route = :route"),
 			ConditionExpression:       aws.String("attribute_exists(pk) AND updated_at = :seen"),
-			ExpressionAttributeValues: item{":s": av, ":now": num(now), ":seen": num(ep.UpdatedAt)},
+			ExpressionAttributeValues: item{":s": av, ":now": num(now), ":seen": num(ep.UpdatedAt), ":route": str(route)},
 			ReturnValues:              types.ReturnValueAllNew,
-		})
+		}, id, route)
 		if isConditionFailed(err) {
 			continue // changed (or deleted) since we read it: read again
 		}
 		if err != nil {
 			return ep, err
 		}
-		if err := attributevalue.UnmarshalMap(out.Attributes, &ep); err != nil {
+		if err := attributevalue.UnmarshalMap(out, &ep); err != nil {
 			return ep, err
 		}
 		_, err = s.openSecrets(ctx, &ep)

@@ -178,8 +178,13 @@ const maxBatchGet = 100
 
 // batchGet reads up to maxBatchGet keys, strongly consistent, retrying unprocessed keys.
 func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
+	return s.batchGetAs(ctx, keys, true)
+}
+
+// batchGetAs is batchGet, eventually consistent unless consistent.
+func (s *Store) batchGetAs(ctx context.Context, keys []item, consistent bool) ([]item, error) {
 	var out []item
-	req := map[string]types.KeysAndAttributes{*s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	req := map[string]types.KeysAndAttributes{*s.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
 	for attempt := 0; len(req) > 0; attempt++ {
 		if attempt > 0 {
 			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
