@@ -26,6 +26,9 @@ const WAFRateWindow = 300
 // 429 to one IP address sending more than wafRateLimit requests in 5
 // minutes, before API Gateway or Lambda are paid for them.
 func (s *Stack) addAPIProtection(name string, removal awscdk.RemovalPolicy) {
+	if s.Api == nil {
+		return // an HTTP API: no execution logs, and WAF is refused for it (Config.Validate)
+	}
 	stage := s.Api.DeploymentStage()
 	s.ExecutionLogs = awslogs.NewLogGroup(s.Stack, jsii.String("ApiExecutionLogs"), &awslogs.LogGroupProps{
 		LogGroupName:  jsii.String(ExecutionLogGroupName(*s.Api.RestApiId(), s.Config.Stage)),

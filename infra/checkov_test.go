@@ -71,7 +71,8 @@ func TestTemplateLintSkipsHaveReasons(t *testing.T) {
 }
 
 // TestCfnCheckTarget: make cfn-check installs the pinned linters and runs
-// both on the default template and on the one with every option on.
+// both on the default template, on the one with every option on, and on a
+// demo stage behind an HTTP API.
 func TestCfnCheckTarget(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
@@ -85,6 +86,7 @@ func TestCfnCheckTarget(t *testing.T) {
 	for _, w := range []string{
 		"cdk synth --quiet --no-notices --output cdk.out -c stage=dev", // make synth's
 		"--output cdk.out/cfn-check -c stage=prod", "-c alarmEmail=", "-c " + CtxEgressStaticIPs + "=true",
+		"-c " + CtxDemoReceiver + "=true -c " + CtxAPIType + "=" + APIHTTP, // the HTTP API's template is linted too
 		"pip install --quiet --disable-pip-version-check -r infra/cfn-check-requirements.txt",
 		"cfn-lint --include-checks I -- cdk.out/GifqWebhooks-dev.template.json cdk.out/cfn-check/GifqWebhooks-prod.template.json",
 		"checkov --framework cloudformation --skip-download",

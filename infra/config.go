@@ -88,6 +88,14 @@ type Config struct {
 	// session request came to.
 	PortalURL string
 
+	// APIType is what fronts the api function (context `api`): "rest", the
+	// default, a REST API with a stage throttle, X-Ray tracing from the
+	// edge, execution logs and the WAF option; or "http", an HTTP API at
+	// $1.00 a million requests instead of $3.50 (a stage throttle and
+	// access logs, no WAF, traces from the function on). docs/deploy.md
+	// says which to choose; the LocalStack stage needs rest (the emulator
+	// has no HTTP APIs).
+	APIType string
 	// WAF attaches an AWS WAF web ACL to the API stage (context `waf`,
 	// default false: it costs about $6 a month plus $0.60 per million
 	// requests) with one rate-based rule: more than WAFRateLimit requests
@@ -134,6 +142,7 @@ const (
 	CtxAPIGatewayCloudWatchRole  = "apiGatewayCloudWatchRole"
 	CtxPortalFrameAncestors      = "portalFrameAncestors"
 	CtxPortalURL                 = "portalUrl"
+	CtxAPIType                   = "api"
 	CtxWAF                       = "waf"
 	CtxWAFRateLimit              = "wafRateLimit"
 	CtxEgressStaticIPs           = "egressStaticIps"
@@ -184,6 +193,7 @@ func DefaultConfig() Config {
 		// key's default ingest rate, so a producer fleet behind one NAT
 		// address is not cut, while a flood from one address is.
 		WAFRateLimit: 30000,
+		APIType:      APIREST,
 		EgressAZs:    2,
 	}
 }
@@ -192,6 +202,12 @@ func DefaultConfig() Config {
 const (
 	DefaultAPIThrottleRate  = 2000
 	DefaultAPIThrottleBurst = 500
+)
+
+// The API types (Config.APIType).
+const (
+	APIREST = "rest"
+	APIHTTP = "http"
 )
 
 // IsProd reports whether the stage is production.
@@ -267,6 +283,14 @@ func (c Config) Validate() error {
 	}
 	if c.LambdaArchitecture != "arm64" && c.LambdaArchitecture != "x86_64" {
 		add("%s=%q: want arm64 or x86_64", CtxLambdaArchitecture, c.LambdaArchitecture)
+	}
+	switch {
+	case c.APIType != APIREST && c.APIType != APIHTTP:
+		add("%s=%q: want %s or %s", CtxAPIType, c.APIType, APIREST, APIHTTP)
+	case c.APIType == APIHTTP && c.WAF:
+		add("%s=true with %s=%s: AWS WAF attaches to REST API stages only; keep %s=%s for a web ACL", CtxWAF, CtxAPIType, APIHTTP, CtxAPIType, APIREST)
+	case c.APIType == APIHTTP && c.Stage == LocalStackStage:
+		add("%s=%s on stage %q: LocalStack's open-source core has no HTTP APIs", CtxAPIType, APIHTTP, LocalStackStage)
 	}
 	if c.WAFRateLimit < 10 || c.WAFRateLimit > 2000000000 {
 		add("%s=%d: AWS WAF rate-based rules take 10..2,000,000,000 requests per 5 minutes", CtxWAFRateLimit, c.WAFRateLimit)
@@ -371,6 +395,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	boolean(CtxAPIGatewayCloudWatchRole, &c.APIGatewayCloudWatchRole)
 	str(CtxPortalFrameAncestors, &c.PortalFrameAncestors)
 	str(CtxPortalURL, &c.PortalURL)
+	str(CtxAPIType, &c.APIType)
 	boolean(CtxWAF, &c.WAF)
 	integer(CtxWAFRateLimit, &c.WAFRateLimit)
 	boolean(CtxEgressStaticIPs, &c.EgressStaticIPs)

@@ -34,7 +34,7 @@ func TestCdkJSON(t *testing.T) {
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxDeliverSlowMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
-		CtxPortalFrameAncestors, CtxPortalURL, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
+		CtxPortalFrameAncestors, CtxPortalURL, CtxAPIType, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
 		known[k] = true
 		if _, ok := ctx[k]; !ok {
 			t.Errorf("cdk.json context lacks %s (document every option there)", k)
@@ -70,7 +70,7 @@ func TestParseConfig(t *testing.T) {
 		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000, DeliverSlowMaxConcurrency: 50,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
 		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false, WAF: true, WAFRateLimit: 500,
-		EgressStaticIPs: true, EgressAZs: 3,
+		EgressStaticIPs: true, EgressAZs: 3, APIType: APIREST,
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
@@ -119,6 +119,10 @@ func TestParseConfigRejects(t *testing.T) {
 		{map[string]any{CtxWAF: "on"}, CtxWAF},
 		{map[string]any{CtxWAFRateLimit: "9"}, CtxWAFRateLimit},
 		{map[string]any{CtxWAFRateLimit: "lots"}, CtxWAFRateLimit},
+		{map[string]any{CtxAPIType: "graphql"}, CtxAPIType},
+		// WAF attaches to REST stages only; LocalStack's core has no HTTP APIs.
+		{map[string]any{CtxAPIType: "http", CtxWAF: "true"}, CtxWAF},
+		{map[string]any{CtxAPIType: "http", CtxStage: LocalStackStage}, CtxAPIType},
 	} {
 		_, err := ParseConfig(getter(tc.ctx))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -115,15 +115,15 @@ func (s *Stack) addDashboard(name string) {
 	)
 	s.Dashboard.AddWidgets(
 		graph("API requests and errors", 12, []awscloudwatch.IMetric{
-			s.Api.MetricCount(labelled("Sum", "requests")),
-			s.Api.MetricClientError(labelled("Sum", "4XX")),
-			s.Api.MetricServerError(labelled("Sum", "5XX")),
+			s.APIMetrics.MetricCount(labelled("Sum", "requests")),
+			s.APIMetrics.MetricClientError(labelled("Sum", "4XX")),
+			s.APIMetrics.MetricServerError(labelled("Sum", "5XX")),
 		}, []awscloudwatch.IMetric{
 			api.MetricThrottles(labelled("Sum", "api function throttles")),
 		}),
 		graph("API latency (ms)", 12, []awscloudwatch.IMetric{
-			s.Api.MetricLatency(labelled("p50", "p50")),
-			s.Api.MetricLatency(labelled("p99", "p99")),
+			s.APIMetrics.MetricLatency(labelled("p50", "p50")),
+			s.APIMetrics.MetricLatency(labelled("p99", "p99")),
 		}, nil),
 	)
 }

@@ -72,6 +72,9 @@ var variants = map[string]map[string]any{
 	},
 	// A dev stage with the demo receiver (make deploy CDK_CONTEXT="-c demoReceiver=true").
 	"demo": {CtxDemoReceiver: "true"},
+	// A dev stage behind an HTTP API (-c api=http), with the demo receiver,
+	// which reads the API's URL.
+	"http": {CtxAPIType: APIHTTP, CtxDemoReceiver: "true"},
 	"localstack": {
 		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
 		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",

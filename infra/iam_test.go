@@ -204,7 +204,7 @@ func contains(list []string, s string) bool {
 // TestNagClean: with the AwsSolutions checks applied (as in the app), no
 // unsuppressed error or warning is left, in any variant.
 func TestNagClean(t *testing.T) {
-	for _, v := range []string{"dev", "prod", "localstack", "demo"} {
+	for _, v := range []string{"dev", "prod", "localstack", "demo", "http"} {
 		s := synth(t, v)
 		sort.Strings(s.errors)
 		sort.Strings(s.warnings)

@@ -86,9 +86,13 @@ func packs(ns []NagSuppression) *[]*cdknag.NagPackSuppression {
 // belong to (never stack-wide, so a new resource with the same problem is
 // still reported).
 func addNagSuppressions(s *Stack) {
-	cdknag.NagSuppressions_AddResourceSuppressions(s.Api, packs(apiSuppressions), jsii.Bool(true))
-	if role := s.Api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
-		cdknag.NagSuppressions_AddResourceSuppressions(role, packs(apiCloudWatchRoleSuppressions), jsii.Bool(true))
+	if s.HTTPApi != nil {
+		cdknag.NagSuppressions_AddResourceSuppressions(s.HTTPApi, packs(apiSuppressions), jsii.Bool(true))
+	} else {
+		cdknag.NagSuppressions_AddResourceSuppressions(s.Api, packs(apiSuppressions), jsii.Bool(true))
+		if role := s.Api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
+			cdknag.NagSuppressions_AddResourceSuppressions(role, packs(apiCloudWatchRoleSuppressions), jsii.Bool(true))
+		}
 	}
 	for _, role := range s.Roles {
 		cdknag.NagSuppressions_AddResourceSuppressions(role, packs(functionRoleSuppressions), jsii.Bool(true))

@@ -14,7 +14,7 @@ import (
 // NONE: the webhook sender signs, it does not sign AWS requests), which is
 // why prod refuses the option.
 func (s *Stack) addDemoReceiver(name, assetDir string, arch awslambda.Architecture, removal awscdk.RemovalPolicy) {
-	env := map[string]string{"API_URL": *s.Api.Url()}
+	env := map[string]string{"API_URL": *s.APIURL}
 	s.Functions[FnReceiver], s.Roles[FnReceiver] = newFunction(s.Stack, name, FnReceiver, assetDir, arch, env, removal)
 	s.ReceiverURL = s.Functions[FnReceiver].AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		AuthType: awslambda.FunctionUrlAuthType_NONE,

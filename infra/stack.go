@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -104,8 +105,11 @@ type Stack struct {
 	DLQ        awssqs.Queue
 	Functions  map[string]awslambda.Function
 	Roles      map[string]awsiam.Role
-	Api        awsapigateway.LambdaRestApi
-	AlarmTopic awssns.Topic // nil without alarmEmail
+	Api        awsapigateway.LambdaRestApi // the REST API; nil with api=http
+	HTTPApi    awsapigatewayv2.HttpApi     // the HTTP API with api=http; nil otherwise
+	APIURL     *string                     // the API's base URL, whichever it is
+	APIMetrics apiMetrics                  // the API's metrics, whichever it is
+	AlarmTopic awssns.Topic                // nil without alarmEmail
 	Alarms     map[string]awscloudwatch.Alarm
 	Dashboard  awscloudwatch.Dashboard
 	// The sweeper's two EventBridge rules, and the DLQ of their targets
@@ -215,7 +219,14 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.addSigningKey(removal)  // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
 	s.addOpsEventBus(name)    // opevents.go: the operational events' bus, PutEvents grants, OPS_EVENT_BUS
 	s.addCustomerRoleAccess() // destinations.go: sts:AssumeRole into customers' roles (AWS destinations)
-	s.Api = newAPI(stack, name, cfg, api, removal)
+	if cfg.APIType == APIHTTP {
+		var stage awsapigatewayv2.HttpStage
+		s.HTTPApi, stage = newHTTPAPI(stack, name, cfg, api, removal) // httpapi.go
+		s.APIURL, s.APIMetrics = stage.Url(), s.HTTPApi
+	} else {
+		s.Api = newAPI(stack, name, cfg, api, removal)
+		s.APIURL, s.APIMetrics = s.Api.Url(), s.Api
+	}
 	if cfg.DemoReceiver {
 		s.addDemoReceiver(name, props.AssetDir, arch, removal) // receiver.go
 	}
@@ -463,7 +474,7 @@ func (s *Stack) addAlarms(name string) {
 	add(AlarmAPIThrottles, "Lambda throttled the api function: producers got errors. To do: as for DeliverThrottles (account concurrency); producers retry safely with their Idempotency-Key.",
 		s.Functions[FnAPI].MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
 	add(AlarmAPI5xx, fmt.Sprintf("The API answered at least %d 5XX errors in five minutes. To do: read the api function's log group and the API access logs; check DynamoDB throttling and ApiThrottles; roll back a bad deploy.", API5xxThreshold),
-		s.Api.MetricServerError(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, API5xxThreshold)
+		s.APIMetrics.MetricServerError(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, API5xxThreshold)
 	s.addOperationsAlarms() // alarms.go
 }
 
@@ -475,11 +486,16 @@ func (s *Stack) addOutputs() {
 	out := func(id, value, description string) {
 		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(description)})
 	}
-	// LambdaRestApi adds an "Endpoint" output of its own; ApiUrl replaces it.
-	s.Api.Node().TryRemoveChild(jsii.String("Endpoint"))
-	out("ApiUrl", *s.Api.Url(), "Base URL of the API (append v1/events, v1/endpoints, ...)")
-	out("ApiId", *s.Api.RestApiId(), "REST API id (LocalStack builds its URL from it)")
-	out("ApiStageName", *s.Api.DeploymentStage().StageName(), "REST API stage")
+	out("ApiUrl", *s.APIURL, "Base URL of the API (append v1/events, v1/endpoints, ...)")
+	if s.HTTPApi != nil {
+		out("ApiId", *s.HTTPApi.ApiId(), "HTTP API id")
+		out("ApiStageName", HTTPStageName, "HTTP API stage")
+	} else {
+		// LambdaRestApi adds an "Endpoint" output of its own; ApiUrl replaces it.
+		s.Api.Node().TryRemoveChild(jsii.String("Endpoint"))
+		out("ApiId", *s.Api.RestApiId(), "REST API id (LocalStack builds its URL from it)")
+		out("ApiStageName", *s.Api.DeploymentStage().StageName(), "REST API stage")
+	}
 	out("QueueUrl", *s.Queue.QueueUrl(), "Delivery queue URL")
 	out("SlowQueueUrl", *s.SlowQueue.QueueUrl(), "The delivery queue's slow lane URL (failing endpoints' deliveries)")
 	out("DlqUrl", *s.DLQ.QueueUrl(), "Dead-letter queue URL")

@@ -11,6 +11,7 @@ import "math"
 type Prices struct {
 	Date                 string
 	APIGatewayREST       float64 // per million requests (first 333 million a month)
+	APIGatewayHTTP       float64 // per million requests of up to 512 KB (first 300 million a month)
 	LambdaRequest        float64 // per million invocations
 	LambdaGBSecondARM    float64 // per GB-second, arm64
 	SQSRequest           float64 // per million requests of up to 64 KB (standard queue)
@@ -23,7 +24,7 @@ type Prices struct {
 
 // ListPrices are the prices docs/cost.md quotes.
 var ListPrices = Prices{
-	Date: "2026-12-02", APIGatewayREST: 3.50, LambdaRequest: 0.20, LambdaGBSecondARM: 0.0000133334,
+	Date: "2026-12-02", APIGatewayREST: 3.50, APIGatewayHTTP: 1.00, LambdaRequest: 0.20, LambdaGBSecondARM: 0.0000133334,
 	SQSRequest: 0.40, DynamoWRU: 0.625, DynamoRRU: 0.125, DynamoStorageGBMonth: 0.25, DynamoPITRGBMonth: 0.20,
 	LogsIngestGB: 0.50, XRayTrace: 5.00,
 }
@@ -44,6 +45,7 @@ type Usage struct {
 	StoredGB       float64 // per event, kept for the retention (a month)
 	LogBytes       float64 // per event, at info
 	TracedFraction float64 // of events with a recorded trace (X-Ray sampling)
+	HTTPAPI        bool    // behind an HTTP API (infra context api=http) instead of the REST API
 }
 
 // Breakdown is dollars per million events, by service.
@@ -60,8 +62,12 @@ func (b Breakdown) Total() float64 {
 func PerMillion(u Usage, p Prices) Breakdown {
 	const m = 1e6
 	gbs := u.MemoryGB * (u.APIInvocations*u.APISeconds + u.DeliverBatches*u.DeliverSeconds)
+	api := p.APIGatewayREST
+	if u.HTTPAPI {
+		api = p.APIGatewayHTTP
+	}
 	return Breakdown{
-		APIGateway: u.APIRequests * p.APIGatewayREST,
+		APIGateway: u.APIRequests * api,
 		Lambda:     (u.APIInvocations+u.DeliverBatches)*p.LambdaRequest + m*gbs*p.LambdaGBSecondARM,
 		SQS:        u.SQSRequests * p.SQSRequest,
 		DynamoDB:   u.WriteUnits*p.DynamoWRU + u.ReadUnits*p.DynamoRRU,
@@ -120,6 +126,14 @@ func Single() Usage {
 		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits, StoredGB: storedBytes / 1e9, LogBytes: logBytes, TracedFraction: traced}
 }
 
+// ThroughHTTPAPI is u behind an HTTP API (infra context api=http). A batch
+// of 100 is one request while it is at most 512 KB; larger ones are
+// billed per 512 KB, which this leaves out.
+func (u Usage) ThroughHTTPAPI() Usage {
+	u.HTTPAPI = true
+	return u
+}
+
 // Batch100 is one event of a POST /v1/events/batch of 100, one endpoint.
 func Batch100() Usage {
 	u := Single()
@@ -149,5 +163,5 @@ func (u Usage) PerDelivery() Usage {
 	return Usage{Deliveries: 1, APIRequests: u.APIRequests / n, APIInvocations: u.APIInvocations / n, APISeconds: u.APISeconds,
 		DeliverBatches: u.DeliverBatches / n, DeliverSeconds: u.DeliverSeconds, MemoryGB: u.MemoryGB, SQSRequests: u.SQSRequests / n,
 		WriteUnits: u.WriteUnits / n, ReadUnits: u.ReadUnits / n, StoredGB: u.StoredGB / n, LogBytes: u.LogBytes / n,
-		TracedFraction: u.TracedFraction / n}
+		TracedFraction: u.TracedFraction / n, HTTPAPI: u.HTTPAPI}
 }

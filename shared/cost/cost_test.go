@@ -20,6 +20,10 @@ func TestDollarsPerMillion(t *testing.T) {
 		{"single", cost.Single(), 14.98, 6},
 		{"batch100", cost.Batch100(), 9.49, 3.30},
 		{"fanout5", cost.FanOut5(), 9.28, 3.30},
+		// The same behind an HTTP API (infra context api=http; docs/deploy.md).
+		{"single (HTTP API)", cost.Single().ThroughHTTPAPI(), 12.48, 6},
+		{"batch100 (HTTP API)", cost.Batch100().ThroughHTTPAPI(), 9.46, 3.30},
+		{"fanout5 (HTTP API)", cost.FanOut5().ThroughHTTPAPI(), 8.78, 3.30},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)
 		total := cost.Round2(b.Total())
