@@ -2,7 +2,9 @@ package delivery
 
 import (
 	"context"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
@@ -52,6 +54,40 @@ func TestIngestsFirstMessageForADeliveryThatMovedOnMakesNoPost(t *testing.T) {
 			}
 			if got, _ := r.st.GetDelivery(context.Background(), r.d.ID); got.Attempts != 0 || got.Status != d.Status {
 				t.Fatalf("the delivery after: %+v", got)
+			}
+		})
+	}
+}
+
+// Ingest's first message reads its endpoint eventually consistent. A read a
+// second behind may not have the endpoint yet (just made), or have it as it
+// was (disabled a moment before it was enabled again): the worker reads it
+// again, strongly, before deciding anything against it, and makes the POST.
+// A read that finds it fit goes on to the claim with no second read.
+func TestAStaleReadOfIngestsFirstMessageIsReadAgainBeforeItIsHeldAgainstTheEndpoint(t *testing.T) {
+	for name, c := range map[string]struct {
+		stale func(ep domain.Endpoint) *domain.Endpoint
+		loads []bool
+	}{
+		"fit":              {func(ep domain.Endpoint) *domain.Endpoint { return &ep }, []bool{true}},
+		"not there yet":    {func(domain.Endpoint) *domain.Endpoint { return nil }, []bool{true, false}},
+		"disabled, before": {func(ep domain.Endpoint) *domain.Endpoint { ep.Disabled = true; return &ep }, []bool{true, false}},
+		"paused, before": {func(ep domain.Endpoint) *domain.Endpoint {
+			ep.PausedUntil = domain.Millis(time.Now().Add(time.Hour))
+			return &ep
+		}, []bool{true, false}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t, 200)
+			key := r.d.AccountID + "/" + r.d.EndpointID
+			r.st.staleEndpoints = map[string]*domain.Endpoint{key: c.stale(r.st.endpoints[key])}
+			r.deliver(t, r.ingestsFirst())
+			got, _ := r.st.GetDelivery(context.Background(), r.d.ID)
+			if len(r.recv.got) != 1 || got.Status != domain.StatusDelivered {
+				t.Fatalf("%d POSTs, delivery %s; want it delivered", len(r.recv.got), got.Status)
+			}
+			if !reflect.DeepEqual(r.st.loads, c.loads) {
+				t.Fatalf("loads (eventual?) %v, want %v", r.st.loads, c.loads)
 			}
 		})
 	}

@@ -50,6 +50,10 @@ type memStore struct {
 	manualLease  map[string]int64          // and their claims' leases
 	failFinishes int                       // the next n FinishManual calls fail transiently
 	slotsLost    int                       // claims refused because another claim held their slot
+	// An eventually consistent load's view of an endpoint, a second behind
+	// (nil: not there yet); loads, whether each load was eventual.
+	staleEndpoints map[string]*domain.Endpoint
+	loads          []bool
 }
 
 func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapshot, error) {
@@ -63,8 +67,12 @@ func (m *memStore) LoadForAttempt(_ context.Context, r store.Ref) (store.Snapsho
 		d := *r.Delivery
 		snap.Delivery = &d
 	}
+	m.loads = append(m.loads, r.Eventual)
 	if ep, ok := m.endpoints[r.AccountID+"/"+r.EndpointID]; ok {
 		snap.Endpoint = &ep
+	}
+	if stale, ok := m.staleEndpoints[r.AccountID+"/"+r.EndpointID]; ok && r.Eventual {
+		snap.Endpoint = stale
 	}
 	if ev, ok := m.events[r.EventID]; ok {
 		snap.Event = &ev
