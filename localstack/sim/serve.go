@@ -105,10 +105,10 @@ func (s *Sim) down(ep *endpoint, t float64) bool {
 
 // process is the worker on one cohort of received messages, the way the
 // step (lifecycle.Step) takes them: a message early for its slot goes back;
-// one on the fast lane whose endpoint is failing moves to the slow lane
-// (lifecycle.LaneOf); otherwise lifecycle.Decide decides (due? paused?
-// breaker open, or half-open and this the probe?); an attempt takes an
-// in-flight slot (lifecycle.FreeSlots) and a rate-limit slot
+// otherwise lifecycle.Decide decides (due? paused? breaker open, or
+// half-open and this the probe?); an attempt on the fast lane whose
+// endpoint is failing moves to the slow lane (lifecycle.LaneOf); an attempt
+// takes an in-flight slot (lifecycle.FreeSlots) and a rate-limit slot
 // (ratelimit.Book), then lifecycle.Settle and lifecycle.BreakerAfterAttempt
 // settle its answer.
 func (s *Sim) process(c *cohort, q *queue, t float64) {
@@ -149,6 +149,29 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 			}
 		}
 	}
+	act := lifecycle.Decide(s.input(c, ep, t))
+	if act.Verb != lifecycle.Attempt {
+		confirm(c.n)
+	}
+	switch act.Verb {
+	case lifecycle.Wait:
+		q.fastOther += n
+		if s.heldByBreaker(ep, t) {
+			s.holdSpread(c, ep, t)
+			return
+		}
+		c.until = fromMillis(act.Until.UnixMilli())
+		s.defer_(c, ep, t)
+		return
+	case lifecycle.Fail, lifecycle.DeadLetter:
+		s.deadLetter(n)
+		return
+	case lifecycle.Drop, lifecycle.Quarantine:
+		return
+	}
+	// As the step orders it: what Decide holds, fails or drops is not
+	// moved; an attempt whose endpoint is failing goes to the slow lane
+	// (before any probe, which it makes there).
 	if s.slow != nil && q != s.slow {
 		if ep != nil && lifecycle.LaneOf(ep.dom, toTime(t)) == lifecycle.LaneSlow {
 			confirm(c.n)
@@ -169,28 +192,9 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 			}
 		}
 	}
-	act := lifecycle.Decide(s.input(c, ep, t))
-	if act.Verb != lifecycle.Attempt || act.Probe {
-		confirm(c.n)
-	}
-	switch act.Verb {
-	case lifecycle.Wait:
-		q.fastOther += n
-		if s.heldByBreaker(ep, t) {
-			s.holdSpread(c, ep, t)
-			return
-		}
-		c.until = fromMillis(act.Until.UnixMilli())
-		s.defer_(c, ep, t)
-		return
-	case lifecycle.Fail, lifecycle.DeadLetter:
-		s.deadLetter(n)
-		return
-	case lifecycle.Drop, lifecycle.Quarantine:
-		return
-	}
 	allowed := c.n
 	if ep != nil && act.Probe && s.o.Breaker {
+		confirm(c.n)
 		// Half open: one message takes the probe (a conditional write on
 		// the endpoint item); Decide holds the rest until its lease ends.
 		ep.dom.BreakerProbeUntil = millis(t + probeLease)
