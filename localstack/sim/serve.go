@@ -433,8 +433,10 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 			s.m.WCU += float64(cleared) * cost.EndpointHealthWrite
 			a.acctWCU += float64(cleared) * cost.EndpointHealthWrite
 		}
-		// A 5xx makes a healthy endpoint failing until its next success.
-		if turned := min(nf, a.healthy-a.failing); turned > 0 {
+		// A 5xx makes a healthy endpoint failing until its next success,
+		// but for a delivery's first attempt, a blip (lifecycle.Blip).
+		blip := lifecycle.Blip(domain.Endpoint{}, c.attempts+1, retry.Result{StatusCode: 503}, lifecycle.Outcome{Status: domain.StatusPending})
+		if turned := min(nf, a.healthy-a.failing); turned > 0 && !blip {
 			a.failing += turned
 			s.m.WCU += float64(turned) * cost.EndpointHealthWrite
 			a.acctWCU += float64(turned) * cost.EndpointHealthWrite

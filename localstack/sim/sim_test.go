@@ -160,9 +160,10 @@ func TestHealthyMessagesAreDeliveredAndTimed(t *testing.T) {
 }
 
 // The sim bills from shared/cost's steps: one event to one endpoint,
-// delivered first time, costs the counted 13 write and 6 read units; a
-// timeout and its retry add the counted retry's 10 and 5 (the endpoint
-// turning failing, and healthy again with its breaker's count cleared).
+// delivered first time, costs the counted units (cost.SingleWriteUnits,
+// SingleReadUnits); a timeout and its retry add the counted retry's and the
+// endpoint's two health writes (turning failing, and healthy again with its
+// breaker's count cleared: a timeout is no blip).
 func TestOneDeliveryCostsTheCountedUnits(t *testing.T) {
 	o := Today()
 	s := oneEndpoint(tiny(o, false))
@@ -181,7 +182,8 @@ func TestOneDeliveryCostsTheCountedUnits(t *testing.T) {
 	if m.Delivered != 1 || m.Attempts != 2 || m.LaneMoves != 0 {
 		t.Fatalf("delivered %v in %v attempts, %v lane moves; want 1 in 2, none (the retry is sent on the slow lane)", m.Delivered, m.Attempts, m.LaneMoves)
 	}
-	if want := float64(cost.SingleWriteUnits + cost.RetryWriteUnits); m.WCU != want {
+	// A timeout is no blip: the endpoint turns failing, then healthy again.
+	if want := float64(cost.SingleWriteUnits + cost.RetryWriteUnits + 2*cost.EndpointHealthWrite); m.WCU != want {
 		t.Errorf("with a retry: %v write units, want %v", m.WCU, want)
 	}
 	if want := float64(cost.SingleReadUnits + cost.RetryReadUnits); m.RCU != want {

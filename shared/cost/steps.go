@@ -65,7 +65,8 @@ const (
 	// The endpoint's health (failing_since, the breaker's count and state,
 	// paused_until), ACCT#<account> EP#<endpoint>, written only when it
 	// changes: turning failing, each transport failure the breaker counts,
-	// turning healthy again.
+	// turning healthy again. Not for a blip (lifecycle.Blip: a delivery's
+	// first attempt answered with an HTTP error on a healthy endpoint).
 	EndpointHealthWrite = 1
 	// A retry books its own slot on RATE#<account>.
 	RetryRateBookingWrite = 1
@@ -147,5 +148,5 @@ const (
 
 // The counted figures of a retry (a 500 then a 200, TestAWSCallsPerDelivery:
 // its own rate-limit slot, claim, outcome with the attempt and slot, its
-// sweep entry kept; the endpoint turning failing and healthy again).
-const RetryWriteUnits, RetryReadUnits = 7, 3
+// sweep entry kept; the 500 a blip, so no health write).
+const RetryWriteUnits, RetryReadUnits = 5, 3

@@ -25,8 +25,10 @@ type Outcome struct {
 	NextAttemptAt int64             // when pending
 	FailReason    domain.FailReason // when failed
 	GiveBack      bool              // a free throttle: the attempt does not count toward the ceiling
-	// Endpoint health: Healthy true clears failing_since, false sets it if unset.
-	Healthy    bool
+	// Endpoint health: Healthy true clears failing_since, false sets it if
+	// unset, unless Blip: then the endpoint's health is not written at all.
+	Healthy bool
+	Blip    bool
 	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
 	// DisableEndpoint: the endpoint has failed for too long; stop sending to it.
 	DisableEndpoint string // the reason shown on the endpoint
@@ -89,6 +91,19 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 		wait = min(a.RetryAfter, 2*wait)
 	}
 	return Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
+}
+
+// Blip reports whether a failed answer leaves its endpoint's health as it
+// is: the first attempt of a delivery, answered with an HTTP error, on an
+// endpoint not failing, and retried. One such answer does not make an
+// endpoint failing (not onto the slow lane, not toward being disabled):
+// the retry, a second later by the default schedule, does if it fails too,
+// and if it succeeds nothing was written and nothing is cleared, two writes
+// of the endpoint's item fewer. A transport failure (a timeout, a refused
+// connection) marks the endpoint at once: such endpoints hold workers,
+// which is what the slow lane is for.
+func Blip(ep domain.Endpoint, attempt int, r retry.Result, o Outcome) bool {
+	return o.Status == domain.StatusPending && !o.GiveBack && attempt == 1 && ep.FailingSince == 0 && r.StatusCode != 0
 }
 
 // GoneReason is the disabled reason of an endpoint that answered 410.

@@ -633,3 +633,35 @@ func TestAnEventualLoadGoesOnlyTowardTheClaim(t *testing.T) {
 		}
 	}
 }
+
+// A blip: a delivery's first attempt answered with an HTTP error, on an
+// endpoint not failing, retried, writes nothing of the endpoint's health.
+// Everything else that fails does: a transport failure, a second failure,
+// an endpoint already failing, a failure for good, a free throttle.
+func TestABlipLeavesTheEndpointsHealthAsItIs(t *testing.T) {
+	for name, c := range map[string]struct {
+		known func() lifecycle.Known
+		blip  bool
+	}{
+		"first attempt, 500":       {func() lifecycle.Known { return answered(500) }, true},
+		"first attempt, 503":       {func() lifecycle.Known { return answered(503) }, true},
+		"first attempt, a timeout": {func() lifecycle.Known { return answered(0) }, false},
+		"second attempt, 500": {func() lifecycle.Known {
+			k := answered(500)
+			k.Claimed.Attempts = 2
+			return k
+		}, false},
+		"first attempt, 500, the endpoint failing already": {func() lifecycle.Known {
+			k := answered(500)
+			k.Endpoint.FailingSince = ms(-time.Minute)
+			return k
+		}, false},
+		"first attempt, 400: failed for good": {func() lifecycle.Known { return answered(400) }, false},
+		"first attempt, 200":                  {func() lifecycle.Known { return answered(200) }, false},
+	} {
+		e := lifecycle.Step(c.known(), policy)
+		if e.Do != lifecycle.DoRecord || e.Outcome.Blip != c.blip {
+			t.Errorf("%s: %s, blip %v; want a record, blip %v", name, e.Do, e.Outcome.Blip, c.blip)
+		}
+	}
+}

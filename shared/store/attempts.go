@@ -434,8 +434,9 @@ const LastFailureEvery = time.Minute
 
 // updateHealth writes the endpoint's health fields an attempt changed
 // (failing_since, paused_until, disabled, the last failure when
-// LastFailureEvery has passed); nothing when none changed, which is the
-// common case. A deleted endpoint is left deleted.
+// LastFailureEvery has passed; not the first two for a blip,
+// lifecycle.Blip); nothing when none changed, which is the common case. A
+// deleted endpoint is left deleted.
 func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, a domain.Attempt, o Outcome) error {
 	if ep == nil {
 		return nil
@@ -446,11 +447,11 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if o.Healthy && ep.FailingSince != 0 {
 		remove = append(remove, "failing_since")
 	}
-	if !o.Healthy && ep.FailingSince == 0 {
+	if !o.Healthy && !o.Blip && ep.FailingSince == 0 {
 		set = append(set, "failing_since = if_not_exists(failing_since, :now)")
 		vals[":now"] = num(now)
 	}
-	if !o.Healthy && now-ep.LastFailureAt >= LastFailureEvery.Milliseconds() {
+	if !o.Healthy && !o.Blip && now-ep.LastFailureAt >= LastFailureEvery.Milliseconds() {
 		set = append(set, "last_failure_at = :lfa")
 		vals[":lfa"] = num(now)
 		if a.StatusCode != 0 {

@@ -777,3 +777,35 @@ func TestEndpointWritesNameWhichConditionFailed(t *testing.T) {
 		t.Fatalf("after the delete: %d endpoints, count %d, %v", len(eps), acct.EndpointCount, err)
 	}
 }
+
+// A blip's record (lifecycle.Blip) writes the delivery and frees its slot,
+// and leaves the endpoint's item as it was: no failing_since, no last
+// failure, no write of it at all.
+func TestABlipsRecordLeavesTheEndpointAlone(t *testing.T) {
+	s, calls := countedStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, _ := event(t, s, ep, "")
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
+	claimed, err := s.ClaimAttempt(ctx, d, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
+	next := time.Now().Add(time.Second).UnixMilli()
+	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 500}
+	calls.Reset()
+	if err := s.RecordAttempt(ctx, claimed, &before, c, a, store.Outcome{Status: domain.StatusPending, NextAttemptAt: next, Blip: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The outcome and the slot's release; nothing on the endpoint's item.
+	if n := calls.Snapshot()["DynamoDB.UpdateItem"]; n != 2 {
+		t.Fatalf("%d UpdateItem calls, want 2 (the outcome, the slot): %s", n, calls)
+	}
+	after, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
+	if after.FailingSince != 0 || after.LastFailureAt != 0 || after.UpdatedAt != before.UpdatedAt {
+		t.Fatalf("the endpoint after a blip: failing since %d, last failure %d", after.FailingSince, after.LastFailureAt)
+	}
+	if got, _ := s.GetDelivery(ctx, d.ID); got.Status != domain.StatusPending || got.Attempts != 1 || got.LastStatus != 500 {
+		t.Fatalf("the delivery after a blip: %+v", got)
+	}
+}
