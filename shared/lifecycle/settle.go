@@ -27,8 +27,8 @@ type Outcome struct {
 	GiveBack      bool              // a free throttle: the attempt does not count toward the ceiling
 	// Endpoint health: Healthy true clears failing_since, false sets it if
 	// unset, unless Blip: then the endpoint's health is not written at all.
-	Healthy bool
-	Blip    bool
+	Healthy    bool
+	Blip       bool
 	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
 	// DisableEndpoint: the endpoint has failed for too long; stop sending to it.
 	DisableEndpoint string // the reason shown on the endpoint
