@@ -139,6 +139,9 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 		case strings.HasPrefix(pk, eventPK("")):
 			eventThere = true
 			var ev domain.Event
+			if err := unpackBody(it); err != nil {
+				return snap, err
+			}
 			if err := attributevalue.UnmarshalMap(it, &ev); err != nil {
 				return snap, err
 			}

@@ -48,6 +48,9 @@ func (s *Store) CreateEvent(ctx context.Context, ne NewEvent) (firstEventID stri
 		extra["gsi3pk"], extra["gsi3sk"] = str(accountEventsPK(ev.AccountID, ms)), str(ev.ID)
 	}
 	evItem, err := marshal(ev, extra)
+	if err == nil {
+		err = packBody(evItem)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -186,7 +189,17 @@ var ErrIdempotencyMismatch = errors.New("idempotency key reused with a different
 // GetEvent reads an event; an expired one is ErrNotFound.
 func (s *Store) GetEvent(ctx context.Context, id string) (domain.Event, error) {
 	var ev domain.Event
-	if err := s.get(ctx, key(eventPK(id), skEvent), &ev); err != nil {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(eventPK(id), skEvent), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return ev, err
+	}
+	if out.Item == nil {
+		return ev, ErrNotFound
+	}
+	if err := unpackBody(out.Item); err != nil {
+		return ev, err
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &ev); err != nil {
 		return ev, err
 	}
 	if domain.Expired(ev.ExpiresAt, s.now()) {
