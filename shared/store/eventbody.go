@@ -45,10 +45,11 @@ func packBody(it item) error {
 	return nil
 }
 
-// deflaters keeps the compressors an instance made: each holds about a
-// megabyte of tables, which a new one per event would allocate again. The
-// fastest level: JSON gives most of what it has at it, for a fraction of
-// the CPU.
+// deflaters keeps the compressors an instance made: each holds large
+// tables, which a new one per event would allocate again (at the default
+// level, 1.1 MB and 330 µs a 2 KB body; pooled at this one, 6 KB and
+// 17-19 µs with the read back: BenchmarkEventBody2KB). The fastest level:
+// JSON gives most of what it has at it, for a fraction of the CPU.
 var deflaters = sync.Pool{New: func() any {
 	w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: no error
 	return w
