@@ -290,8 +290,10 @@ func accountItems(t *testing.T, env *testenv.Env) []map[string]types.AttributeVa
 	return items
 }
 
-func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
-	s := newStore(t)
+// claimedOne is a new endpoint's first delivery, claimed with slot 0 of
+// its cap: the endpoint, the delivery as made, the claim, and as claimed.
+func claimedOne(t *testing.T, s *store.Store) (domain.Endpoint, domain.Delivery, store.Claim, domain.Delivery) {
+	t.Helper()
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
 	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
@@ -299,6 +301,12 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ep, d, c, claimed
+}
+
+func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
+	s := newStore(t)
+	ep, d, c, claimed := claimedOne(t, s)
 	if leases, _ := s.SlotLeases(ctx, ep.ID); leases["0"].Claim != "c1" {
 		t.Fatalf("slot not held: %+v", leases)
 	}
@@ -783,13 +791,7 @@ func TestEndpointWritesNameWhichConditionFailed(t *testing.T) {
 // failure, no write of it at all.
 func TestABlipsRecordLeavesTheEndpointAlone(t *testing.T) {
 	s, calls := countedStore(t)
-	ep := endpoint(t, s, account(t, s).ID)
-	_, d, _ := event(t, s, ep, "")
-	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
-	claimed, err := s.ClaimAttempt(ctx, d, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep, d, c, claimed := claimedOne(t, s)
 	before, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
 	next := time.Now().Add(time.Second).UnixMilli()
 	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 500}
