@@ -18,10 +18,9 @@ import (
 
 // An event's body of a few kilobytes is stored compressed: a 2 KB body's
 // item costs one write unit, not three, a 6 KB one's two, not seven, and
-// each reads back byte for byte
-// through GetEvent and LoadForAttempt. A small body, or one that does not
-// shrink, is stored as it is; an item stored before (a plain body) reads
-// as it did.
+// each reads back byte for byte through GetEvent and LoadForAttempt. A
+// small body, or one that does not shrink, is stored as it is; an item
+// stored before (a plain body) reads as it did.
 func TestAnEventsBodyIsStoredCompressedWhenThatIsSmaller(t *testing.T) {
 	env := testenv.New(t)
 	calls := testenv.NewCalls()
