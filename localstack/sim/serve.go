@@ -188,7 +188,6 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 				if c.n -= moved; c.n == 0 {
 					return
 				}
-				n = float64(c.n)
 			}
 		}
 	}
