@@ -138,11 +138,8 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			snap.Endpoint = &ep
 		case strings.HasPrefix(pk, eventPK("")):
 			eventThere = true
-			var ev domain.Event
-			if err := unpackBody(it); err != nil {
-				return snap, err
-			}
-			if err := attributevalue.UnmarshalMap(it, &ev); err != nil {
+			ev, err := eventOf(it)
+			if err != nil {
 				return snap, err
 			}
 			if !domain.Expired(ev.ExpiresAt, now) {
@@ -450,11 +447,12 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if o.Healthy && ep.FailingSince != 0 {
 		remove = append(remove, "failing_since")
 	}
-	if !o.Healthy && !o.Blip && ep.FailingSince == 0 {
+	failed := !o.Healthy && !o.Blip // a blip leaves the endpoint's health as it is
+	if failed && ep.FailingSince == 0 {
 		set = append(set, "failing_since = if_not_exists(failing_since, :now)")
 		vals[":now"] = num(now)
 	}
-	if !o.Healthy && !o.Blip && now-ep.LastFailureAt >= LastFailureEvery.Milliseconds() {
+	if failed && now-ep.LastFailureAt >= LastFailureEvery.Milliseconds() {
 		set = append(set, "last_failure_at = :lfa")
 		vals[":lfa"] = num(now)
 		if a.StatusCode != 0 {

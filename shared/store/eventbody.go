@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -57,6 +58,16 @@ var deflaters = sync.Pool{New: func() any {
 
 // inflaters likewise keeps the decompressors (about 40 KB each).
 var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+
+// eventOf decodes an event's item, its body compressed or not.
+func eventOf(it item) (domain.Event, error) {
+	var ev domain.Event
+	if err := unpackBody(it); err != nil {
+		return ev, err
+	}
+	err := attributevalue.UnmarshalMap(it, &ev)
+	return ev, err
+}
 
 // errBodyTooLarge: a stored body that inflates past the largest body the
 // API accepts is not ours.

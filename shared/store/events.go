@@ -188,18 +188,12 @@ var ErrIdempotencyMismatch = errors.New("idempotency key reused with a different
 
 // GetEvent reads an event; an expired one is ErrNotFound.
 func (s *Store) GetEvent(ctx context.Context, id string) (domain.Event, error) {
-	var ev domain.Event
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(eventPK(id), skEvent), ConsistentRead: aws.Bool(true)})
+	it, err := s.getItem(ctx, key(eventPK(id), skEvent))
 	if err != nil {
-		return ev, err
+		return domain.Event{}, err
 	}
-	if out.Item == nil {
-		return ev, ErrNotFound
-	}
-	if err := unpackBody(out.Item); err != nil {
-		return ev, err
-	}
-	if err := attributevalue.UnmarshalMap(out.Item, &ev); err != nil {
+	ev, err := eventOf(it)
+	if err != nil {
 		return ev, err
 	}
 	if domain.Expired(ev.ExpiresAt, s.now()) {

@@ -38,8 +38,9 @@ var (
 	ErrLimit     = errors.New("limit reached")
 	ErrDuplicate = errors.New("already exists")
 	ErrSlotTaken = errors.New("endpoint slot taken") // a claim lost only the endpoint's in-flight slot
-	// ErrEndpointChanged: the endpoint was disabled, deleted or re-pointed
-	// since the claim read it (its route moved on); nothing was written.
+	// ErrEndpointChanged: the endpoint was disabled, deleted, re-pointed or
+	// its secret rotated since the claim read it (its route moved on);
+	// nothing was written.
 	ErrEndpointChanged = errors.New("endpoint changed since it was read")
 	// ErrOutlives: the wait would end within lifecycle.ExpiryMargin of the
 	// item's TTL (or past it), after which DynamoDB may delete it unseen.
@@ -128,14 +129,23 @@ func (s *Store) transact(ctx context.Context, parts ...part) (refused, error) {
 
 // get reads one item (strongly consistent) into v; ErrNotFound when absent.
 func (s *Store) get(ctx context.Context, k item, v any) error {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	it, err := s.getItem(ctx, k)
 	if err != nil {
 		return err
 	}
-	if out.Item == nil {
-		return ErrNotFound
+	return attributevalue.UnmarshalMap(it, v)
+}
+
+// getItem reads one item, strongly consistent; ErrNotFound when there is none.
+func (s *Store) getItem(ctx context.Context, k item) (item, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
 	}
-	return attributevalue.UnmarshalMap(out.Item, v)
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	return out.Item, nil
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
