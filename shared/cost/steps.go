@@ -8,9 +8,9 @@ package cost
 // one test or the other. localstack/sim bills from these and nothing else.
 //
 // Every item below is under 1 KB written and 4 KB read, so one unit per
-// item (half of one read eventually consistent); a write that adds or removes an index
-// entry also writes the index (one unit), and one that moves an entry (a
-// new sort key) writes it twice.
+// item (half of one for a read eventually consistent); a write that adds
+// or removes an index entry also writes the index (one unit), and one that
+// moves an entry (a new sort key) writes it twice.
 const (
 	// Ingest, per request (a batch of 100 shares it): the API key's ingest
 	// limiter, ILIM#<key>.
