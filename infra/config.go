@@ -57,6 +57,12 @@ type Config struct {
 	// concurrency (context `deliverSlowMaxConcurrency`, 2..1000): what the
 	// messages of failing endpoints may hold at most (lifecycle.Lane).
 	DeliverSlowMaxConcurrency int
+	// DeliverPacedMaxConcurrency is the paced lane's (context
+	// `deliverPacedMaxConcurrency`, 2..1000): its invocations take up to
+	// 100 messages each and last about two seconds (they wait for the
+	// slots), so one keeps up with ~50 deliveries a second of accounts
+	// over their rate (lifecycle.LanePaced).
+	DeliverPacedMaxConcurrency int
 	// APIThrottleRate and APIThrottleBurst are the API stage's throttle
 	// (context `apiThrottleRate`, `apiThrottleBurst`).
 	APIThrottleRate  float64
@@ -122,32 +128,33 @@ type Config struct {
 
 // Context keys, as written in cdk.json and on the command line.
 const (
-	CtxStage                     = "stage"
-	CtxRetrySchedule             = "retrySchedule"
-	CtxRateLimitPerSecond        = "rateLimitPerSecond"
-	CtxIngestRatePerSecond       = "ingestRatePerSecond"
-	CtxIngestBurst               = "ingestBurst"
-	CtxEndpointMaxInFlight       = "endpointMaxInFlight"
-	CtxAllowedSchemes            = "allowedSchemes"
-	CtxAllowPrivateEndpoints     = "allowPrivateEndpoints"
-	CtxSweepGrace                = "sweepGrace"
-	CtxLogLevel                  = "logLevel"
-	CtxDeliverMaxConcurrency     = "deliverMaxConcurrency"
-	CtxDeliverSlowMaxConcurrency = "deliverSlowMaxConcurrency"
-	CtxAPIThrottleRate           = "apiThrottleRate"
-	CtxAPIThrottleBurst          = "apiThrottleBurst"
-	CtxAlarmEmail                = "alarmEmail"
-	CtxDLQGrowthThreshold        = "dlqGrowthThreshold"
-	CtxLambdaArchitecture        = "lambdaArchitecture"
-	CtxAPIGatewayCloudWatchRole  = "apiGatewayCloudWatchRole"
-	CtxPortalFrameAncestors      = "portalFrameAncestors"
-	CtxPortalURL                 = "portalUrl"
-	CtxAPIType                   = "api"
-	CtxWAF                       = "waf"
-	CtxWAFRateLimit              = "wafRateLimit"
-	CtxEgressStaticIPs           = "egressStaticIps"
-	CtxEgressAZs                 = "egressAzs"
-	CtxDemoReceiver              = "demoReceiver"
+	CtxStage                      = "stage"
+	CtxRetrySchedule              = "retrySchedule"
+	CtxRateLimitPerSecond         = "rateLimitPerSecond"
+	CtxIngestRatePerSecond        = "ingestRatePerSecond"
+	CtxIngestBurst                = "ingestBurst"
+	CtxEndpointMaxInFlight        = "endpointMaxInFlight"
+	CtxAllowedSchemes             = "allowedSchemes"
+	CtxAllowPrivateEndpoints      = "allowPrivateEndpoints"
+	CtxSweepGrace                 = "sweepGrace"
+	CtxLogLevel                   = "logLevel"
+	CtxDeliverMaxConcurrency      = "deliverMaxConcurrency"
+	CtxDeliverSlowMaxConcurrency  = "deliverSlowMaxConcurrency"
+	CtxDeliverPacedMaxConcurrency = "deliverPacedMaxConcurrency"
+	CtxAPIThrottleRate            = "apiThrottleRate"
+	CtxAPIThrottleBurst           = "apiThrottleBurst"
+	CtxAlarmEmail                 = "alarmEmail"
+	CtxDLQGrowthThreshold         = "dlqGrowthThreshold"
+	CtxLambdaArchitecture         = "lambdaArchitecture"
+	CtxAPIGatewayCloudWatchRole   = "apiGatewayCloudWatchRole"
+	CtxPortalFrameAncestors       = "portalFrameAncestors"
+	CtxPortalURL                  = "portalUrl"
+	CtxAPIType                    = "api"
+	CtxWAF                        = "waf"
+	CtxWAFRateLimit               = "wafRateLimit"
+	CtxEgressStaticIPs            = "egressStaticIps"
+	CtxEgressAZs                  = "egressAzs"
+	CtxDemoReceiver               = "demoReceiver"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -174,7 +181,8 @@ func DefaultConfig() Config {
 		// A sixth of it: failing endpoints' attempts (timeouts hold an
 		// invocation for the whole delivery timeout) never hold more,
 		// whatever their number; the healthy ones keep the 300.
-		DeliverSlowMaxConcurrency: 50,
+		DeliverSlowMaxConcurrency:  50,
+		DeliverPacedMaxConcurrency: 50,
 		// The stage throttle is a ceiling over every producer (each API key
 		// has its own ingest limit). The account's 10,000 rps / 5,000 burst
 		// is shared by every API in the region, so at that figure one flood
@@ -266,6 +274,9 @@ func (c Config) Validate() error {
 	}
 	if c.DeliverSlowMaxConcurrency < 2 || c.DeliverSlowMaxConcurrency > 1000 {
 		add("%s=%d: SQS event sources take 2..1000", CtxDeliverSlowMaxConcurrency, c.DeliverSlowMaxConcurrency)
+	}
+	if c.DeliverPacedMaxConcurrency < 2 || c.DeliverPacedMaxConcurrency > 1000 {
+		add("%s=%d: SQS event sources take 2..1000", CtxDeliverPacedMaxConcurrency, c.DeliverPacedMaxConcurrency)
 	}
 	if c.APIThrottleRate <= 0 {
 		add("%s=%v: want a positive number", CtxAPIThrottleRate, c.APIThrottleRate)
@@ -387,6 +398,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	c.LogLevel = strings.ToLower(c.LogLevel)
 	integer(CtxDeliverMaxConcurrency, &c.DeliverMaxConcurrency)
 	integer(CtxDeliverSlowMaxConcurrency, &c.DeliverSlowMaxConcurrency)
+	integer(CtxDeliverPacedMaxConcurrency, &c.DeliverPacedMaxConcurrency)
 	float(CtxAPIThrottleRate, &c.APIThrottleRate)
 	integer(CtxAPIThrottleBurst, &c.APIThrottleBurst)
 	str(CtxAlarmEmail, &c.AlarmEmail)

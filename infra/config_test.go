@@ -32,7 +32,7 @@ func TestCdkJSON(t *testing.T) {
 	ctx, _ := c["context"].(map[string]any)
 	known := map[string]bool{}
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
-		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxDeliverSlowMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
+		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxDeliverSlowMaxConcurrency, CtxDeliverPacedMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
 		CtxPortalFrameAncestors, CtxPortalURL, CtxAPIType, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
 		known[k] = true
@@ -67,7 +67,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	want := Config{
 		Stage: "prod", RetrySchedule: "1s, 2s", RateLimitPerSecond: 2.5, EndpointMaxInFlight: 0,
-		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000, DeliverSlowMaxConcurrency: 50,
+		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000, DeliverSlowMaxConcurrency: 50, DeliverPacedMaxConcurrency: 50,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
 		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false, WAF: true, WAFRateLimit: 500,
 		EgressStaticIPs: true, EgressAZs: 3, APIType: APIREST,
@@ -109,6 +109,7 @@ func TestParseConfigRejects(t *testing.T) {
 		{map[string]any{CtxLogLevel: "loud"}, CtxLogLevel},
 		{map[string]any{CtxDeliverMaxConcurrency: "1"}, CtxDeliverMaxConcurrency},
 		{map[string]any{CtxDeliverMaxConcurrency: "1001"}, CtxDeliverMaxConcurrency},
+		{map[string]any{CtxDeliverPacedMaxConcurrency: "1"}, CtxDeliverPacedMaxConcurrency},
 		{map[string]any{CtxAPIThrottleRate: "-1"}, CtxAPIThrottleRate},
 		{map[string]any{CtxAPIThrottleBurst: "0"}, CtxAPIThrottleBurst},
 		{map[string]any{CtxAlarmEmail: "ops"}, CtxAlarmEmail},

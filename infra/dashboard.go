@@ -78,14 +78,17 @@ func (s *Stack) addDashboard(name string) {
 		Title: jsii.String("Alarms"), Alarms: &alarms, Width: jsii.Number(24), Height: jsii.Number(3),
 	}))
 	s.Dashboard.AddWidgets(
-		graph("Delivery queue depth (and its slow lane: failing endpoints)", 8, []awscloudwatch.IMetric{
+		graph("Delivery queue depth (its slow lane: failing endpoints; its paced lane: accounts over their rate)", 8, []awscloudwatch.IMetric{
 			s.Queue.MetricApproximateNumberOfMessagesVisible(labelled("Maximum", "visible")),
 			s.Queue.MetricApproximateNumberOfMessagesNotVisible(labelled("Maximum", "in flight / waiting to retry")),
 			s.SlowQueue.MetricApproximateNumberOfMessagesVisible(labelled("Maximum", "slow lane visible")),
 			s.SlowQueue.MetricApproximateNumberOfMessagesNotVisible(labelled("Maximum", "slow lane in flight / waiting")),
+			s.PacedQueue.MetricApproximateNumberOfMessagesVisible(labelled("Maximum", "paced lane visible")),
+			s.PacedQueue.MetricApproximateNumberOfMessagesNotVisible(labelled("Maximum", "paced lane in flight / waiting")),
 		}, []awscloudwatch.IMetric{
 			s.Queue.MetricApproximateAgeOfOldestMessage(labelled("Maximum", "age of oldest (s)")),
 			s.SlowQueue.MetricApproximateAgeOfOldestMessage(labelled("Maximum", "slow lane age of oldest (s)")),
+			s.PacedQueue.MetricApproximateAgeOfOldestMessage(labelled("Maximum", "paced lane age of oldest (s)")),
 		}),
 		graph("DLQ depth", 8, []awscloudwatch.IMetric{
 			s.DLQ.MetricApproximateNumberOfMessagesVisible(labelled("Maximum", "DLQ visible")),

@@ -85,6 +85,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
+	pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	scheduleDLQ := scheduleDLQID(t, s)
 	signingKeyID, _ := s.signingKey(t)
@@ -101,6 +102,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "queue"
 		case r == "${"+slowID+".Arn}":
 			return "slow-lane"
+		case r == "${"+pacedID+".Arn}":
+			return "paced-lane"
 		case r == "${"+dlqID+".Arn}":
 			return "dlq"
 		case r == "${"+scheduleDLQ+".Arn}":
@@ -119,8 +122,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	send := []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
 	consume := []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 	wantSQS := map[string]map[string][]string{
-		FnAPI:     {"queue": send, "slow-lane": send},
-		FnDeliver: {"queue": append(append([]string{}, send...), consume...), "slow-lane": append(append([]string{}, send...), consume...), "dlq": send},
+		FnAPI: {"queue": send, "slow-lane": send, "paced-lane": send},
+		FnDeliver: {"queue": append(append([]string{}, send...), consume...), "slow-lane": append(append([]string{}, send...), consume...),
+			"paced-lane": append(append([]string{}, send...), consume...), "dlq": send},
 		FnSweeper: {"queue": send, "dlq": send, "schedule-dlq": {"sqs:SendMessage"}}, // its async DLQ (schedules.go)
 		FnRedrive: {"queue": send, "dlq": consume},
 	}

@@ -102,6 +102,7 @@ type Stack struct {
 	Table      awsdynamodb.Table
 	Queue      awssqs.Queue
 	SlowQueue  awssqs.Queue // the slow lane: failing endpoints' messages (lifecycle.Lane)
+	PacedQueue awssqs.Queue // the paced lane: messages whose slot is booked ahead (lifecycle.LanePaced)
 	DLQ        awssqs.Queue
 	Functions  map[string]awslambda.Function
 	Roles      map[string]awsiam.Role
@@ -159,7 +160,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	name := *stack.StackName()
 
 	s.Table = newTable(stack, cfg, removal)
-	s.Queue, s.SlowQueue, s.DLQ = newQueues(stack, name, removal)
+	s.Queue, s.SlowQueue, s.PacedQueue, s.DLQ = newQueues(stack, name, removal)
 
 	env := cfg.Environment()
 	env["TABLE_NAME"] = *s.Table.TableName()
@@ -175,9 +176,10 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		if fn == FnAPI {
 			fnEnv = cfg.WithPortal(env)
 		}
-		if fn == FnAPI || fn == FnDeliver { // the two that send to the slow lane
+		if fn == FnAPI || fn == FnDeliver { // the two that send to the slow and paced lanes
 			fnEnv = maps.Clone(fnEnv)
 			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
+			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
 		}
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}
@@ -186,25 +188,35 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	// are in iam.go (tableGrants, checked against the code by a test).
 	api, deliver, sweeper, redrive := s.Functions[FnAPI], s.Functions[FnDeliver], s.Functions[FnSweeper], s.Functions[FnRedrive]
 	s.grantTable()
-	// api: ingest sends the new deliveries to the delivery queue, or to its
-	// slow lane for an endpoint that is failing.
+	// api: ingest sends the new deliveries to the delivery queue, to its
+	// slow lane for an endpoint that is failing, or to its paced lane for a
+	// slot booked ahead.
 	s.Queue.GrantSendMessages(api)
 	s.SlowQueue.GrantSendMessages(api)
-	// deliver: consumes both lanes (the event sources grant it), each with
-	// its own maximum concurrency, re-sends deferred messages on either,
+	s.PacedQueue.GrantSendMessages(api)
+	// deliver: consumes the three lanes (the event sources grant it), each
+	// with its own maximum concurrency, re-sends deferred messages on any,
 	// dead-letters.
 	s.Queue.GrantSendMessages(deliver)
 	s.SlowQueue.GrantSendMessages(deliver)
+	s.PacedQueue.GrantSendMessages(deliver)
 	s.DLQ.GrantSendMessages(deliver)
 	for _, lane := range []struct {
-		q    awssqs.Queue
-		most int
-	}{{s.Queue, cfg.DeliverMaxConcurrency}, {s.SlowQueue, cfg.DeliverSlowMaxConcurrency}} {
-		deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(lane.q, &awslambdaeventsources.SqsEventSourceProps{
-			BatchSize:               jsii.Number(10),
+		q      awssqs.Queue
+		most   int
+		batch  int
+		window time.Duration
+	}{{s.Queue, cfg.DeliverMaxConcurrency, 10, 0}, {s.SlowQueue, cfg.DeliverSlowMaxConcurrency, 10, 0},
+		{s.PacedQueue, cfg.DeliverPacedMaxConcurrency, schema.PacedBatch, schema.PacedWindow}} {
+		props := &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(float64(lane.batch)),
 			ReportBatchItemFailures: jsii.Bool(true),
 			MaxConcurrency:          jsii.Number(float64(lane.most)),
-		}))
+		}
+		if lane.window > 0 {
+			props.MaxBatchingWindow = awscdk.Duration_Seconds(jsii.Number(lane.window.Seconds()))
+		}
+		deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(lane.q, props))
 	}
 	// sweeper: re-queues, dead-letters deliveries that are out of attempts.
 	s.Queue.GrantSendMessages(sweeper)
@@ -284,15 +296,15 @@ func newTable(stack awscdk.Stack, cfg Config, removal awscdk.RemovalPolicy) awsd
 	return table
 }
 
-// newQueues builds the delivery queue, its slow lane and their DLQ from
-// schema.Queues, as queue.CreateQueues does for the local emulator. The
-// queues are named <stack>-deliveries, <stack>-deliveries-slow and
-// <stack>-dlq, so that the DLQ's redrive allow policy can name its source
+// newQueues builds the delivery queue, its slow and paced lanes and their
+// DLQ from schema.Queues, as queue.CreateQueues does for the local emulator.
+// The queues are named <stack>-deliveries, <stack>-deliveries-slow,
+// <stack>-deliveries-paced and <stack>-dlq, so that the DLQ's redrive allow policy can name its source
 // queues by ARN without a reference cycle (their redrive policies already
 // refer to the DLQ).
-func newQueues(stack awscdk.Stack, name string, removal awscdk.RemovalPolicy) (queue, slow, dlq awssqs.Queue) {
+func newQueues(stack awscdk.Stack, name string, removal awscdk.RemovalPolicy) (queue, slow, paced, dlq awssqs.Queue) {
 	q := schema.Queues
-	queueName, slowName := name+"-"+q.DeliveryQueueTag, name+"-"+q.SlowQueueTag
+	queueName, slowName, pacedName := name+"-"+q.DeliveryQueueTag, name+"-"+q.SlowQueueTag, name+"-"+q.PacedQueueTag
 	arnOf := func(n string) string {
 		return *stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("sqs"), Resource: jsii.String(n)})
 	}
@@ -301,11 +313,12 @@ func newQueues(stack awscdk.Stack, name string, removal awscdk.RemovalPolicy) (q
 		RetentionPeriod: awscdk.Duration_Seconds(jsii.Number(q.DLQRetention.Seconds())),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
-		// Only the delivery queue and its slow lane may use this DLQ.
+		// Only the delivery queue and its lanes may use this DLQ.
 		RedriveAllowPolicy: &awssqs.RedriveAllowPolicy{
 			RedrivePermission: awssqs.RedrivePermission_BY_QUEUE,
 			SourceQueues: &[]awssqs.IQueue{awssqs.Queue_FromQueueArn(stack, jsii.String("DeliveryQueueByName"), jsii.String(arnOf(queueName))),
-				awssqs.Queue_FromQueueArn(stack, jsii.String("SlowQueueByName"), jsii.String(arnOf(slowName)))},
+				awssqs.Queue_FromQueueArn(stack, jsii.String("SlowQueueByName"), jsii.String(arnOf(slowName))),
+				awssqs.Queue_FromQueueArn(stack, jsii.String("PacedQueueByName"), jsii.String(arnOf(pacedName)))},
 		},
 		RemovalPolicy: removal,
 	})
@@ -322,7 +335,7 @@ func newQueues(stack awscdk.Stack, name string, removal awscdk.RemovalPolicy) (q
 			RemovalPolicy:   removal,
 		})
 	}
-	return lane("DeliveryQueue", queueName), lane("SlowQueue", slowName), dlq
+	return lane("DeliveryQueue", queueName), lane("SlowQueue", slowName), lane("PacedQueue", pacedName), dlq
 }
 
 // newFunction builds one Go function with its own role and log group. The
@@ -413,6 +426,7 @@ const (
 	AlarmDeliverErrors    = "DeliverErrors"
 	AlarmQueueAge         = "DeliveryQueueAge"
 	AlarmSlowLaneAge      = "SlowLaneAge"
+	AlarmPacedLaneAge     = "PacedLaneAge"
 	AlarmDeliverThrottles = "DeliverThrottles"
 	AlarmAPIThrottles     = "ApiThrottles"
 	AlarmAPI5xx           = "Api5xx"
@@ -469,6 +483,8 @@ func (s *Stack) addAlarms(name string) {
 		s.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, QueueAgeThreshold)
 	add(AlarmSlowLaneAge, "The oldest message on the slow lane (failing endpoints' deliveries) is older than 15 minutes: its concurrency does not keep up, so those deliveries fail late or as endpoint_unavailable. Healthy endpoints are not affected. To do: look at which accounts' endpoints are failing (dashboard, endpoint health); disable dead ones; raise deliverSlowMaxConcurrency if many endpoints fail at once.",
 		s.SlowQueue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, QueueAgeThreshold)
+	add(AlarmPacedLaneAge, "The oldest message on the paced lane (deliveries of accounts over their rate, waiting for their slots) is older than 15 minutes: its concurrency does not keep up, so those deliveries leave late. Other accounts are not affected. To do: look at which accounts post far over their rate (dashboard RateLimitDeferrals); raise deliverPacedMaxConcurrency, or their rate if their receivers can take it.",
+		s.PacedQueue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), gt, QueueAgeThreshold)
 	add(AlarmDeliverThrottles, "Lambda throttled the deliver function: the account's concurrency is exhausted. To do: find what else uses the account's concurrency; request a higher Lambda concurrency quota or lower deliverMaxConcurrency.",
 		s.Functions[FnDeliver].MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, 1)
 	add(AlarmAPIThrottles, "Lambda throttled the api function: producers got errors. To do: as for DeliverThrottles (account concurrency); producers retry safely with their Idempotency-Key.",
@@ -479,7 +495,7 @@ func (s *Stack) addAlarms(name string) {
 }
 
 // AlarmOrder is the alarms in dashboard order.
-var AlarmOrder = append([]string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmSlowLaneAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx},
+var AlarmOrder = append([]string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmSlowLaneAge, AlarmPacedLaneAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx},
 	OperationsAlarms...)
 
 func (s *Stack) addOutputs() {
@@ -498,6 +514,7 @@ func (s *Stack) addOutputs() {
 	}
 	out("QueueUrl", *s.Queue.QueueUrl(), "Delivery queue URL")
 	out("SlowQueueUrl", *s.SlowQueue.QueueUrl(), "The delivery queue's slow lane URL (failing endpoints' deliveries)")
+	out("PacedQueueUrl", *s.PacedQueue.QueueUrl(), "The delivery queue's paced lane URL (deliveries waiting for an account slot booked ahead)")
 	out("DlqUrl", *s.DLQ.QueueUrl(), "Dead-letter queue URL")
 	// The console's "Start DLQ redrive" must use "Redrive to a custom
 	// destination" with this ARN: the app's dead letters are sent with

@@ -88,14 +88,15 @@ func TestTable(t *testing.T) {
 
 func TestQueues(t *testing.T) {
 	s := synth(t, "dev")
-	// The delivery queue, its slow lane, their DLQ, and the EventBridge targets' DLQ (TestSchedulesHaveADLQ).
-	s.tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(4))
+	// The delivery queue, its slow and paced lanes, their DLQ, and the EventBridge targets' DLQ (TestSchedulesHaveADLQ).
+	s.tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(5))
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
-	if got, want := schema.Queues.VisibilityTimeout, 6*schema.FunctionTimeout; got < want {
-		t.Errorf("schema visibility timeout %v < 6 x function timeout %v", got, want)
+	if got, want := schema.Queues.VisibilityTimeout, 6*schema.FunctionTimeout+schema.PacedWindow; got < want {
+		t.Errorf("schema visibility timeout %v < 6 x function timeout + batching window %v", got, want)
 	}
-	for _, tag := range []string{schema.Queues.DeliveryQueueTag, schema.Queues.SlowQueueTag} {
+	lanes := []string{schema.Queues.DeliveryQueueTag, schema.Queues.SlowQueueTag, schema.Queues.PacedQueueTag}
+	for _, tag := range lanes {
 		check(t, "delivery queue "+tag, func() {
 			s.tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), m{
 				"QueueName":              StackName("dev") + "-" + tag,
@@ -121,13 +122,13 @@ func TestQueues(t *testing.T) {
 			},
 		})
 	})
-	// The DLQ accepts exactly the delivery queue and its slow lane (by ARN, built from their names).
+	// The DLQ accepts exactly the delivery queue and its lanes (by ARN, built from their names).
 	_, dlq := s.queueByName(t, schema.Queues.DLQTag)
 	sources := list(props(dlq)["RedriveAllowPolicy"].(map[string]any)["sourceQueueArns"])
-	if len(sources) != 2 {
-		t.Fatalf("sourceQueueArns = %v, want the delivery queue and its slow lane", sources)
+	if len(sources) != len(lanes) {
+		t.Fatalf("sourceQueueArns = %v, want the delivery queue and its lanes", sources)
 	}
-	for i, tag := range []string{schema.Queues.DeliveryQueueTag, schema.Queues.SlowQueueTag} {
+	for i, tag := range lanes {
 		wantARN := "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:" + StackName("dev") + "-" + tag
 		if got := render(sources[i]); got != wantARN {
 			t.Errorf("DLQ source queue = %s, want %s", got, wantARN)
@@ -205,9 +206,10 @@ func TestFunctions(t *testing.T) {
 		if fn == FnAPI { // it serves the portal
 			want["PORTAL_FRAME_ANCESTORS"] = "'none'"
 		}
-		if fn == FnAPI || fn == FnDeliver { // they send to the slow lane
+		if fn == FnAPI || fn == FnDeliver { // they send to the slow and paced lanes
 			slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
-			want["SLOW_QUEUE_URL"] = "${" + slowID + "}"
+			pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
+			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")
@@ -282,19 +284,27 @@ func TestContextReachesFunctions(t *testing.T) {
 
 func TestDeliverEventSource(t *testing.T) {
 	s := synth(t, "dev")
-	// Two lanes, each its own maximum concurrency (lifecycle.Lane).
-	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(2))
+	// Three lanes, each its own maximum concurrency (lifecycle.Lane); the
+	// paced lane gathers batches of 100 for up to a second.
+	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
 	deliverID, _ := s.functionByName(t, FnDeliver)
-	for tag, most := range map[string]int{schema.Queues.DeliveryQueueTag: 300, schema.Queues.SlowQueueTag: 50} {
+	for tag, want := range map[string]struct {
+		most, batch int
+		window      any
+	}{
+		schema.Queues.DeliveryQueueTag: {300, 10, assertions.Match_Absent()},
+		schema.Queues.SlowQueueTag:     {50, 10, assertions.Match_Absent()},
+		schema.Queues.PacedQueueTag:    {50, 100, 1},
+	} {
 		queueID, _ := s.queueByName(t, tag)
 		check(t, "deliver event source "+tag, func() {
 			s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), m{
 				"FunctionName":                   m{"Ref": deliverID},
 				"EventSourceArn":                 m{"Fn::GetAtt": []any{queueID, "Arn"}},
-				"BatchSize":                      10,
+				"BatchSize":                      want.batch,
 				"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
-				"ScalingConfig":                  m{"MaximumConcurrency": most},
-				"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
+				"ScalingConfig":                  m{"MaximumConcurrency": want.most},
+				"MaximumBatchingWindowInSeconds": want.window,
 			})
 		})
 	}
@@ -412,6 +422,7 @@ func TestAlarms(t *testing.T) {
 	dev := synth(t, "dev")
 	queueID, _ := dev.queueByName(t, schema.Queues.DeliveryQueueTag)
 	slowID, _ := dev.queueByName(t, schema.Queues.SlowQueueTag)
+	pacedID, _ := dev.queueByName(t, schema.Queues.PacedQueueTag)
 	dlqID, _ := dev.queueByName(t, schema.Queues.DLQTag)
 	deliverID, _ := dev.functionByName(t, FnDeliver)
 	apiFnID, _ := dev.functionByName(t, FnAPI)
@@ -441,6 +452,7 @@ func TestAlarms(t *testing.T) {
 		AlarmDeliverErrors:    {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}", ""},
 		AlarmQueueAge:         {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + queueID + ".QueueName}", ""},
 		AlarmSlowLaneAge:      {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + slowID + ".QueueName}", ""},
+		AlarmPacedLaneAge:     {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 900, 300, "QueueName=${" + pacedID + ".QueueName}", ""},
 		AlarmDeliverThrottles: {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}", ""},
 		AlarmAPIThrottles:     {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + apiFnID + "}", ""},
 		AlarmAPI5xx:           {"AWS/ApiGateway", "5XXError", "Sum", "GreaterThanOrEqualToThreshold", API5xxThreshold, 300, "ApiName=" + StackName("dev"), ""},

@@ -46,7 +46,7 @@ type settings struct {
 	apiAddr, receiverAddr, dynamoAddr, sqsAddr string
 	dataDir, prefix, devKey                    string
 	sweepEvery                                 time.Duration
-	pollers, slowPollers                       int
+	pollers, slowPollers, pacedPollers         int
 	inMemory                                   bool // EMULATORS_IN_MEMORY=1: the emulators keep nothing on disk
 }
 
@@ -68,7 +68,7 @@ func loadSettings() (settings, error) {
 		dataDir: getenv("DATA_DIR", filepath.Join(root, "localstack", ".data")), prefix: getenv("RESOURCE_PREFIX", "gifq-webhooks-dev"),
 		devKey: os.Getenv("DEV_API_KEY"), inMemory: os.Getenv("EMULATORS_IN_MEMORY") == "1",
 	}
-	for name, n := range map[string]*int{"POLLERS": &s.pollers, "SLOW_POLLERS": &s.slowPollers} {
+	for name, n := range map[string]*int{"POLLERS": &s.pollers, "SLOW_POLLERS": &s.slowPollers, "PACED_POLLERS": &s.pacedPollers} {
 		if v := os.Getenv(name); v != "" {
 			if *n, err = strconv.Atoi(v); err != nil {
 				return s, fmt.Errorf("%s=%q: %w", name, v, err)
@@ -93,7 +93,7 @@ func ownAddrs(s settings) settings {
 // the environment says otherwise.
 func devConfig(s settings, urls queue.URLs) (config.Config, error) {
 	defaults := map[string]string{
-		"STAGE": "local", "TABLE_NAME": s.prefix, "QUEUE_URL": urls.Delivery, "SLOW_QUEUE_URL": urls.Slow, "DLQ_URL": urls.DLQ,
+		"STAGE": "local", "TABLE_NAME": s.prefix, "QUEUE_URL": urls.Delivery, "SLOW_QUEUE_URL": urls.Slow, "PACED_QUEUE_URL": urls.Paced, "DLQ_URL": urls.DLQ,
 		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off",
 		"PORTAL_URL": "http://" + s.apiAddr + "/portal/",
 	}
@@ -191,7 +191,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: s.apiAddr, Pollers: s.pollers, SlowPollers: s.slowPollers, SweepEvery: s.sweepEvery})
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: s.apiAddr, Pollers: s.pollers, SlowPollers: s.slowPollers, PacedPollers: s.pacedPollers, SweepEvery: s.sweepEvery})
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func start(t *testing.T, o opts) *harness {
 	}
 	env := testenv.New(t)
 	env2 := map[string]string{
-		"TABLE_NAME": env.Table, "QUEUE_URL": env.Queues.Delivery, "SLOW_QUEUE_URL": env.Queues.Slow, "DLQ_URL": env.Queues.DLQ,
+		"TABLE_NAME": env.Table, "QUEUE_URL": env.Queues.Delivery, "SLOW_QUEUE_URL": env.Queues.Slow, "PACED_QUEUE_URL": env.Queues.Paced, "DLQ_URL": env.Queues.DLQ,
 		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off", "LOG_LEVEL": "warn",
 		"RETRY_SCHEDULE": "1s,1s,1s,1s,1s,1s,1s", "SWEEP_GRACE": "2s", "DELIVERY_TIMEOUT": "10s",
 	}

@@ -21,7 +21,11 @@ type Options struct {
 	// one: its own mapping's maximum concurrency (default a quarter of
 	// Pollers, at least 1).
 	SlowPollers int
-	SweepEvery  time.Duration // the sweeper's timer; 0 turns it off
+	// PacedPollers are the paced lane's (lifecycle.LanePaced), when the app
+	// has one: its mapping's maximum concurrency (default a quarter of
+	// Pollers, at least 1), with its batching window and batches of 100.
+	PacedPollers int
+	SweepEvery   time.Duration // the sweeper's timer; 0 turns it off
 	// ScheduleEvery is the scheduler's timer (the sweeper function invoked
 	// with {"mode":"schedule"}, as the stack's 1-minute rule does): 0 is
 	// the stack's minute, < 0 turns it off.
@@ -33,7 +37,7 @@ type Local struct {
 	URL    string // the API's base URL
 	app    *app.App
 	srv    *http.Server
-	lanes  []*Poller // the delivery queue's, and its slow lane's
+	lanes  []*Poller // the delivery queue's, and its slow and paced lanes'
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -60,19 +64,30 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 			a.Log.Error("api server stopped", "error", err)
 		}
 	}()
-	// One worker for both lanes, as one deliver function has two mappings:
-	// its in-process slot handoff (shared/inflight) spans them.
+	// One worker for every lane, as one deliver function has a mapping for
+	// each: its in-process slot handoff (shared/inflight) spans them.
 	worker := Concurrent(a.Worker().Handle)
-	lanes := map[string]int{a.Config.QueueURL: o.Pollers}
+	type mapping struct {
+		concurrency int
+		batch       int32
+		window      time.Duration
+	}
+	lanes := map[string]mapping{a.Config.QueueURL: {o.Pollers, 10, 0}}
 	if a.Config.SlowQueueURL != "" {
 		if o.SlowPollers <= 0 {
 			o.SlowPollers = max(o.Pollers/4, 1)
 		}
-		lanes[a.Config.SlowQueueURL] = o.SlowPollers
+		lanes[a.Config.SlowQueueURL] = mapping{o.SlowPollers, 10, 0}
 	}
-	for url, n := range lanes {
-		poller := &Poller{SQS: a.SQS, QueueURL: url, QueueARN: arnOf(url), Handler: worker, Concurrency: n, BatchSize: 10,
-			Timeout: schema.FunctionTimeout, Log: a.Log}
+	if a.Config.PacedQueueURL != "" {
+		if o.PacedPollers <= 0 {
+			o.PacedPollers = max(o.Pollers/4, 1)
+		}
+		lanes[a.Config.PacedQueueURL] = mapping{o.PacedPollers, schema.PacedBatch, schema.PacedWindow}
+	}
+	for url, m := range lanes {
+		poller := &Poller{SQS: a.SQS, QueueURL: url, QueueARN: arnOf(url), Handler: worker, Concurrency: m.concurrency,
+			BatchSize: m.batch, Window: m.window, Timeout: schema.FunctionTimeout, Log: a.Log}
 		l.lanes = append(l.lanes, poller)
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); poller.Run(ctx) }()
@@ -94,7 +109,7 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 }
 
 // DeliverBilled is the deliver invocations' durations so far, added up
-// over both lanes: what Lambda would bill.
+// over the lanes: what Lambda would bill.
 func (l *Local) DeliverBilled() time.Duration {
 	var d time.Duration
 	for _, p := range l.lanes {

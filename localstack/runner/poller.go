@@ -24,9 +24,10 @@ type SQS interface {
 }
 
 // Poller does what the Lambda SQS event source mapping does: long-polls the
-// queue, invokes the handler with batches of up to 10, and deletes the
-// messages the handler did not report as batch item failures (all of them
-// stay when the invocation fails).
+// queue, invokes the handler with batches of up to BatchSize (gathered for up
+// to Window, the mapping's batching window, when BatchSize is over 10), and
+// deletes the messages the handler did not report as batch item failures
+// (all of them stay when the invocation fails).
 //
 // The handled messages of invocations that end within deleteLinger of each
 // other are deleted in one DeleteMessageBatch (up to 10); an invocation's
@@ -45,7 +46,8 @@ type Poller struct {
 	QueueARN    string
 	Handler     lambda.Handler // invoked for batches at once: Concurrent, not lambda.NewHandler
 	Concurrency int            // concurrent invocations (the mapping's maximum concurrency)
-	BatchSize   int32          // at most 10
+	BatchSize   int32          // more than 10 only with a Window (as the mapping asks)
+	Window      time.Duration  // the batching window: how long a batch is gathered after its first message
 	Timeout     time.Duration  // the function's timeout
 	Log         *slog.Logger
 
@@ -128,7 +130,7 @@ func (p *Poller) deleteHandled(stop <-chan struct{}) {
 }
 
 // flush deletes every handled message: the messages of as many invocations
-// as fit in ten, a call.
+// as fit in ten, a call (an invocation of more than ten, ten a call).
 func (p *Poller) flush() {
 	for {
 		p.mu.Lock()
@@ -142,12 +144,16 @@ func (p *Poller) flush() {
 		if n == 0 {
 			return
 		}
-		for i := range entries { // ids unique in the call: a message received twice may be in it twice
-			entries[i].Id = aws.String(strconv.Itoa(i))
-		}
-		p.deletes.Add(1)
-		if _, err := p.SQS.DeleteMessageBatch(context.Background(), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: entries}); err != nil {
-			p.Log.Warn("deleting handled messages failed; they return after their visibility timeout", "error", err)
+		for len(entries) > 0 {
+			ten := entries[:min(len(entries), 10)]
+			entries = entries[len(ten):]
+			for i := range ten { // ids unique in the call: a message received twice may be in it twice
+				ten[i].Id = aws.String(strconv.Itoa(i))
+			}
+			p.deletes.Add(1)
+			if _, err := p.SQS.DeleteMessageBatch(context.Background(), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.QueueURL), Entries: ten}); err != nil {
+				p.Log.Warn("deleting handled messages failed; they return after their visibility timeout", "error", err)
+			}
 		}
 		for _, h := range served {
 			close(h.done)
@@ -164,9 +170,35 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
+// receive long-polls for a batch; with a Window, it goes on gathering
+// messages until the batch is full or the window since the first has passed.
 func (p *Poller) receive(ctx context.Context) ([]types.Message, error) {
+	msgs, err := p.receiveOnce(ctx, p.BatchSize, 2)
+	if err != nil || len(msgs) == 0 || p.Window <= 0 {
+		return msgs, err
+	}
+	for end := time.Now().Add(p.Window); len(msgs) < int(p.BatchSize) && time.Now().Before(end); {
+		// Short polls: a long poll's wait is whole seconds, the window's end
+		// is not, and a receive cut short by a deadline could take messages
+		// with it.
+		more, err := p.receiveOnce(ctx, p.BatchSize-int32(len(msgs)), 0)
+		if err != nil {
+			break // the batch so far is handled; the error will show on the next poll
+		}
+		msgs = append(msgs, more...)
+		if len(more) == 0 {
+			sleepCtx(ctx, min(windowPoll, time.Until(end)))
+		}
+	}
+	return msgs, nil
+}
+
+// windowPoll is how often a batching window looks for more messages.
+const windowPoll = 100 * time.Millisecond
+
+func (p *Poller) receiveOnce(ctx context.Context, n int32, wait int32) ([]types.Message, error) {
 	out, err := p.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(p.QueueURL), MaxNumberOfMessages: max(min(p.BatchSize, 10), 1), WaitTimeSeconds: 2,
+		QueueUrl: aws.String(p.QueueURL), MaxNumberOfMessages: max(min(n, 10), 1), WaitTimeSeconds: wait,
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"},
 	})

@@ -20,12 +20,16 @@ import (
 )
 
 // startPoller runs a poller on env's delivery queue with handle as the
-// deliver function, until stop (which returns once Run has) or the test's end.
-func startPoller(t *testing.T, env *testenv.Env, concurrency int, batch int32, handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) (p *runner.Poller, stop func()) {
+// deliver function (and the batching window of window, if given), until stop
+// (which returns once Run has) or the test's end.
+func startPoller(t *testing.T, env *testenv.Env, concurrency int, batch int32, handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), window ...time.Duration) (p *runner.Poller, stop func()) {
 	t.Helper()
 	p = &runner.Poller{SQS: env.SQS, QueueURL: env.Queues.Delivery, QueueARN: "arn:aws:sqs:us-east-1:000000000000:q",
 		Handler: runner.Concurrent(handle), Concurrency: concurrency, BatchSize: batch, Timeout: time.Minute,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	if len(window) > 0 {
+		p.Window = window[0]
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
@@ -155,5 +159,41 @@ func TestPollerDeletesTheMessagesOfInvocationsThatEndTogether(t *testing.T) {
 	}
 	if d := queueDepth(t, env); d != 0 {
 		t.Fatalf("%d messages left after Run returned, want all %d deleted", d, concurrency)
+	}
+}
+
+// With a batching window (the paced lane's mapping), messages that arrive
+// within the window after the first are handed over in one invocation, more
+// than ten of them, and all are deleted (ten a DeleteMessageBatch).
+func TestPollerGathersABatchOverItsWindow(t *testing.T) {
+	env := testenv.New(t)
+	var mu sync.Mutex
+	var batches []int
+	p, stop := startPoller(t, env, 1, 100, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		batches = append(batches, len(ev.Records))
+		return events.SQSEventResponse{}, nil
+	}, 2*time.Second)
+	const n = 25
+	for i := range n {
+		send(t, env, "w"+strconv.Itoa(i))
+		time.Sleep(20 * time.Millisecond) // 0.5 s in all: within the window
+	}
+	waitUntil(t, "all handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		sum := 0
+		for _, b := range batches {
+			sum += b
+		}
+		return sum == n
+	})
+	stop()
+	if len(batches) != 1 {
+		t.Fatalf("batches %v, want all %d messages in one invocation", batches, n)
+	}
+	if d := queueDepth(t, env); d != 0 || p.Deletes() < 3 {
+		t.Fatalf("%d messages left, %d deletes: want all deleted, ten a call", d, p.Deletes())
 	}
 }

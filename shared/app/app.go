@@ -73,6 +73,9 @@ func NewWithLogger(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, l
 	if cfg.SlowQueueURL != "" {
 		qu.WithSlowLane(cfg.SlowQueueURL)
 	}
+	if cfg.PacedQueueURL != "" {
+		qu.WithPacedLane(cfg.PacedQueueURL)
+	}
 	return &App{
 		Config:       cfg,
 		Store:        st,
@@ -102,7 +105,7 @@ func (a *App) API() *httpapi.API {
 	return &httpapi.API{
 		Store: a.Store,
 		Ingest: &ingest.Service{Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, DefaultRate: a.Config.RatePerSecond,
-			Lanes: a.Config.SlowQueueURL != "", Log: a.Log, Metrics: a.Metrics, Now: a.Now},
+			Lanes: a.Config.SlowQueueURL != "", Paced: a.Config.PacedQueueURL != "", Log: a.Log, Metrics: a.Metrics, Now: a.Now},
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
 		Portal:       httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
@@ -120,7 +123,8 @@ func (a *App) Worker() *delivery.Worker {
 		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight,
 			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
-			BreakerOff: !a.Config.Breaker, Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly, Lanes: a.Config.SlowQueueURL != ""},
+			BreakerOff: !a.Config.Breaker, Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly,
+			Lanes: a.Config.SlowQueueURL != "", Paced: a.Config.PacedQueueURL != ""},
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Events: a.OpEvents,
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}

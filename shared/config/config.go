@@ -25,6 +25,7 @@ type Config struct {
 	TableName             string         // TABLE_NAME
 	QueueURL              string         // QUEUE_URL: the delivery queue
 	SlowQueueURL          string         // SLOW_QUEUE_URL: the delivery queue's slow lane, for failing endpoints (lifecycle.Lane); none: one lane
+	PacedQueueURL         string         // PACED_QUEUE_URL: its paced lane, for messages whose slot is booked ahead (lifecycle.LanePaced); none: they take the fast lane
 	DLQURL                string         // DLQ_URL
 	KMSKeyID              string         // KMS_KEY_ID: the key that seals signing secrets and keys (package envelope); required by api and deliver
 	Retry                 retry.Schedule // RETRY_SCHEDULE: "1s,16s,..." (default n^4 s, 8 attempts)
@@ -120,6 +121,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	str("TABLE_NAME", &c.TableName)
 	str("QUEUE_URL", &c.QueueURL)
 	str("SLOW_QUEUE_URL", &c.SlowQueueURL)
+	str("PACED_QUEUE_URL", &c.PacedQueueURL)
 	str("DLQ_URL", &c.DLQURL)
 	str("KMS_KEY_ID", &c.KMSKeyID)
 	str("OPS_EVENT_BUS", &c.OpsEventBus)

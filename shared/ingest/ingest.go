@@ -51,6 +51,7 @@ type Service struct {
 	Limiter     Limiter
 	DefaultRate float64 // deliveries per second per account unless the account says otherwise
 	Lanes       bool    // a slow lane is deployed: a failing endpoint's deliveries start on it (lifecycle.Lane)
+	Paced       bool    // a paced lane is deployed: deliveries whose slots are booked ahead start on it (lifecycle.LanePaced)
 	Log         *slog.Logger
 	Metrics     *obs.Metrics
 	Now         func() time.Time
@@ -272,7 +273,8 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 }
 
 // enqueue sends one message per delivery to one of eps, delayed to (just
-// before) its slot, on its endpoint's lane.
+// before) its slot, on its endpoint's lane (or the paced lane, for a slot
+// booked ahead: lifecycle.PacedLane).
 // A failed send loses nothing: the delivery is in the table and the sweeper
 // finds it. The deliveries are stored, so a producer that hangs up now
 // (its request's context ended) does not stop the send: the sweeper would
@@ -301,15 +303,18 @@ func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries
 				m.First = &queue.First{CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt}
 			}
 		}
+		lane := lifecycle.LaneFast
 		if slow[d.EndpointID] {
-			m.Lane = queue.LaneSlow
+			lane = lifecycle.LaneSlow
 		}
 		var delay time.Duration
 		if !slots[i].IsZero() {
 			m.SlotAt, m.SlotIvl = domain.Millis(slots[i]), ivl.Milliseconds()
 			// Whole seconds, so that it arrives before its slot: the worker waits out the rest.
 			delay = ratelimit.Delay(slots[i], now, ratelimit.Lead)
+			lane = lifecycle.PacedLane(lane, s.Paced, slots[i], now)
 		}
+		m.Lane = queue.LaneName(lane)
 		out[i] = queue.Outgoing{Message: m, Delay: delay}
 	}
 	failed, err := s.Queue.SendAll(context.WithoutCancel(ctx), out)

@@ -8,22 +8,34 @@ import (
 )
 
 // Lane is the delivery queue a message travels on. The deliver function
-// reads two queues, each with its own concurrency (the event source
-// mappings' maximum concurrency; make dev's POLLERS and SLOW_POLLERS): the
-// fast lane, and the slow lane for the messages of endpoints that are
-// failing. A timed-out attempt holds its invocation for the whole delivery
+// reads three queues, each with its own concurrency (the event source
+// mappings' maximum concurrency; make dev's POLLERS, SLOW_POLLERS and
+// PACED_POLLERS): the fast lane, and the slow lane for the messages of
+// endpoints that are failing (and the paced lane, below). A timed-out
+// attempt holds its invocation for the whole delivery
 // timeout; on one shared queue, a tenant whose endpoints hang fills the
 // concurrency and every other tenant waits behind it (issue 25: a quiet
 // tenant's p99 went from 6 ms to 50 s with 4 pollers). On two lanes, the
 // failing endpoints hold at most the slow lane's concurrency, and the fast
 // lane keeps serving the healthy ones. SQS fair queues (MessageGroupId: the
 // account) then order each lane's backlog by tenant on AWS.
+//
+// A third lane, the paced lane, takes a healthy endpoint's messages whose
+// account slot is booked ahead (an account over its rate): such a message
+// reaches its worker up to Policy.MaxEarly before its slot (SQS delays are
+// whole seconds) and the worker sleeps until the slot, billed. The paced
+// lane's mapping waits up to a second to fill batches of up to 100, so one
+// invocation sleeps for a second's worth of slots at once instead of a few
+// each; the wait comes out of the time the messages would have slept
+// anyway. Lone events, never booked ahead, keep the fast lane and its zero
+// window (docs/lifecycle.md "Lanes").
 type Lane int
 
 // The lanes.
 const (
 	LaneFast Lane = iota
 	LaneSlow
+	LanePaced
 )
 
 // LaneOf is the lane of an endpoint's messages at now: the slow lane while
@@ -31,6 +43,7 @@ const (
 // error: failing_since is set, written only when it changes) or its breaker
 // is not closed; the fast lane again after its first success.
 func LaneOf(ep domain.Endpoint, now time.Time) Lane {
+	// (Never the paced lane: that is a message's, by its slot, PacedLane.)
 	if ep.FailingSince != 0 || BreakerOf(ep, now) != BreakerClosed {
 		return LaneSlow
 	}
@@ -48,4 +61,19 @@ func laneAfter(k Known, p Policy) Lane {
 		return LaneSlow
 	}
 	return LaneOf(*k.Endpoint, k.Now)
+}
+
+// PacedAhead is how far ahead of now a message's slot must be for it to go
+// on the paced lane: nearer, the worker's sleep is already under issue 25's
+// 0.2 s and the batching window would only add to its latency.
+const PacedAhead = 200 * time.Millisecond
+
+// PacedLane is the lane of a message on lane that carries a slot at slot,
+// sent at now: the paced lane for a fast-lane message whose slot is more
+// than PacedAhead ahead, when a paced lane is deployed (paced); else lane.
+func PacedLane(lane Lane, paced bool, slot, now time.Time) Lane {
+	if lane == LaneFast && paced && slot.Sub(now) > PacedAhead {
+		return LanePaced
+	}
+	return lane
 }

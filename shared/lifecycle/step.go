@@ -74,6 +74,7 @@ type Policy struct {
 	Lead           time.Duration // slots are booked this far ahead of the queue's whole-second delays (ratelimit.Lead)
 	MaxEarly       time.Duration // a message this early for its slot waits for it in the worker (ratelimit.MaxEarly)
 	Lanes          bool          // a slow lane is deployed: failing endpoints' messages travel on it (lane.go)
+	Paced          bool          // a paced lane is deployed: messages carrying a slot booked ahead travel on it (lane.go)
 }
 
 // Tunables of the step, with their reasons.
@@ -374,7 +375,7 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		return putBack(k, p, act.Until, e)
 	}
-	if p.Lanes && k.Msg.Lane == LaneFast && LaneOf(*ep, now) == LaneSlow {
+	if p.Lanes && k.Msg.Lane != LaneSlow && LaneOf(*ep, now) == LaneSlow {
 		// At once, carrying what it carries: only the lane changes.
 		return Effect{Do: DoPutBack, Until: now, Lane: LaneSlow, NotDeferral: true, Refunds: booked(k),
 			Metric: obs.MetricSlowLaneMoves, Why: "endpoint failing: its attempt goes on the slow lane", Level: slog.LevelDebug}
@@ -689,6 +690,7 @@ func booked(k Known) []Refund {
 func slotBack(k Known, p Policy, at time.Time, e Effect) Effect {
 	e = putBack(k, p, at.Add(-p.Lead), e)
 	e.Delay = e.Delay.Truncate(time.Second)
+	e.Lane = PacedLane(e.Lane, p.Paced, at, k.Now)
 	return e
 }
 

@@ -343,6 +343,27 @@ func TestStep(t *testing.T) {
 			k.Endpoint.BreakerOpenUntil = ms(4 * time.Minute)
 			return k
 		}, lanes, lifecycle.Effect{Do: lifecycle.DoPutBack, Lane: lifecycle.LaneSlow}},
+		{"paced: a slot booked far goes back on the paced lane, carrying it", func() lifecycle.Known {
+			k := known()
+			k.Rate = slot(3 * time.Second)
+			return k
+		}, paced, lifecycle.Effect{Do: lifecycle.DoPutBack, SetSlot: ptr(slot(3 * time.Second)), Lane: lifecycle.LanePaced}},
+		{"paced: its own slot far, back on the paced lane", func() lifecycle.Known {
+			k := booked()
+			k.Endpoint.Settings.RatePerSecond = 2
+			k.EndpointRate = slot(30 * time.Second)
+			return k
+		}, paced, lifecycle.Effect{Do: lifecycle.DoPutBack, Unslot: true, Lane: lifecycle.LanePaced}},
+		{"paced: a failing endpoint's message on the paced lane moves to the slow lane", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.FailingSince, k.Msg.Lane = ms(-time.Minute), lifecycle.LanePaced
+			return k
+		}, paced, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now, Lane: lifecycle.LaneSlow, Metric: obs.MetricSlowLaneMoves}},
+		{"paced: a cap deferral from the paced lane goes back on the fast lane", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.Leases, k.Msg.Lane = fullLeases(5), lifecycle.LanePaced
+			return k
+		}, paced, lifecycle.Effect{Do: lifecycle.DoPutBack, Metric: obs.MetricEndpointDeferrals}},
 		{"a redriven DLQ message restarts its delivery", func() lifecycle.Known {
 			k := known()
 			k.Msg.Kind, k.Loaded = lifecycle.KindDeadLetter, false
@@ -365,6 +386,29 @@ func TestStep(t *testing.T) {
 }
 
 func lanes(p *lifecycle.Policy) { p.Lanes = true }
+
+func paced(p *lifecycle.Policy) { p.Lanes, p.Paced = true, true }
+
+// A message goes on the paced lane only from the fast lane, with a paced
+// lane deployed, for a slot more than PacedAhead ahead.
+func TestPacedLane(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		lane  lifecycle.Lane
+		paced bool
+		ahead time.Duration
+		want  lifecycle.Lane
+	}{
+		{"a slot booked ahead", lifecycle.LaneFast, true, 1500 * time.Millisecond, lifecycle.LanePaced},
+		{"a slot near: no window to wait", lifecycle.LaneFast, true, lifecycle.PacedAhead, lifecycle.LaneFast},
+		{"no paced lane deployed", lifecycle.LaneFast, false, 3 * time.Second, lifecycle.LaneFast},
+		{"a failing endpoint's stays slow", lifecycle.LaneSlow, true, 3 * time.Second, lifecycle.LaneSlow},
+	} {
+		if got := lifecycle.PacedLane(c.lane, c.paced, now.Add(c.ahead), now); got != c.want {
+			t.Errorf("%s: lane %v, want %v", c.name, got, c.want)
+		}
+	}
+}
 
 // A put-back goes on its endpoint's lane as it is now: a message on the
 // slow lane comes back on the fast one once its endpoint is healthy.

@@ -35,17 +35,20 @@ func receiveAll(t *testing.T, env *testenv.Env, url string) (ids []string, recei
 	}
 }
 
-// A message on the slow lane goes to the slow lane's queue, the others to
-// the delivery queue, in one SendAll; without a slow lane, all go to the
-// delivery queue.
+// A message on the slow lane goes to the slow lane's queue, one on the
+// paced lane to the paced lane's, the others to the delivery queue, in one
+// SendAll; without those lanes, all go to the delivery queue.
 func TestSendAllSortsMessagesByLane(t *testing.T) {
 	env := testenv.New(t)
-	q := queue.New(env.SQS, env.Queues.Delivery, env.Queues.DLQ).WithSlowLane(env.Queues.Slow)
+	q := queue.New(env.SQS, env.Queues.Delivery, env.Queues.DLQ).WithSlowLane(env.Queues.Slow).WithPacedLane(env.Queues.Paced)
 	var out []queue.Outgoing
-	for _, id := range []string{"dlv_f1", "dlv_s1", "dlv_f2", "dlv_s2"} {
+	for _, id := range []string{"dlv_f1", "dlv_s1", "dlv_p1", "dlv_f2", "dlv_s2"} {
 		m := msg(id)
-		if id[4] == 's' {
+		switch id[4] {
+		case 's':
 			m.Lane = queue.LaneSlow
+		case 'p':
+			m.Lane = queue.LanePaced
 		}
 		out = append(out, queue.Outgoing{Message: m})
 	}
@@ -53,9 +56,13 @@ func TestSendAllSortsMessagesByLane(t *testing.T) {
 		t.Fatalf("failed %v: %v", failed, err)
 	}
 	fast, _ := receiveAll(t, env, env.Queues.Delivery)
+	pacedIDs, _ := receiveAll(t, env, env.Queues.Paced)
 	slow, receipts := receiveAll(t, env, env.Queues.Slow)
 	if len(fast) != 2 || len(slow) != 2 || fast[0][4] != 'f' || fast[1][4] != 'f' || slow[0][4] != 's' || slow[1][4] != 's' {
 		t.Fatalf("delivery queue %v, slow lane %v", fast, slow)
+	}
+	if len(pacedIDs) != 1 || pacedIDs[0] != "dlv_p1" {
+		t.Fatalf("paced lane %v", pacedIDs)
 	}
 	// A receipt is good only on its own queue: Hide finds it by the
 	// record's EventSourceARN.
@@ -65,12 +72,12 @@ func TestSendAllSortsMessagesByLane(t *testing.T) {
 	}
 
 	one := queue.New(env.SQS, env.Queues.Delivery, env.Queues.DLQ)
-	m := msg("dlv_s3")
-	m.Lane = queue.LaneSlow
-	if err := one.Send(ctx, m, 0); err != nil {
+	m, p := msg("dlv_s3"), msg("dlv_p3")
+	m.Lane, p.Lane = queue.LaneSlow, queue.LanePaced
+	if _, err := one.SendAll(ctx, []queue.Outgoing{{Message: m}, {Message: p}}); err != nil {
 		t.Fatal(err)
 	}
-	if fast, _ := receiveAll(t, env, env.Queues.Delivery); len(fast) != 1 {
+	if fast, _ := receiveAll(t, env, env.Queues.Delivery); len(fast) != 2 {
 		t.Fatalf("one lane: the delivery queue got %v", fast)
 	}
 }

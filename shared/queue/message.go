@@ -64,7 +64,8 @@ type Message struct {
 	// an attempt's log lines and spans in the event's trace.
 	Trace string `json:"trace,omitempty"`
 	// Lane is "slow" on the slow lane's queue (lifecycle.Lane): the
-	// messages of an endpoint that is failing.
+	// messages of an endpoint that is failing; "paced" on the paced lane's:
+	// messages carrying an account slot booked ahead.
 	Lane string `json:"lane,omitempty"`
 	// Body is the event's body, carried by ingest's messages when it is at
 	// most CarriedBodyMax (and kept by every retry and deferral sent again

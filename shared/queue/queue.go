@@ -33,11 +33,11 @@ const (
 )
 
 // Queue sends to the delivery queue (its fast lane and, when deployed, its
-// slow lane: lifecycle.Lane) and the DLQ.
+// slow and paced lanes: lifecycle.Lane) and the DLQ.
 type Queue struct {
-	sqs        SQS
-	fast, slow *lane // slow: nil when there is no slow lane
-	dlqURL     *string
+	sqs               SQS
+	fast, slow, paced *lane // slow, paced: nil when there is no such lane
+	dlqURL            *string
 }
 
 // lane is one delivery queue and its group commit.
@@ -69,11 +69,20 @@ func (q *Queue) WithSlowLane(url string) *Queue {
 	return q
 }
 
-// laneOf is the queue m goes to: the slow lane's if it is on it and there
-// is one.
+// WithPacedLane sends the messages whose Lane is "paced" to the queue at url.
+func (q *Queue) WithPacedLane(url string) *Queue {
+	q.paced = &lane{url: aws.String(url)}
+	return q
+}
+
+// laneOf is the queue m goes to: its lane's if there is one, else the fast
+// lane's.
 func (q *Queue) laneOf(m Message) *lane {
-	if m.Lane == LaneSlow && q.slow != nil {
+	switch {
+	case m.Lane == LaneSlow && q.slow != nil:
 		return q.slow
+	case m.Lane == LanePaced && q.paced != nil:
+		return q.paced
 	}
 	return q.fast
 }

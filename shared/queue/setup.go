@@ -20,7 +20,7 @@ type Admin interface {
 
 // URLs are the queues' addresses.
 type URLs struct {
-	Delivery, Slow, DLQ string
+	Delivery, Slow, Paced, DLQ string
 }
 
 // DLQAttributes and DeliveryAttributes are schema.Queues as SQS attributes.
@@ -41,8 +41,8 @@ func DeliveryAttributes(dlqARN string) map[string]string {
 func secs(f float64) string { return strconv.Itoa(int(f)) }
 
 // CreateQueues creates (or finds) prefix-deliveries, its slow lane
-// prefix-deliveries-slow and prefix-dlq, with the redrive policy from both
-// to the DLQ.
+// prefix-deliveries-slow, its paced lane prefix-deliveries-paced and
+// prefix-dlq, with the redrive policy from the three to the DLQ.
 func CreateQueues(ctx context.Context, c Admin, prefix string) (URLs, error) {
 	dlq, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(prefix + "-" + schema.Queues.DLQTag), Attributes: DLQAttributes()})
 	if err != nil {
@@ -53,7 +53,7 @@ func CreateQueues(ctx context.Context, c Admin, prefix string) (URLs, error) {
 		return URLs{}, err
 	}
 	urls := URLs{DLQ: aws.ToString(dlq.QueueUrl)}
-	for tag, url := range map[string]*string{schema.Queues.DeliveryQueueTag: &urls.Delivery, schema.Queues.SlowQueueTag: &urls.Slow} {
+	for tag, url := range map[string]*string{schema.Queues.DeliveryQueueTag: &urls.Delivery, schema.Queues.SlowQueueTag: &urls.Slow, schema.Queues.PacedQueueTag: &urls.Paced} {
 		q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{
 			QueueName:  aws.String(prefix + "-" + tag),
 			Attributes: DeliveryAttributes(attrs.Attributes[string(types.QueueAttributeNameQueueArn)]),

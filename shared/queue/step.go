@@ -27,21 +27,30 @@ func (m Message) ForStep(rec events.SQSMessage) lifecycle.Message {
 		Carried: m.Delivery() != nil}
 }
 
-// LaneSlow is Message.Lane on the slow lane.
-const LaneSlow = "slow"
+// Message.Lane on the slow and paced lanes (the fast lane's is empty).
+const (
+	LaneSlow  = "slow"
+	LanePaced = "paced"
+)
 
 // LaneOf is the lifecycle.Lane a Message.Lane names.
 func LaneOf(name string) lifecycle.Lane {
-	if name == LaneSlow {
+	switch name {
+	case LaneSlow:
 		return lifecycle.LaneSlow
+	case LanePaced:
+		return lifecycle.LanePaced
 	}
 	return lifecycle.LaneFast
 }
 
 // LaneName is Message.Lane for l.
 func LaneName(l lifecycle.Lane) string {
-	if l == lifecycle.LaneSlow {
+	switch l {
+	case lifecycle.LaneSlow:
 		return LaneSlow
+	case lifecycle.LanePaced:
+		return LanePaced
 	}
 	return ""
 }

@@ -111,8 +111,9 @@ var Table = TableDef{
 // Queues are the delivery queue and its dead-letter queue.
 var Queues = QueueDefs{
 	// The deliver function runs for at most FunctionTimeout; AWS asks for a
-	// visibility timeout of at least six times that.
-	VisibilityTimeout: 6 * FunctionTimeout,
+	// visibility timeout of at least six times that, plus the mapping's
+	// batching window (the paced lane's).
+	VisibilityTimeout: 6*FunctionTimeout + PacedWindow,
 	// Only a safety net for poison messages: every wait (a retry, a
 	// deferral) is a new delayed message or a park, never a receive of the
 	// same one, so ordinary work never reaches this count; only a message
@@ -122,8 +123,19 @@ var Queues = QueueDefs{
 	DLQRetention:     14 * 24 * time.Hour,
 	DeliveryQueueTag: "deliveries",
 	SlowQueueTag:     "deliveries-slow",
+	PacedQueueTag:    "deliveries-paced",
 	DLQTag:           "dlq",
 }
+
+// The paced lane's mapping (lifecycle.LanePaced) waits up to PacedWindow to
+// fill a batch of up to PacedBatch messages: its messages reach the worker
+// 1-2 s before their slots, and one invocation then sleeps for a second's
+// slots at once. 100 messages carry at most ~0.5 MB (bodies up to 4 KiB),
+// far under Lambda's 6 MB invocation payload.
+const (
+	PacedWindow = time.Second
+	PacedBatch  = 100
+)
 
 // FunctionTimeout is the deliver function's timeout: a 10 s attempt plus
 // the DynamoDB and SQS calls around it, with room to spare.
@@ -137,5 +149,6 @@ type QueueDefs struct {
 	DLQRetention      time.Duration
 	DeliveryQueueTag  string // queue name suffix
 	SlowQueueTag      string // the slow lane's (lifecycle.Lane): the delivery queue's settings and DLQ
+	PacedQueueTag     string // the paced lane's (lifecycle.LanePaced): the same
 	DLQTag            string
 }

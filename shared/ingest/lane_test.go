@@ -1,0 +1,62 @@
+package ingest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/queue"
+	"github.com/gifq/webhooks/shared/ratelimit"
+)
+
+// bookingLimiter books n slots ivl apart from first.
+type bookingLimiter struct {
+	first time.Time
+	ivl   time.Duration
+}
+
+func (l bookingLimiter) ReserveAhead(context.Context, string, int, float64, time.Duration) (ratelimit.Reservation, error) {
+	return ratelimit.Reservation{First: l.first, Interval: l.ivl}, nil
+}
+
+// With a paced lane deployed, a delivery whose slot is booked more than
+// lifecycle.PacedAhead ahead starts on it (its worker would otherwise sleep
+// up to two seconds for the slot, billed); the ones due now keep the fast
+// lane. Without one, all take the fast lane.
+func TestDeliveriesBookedAheadStartOnThePacedLane(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	for _, paced := range []bool{true, false} {
+		q := &recordingQueue{}
+		st := &keyedStore{keys: map[string]string{}, events: map[string]domain.Event{}}
+		s := &Service{Store: st, Queue: q, Limiter: bookingLimiter{first: now, ivl: 200 * time.Millisecond}, DefaultRate: 5,
+			Lanes: true, Paced: paced, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+			Metrics: obs.NewMetrics(io.Discard, false, "t", "t"), Now: func() time.Time { return now }}
+		if _, err := s.Ingest(context.Background(), "acct_1", []byte(`{"event":"payout.fulfilled"}`), ""); err != nil {
+			t.Fatal(err)
+		}
+		if len(q.sent) != domain.MaxEndpoints {
+			t.Fatalf("sent %d messages, want %d", len(q.sent), domain.MaxEndpoints)
+		}
+		onPaced := 0
+		for _, o := range q.sent {
+			ahead := time.UnixMilli(o.Message.SlotAt).Sub(now)
+			want := ""
+			if paced && ahead > 200*time.Millisecond {
+				want = queue.LanePaced
+			}
+			if o.Message.Lane != want {
+				t.Fatalf("paced lane deployed %v: a slot %s ahead went on lane %q, want %q", paced, ahead, o.Message.Lane, want)
+			}
+			if want == queue.LanePaced {
+				onPaced++
+			}
+		}
+		if paced && onPaced != domain.MaxEndpoints-2 { // all but the slots at now and now + 200 ms
+			t.Fatalf("%d messages on the paced lane, want %d", onPaced, domain.MaxEndpoints-2)
+		}
+	}
+}
