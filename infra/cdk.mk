@@ -92,13 +92,14 @@ infra-test:
 # defaults: no VPC) and on a second synth with every optional part switched
 # on (prod: alarm topic and its KMS key, RETAIN; static egress IPs: VPC, NAT
 # gateways, EIPs), and a third with the demo receiver (a dev stage: prod
-# refuses it; its function URL and public invoke permission). Fails on any cfn-lint error, warning or informational
+# refuses it; its function URL and public invoke permission), behind an HTTP
+# API, its table of provisioned capacity (auto scaling's targets and policies). Fails on any cfn-lint error, warning or informational
 # finding and on any failed checkov check. Accepted findings are skipped in
 # the template's metadata, each with its reason, from infra/checkov.go.
 CFN_CHECK_VENV    := .cache/cfn-check
 CFN_CHECK_OUT     := $(CDK_OUT)/cfn-check
 CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c egressStaticIps=true
-CFN_CHECK_DEMO    := -c stage=demo -c lambdaArchitecture=$(LAMBDA_ARCH) -c demoReceiver=true -c api=http
+CFN_CHECK_DEMO    := -c stage=demo -c lambdaArchitecture=$(LAMBDA_ARCH) -c demoReceiver=true -c api=http -c tableCapacity=provisioned
 CFN_CHECK_FILES    = $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json $(CFN_CHECK_OUT)/GifqWebhooks-prod.template.json \
 	$(CFN_CHECK_OUT)/demo/GifqWebhooks-demo.template.json
 cfn-check: synth $(CFN_CHECK_VENV)/.installed

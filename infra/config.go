@@ -117,6 +117,16 @@ type Config struct {
 	// gateway and one IP each (context `egressAzs`, 1..6).
 	EgressStaticIPs bool
 	EgressAZs       int
+	// TableCapacity is how the table is billed (context `tableCapacity`):
+	// "on-demand", the default, by the request, with nothing to size; or
+	// "provisioned", capacity by the hour, auto scaled between
+	// TableMinUnits and TableMaxUnits (contexts `tableMinUnits`,
+	// `tableMaxUnits`) for the table's reads and writes and each index's,
+	// at 70 % use: about 2.4 times less per unit for a steady load, and a
+	// burst past the capacity is throttled until the scaling catches up
+	// (minutes; docs/deploy.md "Which table capacity").
+	TableCapacity                string
+	TableMinUnits, TableMaxUnits int
 	// DemoReceiver deploys the demo receiver: a Lambda function URL that
 	// verifies each webhook's signature and logs it, its URL the
 	// ReceiverUrl output (context `demoReceiver`, default false; receiver.go,
@@ -155,6 +165,9 @@ const (
 	CtxEgressStaticIPs            = "egressStaticIps"
 	CtxEgressAZs                  = "egressAzs"
 	CtxDemoReceiver               = "demoReceiver"
+	CtxTableCapacity              = "tableCapacity"
+	CtxTableMinUnits              = "tableMinUnits"
+	CtxTableMaxUnits              = "tableMaxUnits"
 )
 
 // LocalStackStage is the only stage that may allow private endpoints: the
@@ -203,8 +216,22 @@ func DefaultConfig() Config {
 		WAFRateLimit: 30000,
 		APIType:      APIREST,
 		EgressAZs:    2,
+		// Provisioned only: the floor each of the table's and its indexes'
+		// reads and writes keeps (5 units each is about $17 a month for the
+		// table and its five indexes), and a ceiling on the bill.
+		TableCapacity: TableOnDemand,
+		TableMinUnits: 5,
+		TableMaxUnits: 4000,
 	}
 }
+
+// The table's capacity modes (Config.TableCapacity), and the use auto
+// scaling keeps a provisioned table at.
+const (
+	TableOnDemand     = "on-demand"
+	TableProvisioned  = "provisioned"
+	TableTargetUsePct = 70
+)
 
 // The default API stage throttle (DefaultConfig says why).
 const (
@@ -294,6 +321,12 @@ func (c Config) Validate() error {
 	}
 	if c.LambdaArchitecture != "arm64" && c.LambdaArchitecture != "x86_64" {
 		add("%s=%q: want arm64 or x86_64", CtxLambdaArchitecture, c.LambdaArchitecture)
+	}
+	switch {
+	case c.TableCapacity != TableOnDemand && c.TableCapacity != TableProvisioned:
+		add("%s=%q: want %s or %s", CtxTableCapacity, c.TableCapacity, TableOnDemand, TableProvisioned)
+	case c.TableMinUnits < 1 || c.TableMaxUnits < c.TableMinUnits || c.TableMaxUnits > 40000:
+		add("%s=%d, %s=%d: want 1 <= min <= max <= 40000 (DynamoDB's per-table default)", CtxTableMinUnits, c.TableMinUnits, CtxTableMaxUnits, c.TableMaxUnits)
 	}
 	switch {
 	case c.APIType != APIREST && c.APIType != APIHTTP:
@@ -413,6 +446,9 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	boolean(CtxEgressStaticIPs, &c.EgressStaticIPs)
 	integer(CtxEgressAZs, &c.EgressAZs)
 	boolean(CtxDemoReceiver, &c.DemoReceiver)
+	str(CtxTableCapacity, &c.TableCapacity)
+	integer(CtxTableMinUnits, &c.TableMinUnits)
+	integer(CtxTableMaxUnits, &c.TableMaxUnits)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, strings.TrimPrefix(err.Error(), "invalid CDK context:\n  "))
 	}

@@ -34,7 +34,7 @@ func TestCdkJSON(t *testing.T) {
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxDeliverSlowMaxConcurrency, CtxDeliverPacedMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
-		CtxPortalFrameAncestors, CtxPortalURL, CtxAPIType, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
+		CtxPortalFrameAncestors, CtxPortalURL, CtxAPIType, CtxTableCapacity, CtxTableMinUnits, CtxTableMaxUnits, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
 		known[k] = true
 		if _, ok := ctx[k]; !ok {
 			t.Errorf("cdk.json context lacks %s (document every option there)", k)
@@ -61,6 +61,7 @@ func TestParseConfig(t *testing.T) {
 		CtxAPIThrottleRate: "10", CtxAPIThrottleBurst: 20, CtxAlarmEmail: "ops@example.com", CtxDLQGrowthThreshold: 3,
 		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false", CtxWAF: "true", CtxWAFRateLimit: "500",
 		CtxEgressStaticIPs: "true", CtxEgressAZs: "3", // demoReceiver: refused on prod (TestDemoReceiver)
+		CtxTableCapacity: "provisioned", CtxTableMinUnits: "10", CtxTableMaxUnits: 800,
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func TestParseConfig(t *testing.T) {
 		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000, DeliverSlowMaxConcurrency: 50, DeliverPacedMaxConcurrency: 50,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
 		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false, WAF: true, WAFRateLimit: 500,
-		EgressStaticIPs: true, EgressAZs: 3, APIType: APIREST,
+		EgressStaticIPs: true, EgressAZs: 3, APIType: APIREST, TableCapacity: TableProvisioned, TableMinUnits: 10, TableMaxUnits: 800,
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
@@ -110,6 +111,9 @@ func TestParseConfigRejects(t *testing.T) {
 		{map[string]any{CtxDeliverMaxConcurrency: "1"}, CtxDeliverMaxConcurrency},
 		{map[string]any{CtxDeliverMaxConcurrency: "1001"}, CtxDeliverMaxConcurrency},
 		{map[string]any{CtxDeliverPacedMaxConcurrency: "1"}, CtxDeliverPacedMaxConcurrency},
+		{map[string]any{CtxTableCapacity: "reserved"}, CtxTableCapacity},
+		{map[string]any{CtxTableMinUnits: "0"}, CtxTableMinUnits},
+		{map[string]any{CtxTableMinUnits: "50", CtxTableMaxUnits: "10"}, CtxTableMaxUnits},
 		{map[string]any{CtxAPIThrottleRate: "-1"}, CtxAPIThrottleRate},
 		{map[string]any{CtxAPIThrottleBurst: "0"}, CtxAPIThrottleBurst},
 		{map[string]any{CtxAlarmEmail: "ops"}, CtxAlarmEmail},

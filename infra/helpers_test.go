@@ -72,9 +72,10 @@ var variants = map[string]map[string]any{
 	},
 	// A dev stage with the demo receiver (make deploy CDK_CONTEXT="-c demoReceiver=true").
 	"demo": {CtxDemoReceiver: "true"},
-	// A dev stage behind an HTTP API (-c api=http), with the demo receiver,
-	// which reads the API's URL.
-	"http": {CtxAPIType: APIHTTP, CtxDemoReceiver: "true"},
+	// A dev stage at the lowest bill: behind an HTTP API (-c api=http), its
+	// table of provisioned capacity (-c tableCapacity=provisioned), with
+	// the demo receiver, which reads the API's URL.
+	"http": {CtxAPIType: APIHTTP, CtxDemoReceiver: "true", CtxTableCapacity: TableProvisioned, CtxTableMinUnits: "2", CtxTableMaxUnits: "500"},
 	"localstack": {
 		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
 		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",

@@ -269,11 +269,18 @@ func attribute(k schema.Key) *awsdynamodb.Attribute {
 // does for the local emulator.
 func newTable(stack awscdk.Stack, cfg Config, removal awscdk.RemovalPolicy) awsdynamodb.Table {
 	t := schema.Table
+	provisioned := cfg.TableCapacity == TableProvisioned
+	billing, floor := awsdynamodb.BillingMode_PAY_PER_REQUEST, (*float64)(nil)
+	if provisioned {
+		billing, floor = awsdynamodb.BillingMode_PROVISIONED, jsii.Number(float64(cfg.TableMinUnits))
+	}
 	table := awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
-		PartitionKey: attribute(t.PK),
-		SortKey:      attribute(t.SK),
-		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		Encryption:   awsdynamodb.TableEncryption_AWS_MANAGED,
+		PartitionKey:  attribute(t.PK),
+		SortKey:       attribute(t.SK),
+		BillingMode:   billing,
+		ReadCapacity:  floor,
+		WriteCapacity: floor,
+		Encryption:    awsdynamodb.TableEncryption_AWS_MANAGED,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
@@ -287,13 +294,33 @@ func newTable(stack awscdk.Stack, cfg Config, removal awscdk.RemovalPolicy) awsd
 			PartitionKey:   attribute(ix.PK),
 			SortKey:        attribute(ix.SK),
 			ProjectionType: awsdynamodb.ProjectionType(ix.Projection),
+			ReadCapacity:   floor,
+			WriteCapacity:  floor,
 		}
 		if len(ix.NonKey) > 0 {
 			p.NonKeyAttributes = jsii.Strings(ix.NonKey...)
 		}
 		table.AddGlobalSecondaryIndex(p)
 	}
+	if provisioned {
+		autoScale(table, cfg)
+	}
 	return table
+}
+
+// autoScale keeps the provisioned table's and each index's reads and
+// writes at TableTargetUsePct of their capacity, between the configured
+// floor and ceiling: an index whose capacity runs out throttles the
+// table's writes, so each scales on its own.
+func autoScale(table awsdynamodb.Table, cfg Config) {
+	bounds := &awsdynamodb.EnableScalingProps{MinCapacity: jsii.Number(float64(cfg.TableMinUnits)), MaxCapacity: jsii.Number(float64(cfg.TableMaxUnits))}
+	target := &awsdynamodb.UtilizationScalingProps{TargetUtilizationPercent: jsii.Number(TableTargetUsePct)}
+	table.AutoScaleReadCapacity(bounds).ScaleOnUtilization(target)
+	table.AutoScaleWriteCapacity(bounds).ScaleOnUtilization(target)
+	for _, ix := range schema.Table.Indexes {
+		table.AutoScaleGlobalSecondaryIndexReadCapacity(jsii.String(ix.Name), bounds).ScaleOnUtilization(target)
+		table.AutoScaleGlobalSecondaryIndexWriteCapacity(jsii.String(ix.Name), bounds).ScaleOnUtilization(target)
+	}
 }
 
 // newQueues builds the delivery queue, its slow and paced lanes and their

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,6 +22,61 @@ type m = map[string]any
 // like matches an object that has at least these keys (inside arrays the
 // assertions library otherwise compares objects exactly).
 func like(o m) assertions.Matcher { return assertions.Match_ObjectLike(&o) }
+
+// tableCapacity=provisioned: the table and every index start at the floor
+// and are auto scaled, reads and writes each, between the floor and the
+// ceiling at TableTargetUsePct.
+func TestProvisionedTable(t *testing.T) {
+	s := synth(t, "http") // tableMinUnits 2, tableMaxUnits 500
+	_, table := s.only(t, "AWS::DynamoDB::Table")
+	p := props(table)
+	floor := m{"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
+	if (p["BillingMode"] != nil && p["BillingMode"] != "PROVISIONED") || !reflect.DeepEqual(render(p["ProvisionedThroughput"]), render(floor)) {
+		t.Fatalf("billing %v, throughput %v; want PROVISIONED at %v", p["BillingMode"], p["ProvisionedThroughput"], floor)
+	}
+	for _, ix := range list(p["GlobalSecondaryIndexes"]) {
+		if got := ix.(map[string]any)["ProvisionedThroughput"]; !reflect.DeepEqual(render(got), render(floor)) {
+			t.Errorf("index %v: throughput %v, want %v", ix.(map[string]any)["IndexName"], got, floor)
+		}
+	}
+	// One target for each of the table's and its indexes' reads and writes.
+	want := map[string]bool{}
+	for _, dim := range []string{"ReadCapacityUnits", "WriteCapacityUnits"} {
+		want["table/"+dim] = true
+		for _, ix := range schema.Table.Indexes {
+			want["index/"+dim+"/"+ix.Name] = true
+		}
+	}
+	targets := s.resources("AWS::ApplicationAutoScaling::ScalableTarget")
+	for id, r := range targets {
+		tp := props(r)
+		dim := strings.TrimPrefix(fmt.Sprint(tp["ScalableDimension"]), "dynamodb:")
+		if tp["MinCapacity"] != float64(2) || tp["MaxCapacity"] != float64(500) {
+			t.Errorf("%s: capacity %v..%v, want 2..500", id, tp["MinCapacity"], tp["MaxCapacity"])
+		}
+		res := render(tp["ResourceId"])
+		key := "table/" + strings.TrimPrefix(dim, "table:")
+		if strings.HasPrefix(dim, "index:") {
+			key = "index/" + strings.TrimPrefix(dim, "index:") + "/" + res[strings.LastIndex(res, "/")+1:]
+		}
+		if !want[key] {
+			t.Errorf("%s: unexpected scalable target %s (%s)", id, key, res)
+		}
+		delete(want, key)
+	}
+	for k := range want {
+		t.Errorf("no scalable target for %s", k)
+	}
+	for id, r := range s.resources("AWS::ApplicationAutoScaling::ScalingPolicy") {
+		cfg := props(r)["TargetTrackingScalingPolicyConfiguration"].(map[string]any)
+		if cfg["TargetValue"] != float64(TableTargetUsePct) {
+			t.Errorf("%s: target %v, want %d %%", id, cfg["TargetValue"], TableTargetUsePct)
+		}
+	}
+	if n := len(s.resources("AWS::ApplicationAutoScaling::ScalingPolicy")); n != len(targets) {
+		t.Errorf("%d scaling policies for %d targets", n, len(targets))
+	}
+}
 
 func TestTable(t *testing.T) {
 	dev := synth(t, "dev")
@@ -63,6 +119,9 @@ func TestTable(t *testing.T) {
 				}}),
 			})
 		})
+	}
+	if n := len(dev.resources("AWS::ApplicationAutoScaling::ScalableTarget")); n != 0 {
+		t.Errorf("on-demand table: %d scalable targets, want none", n)
 	}
 	// dev may be destroyed with the stack.
 	check(t, "dev removal policy", func() {

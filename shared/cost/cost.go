@@ -16,6 +16,8 @@ type Prices struct {
 	LambdaGBSecondARM    float64 // per GB-second, arm64
 	SQSRequest           float64 // per million requests of up to 64 KB (standard queue)
 	DynamoWRU, DynamoRRU float64 // on-demand, per million write / read request units
+	DynamoWCUHour        float64 // provisioned, per write capacity unit an hour
+	DynamoRCUHour        float64 // provisioned, per read capacity unit an hour
 	DynamoStorageGBMonth float64
 	DynamoPITRGBMonth    float64
 	LogsIngestGB         float64 // CloudWatch Logs ingestion, per GB
@@ -25,7 +27,8 @@ type Prices struct {
 // ListPrices are the prices docs/cost.md quotes.
 var ListPrices = Prices{
 	Date: "2026-12-02", APIGatewayREST: 3.50, APIGatewayHTTP: 1.00, LambdaRequest: 0.20, LambdaGBSecondARM: 0.0000133334,
-	SQSRequest: 0.40, DynamoWRU: 0.625, DynamoRRU: 0.125, DynamoStorageGBMonth: 0.25, DynamoPITRGBMonth: 0.20,
+	SQSRequest: 0.40, DynamoWRU: 0.625, DynamoRRU: 0.125, DynamoWCUHour: 0.00065, DynamoRCUHour: 0.00013,
+	DynamoStorageGBMonth: 0.25, DynamoPITRGBMonth: 0.20,
 	LogsIngestGB: 0.50, XRayTrace: 5.00,
 }
 
@@ -46,6 +49,10 @@ type Usage struct {
 	LogBytes       float64 // per event, at info
 	TracedFraction float64 // of events with a recorded trace (X-Ray sampling)
 	HTTPAPI        bool    // behind an HTTP API (infra context api=http) instead of the REST API
+	// Provisioned is the share of the table's provisioned capacity used
+	// (infra context tableCapacity=provisioned, auto scaling's target);
+	// 0: on-demand.
+	Provisioned float64
 }
 
 // Breakdown is dollars per million events, by service.
@@ -70,11 +77,22 @@ func PerMillion(u Usage, p Prices) Breakdown {
 		APIGateway: u.APIRequests * api,
 		Lambda:     (u.APIInvocations+u.DeliverBatches)*p.LambdaRequest + m*gbs*p.LambdaGBSecondARM,
 		SQS:        u.SQSRequests * p.SQSRequest,
-		DynamoDB:   u.WriteUnits*p.DynamoWRU + u.ReadUnits*p.DynamoRRU,
+		DynamoDB:   dynamo(u, p),
 		Storage:    m * u.StoredGB * (p.DynamoStorageGBMonth + p.DynamoPITRGBMonth),
 		Logs:       m * u.LogBytes / (1 << 30) * p.LogsIngestGB,
 		XRay:       u.TracedFraction * p.XRayTrace,
 	}
+}
+
+// dynamo is a million events' capacity units in dollars: on demand, per
+// unit; provisioned, a unit a second for a million seconds (277.8 unit
+// hours) at full use, divided by the share used.
+func dynamo(u Usage, p Prices) float64 {
+	if u.Provisioned <= 0 {
+		return u.WriteUnits*p.DynamoWRU + u.ReadUnits*p.DynamoRRU
+	}
+	const unitHours = 1e6 / 3600
+	return (u.WriteUnits*p.DynamoWCUHour + u.ReadUnits*p.DynamoRCUHour) * unitHours / u.Provisioned
 }
 
 // Round2 is d to the cent.
@@ -131,6 +149,15 @@ func Single() Usage {
 // billed per 512 KB, which this leaves out.
 func (u Usage) ThroughHTTPAPI() Usage {
 	u.HTTPAPI = true
+	return u
+}
+
+// OnProvisioned is u on a table of provisioned capacity used at share
+// (auto scaling's target utilization, 0.7 as the stack sets it). It leaves
+// out what the counts cannot give: the capacity kept while the load is
+// below the minimum, and a burst's throttling before the scaling catches up.
+func (u Usage) OnProvisioned(share float64) Usage {
+	u.Provisioned = share
 	return u
 }
 

@@ -24,6 +24,11 @@ func TestDollarsPerMillion(t *testing.T) {
 		{"single (HTTP API)", cost.Single().ThroughHTTPAPI(), 12.48, 6},
 		{"batch100 (HTTP API)", cost.Batch100().ThroughHTTPAPI(), 9.46, 3.30},
 		{"fanout5 (HTTP API)", cost.FanOut5().ThroughHTTPAPI(), 8.78, 3.30},
+		// On a table of provisioned capacity, auto scaled to 70 % use (infra
+		// context tableCapacity=provisioned; docs/deploy.md).
+		{"single (HTTP API, provisioned)", cost.Single().ThroughHTTPAPI().OnProvisioned(0.7), 7.93, 6},
+		{"batch100 (HTTP API, provisioned)", cost.Batch100().ThroughHTTPAPI().OnProvisioned(0.7), 5.72, 3.30},
+		{"fanout5 (HTTP API, provisioned)", cost.FanOut5().ThroughHTTPAPI().OnProvisioned(0.7), 5.46, 3.30},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)
 		total := cost.Round2(b.Total())
@@ -41,6 +46,11 @@ func TestPerMillionByHand(t *testing.T) {
 	b := cost.PerMillion(cost.Usage{APIRequests: 1, WriteUnits: 1}, cost.ListPrices)
 	if got := cost.Round2(b.Total()); got != 4.13 {
 		t.Fatalf("total %.2f, want 4.13 (%+v)", got, b)
+	}
+	// Provisioned: a million writes is a unit for 277.8 hours, $0.18 at
+	// full use, $0.36 at half.
+	if got := cost.Round2(cost.PerMillion(cost.Usage{WriteUnits: 1, Provisioned: 0.5}, cost.ListPrices).DynamoDB); got != 0.36 {
+		t.Fatalf("provisioned writes at half use %.2f, want 0.36", got)
 	}
 	lambda := cost.PerMillion(cost.Usage{DeliverBatches: 1, DeliverSeconds: 1, MemoryGB: 1}, cost.ListPrices).Lambda
 	if got := cost.Round2(lambda); got != 13.53 { // $0.20 of requests + 1e6 GB-s at $0.0000133334
