@@ -10,6 +10,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/schema"
 )
 
 // cohort is n messages that share everything the decisions look at: the
@@ -127,6 +128,7 @@ type Sim struct {
 	failCarry  float64
 	rejCarry   float64
 	sweepWCU   float64 // this second, all shards
+	pacedSec   float64 // messages sent this second for a slot more than lifecycle.PacedAhead ahead: the paced lane's
 	touchedA   []*account
 	touchedE   []*endpoint
 	ddbWaiting int
@@ -307,6 +309,14 @@ func (s *Sim) step(t float64) {
 	if s.slow != nil {
 		s.m.use("slow lane mapping maximum concurrency", slowConc, float64(s.o.SlowConcurrency), t)
 	}
+	if s.o.PacedConcurrency > 0 {
+		// Not served here (its messages ride the fast lane in this model):
+		// the concurrency its arrivals would hold, batches of up to
+		// schema.PacedBatch each lasting about pacedInvocation.
+		need := math.Ceil(s.pacedSec * pacedInvocation / schema.PacedBatch)
+		s.m.use("paced lane mapping maximum concurrency (estimated)", need, float64(s.o.PacedConcurrency), t)
+	}
+	s.pacedSec = 0
 	s.partitions(t)
 }
 
@@ -415,6 +425,7 @@ func (s *Sim) ingest(a *account, ai int32, k int, created, t float64) {
 	if end <= t+maxWaitInWorker {
 		for _, c := range s.cohorts(a, ai, k, created) {
 			c.until, c.due = first, first // due_at is the slot (ingest's dueAt)
+			s.paced(c, t)
 			s.enqueueNew(c, t)
 		}
 		return
@@ -455,12 +466,25 @@ func (s *Sim) spread(a *account, ai int32, k int, created, first, t float64) {
 		left -= n
 		for _, c := range s.cohorts(a, ai, n, created) {
 			c.until, c.due, c.slotted = start, start, true
+			s.paced(c, t)
 			if start <= t+maxWaitInWorker {
 				s.enqueueNew(c, t)
 			} else {
 				s.wait(c, t, false)
 			}
 		}
+	}
+}
+
+// paced counts a cohort of a healthy endpoint sent at t for its slot (c.until) on the
+// paced lane's arrivals, as lifecycle.PacedLane sorts it.
+func (s *Sim) paced(c *cohort, t float64) {
+	lane := lifecycle.LaneFast
+	if c.ep >= 0 {
+		lane = lifecycle.LaneOf(s.eps[c.ep].dom, toTime(t))
+	}
+	if lifecycle.PacedLane(lane, s.o.PacedConcurrency > 0, toTime(c.until), toTime(t)) == lifecycle.LanePaced {
+		s.pacedSec += float64(c.n)
 	}
 }
 
@@ -572,6 +596,7 @@ func (s *Sim) spreadOne(a *account, ai int32, c *cohort, first, t float64) {
 		part.n, part.until, part.due, part.slotted = n, start, start, true
 		part.deferrals++
 		s.m.RateDeferrals += float64(n)
+		s.paced(&part, t)
 		s.wait(&part, t, true)
 	}
 }

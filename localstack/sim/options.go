@@ -38,19 +38,23 @@ type Options struct {
 	DeadAccounts float64
 	Steady       bool // no outage and no burst: the load alone
 
-	MaxConcurrency  int     // the fast lane's event source mapping's maximum concurrency per queue (2..1000)
-	SlowConcurrency int     // the slow lane's (lifecycle.LaneOf); 0: no slow lane, every message on the fast one
-	FairQueues      bool    // MessageGroupId = the account: SQS fair queues serve noisy tenants after quiet ones
-	BatchSize       int     // messages per invocation (1..10); an invocation lasts as long as its slowest
-	Queues          int     // partitioned fast-lane queues, each with its own mapping; accounts hashed onto them
-	EndpointCap     int     // concurrent attempts per endpoint (ENDPOINT_MAX_IN_FLIGHT; 0: none)
-	Breaker         bool    // the per-endpoint breaker (lifecycle.BreakerAfterAttempt, BREAKER)
-	APIRate         float64 // the API stage's throttle, requests/s (capped by the account's)
-	APIBurst        float64
-	PerKeyRate      float64 // each producer's ingest limit (0: none): its rate; burst PerKeyBurst
-	PerKeyBurst     float64
-	SchedulerEvery  float64 // C and BC: the scheduler's period, seconds
-	SweepShards     int     // the sweep index's partition keys (schema.SweepShards)
+	MaxConcurrency  int // the fast lane's event source mapping's maximum concurrency per queue (2..1000)
+	SlowConcurrency int // the slow lane's (lifecycle.LaneOf); 0: no slow lane, every message on the fast one
+	// PacedConcurrency is the paced lane's (lifecycle.PacedLane); 0: none.
+	// Its use is estimated from its arrivals, not served: its messages
+	// ride the fast lane here (the model's workers do not sleep for slots).
+	PacedConcurrency int
+	FairQueues       bool    // MessageGroupId = the account: SQS fair queues serve noisy tenants after quiet ones
+	BatchSize        int     // messages per invocation (1..10); an invocation lasts as long as its slowest
+	Queues           int     // partitioned fast-lane queues, each with its own mapping; accounts hashed onto them
+	EndpointCap      int     // concurrent attempts per endpoint (ENDPOINT_MAX_IN_FLIGHT; 0: none)
+	Breaker          bool    // the per-endpoint breaker (lifecycle.BreakerAfterAttempt, BREAKER)
+	APIRate          float64 // the API stage's throttle, requests/s (capped by the account's)
+	APIBurst         float64
+	PerKeyRate       float64 // each producer's ingest limit (0: none): its rate; burst PerKeyBurst
+	PerKeyBurst      float64
+	SchedulerEvery   float64 // C and BC: the scheduler's period, seconds
+	SweepShards      int     // the sweep index's partition keys (schema.SweepShards)
 	// KeepLateSlots: a message that reaches the worker after its rate-limit
 	// slot uses it anyway (today's step books a new one once it is more
 	// than lifecycle.SlotTolerance late).
@@ -91,6 +95,7 @@ func Today() Options {
 	o := issue11()
 	o.Name, o.Waiting = "BC iso today", Mixed
 	o.MaxConcurrency, o.SlowConcurrency, o.FairQueues, o.Breaker = 300, 50, true, true
+	o.PacedConcurrency = 50
 	o.APIRate, o.APIBurst = 2_000, 500
 	o.PerKeyRate, o.PerKeyBurst = 100, 1_000
 	return o
@@ -106,6 +111,10 @@ var (
 	sweepGrace = 5 * time.Minute
 	// A probe's lease: shared/app.LeaseFor(10 s), 2 x the timeout + 5 s.
 	probeLease = 25.0
+	// A paced lane invocation: its batching window (schema.PacedWindow),
+	// then the wait for its last slot (measured: a batch's messages reach
+	// it 1-2 s before their slots).
+	pacedInvocation = 2.0
 )
 
 var day = (24 * time.Hour).Seconds()

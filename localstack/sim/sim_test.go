@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gifq/webhooks/shared/cost"
@@ -230,6 +231,35 @@ func TestFairQueueServesQuietTenantsFirst(t *testing.T) {
 		first := q.pop(100).acct
 		if want := map[bool]int32{true: 2, false: 1}[fair]; first != want || noisy.noisy != fair {
 			t.Errorf("fair %v: account %d served first (noisy %v), want %d", fair, first, noisy.noisy, want)
+		}
+	}
+}
+
+// The paced lane's use is estimated from its arrivals: an account's burst
+// over its rate books slots ahead, and the deliveries whose slot is more
+// than lifecycle.PacedAhead away would travel the paced lane, batches of
+// up to 100 lasting about two seconds each. Without a paced lane, nothing.
+func TestABurstOverTheRateIsCountedOnThePacedLane(t *testing.T) {
+	for _, lanes := range []int{50, 0} {
+		o := Today()
+		o.PacedConcurrency = lanes
+		s := oneEndpoint(tiny(o, false))
+		s.eng.At(0, func() { s.ingest(s.accts[0], 0, 300, 0, 0) })
+		for t := 0.0; t <= 1; t++ {
+			s.eng.RunUntil(t)
+			s.step(t)
+		}
+		var use *Use
+		for i := range s.m.Uses {
+			if strings.HasPrefix(s.m.Uses[i].Quota, "paced lane") {
+				use = &s.m.Uses[i]
+			}
+		}
+		switch {
+		case lanes == 0 && use != nil:
+			t.Fatalf("no paced lane, yet its use is counted: %+v", *use)
+		case lanes > 0 && (use == nil || use.Peak != 6 || use.Limit != 50):
+			t.Fatalf("paced lane use %+v, want 6 of 50 (300 deliveries booked ahead, less the first ones, in batches of 100 lasting 2 s)", use)
 		}
 	}
 }
