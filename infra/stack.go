@@ -176,9 +176,13 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		if fn == FnAPI {
 			fnEnv = cfg.WithPortal(env)
 		}
-		if fn == FnAPI || fn == FnDeliver { // the two that send to the slow and paced lanes
+		switch fn {
+		case FnAPI, FnDeliver: // the two that send to the slow and paced lanes
 			fnEnv = maps.Clone(fnEnv)
 			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
+			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
+		case FnSweeper: // reads the paced lane's backlog (queue.Backlog)
+			fnEnv = maps.Clone(fnEnv)
 			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
 		}
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
@@ -218,8 +222,11 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		}
 		deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(lane.q, props))
 	}
-	// sweeper: re-queues, dead-letters deliveries that are out of attempts.
+	// sweeper: re-queues, dead-letters deliveries that are out of attempts;
+	// re-queues nothing over a backlog of the delivery queue or its paced
+	// lane (queue.Backlog).
 	s.Queue.GrantSendMessages(sweeper)
+	s.PacedQueue.Grant(sweeper, jsii.String("sqs:GetQueueAttributes"))
 	s.DLQ.GrantSendMessages(sweeper)
 	// Both EventBridge schedules, their target DLQ (schedules.go).
 	s.addSchedules(name, sweeper, removal)

@@ -265,10 +265,13 @@ func TestFunctions(t *testing.T) {
 		if fn == FnAPI { // it serves the portal
 			want["PORTAL_FRAME_ANCESTORS"] = "'none'"
 		}
-		if fn == FnAPI || fn == FnDeliver { // they send to the slow and paced lanes
-			slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
-			pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
+		slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
+		pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
+		switch fn {
+		case FnAPI, FnDeliver: // they send to the slow and paced lanes
 			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
+		case FnSweeper: // it reads the paced lane's backlog
+			want["PACED_QUEUE_URL"] = "${" + pacedID + "}"
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")

@@ -93,20 +93,30 @@ type Outgoing struct {
 	Delay   time.Duration
 }
 
-// Backlog is how many messages of the delivery queue are visible and not
-// received yet (SQS's ApproximateNumberOfMessages): 0 when the consumers
-// keep up. Delayed and in-flight messages are not counted.
+// Backlog is how many messages of the delivery queue and its paced lane
+// are visible and not received yet (SQS's ApproximateNumberOfMessages): 0
+// when the consumers keep up. Delayed and in-flight messages are not
+// counted, nor is the slow lane: a standing backlog of failing endpoints'
+// messages there (an outage past its concurrency) must not stop the
+// sweeper from re-queueing a healthy endpoint's lost message for hours.
 func (q *Queue) Backlog(ctx context.Context) (int, error) {
-	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.fast.url,
-		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
-	if err != nil {
-		return 0, err
+	total := 0
+	for _, l := range []*lane{q.fast, q.paced} {
+		if l == nil {
+			continue
+		}
+		out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: l.url,
+			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+		if err != nil {
+			return 0, err
+		}
+		n, err := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
+		if err != nil {
+			return 0, fmt.Errorf("queue: ApproximateNumberOfMessages: %w", err)
+		}
+		total += n
 	}
-	n, err := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
-	if err != nil {
-		return 0, fmt.Errorf("queue: ApproximateNumberOfMessages: %w", err)
-	}
-	return n, nil
+	return total, nil
 }
 
 // Send puts one message on the delivery queue, visible after delay (at most

@@ -108,6 +108,28 @@ func TestABacklogIsNotMultipliedBySweeps(t *testing.T) {
 	}
 }
 
+// A backlog on the paced lane (an account over its rate whose messages wait
+// there for their slots, past their due times) is a backlog too: the
+// sweeper re-queues nothing over it.
+func TestAPacedLaneBacklogIsNotMultipliedBySweeps(t *testing.T) {
+	r := newRig(t)
+	r.q.WithPacedLane(r.env.Queues.Paced)
+	const n = 3
+	for _, d := range r.deliveries(t, n) {
+		m := queue.For(d)
+		m.Lane = queue.LanePaced
+		if err := r.q.Send(ctx, m, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 0 || res.Backlog != n {
+		t.Fatalf("a sweep over a paced lane backlog of %d: %+v %v, want nothing re-queued", n, res, err)
+	}
+	if got := r.queued(t); got != 0 {
+		t.Fatalf("%d messages on the delivery queue, want none", got)
+	}
+}
+
 // The sweeper's first job still holds: deliveries whose messages were lost
 // (a queue with no backlog) are re-queued, once each, and a second sweep
 // finds them moving (their due time is now) and sends nothing more.
