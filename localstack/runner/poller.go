@@ -177,7 +177,7 @@ func (p *Poller) receive(ctx context.Context) ([]types.Message, error) {
 	if err != nil || len(msgs) == 0 || p.Window <= 0 {
 		return msgs, err
 	}
-	for end := time.Now().Add(p.Window); len(msgs) < int(p.BatchSize) && time.Now().Before(end); {
+	for end := time.Now().Add(p.Window); len(msgs) < int(p.BatchSize) && time.Now().Before(end) && ctx.Err() == nil; {
 		// Short polls: a long poll's wait is whole seconds, the window's end
 		// is not, and a receive cut short by a deadline could take messages
 		// with it.
