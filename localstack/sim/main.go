@@ -135,6 +135,9 @@ func Sized10x() Options {
 	// mapping each at its most (1,000), the slow lane at 100, and a Lambda
 	// concurrency quota of 4,000 asked for (the default is 1,000).
 	o.Queues, o.MaxConcurrency, o.SlowConcurrency, o.AccountConcurrency = 3, 1_000, 100, 4_000
+	// The paced lane at its most (1,000): the outage's held deliveries,
+	// booked again at its end, would hold ~700 of it (estimated).
+	o.PacedConcurrency = 1_000
 	// The largest accounts' endpoints take ~120 deliveries/s each at the
 	// peak, ~40 in flight at a mean answer of 0.3 s: a cap of 5 holds them
 	// to ~16/s.
