@@ -87,7 +87,7 @@ func benchDelivery(b *testing.B, tracing bool) {
 	none := filepath.Join(b.TempDir(), "none")
 	for k, v := range map[string]string{
 		"TABLE_NAME": "gifq-bench", "QUEUE_URL": fake.URL + "/000000000000/delivery", "DLQ_URL": fake.URL + "/000000000000/dlq",
-		"SLOW_QUEUE_URL": fake.URL + "/000000000000/slow", "KMS_KEY_ID": "alias/gifq-bench",
+		"SLOW_QUEUE_URL": fake.URL + "/000000000000/slow", "PACED_QUEUE_URL": fake.URL + "/000000000000/paced", "KMS_KEY_ID": "alias/gifq-bench",
 		"AWS_ENDPOINT_URL_DYNAMODB": fake.URL, "AWS_ENDPOINT_URL_SQS": fake.URL, "AWS_ENDPOINT_URL_KMS": fake.URL,
 		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_SESSION_TOKEN": "",
 		"AWS_CONFIG_FILE": none, "AWS_SHARED_CREDENTIALS_FILE": none, "AWS_PROFILE": "", "AWS_CA_BUNDLE": "", "AWS_EC2_METADATA_DISABLED": "true",
