@@ -181,8 +181,9 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 			fnEnv = maps.Clone(fnEnv)
 			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
 			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
-		case FnSweeper: // reads the paced lane's backlog (queue.Backlog)
+		case FnSweeper: // reads the lanes' backlogs (queue.Backlog, SlowBacklog)
 			fnEnv = maps.Clone(fnEnv)
+			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
 			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
 		}
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
@@ -224,9 +225,11 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	}
 	// sweeper: re-queues, dead-letters deliveries that are out of attempts;
 	// re-queues nothing over a backlog of the delivery queue or its paced
-	// lane (queue.Backlog).
+	// lane, and no failing endpoint's delivery over the slow lane's
+	// (sweep.Sweeper.Run): it reads the lanes' backlogs.
 	s.Queue.GrantSendMessages(sweeper)
 	s.PacedQueue.Grant(sweeper, jsii.String("sqs:GetQueueAttributes"))
+	s.SlowQueue.Grant(sweeper, jsii.String("sqs:GetQueueAttributes"))
 	s.DLQ.GrantSendMessages(sweeper)
 	// Both EventBridge schedules, their target DLQ (schedules.go).
 	s.addSchedules(name, sweeper, removal)

@@ -270,8 +270,8 @@ func TestFunctions(t *testing.T) {
 		switch fn {
 		case FnAPI, FnDeliver: // they send to the slow and paced lanes
 			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
-		case FnSweeper: // it reads the paced lane's backlog
-			want["PACED_QUEUE_URL"] = "${" + pacedID + "}"
+		case FnSweeper: // it reads the lanes' backlogs
+			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")

@@ -35,16 +35,18 @@ type Store interface {
 	DueForSweep(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
 	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
+	EndpointState(ctx context.Context, accountID, id string) (domain.Endpoint, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	deadletter.Store
 }
 
 // Queue sends the sweeper's messages, and tells whether the delivery queue
-// has a backlog.
+// (with its paced lane) and its slow lane have a backlog.
 type Queue interface {
 	Send(context.Context, queue.Message, time.Duration) error
 	DeadLetter(context.Context, queue.Message) error
 	Backlog(context.Context) (int, error)
+	SlowBacklog(context.Context) (int, error)
 }
 
 // Sweeper re-queues stuck deliveries.
@@ -69,9 +71,12 @@ type Result struct {
 	Skipped      int `json:"skipped"` // moving again by the time we looked
 	// Backlog is the delivery queue's visible messages when the run began;
 	// while there are any, overdue deliveries are not re-queued (Run).
-	Backlog  int  `json:"backlog"`
-	Deferred int  `json:"deferred"` // overdue, left to the backlog
-	Complete bool `json:"complete"` // false when the run stopped at its time budget
+	// SlowBacklog is the slow lane's: while there are any, the overdue
+	// deliveries of failing endpoints are not.
+	Backlog     int  `json:"backlog"`
+	SlowBacklog int  `json:"slow_backlog"`
+	Deferred    int  `json:"deferred"` // overdue, left to the backlog
+	Complete    bool `json:"complete"` // false when the run stopped at its time budget
 }
 
 // Handle is the EventBridge scheduled-event handler.
@@ -91,17 +96,25 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Result
 // add a message per overdue delivery at every run, and a backlog of N
 // deliveries grew by N messages a sweep); lost messages are re-queued by
 // the first run after the consumers catch up. Failed deliveries whose DLQ
-// message was not sent are handled either way.
+// message was not sent are handled either way. The slow lane (failing
+// endpoints: lifecycle.Lane) is looked at apart: its backlog holds back only
+// the deliveries of endpoints on it, so that an outage's standing backlog
+// there neither stalls the recovery of healthy endpoints' lost messages
+// nor is multiplied by the sweeps.
 func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 	before := domain.Millis(s.Now().Add(-s.Grace))
 	backlog, err := s.Queue.Backlog(ctx)
 	if err != nil {
 		return Result{}, err
 	}
+	slow, err := s.Queue.SlowBacklog(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	var mu sync.Mutex
-	total := Result{Backlog: backlog}
+	total := Result{Backlog: backlog, SlowBacklog: slow}
 	complete, err := overShards(ctx, 5*time.Second, func(ctx context.Context, shard int) error {
-		r, err := s.sweepShard(ctx, shard, before, backlog == 0)
+		r, err := s.sweepShard(ctx, shard, before, backlog == 0, slow > 0)
 		mu.Lock()
 		defer mu.Unlock()
 		total.Found += r.Found
@@ -121,7 +134,7 @@ func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 		lvl = slog.LevelWarn // stuck deliveries mean something was lost or crashed
 	}
 	s.Log.Log(ctx, lvl, "sweep finished", "found", total.Found, "requeued", total.Requeued,
-		"dead_lettered", total.DeadLettered, "skipped", total.Skipped, "backlog", total.Backlog, "deferred", total.Deferred,
+		"dead_lettered", total.DeadLettered, "skipped", total.Skipped, "backlog", total.Backlog, "slow_backlog", total.SlowBacklog, "deferred", total.Deferred,
 		"complete", total.Complete)
 	return total, err
 }
@@ -160,14 +173,14 @@ func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.C
 	return complete, errors.Join(errs...)
 }
 
-func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64, requeue bool) (Result, error) {
+func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64, requeue, slowBacklog bool) (Result, error) {
 	var r Result
 	err := eachID(ctx, func(start store.Cursor) ([]string, store.Cursor, error) {
 		page, err := s.Store.DueForSweep(ctx, shard, before, pageSize, start)
 		return page.IDs, page.Next, err
 	}, func(id string) error {
 		r.Found++
-		return s.sweepOne(ctx, id, before, requeue, &r)
+		return s.sweepOne(ctx, id, before, requeue, slowBacklog, &r)
 	})
 	return r, err
 }
@@ -199,18 +212,29 @@ func eachID(ctx context.Context, query func(start store.Cursor) (ids []string, n
 }
 
 // sweepOne re-queues an overdue delivery when requeue is set (no backlog:
-// see Run), or only reads it; a delivery that cannot be re-queued goes to
-// lifecycle.DecideSweep.
-func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, requeue bool, r *Result) error {
+// see Run) and, over a slow lane backlog, its endpoint is not on the slow
+// lane (lifecycle.SweepWaitsForSlowLane), or only reads it; a delivery that
+// cannot be re-queued goes to lifecycle.DecideSweep.
+func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, requeue, slowBacklog bool, r *Result) error {
 	var d domain.Delivery
 	var err error
+	if !requeue || slowBacklog {
+		if d, err = s.Store.GetDelivery(ctx, id); errors.Is(err, store.ErrNotFound) {
+			r.Skipped++
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if requeue {
+			if requeue, err = s.requeues(ctx, d); err != nil {
+				return err
+			}
+		}
+	}
 	if requeue {
 		d, err = s.Store.Requeue(ctx, id, before, s.MaxAttempts)
-	} else if d, err = s.Store.GetDelivery(ctx, id); err == nil {
+	} else {
 		err = store.ErrConflict // as a refused re-queue: decide without one
-	} else if errors.Is(err, store.ErrNotFound) {
-		r.Skipped++
-		return nil
 	}
 	if err == nil {
 		if err := s.Queue.Send(ctx, queue.For(d), 0); err != nil {
@@ -244,6 +268,24 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, requeue
 	}
 	r.Skipped++
 	return nil
+}
+
+// requeues reports whether the overdue delivery d may be re-queued over a
+// slow lane backlog: not while its endpoint is on the slow lane, where its
+// message most likely waits (an endpoint gone: the re-queue, whose worker
+// finds it gone).
+func (s *Sweeper) requeues(ctx context.Context, d domain.Delivery) (bool, error) {
+	if d.Status != domain.StatusPending {
+		return true, nil // the re-queue's condition refuses it, and DecideSweep decides
+	}
+	ep, err := s.Store.EndpointState(ctx, d.AccountID, d.EndpointID)
+	if errors.Is(err, store.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return !lifecycle.SweepWaitsForSlowLane(ep, s.Now()), nil
 }
 
 func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, claimHeld bool, r *Result) error {

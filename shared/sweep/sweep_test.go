@@ -41,14 +41,23 @@ func newRig(t *testing.T) rig {
 }
 
 // deliveries stores n pending deliveries of one event, due now, and
-// returns them.
+// returns them; its endpoint is healthy.
 func (r rig) deliveries(t *testing.T, n int) []domain.Delivery {
+	t.Helper()
+	return r.deliveriesTo(t, n, false)
+}
+
+// deliveriesTo is deliveries to an endpoint that is failing, if failing.
+func (r rig) deliveriesTo(t *testing.T, n int, failing bool) []domain.Delivery {
 	t.Helper()
 	acct, err := r.st.CreateAccount(ctx, "sweep", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: acct.ID, URL: "https://hooks.example.com/x", Secrets: []domain.Secret{{Value: "whsec_x"}}}
+	if failing {
+		ep.FailingSince = domain.Millis(time.Now().Add(-time.Minute))
+	}
 	if err := r.st.CreateEndpoint(ctx, ep); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +136,40 @@ func TestAPacedLaneBacklogIsNotMultipliedBySweeps(t *testing.T) {
 	}
 	if got := r.queued(t); got != 0 {
 		t.Fatalf("%d messages on the delivery queue, want none", got)
+	}
+}
+
+// A backlog on the slow lane (an outage past its concurrency) holds back
+// only the overdue deliveries of endpoints on it, whose messages most
+// likely wait there: a healthy endpoint's lost message is re-queued all
+// the same, and the failing one's backlog is not multiplied by the sweeps.
+func TestASlowLaneBacklogHoldsBackOnlyItsEndpoints(t *testing.T) {
+	r := newRig(t)
+	r.q.WithSlowLane(r.env.Queues.Slow)
+	failing := r.deliveriesTo(t, 2, true)
+	for _, d := range failing {
+		m := queue.For(d)
+		m.Lane = queue.LaneSlow
+		if err := r.q.Send(ctx, m, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	healthy := r.deliveries(t, 1) // its message lost
+	res, err := r.sw.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SlowBacklog != 2 || res.Deferred != 2 || res.Requeued != 1 {
+		t.Fatalf("%+v, want the healthy delivery re-queued, the 2 failing ones deferred", res)
+	}
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 0 {
+		t.Fatalf("second sweep: %+v %v, want nothing re-queued", res, err)
+	}
+	if got := r.queued(t); got != len(healthy) {
+		t.Fatalf("%d messages on the delivery queue, want the healthy one's", got)
+	}
+	if n, err := r.q.SlowBacklog(ctx); err != nil || n != len(failing) {
+		t.Fatalf("slow lane: %d messages (%v), want the %d sent", n, err, len(failing))
 	}
 }
 
