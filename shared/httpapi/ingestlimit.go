@@ -14,10 +14,13 @@ import (
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
-// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter);
-// Refused answers from memory alone, with no call.
+// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter):
+// TakeOn from the bucket on its account's booking item (which ingest takes
+// in its booking's write), Take from a portal session's own item; Refused
+// answers from memory alone, with no call.
 type KeyLimiter interface {
 	Take(ctx context.Context, keyID string, n int, l ratelimit.Limit) error
+	TakeOn(ctx context.Context, account, keyID string, n int, l ratelimit.Limit) error
 	Refused(keyID string, n int, l ratelimit.Limit) error
 }
 
@@ -62,10 +65,10 @@ func (e *overLimit) Unwrap() error { return e.err }
 
 // admit checks n events from req's key. A key known to be over its limit
 // is refused at once (an *overLimit), before ingest reads anything;
-// otherwise it returns the gate that takes the tokens in the table, for
-// ingest.WithGate to run alongside the account read. Both are nil when
-// there is nothing to limit (no limiter, or no API key: a portal token).
-func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate, error) {
+// otherwise it returns the gate whose tokens ingest takes in the account's
+// booking write. Both are nil when there is nothing to limit (no limiter,
+// or no API key: a portal token).
+func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (*ingest.Gate, error) {
 	if k == nil || k.Limiter == nil || req.keyID == "" {
 		return nil, nil
 	}
@@ -73,8 +76,8 @@ func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate
 	if err := k.Limiter.Refused(req.keyID, n, l); err != nil {
 		return nil, &overLimit{limit: l, err: err}
 	}
-	return func(ctx context.Context) error {
-		err := k.Limiter.Take(ctx, req.keyID, n, l)
+	keyID := req.keyID
+	return &ingest.Gate{Take: ratelimit.KeyTake{ID: keyID, N: n, Limit: l}, Answer: func(ctx context.Context, err error) error {
 		var over *ratelimit.Limited
 		switch {
 		case errors.As(err, &over), errors.Is(err, ratelimit.ErrExceedsBurst):
@@ -82,21 +85,21 @@ func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate
 		case err != nil:
 			// Fail open: a limiter we cannot reach must not stop ingest; the
 			// stage throttle still caps the whole API.
-			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", req.keyID, "error", err)
+			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", keyID, "error", err)
 		}
 		return nil
-	}, nil
+	}}, nil
 }
 
-// take takes n tokens from req's key at once, for a request that is not an
-// ingest (a test event's ingest runs the gate itself): resends and
-// recovers count against the same limit as events.
+// take takes n tokens from req's key at once, for a request that books no
+// delivery slot: resends and recovers count against the same limit as
+// events.
 func (k *KeyLimits) take(ctx context.Context, req *request, n int) error {
 	gate, err := k.admit(ctx, req, n)
 	if err != nil || gate == nil {
 		return err
 	}
-	return gate(ctx)
+	return gate.Answer(ctx, k.Limiter.TakeOn(ctx, req.account, req.keyID, n, gate.Take.Limit))
 }
 
 // admitSession takes one token from a portal session's own bucket: a
