@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -202,4 +203,102 @@ func (l *lines) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// The producer clients generated from docs/openapi.yaml (sdk/typescript's
+// client, sdk/python-client) register an endpoint and post an event against
+// the real API; the delivery arrives, signed with the secret the client was
+// given.
+func TestProducerClients(t *testing.T) {
+	localOnly(t)
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	python := filepath.Join(root, ".cache/sdk/venv/bin/python")
+	if _, err := os.Stat(python); err != nil {
+		t.Fatalf("no Python for the SDK (%v): run make sdk-deps", err)
+	}
+	h := start(t, opts{})
+	scripts := map[string]struct {
+		file, code string
+		cmd        func(dir string) *exec.Cmd
+	}{
+		"typescript": {"producer.mjs", `import { createClient } from '@gifq/webhooks/client';
+const api = createClient({ baseUrl: process.env.API, apiKey: process.env.KEY });
+const ep = await api.POST('/v1/endpoints', { body: { url: process.env.URL } });
+const ev = await api.POST('/v1/events', { body: { event: 'sdk.typescript', n: 1 }, params: { header: { 'Idempotency-Key': 'ts-1' } } });
+console.log(JSON.stringify({ secret: ep.secret, delivery: ev.deliveries[0].id }));
+`, func(dir string) *exec.Cmd {
+			if err := os.MkdirAll(filepath.Join(dir, "node_modules/@gifq"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(root, "sdk/typescript"), filepath.Join(dir, "node_modules/@gifq/webhooks")); err != nil {
+				t.Fatal(err)
+			}
+			return exec.Command("node", "producer.mjs")
+		}},
+		"python": {"producer.py", `import json, os
+from gifq_webhooks_client import AuthenticatedClient
+from gifq_webhooks_client.api.endpoints import create_endpoint
+from gifq_webhooks_client.api.events import create_event
+from gifq_webhooks_client.models import AcceptedEvent, EndpointWithSecret, EventBody, NewEndpoint
+
+client = AuthenticatedClient(base_url=os.environ["API"], token=os.environ["KEY"])
+ep = create_endpoint.sync(client=client, body=NewEndpoint(url=os.environ["URL"]))
+assert isinstance(ep, EndpointWithSecret), ep
+body = EventBody(event="sdk.python")
+body["n"] = 1
+ev = create_event.sync(client=client, body=body, idempotency_key="py-1")
+assert isinstance(ev, AcceptedEvent), ev
+print(json.dumps({"secret": ep.secret, "delivery": ev.deliveries[0].id}))
+`, func(string) *exec.Cmd {
+			c := exec.Command(python, "producer.py")
+			c.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "sdk/python-client"))
+			return c
+		}},
+	}
+	for lang, s := range scripts {
+		t.Run(lang, func(t *testing.T) {
+			_, key := h.account(t)
+			rv := h.receiver(t, always(204))
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, s.file), []byte(s.code), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := s.cmd(dir)
+			c.Dir = dir
+			if c.Env == nil {
+				c.Env = os.Environ()
+			}
+			c.Env = append(c.Env, "API="+h.api, "KEY="+key, "URL="+rv.URL)
+			out, err := c.Output()
+			if err != nil {
+				t.Fatalf("%s producer: %v\n%s%s", lang, err, out, stderrOf(err))
+			}
+			var got struct{ Secret, Delivery string }
+			if err := json.Unmarshal(out, &got); err != nil || got.Secret == "" || got.Delivery == "" {
+				t.Fatalf("%s producer printed %q: %v", lang, out, err)
+			}
+			rv.setSecret(got.Secret)
+			if d := h.waitFor(t, key, got.Delivery, 30*time.Second, settled); d.Status != "delivered" {
+				t.Fatalf("delivery %+v", d)
+			}
+			reqs := rv.requests()
+			if len(reqs) != 1 || !strings.Contains(string(reqs[0].body), `"sdk.`+lang+`"`) {
+				t.Fatalf("receiver got %d requests", len(reqs))
+			}
+			if err := signing.Verify(reqs[0].body, reqs[0].header.Get(signing.Header), []string{got.Secret}, signing.Options{}); err != nil {
+				t.Fatalf("not signed with the secret the %s client was given: %v", lang, err)
+			}
+		})
+	}
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
 }
