@@ -63,7 +63,7 @@ const (
 type EndpointDisabledDetail struct {
 	AccountID  string `json:"account_id"`
 	EndpointID string `json:"endpoint_id"`
-	URL        string `json:"url"`
+	URL        string `json:"url"`    // scheme, host and path only (obs.SafeURL)
 	Reason     string `json:"reason"` // the endpoint's disabled_reason, as the API shows it
 	By         string `json:"by"`     // api, receiver or failures
 	DisabledAt string `json:"disabled_at"`

@@ -5,15 +5,17 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/obs"
 )
 
 // The constructors below are the one place each fact's detail is made from
 // the domain values, so the API, the sweeper and the worker say the same.
 
-// Disabled is endpoint.disabled for ep (as written, disabled) by by.
+// Disabled is endpoint.disabled for ep (as written, disabled) by by. The
+// URL is shown as logs show it: without its query (tokens ride there).
 func Disabled(ep domain.Endpoint, by string, at time.Time) Event {
 	return Event{Type: EndpointDisabled, At: at, Detail: EndpointDisabledDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, Reason: ep.DisabledReason, By: by, DisabledAt: stamp(at),
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), Reason: ep.DisabledReason, By: by, DisabledAt: stamp(at),
 	}}
 }
 
