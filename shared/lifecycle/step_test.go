@@ -444,9 +444,6 @@ func TestLaneOf(t *testing.T) {
 		if got := lifecycle.LaneOf(c.ep, now); got != c.want {
 			t.Errorf("%s: lane %v, want %v", c.name, got, c.want)
 		}
-		if got := lifecycle.SweepWaitsForSlowLane(c.ep, now); got != (c.want == lifecycle.LaneSlow) {
-			t.Errorf("%s: the sweeper waits for the slow lane: %v", c.name, got)
-		}
 	}
 }
 

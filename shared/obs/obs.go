@@ -35,9 +35,13 @@ const (
 	MetricTimeToDeliver       = "TimeToDeliver"        // ms from ingest to the 2xx
 	MetricSweeperRequeued     = "SweeperRequeued"
 	MetricSweeperDeadLettered = "SweeperDeadLettered"
-	MetricRedriveMoved        = "RedriveMoved"
-	MetricEnqueueFailures     = "EnqueueFailures" // ingest's SQS send failed; the sweeper will pick them up
-	MetricOpEventsFailed      = "OpEventsFailed"  // operational events not accepted by the bus (package opevents)
+	// MetricSweeperOldestOverdue is how long (ms) the oldest delivery a
+	// sweep found had been due, each run (0: none); its alarm is
+	// OldestOverdueDelivery.
+	MetricSweeperOldestOverdue = "SweeperOldestOverdue"
+	MetricRedriveMoved         = "RedriveMoved"
+	MetricEnqueueFailures      = "EnqueueFailures" // ingest's SQS send failed; the sweeper will pick them up
+	MetricOpEventsFailed       = "OpEventsFailed"  // operational events not accepted by the bus (package opevents)
 
 	// Heartbeats: 1 for each sweep or scheduler run that finished without an
 	// error. Their alarms treat missing data as breaching, so a run that
