@@ -369,6 +369,11 @@ func TestStep(t *testing.T) {
 			k.Msg.Kind, k.Loaded = lifecycle.KindDeadLetter, false
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoRestart}},
+		{"a redriven DLQ message whose delivery is gone restarted nothing, and says so", func() lifecycle.Known {
+			k := known()
+			k.Msg.Kind, k.Loaded, k.Restarted, k.NotRestarted = lifecycle.KindDeadLetter, false, true, "delivery_gone"
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricRedriveNotRestarted, Level: slog.LevelWarn}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

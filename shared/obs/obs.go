@@ -40,8 +40,11 @@ const (
 	// OldestOverdueDelivery.
 	MetricSweeperOldestOverdue = "SweeperOldestOverdue"
 	MetricRedriveMoved         = "RedriveMoved"
-	MetricEnqueueFailures      = "EnqueueFailures" // ingest's SQS send failed; the sweeper will pick them up
-	MetricOpEventsFailed       = "OpEventsFailed"  // operational events not accepted by the bus (package opevents)
+	// MetricRedriveNotRestarted counts redriven DLQ messages that restarted
+	// nothing: their delivery is gone (expired, deleted) or moved on.
+	MetricRedriveNotRestarted = "RedriveNotRestarted"
+	MetricEnqueueFailures     = "EnqueueFailures" // ingest's SQS send failed; the sweeper will pick them up
+	MetricOpEventsFailed      = "OpEventsFailed"  // operational events not accepted by the bus (package opevents)
 
 	// Heartbeats: 1 for each sweep or scheduler run that finished without an
 	// error. Their alarms treat missing data as breaching, so a run that

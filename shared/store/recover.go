@@ -43,7 +43,9 @@ func (s *Store) FailedDeliveryIDs(ctx context.Context, endpointID string, since,
 // Restart gives a failed delivery a fresh series of attempts: pending again,
 // attempts back to 0, a new gen so that older queue messages are dropped.
 // With gen >= 0 it only restarts that generation (a DLQ message restarting
-// the failure it reported); with gen < 0 any failed delivery.
+// the failure it reported); with gen < 0 any failed delivery. ErrNotFound:
+// the delivery is gone or within lifecycle.ExpiryMargin of its TTL;
+// ErrConflict: it is not failed (in that generation).
 func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	cond := "#st = :failed AND #ttl > :nowsec"
@@ -62,6 +64,19 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 		ExpressionAttributeNames:  map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: vals,
 		ReturnValues:              types.ReturnValueAllNew,
+		// Refused: the item as it was tells a delivery gone (expired or
+		// deleted: nothing to restart, ever) from one that moved on.
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if isConditionFailed(err) {
+		d, uerr := conditionItem(err) // ErrNotFound: no item
+		if uerr == nil && lifecycle.NearExpiry(d.ExpiresAt, s.now()) {
+			uerr = ErrNotFound
+		}
+		if uerr != nil {
+			return d, uerr
+		}
+		return d, ErrConflict
+	}
 	return unmarshalDelivery(out, err)
 }

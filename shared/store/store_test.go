@@ -488,6 +488,19 @@ func TestFailRestartAndDeadLetterMark(t *testing.T) {
 	}
 }
 
+// A redriven DLQ message of a delivery that is gone (expired: DynamoDB
+// deleted it) restarts nothing, and says so: not found, never a conflict
+// (which the callers took for "moved on" and logged as restarted).
+func TestRestartOfAGoneDeliveryIsNotFound(t *testing.T) {
+	s := newStore(t)
+	if _, err := s.Restart(ctx, domain.NewID("dlv"), domain.NewID("ep"), 3); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("restart of a delivery that is gone: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Restart(ctx, domain.NewID("dlv"), domain.NewID("ep"), -1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("recover of a delivery that is gone: %v, want ErrNotFound", err)
+	}
+}
+
 func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
 	s := newStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
