@@ -40,7 +40,7 @@ const table = "soak"
 type options struct {
 	duration, sweepEvery, sweepGrace time.Duration
 	rate, faults                     float64
-	accounts, pollers                int
+	accounts, pollers, busy          int
 	seed                             uint64
 	retry                            string
 }
@@ -59,6 +59,7 @@ func main() {
 	flag.Float64Var(&o.faults, "faults", 1, "the fault rates' scale: 0 none, 1 the defaults (faults.go), 2 twice as many")
 	flag.IntVar(&o.accounts, "accounts", 4, "accounts, each with one endpoint of every kind")
 	flag.IntVar(&o.pollers, "pollers", 2, "the delivery queue's concurrent invocations: few enough that the queue has a backlog, as a busy deployment's has")
+	flag.IntVar(&o.busy, "busy", 1, "other tenants' messages the delivery queue shows at every look (a busy deployment's always shows some); 0: only the soak's own")
 	flag.Uint64Var(&o.seed, "seed", 0, "the seed of the faults and the traffic (0: a new one, printed)")
 	flag.DurationVar(&o.sweepEvery, "sweep", 10*time.Second, "the sweeper's interval (the scheduler's too)")
 	flag.DurationVar(&o.sweepGrace, "grace", 5*time.Second, "SWEEP_GRACE")
@@ -81,8 +82,8 @@ func main() {
 
 func run(o options) (bool, error) {
 	ctx := context.Background()
-	fmt.Printf("soak: seed %d, %s of traffic at %.1f requests/s, %d accounts x %d endpoints, faults x%.1f, sweep every %s (grace %s), RETRY_SCHEDULE=%s\n",
-		o.seed, o.duration, o.rate, o.accounts, len(kinds), o.faults, o.sweepEvery, o.sweepGrace, o.retry)
+	fmt.Printf("soak: seed %d, %s of traffic at %.1f requests/s, %d accounts x %d endpoints, faults x%.1f, sweep every %s (grace %s), RETRY_SCHEDULE=%s, %d pollers, busy %d\n",
+		o.seed, o.duration, o.rate, o.accounts, len(kinds), o.faults, o.sweepEvery, o.sweepGrace, o.retry, o.pollers, o.busy)
 	dir, err := os.MkdirTemp("", "gifq-soak-")
 	if err != nil {
 		return false, err
@@ -131,7 +132,7 @@ func run(o options) (bool, error) {
 	}
 	faultLog := filepath.Join(dir, "faults")
 	env = append(env, envDynamo+"="+emu.DynamoDBURL, envSQS+"="+emu.SQSURL, envAPIAddr+"="+apiAddr, envFaults+"="+fmt.Sprint(o.faults),
-		envFaultLog+"="+faultLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers))
+		envFaultLog+"="+faultLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers), envBusy+"="+strconv.Itoa(o.busy))
 	sysLog, _ := os.Create(filepath.Join(dir, "system.log"))
 	sys := &system{env: env, seed: o.seed, log: sysLog}
 	sys.start()

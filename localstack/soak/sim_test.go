@@ -54,7 +54,7 @@ const (
 	simDeliverQ  = "http://sqs.sim/000000000000/sim-deliveries"
 	simDLQ       = "http://sqs.sim/000000000000/sim-dlq"
 	// simBusy is the other tenants' messages the delivery queue shows at
-	// every look: the simulated deployment is a busy one.
+	// every look: the simulated deployment is a busy one (queueClient.busy).
 	simBusy = 1
 )
 
@@ -136,7 +136,7 @@ func newSim(t *testing.T, env *testenv.Env, seed uint64) *sim {
 	s.sqs = &simSQS{now: func() time.Time { return s.clock }, byURL: map[string][]*simMsg{}, receipts: map[string]*simMsg{}}
 	now := func() time.Time { return s.clock.Add(s.offset) }
 	s.st = store.New(dynamo{env.DB, s.faults}, env.Table).WithClock(now)
-	qu := queue.New(queueClient{s.sqs, s.faults}, simDeliverQ, simDLQ)
+	qu := queue.New(queueClient{SQS: s.sqs, f: s.faults, busy: simBusy, notBusy: map[string]bool{simDLQ: true}}, simDeliverQ, simDLQ)
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	metrics := obs.NewMetrics(io.Discard, false, "soak", "sim")
 	lim := &simLimiter{now: now}
@@ -328,7 +328,7 @@ func (s *sim) accept(r ingest.Result) {
 // batch of one (a duplicate receive: the same message twice, one after the
 // other); a kill leaves it to its visibility timeout.
 func (s *sim) handleOne(ctx context.Context) {
-	out, err := queueClient{s.sqs, s.faults}.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(simDeliverQ), MaxNumberOfMessages: 1})
+	out, err := queueClient{SQS: s.sqs, f: s.faults}.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(simDeliverQ), MaxNumberOfMessages: 1})
 	if err != nil {
 		s.sqs.skip(simDeliverQ) // the poller retries after its error; the message stays
 		s.revive()
@@ -525,9 +525,6 @@ func (q *simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttribute
 		if !m.deleted && !m.visibleAt.After(q.now()) {
 			visible++
 		}
-	}
-	if aws.ToString(in.QueueUrl) == simDeliverQ {
-		visible += simBusy
 	}
 	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{string(sqstypes.QueueAttributeNameApproximateNumberOfMessages): strconv.Itoa(visible)}}, nil
 }

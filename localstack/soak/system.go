@@ -27,6 +27,7 @@ const (
 	envSweepEvery    = "SOAK_SWEEP_EVERY"
 	envScheduleEvery = "SOAK_SCHEDULE_EVERY"
 	envPollers       = "SOAK_POLLERS"
+	envBusy          = "SOAK_BUSY"
 )
 
 // runSystem is make dev's runner (every function in one process) with the
@@ -53,7 +54,9 @@ func runSystem() error {
 		return err
 	}
 	db, q := emulator.Clients(os.Getenv(envDynamo), os.Getenv(envSQS))
-	a := app.New(cfg, dynamo{db, f}, queueClient{q, f}, os.Stderr, "local")
+	busy, _ := strconv.Atoi(os.Getenv(envBusy))
+	qc := queueClient{SQS: q, f: f, busy: busy, notBusy: map[string]bool{cfg.SlowQueueURL: true, cfg.DLQURL: true}}
+	a := app.New(cfg, dynamo{db, f}, qc, os.Stderr, "local")
 	clk := &clock{}
 	a.Now = clk.Now
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
