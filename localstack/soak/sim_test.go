@@ -450,11 +450,14 @@ func (e *simEndpoints) Send(_ context.Context, req sender.Request) sender.Result
 			res.Result = retry.Result{StatusCode: 429, RetryAfter: time.Minute}
 		}
 	}
+	s.rv.mu.Lock()
+	defer s.rv.mu.Unlock()
 	if res.StatusCode/100 == 2 {
-		s.rv.mu.Lock()
 		s.rv.ok[key]++
-		s.rv.mu.Unlock()
 	}
+	// The invocation waits for the answer: one invocation at a time, so
+	// concurrent attempts are the real soak's to find.
+	s.clock = s.clock.Add(res.Duration)
 	return res
 }
 
