@@ -20,8 +20,9 @@ type checker struct {
 	store *store.Store
 	cfg   config.Config
 	// allowance is one sweep: its interval and its grace (a delivery whose
-	// message was lost is re-queued within them) and the attempt it then
-	// makes (the delivery timeout).
+	// message was lost is re-queued within them), the attempt it then
+	// makes (the delivery timeout), and the error of the clock the times
+	// were read from (clockError).
 	allowance time.Duration
 	kindOf    map[string]string
 	rv        *receiver
@@ -165,6 +166,15 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 		}
 	}
 	return ok, nil
+}
+
+// clockError is how far apart two times read from the faulty clock can be
+// beyond their true distance: it jumps within ±maxJump.
+func clockError(faults float64) time.Duration {
+	if faults <= 0 {
+		return 0
+	}
+	return 2 * maxJump
 }
 
 func signed(d time.Duration) string {

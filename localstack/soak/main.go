@@ -178,7 +178,7 @@ func run(o options) (bool, error) {
 		time.Since(began).Round(time.Second), len(t.accepted), t.retried.Load(), sys.restarts.Load())
 
 	// Drain: until nothing is pending, or well past the last deadline.
-	c := &checker{store: st, cfg: cfg, allowance: o.sweepEvery + o.sweepGrace + cfg.DeliveryTimeout, kindOf: t.kindOf, rv: rv, final: map[string]bool{}}
+	c := &checker{store: st, cfg: cfg, allowance: o.sweepEvery + o.sweepGrace + cfg.DeliveryTimeout + clockError(o.faults), kindOf: t.kindOf, rv: rv, final: map[string]bool{}}
 	last := time.Now()
 	limit := last.Add(time.Duration(float64(cfg.Retry.Total())*(1+cfg.Retry.Jitter)) + 8*cfg.DeliveryTimeout + 2*c.allowance + 30*time.Second)
 	for {

@@ -80,7 +80,7 @@ func TestSimulated30Days(t *testing.T) {
 	// The checker reads as of the start: by the end, the first days' items
 	// are past their TTL, which the store's reads treat as gone.
 	reader := store.New(env.DB, env.Table).WithClock(func() time.Time { return simStart })
-	c := &checker{store: reader, cfg: s.cfg, allowance: s.cfg.SweepGrace + 15*time.Minute + s.cfg.DeliveryTimeout,
+	c := &checker{store: reader, cfg: s.cfg, allowance: s.cfg.SweepGrace + 15*time.Minute + s.cfg.DeliveryTimeout + clockError(1),
 		kindOf: s.kindOf, rv: s.rv, final: map[string]bool{}}
 	ok, err := c.check(context.Background(), s.deliveries, s.events, s.faultCounts(), int64(s.kills))
 	if err != nil {
