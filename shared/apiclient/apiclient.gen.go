@@ -388,13 +388,10 @@ type DeliveryFields struct {
 	AttemptCount int        `json:"attempt_count"`
 	Attempts     *[]Attempt `json:"attempts,omitempty"`
 
-	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
-	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	// AttemptsNextCursor When a delivery has more attempts than its view shows (one delivery's view: the newest
+	// 20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+	// ones for `GET /v1/deliveries/{id}/attempts`.
 	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
-
-	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
 
 	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 	AttemptsOrder *DeliveryFieldsAttemptsOrder `json:"attempts_order,omitempty"`
@@ -426,13 +423,10 @@ type DeliveryWithAttempts struct {
 	AttemptCount int       `json:"attempt_count"`
 	Attempts     []Attempt `json:"attempts"`
 
-	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
-	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	// AttemptsNextCursor When a delivery has more attempts than its view shows (one delivery's view: the newest
+	// 20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+	// ones for `GET /v1/deliveries/{id}/attempts`.
 	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
-
-	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
 
 	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 	AttemptsOrder *DeliveryWithAttemptsAttemptsOrder `json:"attempts_order,omitempty"`
