@@ -103,7 +103,10 @@ func (s *Service) Notify(ctx context.Context, accountID, about string, body []by
 	if len(ne.Deliveries) == 0 {
 		return false, nil
 	}
-	slots, ivl := s.reserve(ctx, acct, len(ne.Deliveries), now)
+	slots, ivl, err := s.reserve(ctx, acct, len(ne.Deliveries), now)
+	if err != nil {
+		return false, err
+	}
 	ne.DueAt = dueAt(slots, now)
 	if _, err := s.Store.CreateEvent(ctx, ne); errors.Is(err, store.ErrDuplicate) || errors.Is(err, store.ErrIdempotencyMismatch) {
 		return false, nil
