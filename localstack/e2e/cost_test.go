@@ -119,9 +119,9 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	}
 	// Write units, as the emulator reports them consumed (table and index
 	// entries): ingest 1 (the booking, with the key's take) + 1 + 1
-	// (delivery, event) + 2 index entries (log, sweep) + the event's
-	// account_events entry 1 (replay's listing by time, one per event
-	// whatever its fan-out) = 6; claim 1 (no index entry changes); the
+	// (delivery, event: its item is keyed by the account's day and its id,
+	// the listing by time's own key, so no index entry) + 2 index entries
+	// (log, sweep) = 5; claim 1 (no index entry changes); the
 	// outcome with the attempt logged on the delivery's item 1 + the sweep
 	// index entry's removal 1; the slots 1 + 1 (docs/cost.md).
 	if wantUnits := float64(cost.SingleWriteUnits - cost.SlotWrites + slotWrites); units != wantUnits {

@@ -105,13 +105,13 @@ func Round2(d float64) float64 { return math.Round(d*100) / 100 }
 // (issue 10's runs).
 const (
 	// One event, one endpoint, delivered on the first attempt.
-	SingleWriteUnits, SingleReadUnits = 11, 2
+	SingleWriteUnits, SingleReadUnits = 10, 2
 	// Each further delivery of the same event (fan-out).
 	FanOutWriteUnits, FanOutReadUnits = 8, 1
 	// Per event through POST /v1/events/batch (100 a request): the
 	// limiter's writes and the account's endpoint query are shared by the
 	// request.
-	BatchWriteUnits, BatchReadUnits = 10, 1
+	BatchWriteUnits, BatchReadUnits = 9, 1
 )
 
 // Assumptions the counts cannot give, each with its source.

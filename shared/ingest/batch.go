@@ -149,7 +149,7 @@ func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
-		res, err := s.replay(ctx, firstID)
+		res, err := s.replay(ctx, ne.Event.AccountID, firstID)
 		return ItemResult{Result: res, Err: err}
 	case err != nil:
 		return ItemResult{Err: err}

@@ -28,7 +28,7 @@ type Store interface {
 	AccountWithEndpoints(ctx context.Context, accountID string) (domain.Account, []domain.Endpoint, error)
 	CreateEvent(context.Context, store.NewEvent) (string, error)
 	PriorEvent(ctx context.Context, accountID, idempotencyKey string, body []byte) (string, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	GetEvent(ctx context.Context, accountID, id string) (domain.Event, error)
 	GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error)
 	GetEventType(ctx context.Context, accountID, name string) (domain.EventType, error)
 }
@@ -173,7 +173,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	ne.DueAt = dueAt(slots, now)
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	if errors.Is(err, store.ErrDuplicate) {
-		return s.replay(ctx, firstID)
+		return s.replay(ctx, accountID, firstID)
 	}
 	if err != nil {
 		return Result{}, err
@@ -357,13 +357,13 @@ func (s *Service) prior(ctx context.Context, accountID, key string, body []byte)
 	case errors.Is(err, store.ErrNotFound):
 		return Result{}, false, nil
 	case errors.Is(err, store.ErrDuplicate):
-		res, err = s.replay(ctx, first)
+		res, err = s.replay(ctx, accountID, first)
 	}
 	return res, true, err
 }
 
-func (s *Service) replay(ctx context.Context, eventID string) (Result, error) {
-	ev, err := s.Store.GetEvent(ctx, eventID)
+func (s *Service) replay(ctx context.Context, accountID, eventID string) (Result, error) {
+	ev, err := s.Store.GetEvent(ctx, accountID, eventID)
 	if err != nil {
 		return Result{}, err
 	}
