@@ -114,6 +114,15 @@ const (
 	BatchWriteUnits, BatchReadUnits = 9, 1
 )
 
+// The bounds TestAWSCallsPerDelivery holds the other two shapes to, per
+// delivery, cap on, failed conditional writes counted: a fan-out of 5 is
+// (10 + 4 x 8) / 5 = 8.4; a batch of 100 to one endpoint at the account's
+// 5/s, 9 and what bookings and slot races add.
+const (
+	MaxFanOut5WriteUnits  = 8.4
+	MaxBatch100WriteUnits = 9.2
+)
+
 // Assumptions the counts cannot give, each with its source.
 const (
 	memoryGB = 0.25 // infra: 256 MB api and deliver functions
