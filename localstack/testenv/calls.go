@@ -118,7 +118,6 @@ func failedConditionally(err error) bool {
 	return errors.As(err, &ccf)
 }
 
-
 // consumed is the capacity a DynamoDB call's output reports.
 func consumed(result any) (string, float64) {
 	one := func(cc *types.ConsumedCapacity) float64 {
