@@ -242,12 +242,17 @@ func dueAt(slots []time.Time, now time.Time) []int64 {
 	return out
 }
 
-// accepted counts and logs a stored event.
+// accepted counts and logs a stored event, in an EMF line of its own.
 func (s *Service) accepted(ctx context.Context, ne store.NewEvent, level slog.Level) {
 	m := s.Metrics.Batch()
+	s.counted(ctx, ne, m, level)
+	m.Flush()
+}
+
+// counted counts a stored event in m and logs it.
+func (s *Service) counted(ctx context.Context, ne store.NewEvent, m *obs.Batch, level slog.Level) {
 	m.Count(obs.MetricEventsIngested, 1)
 	m.Count(obs.MetricDeliveriesCreated, float64(len(ne.Deliveries)))
-	m.Flush()
 	s.Log.Log(ctx, level, "event accepted", "event_id", ne.Event.ID, "account_id", ne.Event.AccountID, "event_type", ne.Event.Type,
 		"deliveries", len(ne.Deliveries), "bytes", len(ne.Event.Body))
 }
