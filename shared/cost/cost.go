@@ -140,12 +140,13 @@ const (
 	// attempt), kept a month: docs/cost.md "Storage".
 	storedBytes = 1700
 	// Log bytes as CloudWatch Logs ingests them on AWS (docs/cost.md
-	// "Logs"): the app's lines at info (TestAWSCallsPerDelivery: 669 for
-	// a single delivery), EMF lines (the api's 264 B per event, the
-	// deliver function's 375 B per invocation), Lambda's START, END and
-	// REPORT lines with the X-Ray segment line (358 B per invocation),
-	// and the API's access log line (246 B per request).
-	appLogBytes, apiEMFBytes, deliverEMFBytes, platformLogBytes, accessLogBytes = 669, 264, 375, 358, 246
+	// "Logs"): the app's lines at info (TestAWSCallsPerDelivery: 342 for
+	// a single delivery, the api's request line; a plain success logs no
+	// line), EMF lines (the api's 264 B per request, the deliver function's
+	// 375 B per invocation), Lambda's START, END and REPORT lines (none:
+	// the functions' system log level is WARN), and the API's access log
+	// line (246 B per request).
+	appLogBytes, apiEMFBytes, deliverEMFBytes, platformLogBytes, accessLogBytes = 342, 264, 375, 0, 246
 	// X-Ray's default sampling: 5 % after the first request each second.
 	traced = 0.05
 	// Billed sleep per delivery paced at the account's default 5/s (a
@@ -159,10 +160,10 @@ const (
 )
 
 // logBytes is what CloudWatch Logs ingests for one event: app lines, EMF
-// per event and per deliver invocation, platform lines per invocation,
-// the access log per request.
+// per API request (a batch's one line for all its events) and per deliver
+// invocation, platform lines per invocation, the access log per request.
 func logBytes(app, apiRequests, apiInvocations, deliverBatches float64) float64 {
-	return app + apiEMFBytes + deliverBatches*deliverEMFBytes + (apiInvocations+deliverBatches)*platformLogBytes + apiRequests*accessLogBytes
+	return app + apiRequests*(apiEMFBytes+accessLogBytes) + deliverBatches*deliverEMFBytes + (apiInvocations+deliverBatches)*platformLogBytes
 }
 
 // Single is one event posted alone to one endpoint, delivered first time.
@@ -199,8 +200,8 @@ func Batch100() Usage {
 	u.SQSRequests = 0.12 + 2.0/messagesPerBatch // 12 SendMessageBatch for 100 (one per lane per 10); receive and delete
 	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits
 	u.PacedSleep = pacedSleepAt5
-	u.TracedFraction = traced * u.APIRequests // a trace per request, carried through the queue
-	u.LogBytes = logBytes(579, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: 579 B an event (TestAWSCallsPerDelivery's batch)
+	u.TracedFraction = traced * u.APIRequests                    // a trace per request, carried through the queue
+	u.LogBytes = logBytes(3.42, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: the request's line, a hundredth
 	return u
 }
 
@@ -214,7 +215,7 @@ func FanOut5() Usage {
 	u.WriteUnits = SingleWriteUnits + (n-1)*FanOutWriteUnits
 	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits
 	u.StoredGB = n * storedBytes / 1e9
-	u.LogBytes = logBytes(339+(n-1)*327, 1, 1, n/messagesPerBatch) // app lines: the api's, and one per attempt
+	u.LogBytes = logBytes(appLogBytes, 1, 1, n/messagesPerBatch) // app lines: the api's request line
 	return u.PerDelivery()
 }
 
