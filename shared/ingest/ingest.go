@@ -69,6 +69,7 @@ var (
 	ErrDuplicateEvent    = errors.New(`the body has "event" more than once: receivers would disagree on which one counts`)
 	ErrBadEventType      = errors.New(`"event" must be 1-200 characters of letters, digits and . _ : / -`)
 	ErrBadIdempotencyKey = errors.New("Idempotency-Key must be 1-255 printable ASCII characters")
+	ErrSystemEventType   = errors.New(`"event" is one this service sends itself (endpoint.failing, endpoint.disabled, endpoint.recovered): producers may not send it`)
 )
 
 var eventTypeRE = regexp.MustCompile(`^` + domain.EventTypePattern + `$`)
@@ -196,6 +197,9 @@ func check(body []byte, idempotencyKey string) (checked, error) {
 	eventType, err := Validate(body)
 	if err != nil {
 		return checked{}, err
+	}
+	if domain.IsSystemEvent(eventType) {
+		return checked{}, ErrSystemEventType
 	}
 	if idempotencyKey != "" && !validIdempotencyKey(idempotencyKey) {
 		return checked{}, ErrBadIdempotencyKey
