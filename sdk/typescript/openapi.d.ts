@@ -1606,7 +1606,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
@@ -1658,7 +1661,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
