@@ -285,19 +285,28 @@ class JwksCache:
         self._clock = clock
         self._keys: Optional[Dict[str, bytes]] = None
         self._fetched_at: Optional[float] = None
+        self._error: Optional[Exception] = None
         self._lock = threading.Lock()
 
     def keys(self) -> Dict[str, bytes]:
         """The cached keys by kid, fetched the first time."""
         with self._lock:
             if self._keys is None:
+                # A failed fetch is not retried within the minute either: a JWKS route that is down is not hammered.
+                if self._error is not None and self._fetched_at is not None and self._clock() - self._fetched_at < self._interval:
+                    raise self._error
                 self._refresh()
             assert self._keys is not None
             return self._keys
 
     def _refresh(self) -> None:
         self._fetched_at = self._clock()
-        self._keys = parse_jwks(self._fetch(self._url))
+        try:
+            self._keys = parse_jwks(self._fetch(self._url))
+            self._error = None
+        except Exception as e:
+            self._error = e
+            raise
 
     def _refetch_if_due(self, seen: Dict[str, bytes]) -> Dict[str, bytes]:
         with self._lock:
