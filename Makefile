@@ -322,7 +322,7 @@ sdk-test: sdk-deps emulators sdk-clients-check
 	$(GO) test -count=1 ./sdk/conformance/
 	cd sdk/typescript && npm test --silent
 	cd sdk/python && PYTHONPATH=src:tests ../../$(SDK_PY) -m unittest discover -s tests
-	cd sdk/python && ../../$(SDK_PY) -m mypy --strict src/gifq_webhooks
+	cd sdk/python && ../../$(SDK_PY) -m mypy --strict src/gifq_webhooks tests/typing_check.py
 	$(GO) test -count=1 -run '^TestReceiversFromTheDocs$$|^TestProducerClients$$' $(E2E_PKG)
 
 # The producer clients generated from docs/openapi.yaml: sdk/typescript/openapi.d.ts

@@ -15,7 +15,7 @@ import re
 import threading
 import time
 import urllib.request
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 __all__ = [
     "DEFAULT_TOLERANCE_SECONDS",
@@ -41,7 +41,12 @@ _B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _B64URL_32 = re.compile(r"[A-Za-z0-9_-]{43}")
 
 Body = Union[bytes, bytearray, memoryview, str]
-Headers = Mapping[str, str]
+
+
+class Headers(Protocol):
+    """Any headers object with .get(name): a dict, http.server's self.headers, Flask's, Django's request.headers..."""
+
+    def get(self, key: str, /) -> Optional[str]: ...
 
 
 class WebhookVerificationError(Exception):
@@ -65,12 +70,13 @@ def _bytes(body: Body) -> bytes:
 def _header(headers: Headers, name: str) -> str:
     v = headers.get(name)
     if v is None:
+        # a plain dict is case-sensitive: look for the name in another case
         want = name.lower()
-        for k, val in headers.items():
-            if k.lower() == want:
-                return val or ""
+        for k, val in getattr(headers, "items", lambda: [])():
+            if isinstance(k, str) and k.lower() == want:
+                return str(val or "")
         return ""
-    return v
+    return str(v)
 
 
 def _check_time(t: int, tolerance: Optional[float], now: Optional[Callable[[], float]]) -> None:
