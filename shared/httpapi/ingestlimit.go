@@ -14,10 +14,13 @@ import (
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
-// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter);
-// Refused answers from memory alone, with no call.
+// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter):
+// TakeOn from the bucket on its account's booking item (which ingest takes
+// in its booking's write), Take from a portal session's own item; Refused
+// answers from memory alone, with no call.
 type KeyLimiter interface {
 	Take(ctx context.Context, keyID string, n int, l ratelimit.Limit) error
+	TakeOn(ctx context.Context, account, keyID string, n int, l ratelimit.Limit) error
 	Refused(keyID string, n int, l ratelimit.Limit) error
 }
 
@@ -67,10 +70,10 @@ func (e *overLimit) Unwrap() error { return e.err }
 // that minted it: a session spends its key's budget, so a key over its
 // limit cannot go on through sessions it mints). A key known to be over
 // its limit is refused at once (an *overLimit), before ingest reads
-// anything; otherwise it returns the gate that takes the tokens in the
-// table, for ingest.WithGate to run alongside the account read. Both are
-// nil when there is nothing to limit (no limiter, or no key to charge).
-func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate, error) {
+// anything; otherwise it returns the gate whose tokens ingest takes in the
+// account's booking write. Both are nil when there is nothing to limit (no
+// limiter, or no key to charge).
+func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (*ingest.Gate, error) {
 	key := req.chargeKey
 	if k == nil || k.Limiter == nil || key == "" {
 		return nil, nil
@@ -80,8 +83,7 @@ func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate
 	if err := k.Limiter.Refused(key, n, l); err != nil {
 		return nil, &overLimit{limit: l, err: err, viaSession: viaSession}
 	}
-	return func(ctx context.Context) error {
-		err := k.Limiter.Take(ctx, key, n, l)
+	return &ingest.Gate{Take: ratelimit.KeyTake{ID: key, N: n, Limit: l}, Answer: func(ctx context.Context, err error) error {
 		var over *ratelimit.Limited
 		switch {
 		case errors.As(err, &over), errors.Is(err, ratelimit.ErrExceedsBurst):
@@ -92,18 +94,18 @@ func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate
 			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", key, "error", err)
 		}
 		return nil
-	}, nil
+	}}, nil
 }
 
-// take takes n tokens from req's key at once, for a request that is not an
-// ingest (a test event's ingest runs the gate itself): resends and
-// recovers count against the same limit as events.
+// take takes n tokens from req's key at once, for a request that books no
+// delivery slot: resends and recovers count against the same limit as
+// events.
 func (k *KeyLimits) take(ctx context.Context, req *request, n int) error {
 	gate, err := k.admit(ctx, req, n)
 	if err != nil || gate == nil {
 		return err
 	}
-	return gate(ctx)
+	return gate.Answer(ctx, k.Limiter.TakeOn(ctx, req.account, gate.Take.ID, n, gate.Take.Limit))
 }
 
 // admitSession takes one token from a portal session's own bucket: a
