@@ -61,6 +61,13 @@ func New(db DynamoDB, table string) *Store {
 	return &Store{db: db, table: aws.String(table), now: time.Now}
 }
 
+// WithClock makes the store read time from now (a simulated clock: the
+// soak's simulated days); New's is time.Now.
+func (s *Store) WithClock(now func() time.Time) *Store {
+	s.now = now
+	return s
+}
+
 type item = map[string]types.AttributeValue
 
 func str[T ~string](v T) types.AttributeValue { return &types.AttributeValueMemberS{Value: string(v)} }
