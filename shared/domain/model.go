@@ -273,6 +273,11 @@ func (e *Endpoint) V1aKeys(now int64) []ed25519.PrivateKey {
 	return out
 }
 
+// MaxLiveSigningKeys is how many v1a keys an account publishes and signs
+// with at once: the current one and, during a rotation's overlap, the one
+// it replaced.
+const MaxLiveSigningKeys = 2
+
 // SigningKey is one of an account's ed25519 keys (Standard Webhooks v1a).
 // In the table the private key is only Sealed (package envelope); the
 // store fills Private when a key is needed for signing.
