@@ -251,6 +251,24 @@ func (e SignatureScheme) Valid() bool {
 	}
 }
 
+// Defines values for ListEventsParamsOrder.
+const (
+	Newest ListEventsParamsOrder = "newest"
+	Oldest ListEventsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsOrder enum.
+func (e ListEventsParamsOrder) Valid() bool {
+	switch e {
+	case Newest:
+		return true
+	case Oldest:
+		return true
+	default:
+		return false
+	}
+}
+
 // AWSDestination An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
 type AWSDestination struct {
 	// RoleArn `arn:<partition>:iam::<account>:role/<name>`, in the target's partition.
@@ -694,6 +712,16 @@ type EventTypePatch struct {
 // EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 type EventTypes = []string
 
+// FeedEvent defines model for FeedEvent.
+type FeedEvent struct {
+	// Body The webhook body, delivered byte for byte. At most 256 KiB.
+	Body           EventBody `json:"body"`
+	Event          string    `json:"event"`
+	Id             string    `json:"id"`
+	IdempotencyKey *string   `json:"idempotency_key,omitempty"`
+	ReceivedAt     time.Time `json:"received_at"`
+}
+
 // JSONSchema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
 type JSONSchema = interface{}
 
@@ -897,6 +925,21 @@ type ListEventTypesParams struct {
 	// Cursor `next_cursor` of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	Since *time.Time             `form:"since,omitempty" json:"since,omitempty"`
+	Until *time.Time             `form:"until,omitempty" json:"until,omitempty"`
+	Type  *string                `form:"type,omitempty" json:"type,omitempty"`
+	Order *ListEventsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Limit *int                   `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListEventsParamsOrder defines parameters for ListEvents.
+type ListEventsParamsOrder string
 
 // CreateEventParams defines parameters for CreateEvent.
 type CreateEventParams struct {
@@ -1332,6 +1375,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
 	UpdateEventType(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListEvents The account's events in a window, newest or oldest first
+	//
+	// The events feed, for reconciliation: the events received between `since` and `until`
+	// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+	// Test events are not listed. A page reads at most 500 events of the window and holds at most
+	// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+	// keep following `next_cursor` (with the same query) until it is empty.
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateEventWithBody Post an event
 	//
@@ -1968,6 +2022,27 @@ func (c *Client) UpdateEventTypeWithBody(ctx context.Context, name string, conte
 // Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
 func (c *Client) UpdateEventType(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateEventTypeRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEvents The account's events in a window, newest or oldest first
+//
+// The events feed, for reconciliation: the events received between `since` and `until`
+// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+// Test events are not listed. A page reads at most 500 events of the window and holds at most
+// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+// keep following `next_cursor` (with the same query) until it is empty.
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3132,6 +3207,120 @@ func NewUpdateEventTypeRequestWithBody(server string, name string, contentType s
 	return req, nil
 }
 
+// NewListEventsRequest constructs an http.Request for the ListEvents method
+func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreateEventRequest calls the generic CreateEvent builder with application/json body
 func NewCreateEventRequest(server string, params *CreateEventParams, body CreateEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3828,6 +4017,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
 	UpdateEventTypeWithResponse(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateEventTypeResponse, error)
+
+	// ListEventsWithResponse The account's events in a window, newest or oldest first
+	//
+	// The events feed, for reconciliation: the events received between `since` and `until`
+	// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+	// Test events are not listed. A page reads at most 500 events of the window and holds at most
+	// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+	// keep following `next_cursor` (with the same query) until it is empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
 	// CreateEventWithBodyWithResponse Post an event
 	//
@@ -6011,6 +6213,113 @@ func (r UpdateEventTypeResponse) ContentType() string {
 	return ""
 }
 
+// ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
+type ListEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
+type ListEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []FeedEvent `json:"data"`
+
+		// NextCursor Empty on the last page.
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEventsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventsResponse) GetJSON200() *struct {
+	Data []FeedEvent `json:"data"`
+
+	// NextCursor Empty on the last page.
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListEventsResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEventsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListEventsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateEventResponse202Headers the declared response headers of an HTTP 202 response for CreateEvent
 type CreateEventResponse202Headers struct {
 	IdempotentReplayed *string
@@ -7314,6 +7623,25 @@ func (c *ClientWithResponses) UpdateEventTypeWithResponse(ctx context.Context, n
 		return nil, err
 	}
 	return ParseUpdateEventTypeResponse(rsp)
+}
+
+// ListEventsWithResponse The account's events in a window, newest or oldest first
+//
+// The events feed, for reconciliation: the events received between `since` and `until`
+// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+// Test events are not listed. A page reads at most 500 events of the window and holds at most
+// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+// keep following `next_cursor` (with the same query) until it is empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error) {
+	rsp, err := c.ListEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventsResponse(rsp)
 }
 
 // CreateEventWithBodyWithResponse Post an event
@@ -9372,6 +9700,102 @@ func ParseUpdateEventTypeResponse(rsp *http.Response) (*UpdateEventTypeResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
+func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []FeedEvent `json:"data"`
+
+			// NextCursor Empty on the last page.
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

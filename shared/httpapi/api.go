@@ -40,6 +40,8 @@ type Store interface {
 	ListEventTypes(ctx context.Context, accountID string, limit int32, after string) (store.EventTypePage, error)
 	EventTypeNames(ctx context.Context, accountID string) ([]domain.EventType, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
+	AccountEventsNewestFirst(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
@@ -137,6 +139,7 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/recover"), (*API).recoverEndpoint},
 	{http.MethodPost, split("/v1/endpoints/*/replay"), (*API).replayEndpoint},
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
+	{http.MethodGet, split("/v1/events"), (*API).listEvents},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
 	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},

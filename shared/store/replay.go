@@ -28,29 +28,54 @@ type EventRef struct {
 // hold further events (limit was reached). Test events are not listed.
 // An expired event (DynamoDB deletes late) is skipped.
 func (s *Store) AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) (refs []EventRef, more bool, err error) {
+	return s.accountEvents(ctx, accountID, after, since, until, limit, false)
+}
+
+// AccountEventsNewestFirst is AccountEvents newest first: the events whose
+// id sorts before after ("" from the end of the window).
+func (s *Store) AccountEventsNewestFirst(ctx context.Context, accountID, after string, since, until int64, limit int) (refs []EventRef, more bool, err error) {
+	return s.accountEvents(ctx, accountID, after, since, until, limit, true)
+}
+
+// accountEvents is the one listing of an account's events by time, in
+// either order (events feed, replay).
+func (s *Store) accountEvents(ctx context.Context, accountID, after string, since, until int64, limit int, newestFirst bool) (refs []EventRef, more bool, err error) {
 	lo := domain.IDBound("evt", since, false)
-	if after > lo {
+	hi := domain.IDBound("evt", until, true)
+	switch {
+	case after == "":
+	case newestFirst && after < hi:
+		hi = after // inclusive: after itself is skipped below
+	case !newestFirst && after > lo:
 		// Ids have one length: any id after `after` sorts after it plus a
 		// space (below every id character), and BETWEEN is inclusive.
 		lo = after + " "
 	}
-	hi := domain.IDBound("evt", until, true)
 	if lo > hi { // a cursor past the window (another window's): nothing left; BETWEEN would refuse it
 		return nil, false, nil
 	}
-	day := time.UnixMilli(since).UTC().Truncate(24 * time.Hour)
-	for ; !day.After(time.UnixMilli(until)) && len(refs) < limit; day = day.Add(24 * time.Hour) {
-		if domain.IDBound("evt", day.Add(24*time.Hour).UnixMilli()-1, true) < lo {
+	first, last := time.UnixMilli(since).UTC().Truncate(24*time.Hour), time.UnixMilli(until).UTC().Truncate(24*time.Hour)
+	step := 24 * time.Hour
+	if newestFirst {
+		first, step = last, -step
+	}
+	for day := first; !day.Before(time.UnixMilli(since).UTC().Truncate(24*time.Hour)) && !day.After(last) && len(refs) < limit; day = day.Add(step) {
+		if domain.IDBound("evt", day.Add(24*time.Hour).UnixMilli()-1, true) < lo || domain.IDBound("evt", day.UnixMilli(), false) > hi {
 			continue // the cursor is past this day
 		}
 		var start map[string]types.AttributeValue
 		for len(refs) < limit {
+			skip := 0 // newest first from a cursor: the cursor's own event comes first, and is skipped
+			if newestFirst && after != "" {
+				skip = 1
+			}
 			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 				TableName: s.table, IndexName: aws.String(schema.IndexAccountEvents),
 				KeyConditionExpression: aws.String("gsi3pk = :pk AND gsi3sk BETWEEN :lo AND :hi"),
 				ExpressionAttributeValues: item{":pk": str(accountEventsPK(accountID, day.UnixMilli())),
 					":lo": str(lo), ":hi": str(hi)},
-				ExclusiveStartKey: start, Limit: aws.Int32(int32(min(limit-len(refs), 500))),
+				ExclusiveStartKey: start, Limit: aws.Int32(int32(min(limit-len(refs)+skip, 500))),
+				ScanIndexForward: aws.Bool(!newestFirst),
 			})
 			if err != nil {
 				return nil, false, err
@@ -60,7 +85,7 @@ func (s *Store) AccountEvents(ctx context.Context, accountID, after string, sinc
 				return nil, false, err
 			}
 			for _, r := range page {
-				if !domain.Expired(r.ExpiresAt, s.now()) {
+				if !domain.Expired(r.ExpiresAt, s.now()) && r.ID != after && len(refs) < limit {
 					refs = append(refs, r)
 				}
 			}
