@@ -42,6 +42,7 @@ type Store interface {
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
 	AccountEventsNewestFirst(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
+	CommitPollPosition(ctx context.Context, accountID, endpointID, position string) error
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
@@ -118,6 +119,9 @@ type request struct {
 	keyID   string   // the API key's id, when an API key authenticated
 	params  []string // path parameters, in order
 	session string   // the portal session, when a portal token authenticated
+	// pollToken is a polling endpoint's token, when one authenticated
+	// (poll.go): the endpoint must be the token's.
+	pollToken string
 }
 
 type route struct {
@@ -140,6 +144,8 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/replay"), (*API).replayEndpoint},
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
 	{http.MethodGet, split("/v1/events"), (*API).listEvents},
+	{http.MethodGet, split("/v1/endpoints/*/poll"), (*API).poll},
+	{http.MethodPost, split("/v1/endpoints/*/poll/commit"), (*API).commitPoll},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
 	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},
@@ -300,6 +306,9 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 	secret = strings.TrimSpace(secret)
 	if portal.IsToken(secret) {
 		return a.authenticatePortal(ctx, req, rt, secret)
+	}
+	if strings.HasPrefix(secret, pollPrefix) {
+		return a.authenticatePoll(req, rt, secret)
 	}
 	a.keysOnce.Do(func() { a.keys = &keyCache{ttl: a.KeyCacheTTL} })
 	if account, keyID, ok := a.keys.get(secret, a.Now()); ok {

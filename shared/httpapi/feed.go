@@ -36,6 +36,7 @@ type feedEvent struct {
 type feedPage struct {
 	Data       []feedEvent `json:"data"`
 	NextCursor string      `json:"next_cursor"` // "" on the last page
+	last       string      // the last event looked at (the polling feed's position)
 }
 
 // feedQuery is what GET /v1/events asks.
@@ -97,6 +98,18 @@ func (a *API) listEvents(ctx context.Context, req *request) response {
 	if f.since > f.until {
 		return ok(http.StatusOK, feedPage{Data: []feedEvent{}})
 	}
+	page, r, failed := a.readFeed(ctx, req.account, f, func(ref store.EventRef) bool {
+		return f.eventType == "" || ref.Type == f.eventType
+	})
+	if failed {
+		return r
+	}
+	return ok(http.StatusOK, page)
+}
+
+// readFeed is a page of the account's events in f's window and order that
+// match, with their bodies; failed with the error answer.
+func (a *API) readFeed(ctx context.Context, account string, f feedQuery, match func(store.EventRef) bool) (feedPage, response, bool) {
 	list := a.Store.AccountEvents
 	if !f.oldestFirst {
 		list = a.Store.AccountEventsNewestFirst
@@ -105,14 +118,14 @@ func (a *API) listEvents(ctx context.Context, req *request) response {
 	cursor, scanned := f.after, 0
 	more := true
 	for more && len(picked) < f.limit && scanned < feedScan {
-		refs, m, err := list(ctx, req.account, cursor, f.since, f.until, min(feedScan-scanned, 100))
+		refs, m, err := list(ctx, account, cursor, f.since, f.until, min(feedScan-scanned, 100))
 		if err != nil {
-			return a.internal(ctx, err)
+			return feedPage{}, a.internal(ctx, err), true
 		}
 		more, scanned = m, scanned+len(refs)
 		for _, ref := range refs {
 			cursor = ref.ID
-			if f.eventType == "" || ref.Type == f.eventType {
+			if match(ref) {
 				if picked = append(picked, ref); len(picked) == f.limit {
 					more = more || ref.ID != refs[len(refs)-1].ID
 					break
@@ -120,15 +133,16 @@ func (a *API) listEvents(ctx context.Context, req *request) response {
 			}
 		}
 	}
-	events, err := a.feedBodies(ctx, req.account, picked)
+	events, err := a.feedBodies(ctx, account, picked)
 	if err != nil {
-		return a.internal(ctx, err)
+		return feedPage{}, a.internal(ctx, err), true
 	}
-	out := feedPage{Data: []feedEvent{}}
+	out := feedPage{Data: []feedEvent{}, last: cursor}
 	size := 0
 	for _, ev := range events {
 		if size += len(ev.Body); size > feedBytes && len(out.Data) > 0 {
 			more, cursor = true, out.Data[len(out.Data)-1].ID
+			out.last = cursor
 			break
 		}
 		out.Data = append(out.Data, ev)
@@ -136,7 +150,7 @@ func (a *API) listEvents(ctx context.Context, req *request) response {
 	if more {
 		out.NextCursor = encodeCursor(cursor)
 	}
-	return ok(http.StatusOK, out)
+	return out, response{}, false
 }
 
 // feedBodies reads the events refs list, feedReads at a time, in order;
