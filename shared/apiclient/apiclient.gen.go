@@ -943,6 +943,11 @@ type RotateSecretJSONBody struct {
 	ExpirePreviousNow *bool `json:"expire_previous_now,omitempty"`
 }
 
+// SendTestEventJSONBody defines parameters for SendTestEvent.
+type SendTestEventJSONBody struct {
+	EventType *string `json:"event_type,omitempty"`
+}
+
 // ListEventTypesParams defines parameters for ListEventTypes.
 type ListEventTypesParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1010,6 +1015,9 @@ type ReplayEndpointJSONRequestBody ReplayEndpointJSONBody
 
 // RotateSecretJSONRequestBody defines body for RotateSecret for application/json ContentType.
 type RotateSecretJSONRequestBody RotateSecretJSONBody
+
+// SendTestEventJSONRequestBody defines body for SendTestEvent for application/json ContentType.
+type SendTestEventJSONRequestBody SendTestEventJSONBody
 
 // CreateEventTypeJSONRequestBody defines body for CreateEventType for application/json ContentType.
 type CreateEventTypeJSONRequestBody = NewEventType
@@ -1362,13 +1370,29 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecret(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendTestEventWithBody Send this endpoint a test event
+	//
+	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+	SendTestEventWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendTestEvent Send this endpoint a test event
 	//
 	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-	// (whatever its `event_types`), signed and retried like any other.
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
+	//
+	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-	SendTestEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SendTestEvent(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEventTypes The account's event catalog, by name
 	//
@@ -2006,14 +2030,40 @@ func (c *Client) RotateSecret(ctx context.Context, id ID, body RotateSecretJSONR
 	return c.Client.Do(req)
 }
 
+// SendTestEventWithBody Send this endpoint a test event
+//
+// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+func (c *Client) SendTestEventWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendTestEventRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SendTestEvent Send this endpoint a test event
 //
 // An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-// (whatever its `event_types`), signed and retried like any other.
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
+//
+// Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-func (c *Client) SendTestEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSendTestEventRequest(c.Server, id)
+func (c *Client) SendTestEvent(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendTestEventRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3220,8 +3270,19 @@ func NewRotateSecretRequestWithBody(server string, id ID, contentType string, bo
 	return req, nil
 }
 
-// NewSendTestEventRequest constructs an http.Request for the SendTestEvent method
-func NewSendTestEventRequest(server string, id ID) (*http.Request, error) {
+// NewSendTestEventRequest calls the generic SendTestEvent builder with application/json body
+func NewSendTestEventRequest(server string, id ID, body SendTestEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendTestEventRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSendTestEventRequestWithBody constructs an http.Request for the SendTestEvent method, with any body, and a specified content type
+func NewSendTestEventRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3246,10 +3307,12 @@ func NewSendTestEventRequest(server string, id ID) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4206,15 +4269,29 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecretWithResponse(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
 
+	// SendTestEventWithBodyWithResponse Send this endpoint a test event
+	//
+	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+	SendTestEventWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
+
 	// SendTestEventWithResponse Send this endpoint a test event
 	//
 	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-	// (whatever its `event_types`), signed and retried like any other.
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-	SendTestEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
+	SendTestEventWithResponse(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
 
 	// ListEventTypesWithResponse The account's event catalog, by name
 	//
@@ -6259,6 +6336,8 @@ type SendTestEventResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *AcceptedEvent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -6267,6 +6346,8 @@ type SendTestEventResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6280,6 +6361,11 @@ type SendTestEventResponse struct {
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
 func (r SendTestEventResponse) GetJSON202() *AcceptedEvent {
 	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SendTestEventResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6300,6 +6386,11 @@ func (r SendTestEventResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SendTestEventResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SendTestEventResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8046,16 +8137,36 @@ func (c *ClientWithResponses) RotateSecretWithResponse(ctx context.Context, id I
 	return ParseRotateSecretResponse(rsp)
 }
 
+// SendTestEventWithBodyWithResponse Send this endpoint a test event
+//
+// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+func (c *ClientWithResponses) SendTestEventWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error) {
+	rsp, err := c.SendTestEventWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendTestEventResponse(rsp)
+}
+
 // SendTestEventWithResponse Send this endpoint a test event
 //
 // An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-// (whatever its `event_types`), signed and retried like any other.
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error) {
-	rsp, err := c.SendTestEvent(ctx, id, reqEditors...)
+func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error) {
+	rsp, err := c.SendTestEvent(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10061,6 +10172,13 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 		}
 		response.JSON202 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10088,6 +10206,13 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
