@@ -143,6 +143,7 @@ func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
 // Defines values for DestinationType.
 const (
 	AwsEventbridge DestinationType = "aws_eventbridge"
+	AwsKinesis     DestinationType = "aws_kinesis"
 	AwsSns         DestinationType = "aws_sns"
 	AwsSqs         DestinationType = "aws_sqs"
 	Http           DestinationType = "http"
@@ -152,6 +153,8 @@ const (
 func (e DestinationType) Valid() bool {
 	switch e {
 	case AwsEventbridge:
+		return true
+	case AwsKinesis:
 		return true
 	case AwsSns:
 		return true
@@ -256,7 +259,7 @@ type AWSDestination struct {
 	// RoleArn `arn:<partition>:iam::<account>:role/<name>`, in the target's partition.
 	RoleArn string `json:"role_arn"`
 
-	// TargetArn `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>` or `...:events:...:event-bus/<name>`, matching the type.
+	// TargetArn `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>`, `...:events:...:event-bus/<name>` or `...:kinesis:...:stream/<name>`, matching the type.
 	TargetArn string `json:"target_arn"`
 }
 
@@ -456,7 +459,7 @@ type DeliveryWithAttempts struct {
 // DeliveryWithAttemptsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 type DeliveryWithAttemptsAttemptsOrder string
 
-// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md). `url` is empty for the AWS types.
 type DestinationType string
 
 // Endpoint defines model for Endpoint.
@@ -483,7 +486,7 @@ type Endpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md). `url` is empty for the AWS types.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -519,7 +522,7 @@ type EndpointFields struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md). `url` is empty for the AWS types.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -614,7 +617,7 @@ type EndpointWithSecret struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md). `url` is empty for the AWS types.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -697,7 +700,7 @@ type EventTypes = []string
 // JSONSchema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
 type JSONSchema = interface{}
 
-// NewEndpoint An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+// NewEndpoint An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
 type NewEndpoint struct {
 	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
 	Aws         *AWSDestination `json:"aws,omitempty"`
@@ -712,7 +715,7 @@ type NewEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md). `url` is empty for the AWS types.
 	Type *DestinationType `json:"type,omitempty"`
 
 	// Url Required for `http`. https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
@@ -786,7 +789,7 @@ type RotatedEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md). `url` is empty for the AWS types.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -1105,7 +1108,7 @@ type ClientInterface interface {
 
 	// GetAccount The authenticated account, with its AWS external id
 	//
-	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 	//
 	// Corresponds with GET /v1/account (the `GetAccount` operationId).
 	GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1480,7 +1483,7 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 
 // GetAccount The authenticated account, with its AWS external id
 //
-// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 //
 // Corresponds with GET /v1/account (the `GetAccount` operationId).
 func (c *Client) GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3575,7 +3578,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAccountWithResponse The authenticated account, with its AWS external id
 	//
-	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6900,7 +6903,7 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 
 // GetAccountWithResponse The authenticated account, with its AWS external id
 //
-// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -187,7 +187,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
 	}
-	typ, r, failed := destinationType(in.Type)
+	typ, r, failed := a.destinationType(in.Type)
 	if failed {
 		return r
 	}

@@ -6,9 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/sender"
 )
 
 // One credential cache per role and external id: a second attempt to the
@@ -34,9 +33,9 @@ func TestCredentialsCachedPerRole(t *testing.T) {
 func TestSendRefusesWhatTheRulesRefuse(t *testing.T) {
 	p := &AWS{Base: aws.Config{Region: "eu-west-1"}, Regions: []string{"eu-west-1"}}
 	d := &domain.Destination{Type: domain.DestinationSQS, TargetARN: "arn:aws:sqs:us-east-1:123456789012:q", RoleARN: role, ExternalID: "gifq-a"}
-	for _, r := range []sender.Request{{Destination: d}, {}} {
+	for _, r := range []destination.Request{{Destination: d}, {}} {
 		res := p.Send(context.Background(), r)
-		if res.ErrorClass != retry.ErrAWSInvalid || retry.Classify(res.Result) != retry.Reject || res.Error == "" {
+		if res.Class != ErrInvalid || res.Verdict != destination.Rejected || res.Error == "" {
 			t.Fatalf("%+v", res)
 		}
 	}
