@@ -428,3 +428,51 @@ func TestKinesisDestinationDeliversThroughTheCustomersRole(t *testing.T) {
 		}
 	}
 }
+
+// Bodies ingest accepts reach AWS targets: U+FFFE (valid JSON, refused by
+// SQS in a message) arrives as the same JSON; and a manual resend to a
+// FIFO queue within its 5-minute deduplication window arrives as a second
+// message, not dropped as a duplicate while the log says delivered.
+func TestAWSTargetsTakeWhatIngestAccepted(t *testing.T) {
+	cfg := localStackAWS(t)
+	c := newCustomer(t, cfg)
+	p := &awsdest.AWS{Base: cfg, Regions: []string{c.region}}
+	sq := sqs.NewFromConfig(cfg)
+	ext := domain.NewExternalID()
+
+	odd := "{\"event\":\"payout.fulfilled\",\"note\":\"a\uFFFEb\"}"
+	res := p.Send(ctx, destination.Request{Body: []byte(odd), EventType: "payout.fulfilled", EventID: "evt_odd", DeliveryID: "dlv_odd",
+		AttemptID: "att_odd", AttemptNum: 1, Destination: &domain.Destination{Type: domain.DestinationSQS, TargetARN: c.queueARN, RoleARN: c.role, ExternalID: ext}})
+	if res.Verdict != destination.Delivered {
+		t.Fatalf("U+FFFE: %+v", res)
+	}
+	if m := receiveOne(t, sq, c.queueURL); !sameJSON(t, json.RawMessage(aws.ToString(m.Body)), odd) {
+		t.Fatalf("U+FFFE arrived as %q", aws.ToString(m.Body))
+	}
+
+	name := fmt.Sprint("gifq-dest-fifo-", time.Now().UnixNano(), ".fifo")
+	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"FifoQueue": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: q.QueueUrl}) })
+	fifo := &domain.Destination{Type: domain.DestinationSQS, TargetARN: fmt.Sprintf("arn:aws:sqs:%s:%s:%s", c.region, c.account, name), RoleARN: c.role, ExternalID: ext}
+	for _, r := range []destination.Request{
+		{AttemptID: "att_1", AttemptNum: 1}, // the series' attempt
+		{AttemptID: "att_2", AttemptNum: 0}, // a manual resend a moment later
+	} {
+		r.Body, r.EventType, r.EventID, r.DeliveryID, r.Destination = []byte(payout), "payout.fulfilled", "evt_fifo", "dlv_fifo", fifo
+		if res := p.Send(ctx, r); res.Verdict != destination.Delivered {
+			t.Fatalf("%s: %+v", r.AttemptID, res)
+		}
+	}
+	got := map[string]bool{}
+	for range 2 {
+		m := receiveOne(t, sq, aws.ToString(q.QueueUrl))
+		got[attrs(m)[awsdest.AttrAttemptID]] = true
+		_, _ = sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle})
+	}
+	if !got["att_1"] || !got["att_2"] {
+		t.Fatalf("both attempts must arrive: %v", got)
+	}
+}

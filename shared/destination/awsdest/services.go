@@ -1,6 +1,7 @@
 package awsdest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,11 +140,10 @@ func sendSQS(ctx context.Context, cfg aws.Config, t Target, r destination.Reques
 			attrs[a.name] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(a.value)}
 		}
 	}
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.QueueURL), MessageBody: aws.String(string(r.Body)), MessageAttributes: attrs}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.QueueURL), MessageBody: aws.String(MessageBody(r.Body)), MessageAttributes: attrs}
 	if t.FIFO {
-		// One group per delivery (webhooks promise no order); the
-		// delivery's id deduplicates a retried send within SQS's 5 minutes.
-		in.MessageGroupId, in.MessageDeduplicationId = aws.String(r.DeliveryID), aws.String(r.DeliveryID)
+		// One group per delivery (webhooks promise no order).
+		in.MessageGroupId, in.MessageDeduplicationId = aws.String(r.DeliveryID), aws.String(DedupID(r))
 	}
 	out, err := sqs.NewFromConfig(cfg).SendMessage(ctx, in)
 	if err != nil {
@@ -159,9 +159,9 @@ func publishSNS(ctx context.Context, cfg aws.Config, t Target, r destination.Req
 			attrs[a.name] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(a.value)}
 		}
 	}
-	in := &sns.PublishInput{TopicArn: aws.String(t.ARN.String()), Message: aws.String(string(r.Body)), MessageAttributes: attrs}
+	in := &sns.PublishInput{TopicArn: aws.String(t.ARN.String()), Message: aws.String(MessageBody(r.Body)), MessageAttributes: attrs}
 	if t.FIFO {
-		in.MessageGroupId, in.MessageDeduplicationId = aws.String(r.DeliveryID), aws.String(r.DeliveryID)
+		in.MessageGroupId, in.MessageDeduplicationId = aws.String(r.DeliveryID), aws.String(DedupID(r))
 	}
 	out, err := sns.NewFromConfig(cfg).Publish(ctx, in)
 	if err != nil {
@@ -181,10 +181,45 @@ type Detail struct {
 	Body      json.RawMessage `json:"body"`
 }
 
-// DetailOf is r's ids beside its body.
+// DetailOf is r's ids beside its body (MessageBody).
 func DetailOf(r destination.Request) Detail {
 	return Detail{WebhookID: r.DeliveryID, EventID: r.EventID, EventType: r.EventType,
-		AttemptID: r.AttemptID, Attempt: r.AttemptNum, Body: json.RawMessage(r.Body)}
+		AttemptID: r.AttemptID, Attempt: r.AttemptNum, Body: json.RawMessage(MessageBody(r.Body))}
+}
+
+// DedupID is a FIFO target's deduplication id for r: the delivery's, so
+// that a retry of the series whose earlier send landed although its answer
+// was lost is dropped within the target's 5 minutes; a manual attempt's own
+// id, since a resend is asked for and must arrive, not be dropped as a
+// duplicate while the attempt log says delivered.
+func DedupID(r destination.Request) string {
+	if r.AttemptNum == 0 && r.AttemptID != "" {
+		return r.AttemptID
+	}
+	return r.DeliveryID
+}
+
+// MessageBody is the body as SQS and SNS take it: the noncharacters U+FFFE
+// and U+FFFF, valid in JSON and so accepted by ingest but refused in a
+// message, written as JSON escapes. In valid JSON they can only be inside
+// strings, where the escape means the same, so the receiver parses the
+// same document; every other body is sent byte for byte.
+func MessageBody(body []byte) string {
+	if !bytes.Contains(body, []byte("\xef\xbf\xbe")) && !bytes.Contains(body, []byte("\xef\xbf\xbf")) {
+		return string(body)
+	}
+	var b strings.Builder
+	for _, r := range string(body) {
+		switch r {
+		case 0xFFFE:
+			b.WriteString(`\ufffe`)
+		case 0xFFFF:
+			b.WriteString(`\uffff`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func putEvent(ctx context.Context, cfg aws.Config, t Target, r destination.Request) (string, error) {
