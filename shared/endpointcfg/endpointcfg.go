@@ -7,6 +7,7 @@ package endpointcfg
 import (
 	"fmt"
 	"net/textproto"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -243,4 +244,29 @@ func Mask(value string) string {
 		return "****"
 	}
 	return "****" + value[len(value)-2:]
+}
+
+// Origin is a URL's scheme, host and port (the port made explicit), lower
+// case: what the custom headers were set for. An unparsable URL is its own
+// origin.
+func Origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[scheme]
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// HeaderNames are the custom headers' names, sorted.
+func HeaderNames(s domain.EndpointSettings) []string {
+	names := make([]string, 0, len(s.Headers))
+	for k := range s.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }

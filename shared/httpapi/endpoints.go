@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -333,6 +334,17 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	}
 	if in.Description != nil && descriptionTooLong(*in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
+	}
+	// A new origin is a new receiver: the custom headers (credentials,
+	// often) set for the old one are not sent there unless given again.
+	repointed := in.URL != nil && endpointcfg.Origin(*in.URL) != endpointcfg.Origin(current.URL)
+	if repointed && len(current.Settings.Headers) > 0 {
+		if in.Settings == nil || (len(in.Settings.Headers) == 0 && !slices.Contains(in.Settings.Reset, "headers")) {
+			return fail(http.StatusUnprocessableEntity, "headers_not_confirmed", fmt.Sprintf(
+				"the url's origin changes and the endpoint's custom headers (%s) were set for the old one: give them again in settings.headers, or settings.reset [\"headers\"] to drop them",
+				strings.Join(endpointcfg.HeaderNames(current.Settings), ", ")))
+		}
+		in.Settings.Reset = append(in.Settings.Reset, "headers") // only the headers given go to the new origin
 	}
 	var settings *domain.EndpointSettings
 	if in.Settings != nil {
