@@ -89,6 +89,22 @@ type Change struct {
 	RemoveHeaders  []string          `json:"remove_headers"` // names, any case
 }
 
+// View is the settings as the API shows them, beside Change, the one shape
+// it takes them in (a registration's settings are a Change with nothing to
+// reset or remove): what the endpoint's owner set, header values write-only
+// and shown masked (Mask). A field left out is the account's or the
+// deployment's.
+type View struct {
+	RateLimit      float64           `json:"rate_limit,omitempty"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
+	Headers        map[string]string `json:"headers"`
+}
+
+// ViewOf is s as the API shows it.
+func ViewOf(s domain.EndpointSettings) View {
+	return View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s)}
+}
+
 // Error is a change the rules refuse; Field names what is wrong.
 type Error struct {
 	Field   string

@@ -33,7 +33,7 @@ type endpointView struct {
 	FailingSince   string       `json:"failing_since,omitempty"`
 	Breaker        *breakerView `json:"breaker,omitempty"`
 	Health         healthView   `json:"health"`
-	Settings       settingsView `json:"settings"`
+	Settings       endpointcfg.View `json:"settings"`
 	CreatedAt      string       `json:"created_at"`
 	UpdatedAt      string       `json:"updated_at"`
 	Secret         string       `json:"secret,omitempty"`
@@ -79,26 +79,6 @@ func viewHealth(ep domain.Endpoint, now time.Time) healthView {
 	return h
 }
 
-// settingsView is what the endpoint's owner set; header values are
-// write-only and shown masked (endpointcfg.Mask). A field left out is the
-// account's or the deployment's.
-type settingsView struct {
-	RateLimit      float64           `json:"rate_limit,omitempty"`
-	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
-	Headers        map[string]string `json:"headers"`
-}
-
-func viewSettings(s domain.EndpointSettings) settingsView {
-	return settingsView{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: endpointcfg.MaskedHeaders(s)}
-}
-
-// newSettings is the settings a registration may carry; a change (PATCH)
-// takes endpointcfg.Change, which can also reset and remove.
-type newSettings struct {
-	RateLimit      *float64          `json:"rate_limit"`
-	TimeoutSeconds *float64          `json:"timeout_seconds"`
-	Headers        map[string]string `json:"headers"`
-}
 
 // applySettings checks a change of an endpoint's settings against the rules
 // (endpointcfg.Apply) and returns the settings it makes. A rate limit is
@@ -134,7 +114,7 @@ func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 		ID: ep.ID, URL: ep.URL, Description: ep.Description, EventTypes: types, Disabled: ep.Disabled,
 		DisabledReason: ep.DisabledReason, FailingSince: rfc3339(ep.FailingSince),
 		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt), SignatureScheme: ep.Scheme(),
-		Settings: viewSettings(ep.Settings), Health: viewHealth(ep, now), Type: ep.DestinationOf(), AWS: viewAWS(ep.Destination),
+		Settings: endpointcfg.ViewOf(ep.Settings), Health: viewHealth(ep, now), Type: ep.DestinationOf(), AWS: viewAWS(ep.Destination),
 	}
 	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
 		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil)}
@@ -181,7 +161,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 		EventTypes      []string     `json:"event_types"`
 		Description     string       `json:"description"`
 		SignatureScheme string       `json:"signature_scheme"`
-		Settings        *newSettings `json:"settings"`
+		Settings        *endpointcfg.Change `json:"settings"`
 		Type            string       `json:"type"`
 		AWS             *awsView     `json:"aws"`
 	}
@@ -212,8 +192,11 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	}
 	var settings domain.EndpointSettings
 	if in.Settings != nil {
-		c := endpointcfg.Change{RateLimit: in.Settings.RateLimit, TimeoutSeconds: in.Settings.TimeoutSeconds, Headers: in.Settings.Headers}
-		if settings, r, failed = a.applySettings(ctx, req.account, settings, c); failed {
+		if len(in.Settings.Reset) > 0 || len(in.Settings.RemoveHeaders) > 0 {
+			// As for any field a registration does not take.
+			return fail(http.StatusBadRequest, "invalid_json", "unknown field: settings.reset and settings.remove_headers are for a PATCH")
+		}
+		if settings, r, failed = a.applySettings(ctx, req.account, settings, *in.Settings); failed {
 			return r
 		}
 	}
