@@ -24,19 +24,19 @@ import (
 // endpointView is an endpoint as the API shows it. The secret appears only
 // in the answers that create it (registration and rotation).
 type endpointView struct {
-	ID             string       `json:"id"`
-	URL            string       `json:"url"`
-	Description    string       `json:"description"`
-	EventTypes     []string     `json:"event_types"`
-	Disabled       bool         `json:"disabled"`
-	DisabledReason string       `json:"disabled_reason,omitempty"`
-	FailingSince   string       `json:"failing_since,omitempty"`
-	Breaker        *breakerView `json:"breaker,omitempty"`
-	Health         healthView   `json:"health"`
+	ID             string           `json:"id"`
+	URL            string           `json:"url"`
+	Description    string           `json:"description"`
+	EventTypes     []string         `json:"event_types"`
+	Disabled       bool             `json:"disabled"`
+	DisabledReason string           `json:"disabled_reason,omitempty"`
+	FailingSince   string           `json:"failing_since,omitempty"`
+	Breaker        *breakerView     `json:"breaker,omitempty"`
+	Health         healthView       `json:"health"`
 	Settings       endpointcfg.View `json:"settings"`
-	CreatedAt      string       `json:"created_at"`
-	UpdatedAt      string       `json:"updated_at"`
-	Secret         string       `json:"secret,omitempty"`
+	CreatedAt      string           `json:"created_at"`
+	UpdatedAt      string           `json:"updated_at"`
+	Secret         string           `json:"secret,omitempty"`
 	// SignatureScheme is what webhook-signature carries (docs/signing.md).
 	SignatureScheme domain.SignatureScheme `json:"signature_scheme"`
 	// Type is how the endpoint is reached; AWS its target and role when
@@ -78,7 +78,6 @@ func viewHealth(ep domain.Endpoint, now time.Time) healthView {
 	}
 	return h
 }
-
 
 // applySettings checks a change of an endpoint's settings against the rules
 // (endpointcfg.Apply) and returns the settings it makes. A rate limit is
@@ -157,13 +156,13 @@ func (a *API) checkURL(ctx context.Context, raw string) (string, response, bool)
 
 func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	var in struct {
-		URL             string       `json:"url"`
-		EventTypes      []string     `json:"event_types"`
-		Description     string       `json:"description"`
-		SignatureScheme string       `json:"signature_scheme"`
+		URL             string              `json:"url"`
+		EventTypes      []string            `json:"event_types"`
+		Description     string              `json:"description"`
+		SignatureScheme string              `json:"signature_scheme"`
 		Settings        *endpointcfg.Change `json:"settings"`
-		Type            string       `json:"type"`
-		AWS             *awsView     `json:"aws"`
+		Type            string              `json:"type"`
+		AWS             *awsView            `json:"aws"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r

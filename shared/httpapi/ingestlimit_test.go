@@ -86,7 +86,7 @@ func pass(ctx context.Context, k *KeyLimits, gate *ingest.Gate) error {
 func TestAdmit(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1000, 0)
-	req := &request{account: "acct_1", keyID: "key_1"}
+	req := &request{account: "acct_1", keyID: "key_1", chargeKey: "key_1"}
 	newLimits := func(l *fakeLimiter, st *fakeLimitStore) *KeyLimits {
 		return &KeyLimits{Limiter: l, Store: st, Default: ratelimit.Limit{Rate: 10, Burst: 50}, CacheTTL: 30 * time.Second,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}

@@ -199,7 +199,7 @@ func TestAfterAttempt(t *testing.T) {
 func TestEndpointDisabledShowsTheURLWithoutItsQuery(t *testing.T) {
 	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://user:pw@r.example/hooks/in?token=sk_live_secret#frag"}
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	for _, e := range []Event{Disabled(ep, ByAPI, at), AfterAttempt(ep, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0]} {
+	for _, e := range []Event{Disabled(ep, ByAPI, at), AfterAttempt(ep, domain.Attempt{}, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0]} {
 		raw, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)

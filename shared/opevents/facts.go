@@ -59,7 +59,7 @@ func Rotated(ep domain.Endpoint, at time.Time) Event {
 // Failing is endpoint.failing for ep, whose attempt a failed at at.
 func Failing(ep domain.Endpoint, a domain.Attempt, at time.Time) Event {
 	return Event{Type: EndpointFailing, At: at, Detail: EndpointFailingDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, FailingSince: stamp(at), LastStatus: a.StatusCode, LastError: a.ErrorClass,
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), FailingSince: stamp(at), LastStatus: a.StatusCode, LastError: a.ErrorClass,
 	}}
 }
 
@@ -67,7 +67,7 @@ func Failing(ep domain.Endpoint, a domain.Attempt, at time.Time) Event {
 // succeeded at at: its failing_since set).
 func Recovered(ep domain.Endpoint, at time.Time) Event {
 	return Event{Type: EndpointRecovered, At: at, Detail: EndpointRecoveredDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, FailingSince: ms(ep.FailingSince), RecoveredAt: stamp(at),
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), FailingSince: ms(ep.FailingSince), RecoveredAt: stamp(at),
 	}}
 }
 
@@ -75,7 +75,7 @@ func Recovered(ep domain.Endpoint, at time.Time) Event {
 // for ep as written (as it was, for a delete).
 func Changed(typ Type, ep domain.Endpoint, at time.Time) Event {
 	return Event{Type: typ, At: at, Detail: EndpointChangedDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, EventTypes: ep.EventTypes, Disabled: ep.Disabled, ChangedAt: stamp(at),
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), EventTypes: ep.EventTypes, Disabled: ep.Disabled, ChangedAt: stamp(at),
 	}}
 }
 

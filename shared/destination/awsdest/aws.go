@@ -2,6 +2,7 @@ package awsdest
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -49,6 +50,11 @@ type AWS struct {
 	// Regions are those a target may be in (config DESTINATION_REGIONS;
 	// by default the stack's own).
 	Regions []string
+	// OwnAccount is the deployment's own AWS account (config
+	// DEPLOYMENT_ACCOUNT_ID): a role in it is refused, at registration and
+	// at delivery. Such a role trusts our account, not a customer's, and
+	// the stack's IAM policy denies assuming it as well. Empty: none refused.
+	OwnAccount string
 	// DefaultTimeout bounds an attempt whose request has none.
 	DefaultTimeout time.Duration
 	Now            func() time.Time // the attempt's clock; nil: time.Now
@@ -112,10 +118,21 @@ func (p *AWS) Schemas() []destination.Schema {
 	return out
 }
 
-// Validate checks the ARNs, their service, partition and region.
+// Validate checks the ARNs, their service, partition and region, and that
+// the role is not in the deployment's own account.
 func (p *AWS) Validate(d domain.Destination) error {
-	_, err := p.services().Parse(d, p.Regions)
+	_, err := p.target(d)
 	return err
+}
+
+// target is Services.Parse, refusing a role in the deployment's own account.
+func (p *AWS) target(d domain.Destination) (Target, error) {
+	t, err := p.services().Parse(d, p.Regions)
+	if err == nil && p.OwnAccount != "" && t.Role.AccountID == p.OwnAccount {
+		return Target{}, &destination.ConfigError{Field: "role_arn", Message: fmt.Sprintf(
+			"account %s is this service's own AWS account; the role must be in your account", p.OwnAccount)}
+	}
+	return t, err
 }
 
 // Check assumes the role once, fresh (not from the cache): the customer's
@@ -158,7 +175,7 @@ func (p *AWS) Send(ctx context.Context, r destination.Request) destination.Outco
 	}
 	d := *r.Destination
 	svc, _ := p.services().of(d.Type)
-	t, err := p.services().Parse(d, p.Regions)
+	t, err := p.target(d)
 	if err != nil { // stored before a deployment narrowed its regions: the customer must move it
 		return done(failure{class: ErrInvalid, message: err.Error()}.outcome())
 	}
@@ -187,8 +204,9 @@ func (p *AWS) Send(ctx context.Context, r destination.Request) destination.Outco
 
 // Use makes r deliver to the services' destinations (none given: Builtin),
 // assuming the customers' roles with base's credentials, to targets in
-// regions, each attempt bounded by timeout unless its request says
+// regions and roles outside ownAccount (the deployment's; "" refuses
+// none), each attempt bounded by timeout unless its request says
 // otherwise.
-func Use(r *destination.Router, base aws.Config, regions []string, timeout time.Duration, services ...Service) {
-	r.Register(&AWS{Base: base, Regions: regions, DefaultTimeout: timeout, Services: services})
+func Use(r *destination.Router, base aws.Config, regions []string, ownAccount string, timeout time.Duration, services ...Service) {
+	r.Register(&AWS{Base: base, Regions: regions, OwnAccount: ownAccount, DefaultTimeout: timeout, Services: services})
 }

@@ -75,3 +75,18 @@ func TestMessageBodyEscapesWhatSQSRefuses(t *testing.T) {
 		t.Fatal("a body without them changed")
 	}
 }
+
+// A role in the deployment's own account, stored before the deployment
+// named its account, fails for good without an AssumeRole (no STS here:
+// reaching it would be a network error, not aws_invalid).
+func TestSendRefusesARoleInTheDeploymentsOwnAccount(t *testing.T) {
+	p := &AWS{Base: aws.Config{Region: "eu-west-1"}, Regions: []string{"eu-west-1"}, OwnAccount: "123456789012"}
+	d := &domain.Destination{Type: domain.DestinationSQS, TargetARN: "arn:aws:sqs:eu-west-1:999999999999:q", RoleARN: role, ExternalID: "gifq-a"}
+	if err := p.Validate(*d); err == nil || !strings.Contains(err.Error(), "own AWS account") {
+		t.Fatalf("Validate: %v", err)
+	}
+	res := p.Send(context.Background(), destination.Request{Destination: d})
+	if res.Class != ErrInvalid || res.Verdict != destination.Rejected || !strings.Contains(res.Error, "own AWS account") {
+		t.Fatalf("%+v", res)
+	}
+}

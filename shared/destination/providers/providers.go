@@ -23,8 +23,9 @@ var AWS = awsdest.Services{
 }
 
 // UseAWS makes r deliver to every AWS type, assuming the customers' roles
-// with base's credentials, to targets in regions, each attempt bounded by
+// with base's credentials, to targets in regions and roles outside
+// ownAccount (the deployment's; "" refuses none), each attempt bounded by
 // timeout unless its request says otherwise.
-func UseAWS(r *destination.Router, base aws.Config, regions []string, timeout time.Duration) {
-	awsdest.Use(r, base, regions, timeout, AWS...)
+func UseAWS(r *destination.Router, base aws.Config, regions []string, ownAccount string, timeout time.Duration) {
+	awsdest.Use(r, base, regions, ownAccount, timeout, AWS...)
 }

@@ -15,7 +15,7 @@ import (
 
 func router() *destination.Router {
 	r := destination.NewRouter(webhook.New(webhook.Options{}))
-	UseAWS(r, aws.Config{Region: "eu-west-1"}, []string{"eu-west-1"}, 0)
+	UseAWS(r, aws.Config{Region: "eu-west-1"}, []string{"eu-west-1"}, "", 0)
 	return r
 }
 
