@@ -425,7 +425,7 @@ func TestKinesisDestinationDeliversThroughTheCustomersRole(t *testing.T) {
 	h := start(t, opts{awsDest: &cfg, env: map[string]string{"DESTINATION_REGIONS": cfg.Region}})
 	_, key := h.account(t)
 	c := newCustomer(t, cfg)
-	kc := kinesis.NewFromConfig(cfg)
+	kc := kinesis.NewFromConfig(c.cfg)
 	arn := customerStream(t, kc, fmt.Sprint("gifq-dest-", time.Now().UnixNano()))
 
 	var ep endpointView
@@ -465,7 +465,7 @@ func TestAWSTargetsTakeWhatIngestAccepted(t *testing.T) {
 	cfg := localStackAWS(t)
 	c := newCustomer(t, cfg)
 	p := &awsdest.AWS{Base: cfg, Regions: []string{c.region}}
-	sq := sqs.NewFromConfig(cfg)
+	sq := sqs.NewFromConfig(c.cfg)
 	ext := domain.NewExternalID()
 
 	odd := "{\"event\":\"payout.fulfilled\",\"note\":\"a\uFFFEb\"}"
