@@ -5,9 +5,10 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/cost"
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
-	"github.com/gifq/webhooks/shared/retry"
 )
 
 // serve runs one second of a queue's event source mapping with cap
@@ -404,7 +405,7 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 		s.eng.At(at, func() {
 			ep.inflight -= c.n
 			g.slowHeld -= n
-			s.settle(c, a, ep, retry.Result{ErrorClass: retry.ErrTimeout}, at)
+			s.settle(c, a, ep, destination.Outcome{Verdict: destination.Retry, NoAnswer: true, Class: "timeout"}, at)
 		})
 		return
 	}
@@ -415,7 +416,7 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 	nf, nr = min(nf, c.n), min(nr, c.n-min(nf, c.n))
 	ok := c.n - nf - nr
 	if ep != nil && ok > 0 {
-		s.afterAttempt(ep, a, retry.Result{StatusCode: 200}, c.probe, 1, t)
+		s.afterAttempt(ep, a, answer(200), c.probe, 1, t)
 	}
 	s.m.Delivered += float64(ok)
 	s.m.WCU += float64(ok) * cost.SweepRemoveWrite
@@ -434,7 +435,7 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 		}
 		// A 5xx makes a healthy endpoint failing until its next success,
 		// but for a delivery's first attempt, a blip (lifecycle.Blip).
-		blip := lifecycle.Blip(domain.Endpoint{}, c.attempts+1, retry.Result{StatusCode: 503}, lifecycle.Outcome{Status: domain.StatusPending})
+		blip := lifecycle.Blip(domain.Endpoint{}, c.attempts+1, answer(503), lifecycle.Outcome{Status: domain.StatusPending})
 		if turned := min(nf, a.healthy-a.failing); turned > 0 && !blip {
 			a.failing += turned
 			s.m.WCU += float64(turned) * cost.EndpointHealthWrite
@@ -444,12 +445,12 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 	for range nf {
 		one := *c
 		one.n = 1
-		s.settle(&one, a, nil, retry.Result{StatusCode: 503}, t)
+		s.settle(&one, a, nil, answer(503), t)
 	}
 	if nr > 0 {
 		one := *c
 		one.n = nr
-		s.settle(&one, a, nil, retry.Result{StatusCode: 400}, t)
+		s.settle(&one, a, nil, answer(400), t)
 	}
 }
 
@@ -465,8 +466,8 @@ func carry(acc *float64, x float64) int {
 // store writes it (updateHealth): failing_since, and the breaker as
 // lifecycle.BreakerAfterAttempt moves it. One write per attempt that
 // changes anything.
-func (s *Sim) afterAttempt(ep *endpoint, a *account, res retry.Result, probe bool, n int, t float64) {
-	healthy := retry.Classify(res) == retry.Delivered
+func (s *Sim) afterAttempt(ep *endpoint, a *account, res destination.Outcome, probe bool, n int, t float64) {
+	healthy := res.Verdict == destination.Delivered
 	for i := range n {
 		e := &ep.dom
 		changed := false
@@ -511,8 +512,8 @@ func (s *Sim) applyBreaker(e *domain.Endpoint, c lifecycle.BreakerChange) {
 
 // settle applies lifecycle.Settle to the failed attempts of c, one message
 // at a time (each draws its own jitter), and the endpoint's update.
-func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res retry.Result, t float64) {
-	ans := lifecycle.Answer{Result: res, Verdict: retry.Classify(res)}
+func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res destination.Outcome, t float64) {
+	ans := lifecycle.Answer{Outcome: res}
 	if ep != nil {
 		s.afterAttempt(ep, a, res, c.probe, c.n, t)
 	}
@@ -562,4 +563,9 @@ func (s *Sim) touchE(e *endpoint) {
 		e.touched = true
 		s.touchedE = append(s.touchedE, e)
 	}
+}
+
+// answer is the webhook provider's outcome of an HTTP answer.
+func answer(status int) destination.Outcome {
+	return destination.Outcome{Status: status, Verdict: webhook.VerdictOf(status, 0)}
 }
