@@ -19,7 +19,7 @@ type Metrics struct {
 	Delivered, DLQ, Attempts, Retries  float64
 	// PastDeadline is the most any delivery failed past its deadline
 	// (lifecycle.Deadline), in seconds (negative: all before it).
-	PastDeadline float64
+	PastDeadline                       float64
 	CapDeferrals, RateDeferrals        float64
 	Scheduled                          float64
 	Left                               float64 // not finished when the run ended (the burst's backlog)
