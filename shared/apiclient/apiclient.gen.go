@@ -865,6 +865,7 @@ type ListEndpointDeliveriesParams struct {
 
 // RecoverEndpointJSONBody defines parameters for RecoverEndpoint.
 type RecoverEndpointJSONBody struct {
+	// Since RFC 3339; a malformed time is 422 `invalid_window` naming the field.
 	Since time.Time `json:"since"`
 
 	// Until Default now.
@@ -874,8 +875,10 @@ type RecoverEndpointJSONBody struct {
 // ReplayEndpointJSONBody defines parameters for ReplayEndpoint.
 type ReplayEndpointJSONBody struct {
 	// Cursor The `next_cursor` of the previous call.
-	Cursor *string   `json:"cursor,omitempty"`
-	Since  time.Time `json:"since"`
+	Cursor *string `json:"cursor,omitempty"`
+
+	// Since RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+	Since time.Time `json:"since"`
 
 	// Until Default now.
 	Until *time.Time `json:"until,omitempty"`

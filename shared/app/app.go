@@ -20,6 +20,7 @@ import (
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/notify"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/opevents"
@@ -103,9 +104,8 @@ func (a *App) UseKMS(k envelope.KMS, keyID string) *App {
 // API is the api function's handler.
 func (a *App) API() *httpapi.API {
 	return &httpapi.API{
-		Store: a.Store,
-		Ingest: &ingest.Service{Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, DefaultRate: a.Config.RatePerSecond,
-			Lanes: a.Config.SlowQueueURL != "", Paced: a.Config.PacedQueueURL != "", Log: a.Log, Metrics: a.Metrics, Now: a.Now},
+		Store:  a.Store,
+		Ingest: a.ingest(),
 		Policy: a.Config.Policy(), Resolver: net.DefaultResolver, Queue: a.Queue, Limiter: a.Limiter,
 		DefaultRate: a.Config.RatePerSecond, RotationGrace: a.Config.SecretRotationGrace, KeyCacheTTL: a.Config.APIKeyCacheTTL,
 		Portal:       httpapi.Portal{Sessions: a.Store, Settings: a.Config.Portal},
@@ -117,6 +117,20 @@ func (a *App) API() *httpapi.API {
 	}
 }
 
+// ingest is the service that accepts events (the API's, and the notices').
+func (a *App) ingest() *ingest.Service {
+	return &ingest.Service{Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, DefaultRate: a.Config.RatePerSecond,
+		Lanes: a.Config.SlowQueueURL != "", Paced: a.Config.PacedQueueURL != "", Log: a.Log, Metrics: a.Metrics, Now: a.Now}
+}
+
+// Notifier is the worker's publisher: the operational events (OpEvents),
+// and the account's own notices of its endpoints failing, disabled or
+// recovered (package notify).
+func (a *App) Notifier() *notify.Notifier {
+	return &notify.Notifier{Next: a.OpEvents, Ingest: a.ingest(), DisableAfter: a.Config.EndpointDisableAfter,
+		PortalURL: a.Config.Portal.URL, Log: a.Log}
+}
+
 // Worker is the deliver function's handler.
 func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
@@ -125,7 +139,7 @@ func (a *App) Worker() *delivery.Worker {
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
 			BreakerOff: !a.Config.Breaker, Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly,
 			Lanes: a.Config.SlowQueueURL != "", Paced: a.Config.PacedQueueURL != ""},
-		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Events: a.OpEvents,
+		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Events: a.Notifier(),
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
 	}
 }

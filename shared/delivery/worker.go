@@ -224,7 +224,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		}
 		k.Recorded, k.RecordLost = err == nil, errors.Is(err, store.ErrConflict)
 		if k.Recorded {
-			r.Events.Publish(ctx, opevents.AfterAttempt(*k.Endpoint, e.Outcome, r.Now())...)
+			r.Events.Publish(ctx, opevents.AfterAttempt(*k.Endpoint, a, e.Outcome, r.Now())...)
 		}
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoReread:

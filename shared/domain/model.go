@@ -185,7 +185,11 @@ type Lease struct {
 
 // Subscribes reports whether the endpoint wants events named eventType.
 // A filter entry "payout.*" matches every event type starting "payout.".
+// A system event (IsSystemEvent) goes only to an endpoint that names it.
 func (e *Endpoint) Subscribes(eventType string) bool {
+	if IsSystemEvent(eventType) {
+		return e.subscribesExplicitly(eventType)
+	}
 	if len(e.EventTypes) == 0 {
 		return true
 	}

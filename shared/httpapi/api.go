@@ -116,6 +116,10 @@ type request struct {
 	keyID   string   // the API key's id, when an API key authenticated
 	params  []string // path parameters, in order
 	session string   // the portal session, when a portal token authenticated
+	// chargeKey is the API key whose limits this request is charged to: the
+	// key itself, or the key that minted the portal session. Whatever a
+	// session makes counts in its key's bucket as well as its own.
+	chargeKey string
 }
 
 type route struct {
@@ -300,7 +304,7 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 	}
 	a.keysOnce.Do(func() { a.keys = &keyCache{ttl: a.KeyCacheTTL} })
 	if account, keyID, ok := a.keys.get(secret, a.Now()); ok {
-		req.account, req.keyID = account, keyID
+		req.account, req.keyID, req.chargeKey = account, keyID, keyID
 		return response{}, false
 	}
 	k, err := a.Store.Authenticate(ctx, secret)
@@ -312,7 +316,7 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 	if err != nil {
 		return a.internal(ctx, err), true
 	}
-	req.account, req.keyID = k.AccountID, k.ID
+	req.account, req.keyID, req.chargeKey = k.AccountID, k.ID, k.ID
 	a.keys.put(secret, k.AccountID, k.ID, a.Now())
 	return response{}, false
 }

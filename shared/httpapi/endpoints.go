@@ -241,6 +241,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	case err != nil:
 		return a.internal(ctx, err)
 	}
+	a.publish(ctx, opevents.Changed(opevents.EndpointCreated, ep, a.Now()))
 	v := viewEndpoint(ep, a.Now())
 	v.Secret = ep.Secrets[0].Value
 	return ok(http.StatusCreated, v)
@@ -397,6 +398,7 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 			a.publish(ctx, opevents.Disabled(ep, opevents.ByAPI, a.Now()))
 		}
 	}
+	a.publish(ctx, opevents.Changed(opevents.EndpointUpdated, ep, a.Now()))
 	return ok(http.StatusOK, viewEndpoint(ep, a.Now()))
 }
 
@@ -412,6 +414,7 @@ func (a *API) deleteEndpoint(ctx context.Context, req *request) response {
 		return a.internal(ctx, err)
 	}
 	a.stopPending(ctx, ep.ID, domain.ReasonEndpointDeleted)
+	a.publish(ctx, opevents.Changed(opevents.EndpointDeleted, ep, a.Now()))
 	return response{status: http.StatusNoContent}
 }
 

@@ -69,7 +69,8 @@ func (a *API) ingestError(ctx context.Context, err error) response {
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", err.Error())
 	case errors.Is(err, ingest.ErrInvalidJSON):
 		return fail(http.StatusBadRequest, "invalid_json", err.Error())
-	case errors.Is(err, ingest.ErrNoEventType), errors.Is(err, ingest.ErrBadEventType), errors.Is(err, ingest.ErrDuplicateEvent):
+	case errors.Is(err, ingest.ErrNoEventType), errors.Is(err, ingest.ErrBadEventType), errors.Is(err, ingest.ErrDuplicateEvent),
+		errors.Is(err, ingest.ErrSystemEventType):
 		return fail(http.StatusUnprocessableEntity, "invalid_event", err.Error())
 	case errors.Is(err, ingest.ErrBadIdempotencyKey):
 		return fail(http.StatusBadRequest, "invalid_idempotency_key", err.Error())

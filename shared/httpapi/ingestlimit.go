@@ -14,10 +14,13 @@ import (
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
-// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter);
-// Refused answers from memory alone, with no call.
+// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter):
+// TakeOn from the bucket on its account's booking item (which ingest takes
+// in its booking's write), Take from a portal session's own item; Refused
+// answers from memory alone, with no call.
 type KeyLimiter interface {
 	Take(ctx context.Context, keyID string, n int, l ratelimit.Limit) error
+	TakeOn(ctx context.Context, account, keyID string, n int, l ratelimit.Limit) error
 	Refused(keyID string, n int, l ratelimit.Limit) error
 }
 
@@ -55,48 +58,54 @@ type overLimit struct {
 	limit   ratelimit.Limit
 	err     error
 	session bool // a portal session's limit, not an API key's
+	// viaSession: the key's limit, refusing a request of a portal session
+	// that key minted.
+	viaSession bool
 }
 
 func (e *overLimit) Error() string { return e.err.Error() }
 func (e *overLimit) Unwrap() error { return e.err }
 
-// admit checks n events from req's key. A key known to be over its limit
-// is refused at once (an *overLimit), before ingest reads anything;
-// otherwise it returns the gate that takes the tokens in the table, for
-// ingest.WithGate to run alongside the account read. Both are nil when
-// there is nothing to limit (no limiter, or no API key: a portal token).
-func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate, error) {
-	if k == nil || k.Limiter == nil || req.keyID == "" {
+// admit checks n events from req's key (for a portal session, the key
+// that minted it: a session spends its key's budget, so a key over its
+// limit cannot go on through sessions it mints). A key known to be over
+// its limit is refused at once (an *overLimit), before ingest reads
+// anything; otherwise it returns the gate whose tokens ingest takes in the
+// account's booking write. Both are nil when there is nothing to limit (no
+// limiter, or no key to charge).
+func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (*ingest.Gate, error) {
+	key := req.chargeKey
+	if k == nil || k.Limiter == nil || key == "" {
 		return nil, nil
 	}
-	l := k.limitFor(ctx, req.account, req.keyID)
-	if err := k.Limiter.Refused(req.keyID, n, l); err != nil {
-		return nil, &overLimit{limit: l, err: err}
+	l := k.limitFor(ctx, req.account, key)
+	viaSession := req.session != ""
+	if err := k.Limiter.Refused(key, n, l); err != nil {
+		return nil, &overLimit{limit: l, err: err, viaSession: viaSession}
 	}
-	return func(ctx context.Context) error {
-		err := k.Limiter.Take(ctx, req.keyID, n, l)
+	return &ingest.Gate{Take: ratelimit.KeyTake{ID: key, N: n, Limit: l}, Answer: func(ctx context.Context, err error) error {
 		var over *ratelimit.Limited
 		switch {
 		case errors.As(err, &over), errors.Is(err, ratelimit.ErrExceedsBurst):
-			return &overLimit{limit: l, err: err}
+			return &overLimit{limit: l, err: err, viaSession: viaSession}
 		case err != nil:
 			// Fail open: a limiter we cannot reach must not stop ingest; the
 			// stage throttle still caps the whole API.
-			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", req.keyID, "error", err)
+			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", key, "error", err)
 		}
 		return nil
-	}, nil
+	}}, nil
 }
 
-// take takes n tokens from req's key at once, for a request that is not an
-// ingest (a test event's ingest runs the gate itself): resends and
-// recovers count against the same limit as events.
+// take takes n tokens from req's key at once, for a request that books no
+// delivery slot: resends and recovers count against the same limit as
+// events.
 func (k *KeyLimits) take(ctx context.Context, req *request, n int) error {
 	gate, err := k.admit(ctx, req, n)
 	if err != nil || gate == nil {
 		return err
 	}
-	return gate(ctx)
+	return gate.Answer(ctx, k.Limiter.TakeOn(ctx, req.account, gate.Take.ID, n, gate.Take.Limit))
 }
 
 // admitSession takes one token from a portal session's own bucket: a
@@ -182,8 +191,11 @@ func limitAnswer(err error) (response, bool) {
 	if errors.As(err, &over) {
 		secs := ratelimit.RetryAfterSeconds(over.RetryAfter)
 		msg := fmt.Sprintf("this API key is over its ingest limit of %s events per second (burst %d; test events, resends and recovers count too); retry after %d s", rate, ol.limit.Burst, secs)
-		if ol.session {
+		switch {
+		case ol.session:
 			msg = fmt.Sprintf("this portal session is over its limit of %s requests per second (burst %d); retry after %d s", rate, ol.limit.Burst, secs)
+		case ol.viaSession:
+			msg = fmt.Sprintf("the API key that opened this portal session is over its ingest limit of %s events per second (burst %d; test events, resends and recovers made here count too); retry after %d s", rate, ol.limit.Burst, secs)
 		}
 		r := fail(http.StatusTooManyRequests, "rate_limited", msg)
 		r.headers = map[string]string{"Retry-After": strconv.Itoa(secs)}

@@ -115,6 +115,18 @@ func Blip(ep domain.Endpoint, attempt int, r retry.Result, o Outcome) bool {
 	return o.Status == domain.StatusPending && !o.GiveBack && attempt == 1 && ep.FailingSince == 0 && r.StatusCode != 0
 }
 
+// StartsFailing reports whether outcome o of an attempt to ep (as read
+// before it) sets the endpoint's failing_since: a failure, not a blip, on
+// an endpoint not failing yet. Recovers: o clears it. The store writes
+// these, and the worker states them (endpoint.failing, endpoint.recovered)
+// from the same two rules.
+func StartsFailing(ep domain.Endpoint, o Outcome) bool {
+	return !o.Healthy && !o.Blip && ep.FailingSince == 0
+}
+
+// Recovers reports whether o, a success, clears ep's failing_since.
+func Recovers(ep domain.Endpoint, o Outcome) bool { return o.Healthy && ep.FailingSince != 0 }
+
 // GoneReason is the disabled reason of an endpoint that answered 410.
 const GoneReason = "the receiver answered 410 Gone: it asked us to stop sending to this endpoint"
 

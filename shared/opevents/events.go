@@ -27,10 +27,16 @@ const (
 	BreakerOpened        Type = "endpoint.breaker_opened"
 	BreakerClosed        Type = "endpoint.breaker_closed"
 	SecretRotated        Type = "endpoint.secret_rotated"
+	EndpointFailing      Type = "endpoint.failing"
+	EndpointRecovered    Type = "endpoint.recovered"
+	EndpointCreated      Type = "endpoint.created"
+	EndpointUpdated      Type = "endpoint.updated"
+	EndpointDeleted      Type = "endpoint.deleted"
 )
 
 // Types lists the detail-types, in the order docs/operational-events.md has them.
-var Types = []Type{EndpointDisabled, DeliveryDeadLettered, BreakerOpened, BreakerClosed, SecretRotated}
+var Types = []Type{EndpointDisabled, DeliveryDeadLettered, BreakerOpened, BreakerClosed, SecretRotated,
+	EndpointFailing, EndpointRecovered, EndpointCreated, EndpointUpdated, EndpointDeleted}
 
 // Event is one fact. Detail is the detail-type's struct below; its JSON is
 // the event's detail on the bus.
@@ -63,7 +69,7 @@ const (
 type EndpointDisabledDetail struct {
 	AccountID  string `json:"account_id"`
 	EndpointID string `json:"endpoint_id"`
-	URL        string `json:"url"`
+	URL        string `json:"url"`    // scheme, host and path only (obs.SafeURL)
 	Reason     string `json:"reason"` // the endpoint's disabled_reason, as the API shows it
 	By         string `json:"by"`     // api, receiver or failures
 	DisabledAt string `json:"disabled_at"`
@@ -103,6 +109,38 @@ type SecretRotatedDetail struct {
 	EndpointID              string `json:"endpoint_id"`
 	RotatedAt               string `json:"rotated_at"`
 	PreviousSecretExpiresAt string `json:"previous_secret_expires_at,omitempty"` // when the old secret stops signing
+}
+
+// EndpointFailingDetail is endpoint.failing's detail: the endpoint's first
+// failure since its last success (the attempt that set failing_since).
+type EndpointFailingDetail struct {
+	AccountID    string `json:"account_id"`
+	EndpointID   string `json:"endpoint_id"`
+	URL          string `json:"url"` // scheme, host and path only (obs.SafeURL)
+	FailingSince string `json:"failing_since"`
+	LastStatus   int    `json:"last_status,omitempty"` // the failed attempt's HTTP status
+	LastError    string `json:"last_error,omitempty"`  // or its error class, when there was no answer
+}
+
+// EndpointRecoveredDetail is endpoint.recovered's detail: a success after
+// failures (the attempt that cleared failing_since).
+type EndpointRecoveredDetail struct {
+	AccountID    string `json:"account_id"`
+	EndpointID   string `json:"endpoint_id"`
+	URL          string `json:"url"`           // scheme, host and path only (obs.SafeURL)
+	FailingSince string `json:"failing_since"` // when the failures began
+	RecoveredAt  string `json:"recovered_at"`
+}
+
+// EndpointChangedDetail is the detail of endpoint.created, endpoint.updated
+// and endpoint.deleted. It never carries a secret or a header's value.
+type EndpointChangedDetail struct {
+	AccountID  string   `json:"account_id"`
+	EndpointID string   `json:"endpoint_id"`
+	URL        string   `json:"url"` // scheme, host and path only (obs.SafeURL)
+	EventTypes []string `json:"event_types,omitempty"`
+	Disabled   bool     `json:"disabled"`
+	ChangedAt  string   `json:"changed_at"`
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

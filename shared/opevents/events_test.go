@@ -106,7 +106,9 @@ func TestDocumented(t *testing.T) {
 	}
 	doc := string(b)
 	details := map[Type]any{EndpointDisabled: EndpointDisabledDetail{}, DeliveryDeadLettered: DeliveryDeadLetteredDetail{},
-		BreakerOpened: BreakerOpenedDetail{}, BreakerClosed: BreakerClosedDetail{}, SecretRotated: SecretRotatedDetail{}}
+		BreakerOpened: BreakerOpenedDetail{}, BreakerClosed: BreakerClosedDetail{}, SecretRotated: SecretRotatedDetail{},
+		EndpointFailing: EndpointFailingDetail{}, EndpointRecovered: EndpointRecoveredDetail{},
+		EndpointCreated: EndpointChangedDetail{}, EndpointUpdated: EndpointChangedDetail{}, EndpointDeleted: EndpointChangedDetail{}}
 	if len(details) != len(Types) {
 		t.Fatalf("%d details for %d types", len(details), len(Types))
 	}
@@ -135,7 +137,8 @@ func TestDocumented(t *testing.T) {
 // 410 or the failing-too-long rule disables (once: not an endpoint already
 // disabled); other outcomes state nothing.
 func TestAfterAttempt(t *testing.T) {
-	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h", BreakerFails: 4}
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h", BreakerFails: 4, FailingSince: at.Add(-time.Hour).UnixMilli()}
+	fresh := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h"}
 	types := func(es []Event) []Type {
 		var out []Type
 		for _, e := range es {
@@ -157,22 +160,57 @@ func TestAfterAttempt(t *testing.T) {
 		{"an answer resets the count only", ep, lifecycle.Outcome{Breaker: lifecycle.BreakerChange{On: lifecycle.BreakerAnswered, Close: true}}, nil},
 		{"410", ep, lifecycle.Outcome{Status: domain.StatusFailed, DisableEndpoint: lifecycle.GoneReason}, []Type{EndpointDisabled}},
 		{"410, already disabled", domain.Endpoint{ID: "ep_1", Disabled: true}, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, nil},
+		{"first failure", fresh, lifecycle.Outcome{Status: domain.StatusPending}, []Type{EndpointFailing}},
+		{"first failure rejected", fresh, lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, []Type{EndpointFailing}},
+		{"a blip", fresh, lifecycle.Outcome{Status: domain.StatusPending, Blip: true}, nil},
+		{"410 on a healthy endpoint: disabled only", fresh, lifecycle.Outcome{Status: domain.StatusFailed, DisableEndpoint: lifecycle.GoneReason}, []Type{EndpointDisabled}},
+		{"another failure", ep, lifecycle.Outcome{Status: domain.StatusPending}, nil},
+		{"recovered", ep, lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, []Type{EndpointRecovered}},
+		{"a success on a healthy endpoint", fresh, lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, nil},
+		{"a disabled endpoint's failure", domain.Endpoint{ID: "ep_1", Disabled: true}, lifecycle.Outcome{Status: domain.StatusFailed}, nil},
 	}
 	for _, c := range cases {
-		if got := types(AfterAttempt(c.ep, c.o, at)); !reflect.DeepEqual(got, c.want) {
+		if got := types(AfterAttempt(c.ep, domain.Attempt{}, c.o, at)); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	gone := AfterAttempt(ep, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0].Detail.(EndpointDisabledDetail)
+	gone := AfterAttempt(ep, domain.Attempt{}, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0].Detail.(EndpointDisabledDetail)
 	if gone.By != ByReceiver || gone.Reason != lifecycle.GoneReason {
 		t.Errorf("410: %+v", gone)
 	}
-	long := AfterAttempt(ep, lifecycle.Outcome{DisableEndpoint: "failing without a success since 2026-11-27T10:00:00Z"}, at)[0].Detail.(EndpointDisabledDetail)
+	long := AfterAttempt(ep, domain.Attempt{}, lifecycle.Outcome{DisableEndpoint: "failing without a success since 2026-11-27T10:00:00Z"}, at)[0].Detail.(EndpointDisabledDetail)
 	if long.By != ByFailures || !strings.HasPrefix(long.Reason, "failing without") {
 		t.Errorf("failing too long: %+v", long)
 	}
-	opened := AfterAttempt(ep, lifecycle.Outcome{Breaker: trip}, at)[0].Detail.(BreakerOpenedDetail)
+	failing := AfterAttempt(fresh, domain.Attempt{StatusCode: 503}, lifecycle.Outcome{Status: domain.StatusPending}, at)[0].Detail.(EndpointFailingDetail)
+	if failing.FailingSince != "2026-12-02T10:00:00Z" || failing.LastStatus != 503 || failing.URL != fresh.URL {
+		t.Errorf("failing: %+v", failing)
+	}
+	rec := AfterAttempt(ep, domain.Attempt{StatusCode: 200}, lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, at)[0].Detail.(EndpointRecoveredDetail)
+	if rec.FailingSince != "2026-12-02T09:00:00Z" || rec.RecoveredAt != "2026-12-02T10:00:00Z" {
+		t.Errorf("recovered: %+v", rec)
+	}
+	opened := AfterAttempt(ep, domain.Attempt{}, lifecycle.Outcome{Breaker: trip}, at)[0].Detail.(BreakerOpenedDetail)
 	if opened.ConsecutiveFailures != 5 || opened.OpenUntil != "2026-12-02T10:00:30Z" {
 		t.Errorf("opened: %+v", opened)
+	}
+}
+
+func TestEndpointDisabledShowsTheURLWithoutItsQuery(t *testing.T) {
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://user:pw@r.example/hooks/in?token=sk_live_secret#frag"}
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, e := range []Event{Disabled(ep, ByAPI, at), AfterAttempt(ep, domain.Attempt{}, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0]} {
+		raw, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Detail.(EndpointDisabledDetail).URL; got != "https://r.example/hooks/in" {
+			t.Errorf("url %q, want scheme, host and path only", got)
+		}
+		for _, secret := range []string{"sk_live_secret", "token", "pw", "frag"} {
+			if strings.Contains(string(raw), secret) {
+				t.Errorf("the event carries %q: %s", secret, raw)
+			}
+		}
 	}
 }

@@ -5,15 +5,17 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/obs"
 )
 
 // The constructors below are the one place each fact's detail is made from
 // the domain values, so the API, the sweeper and the worker say the same.
 
-// Disabled is endpoint.disabled for ep (as written, disabled) by by.
+// Disabled is endpoint.disabled for ep (as written, disabled) by by. The
+// URL is shown as logs show it: without its query (tokens ride there).
 func Disabled(ep domain.Endpoint, by string, at time.Time) Event {
 	return Event{Type: EndpointDisabled, At: at, Detail: EndpointDisabledDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, Reason: ep.DisabledReason, By: by, DisabledAt: stamp(at),
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), Reason: ep.DisabledReason, By: by, DisabledAt: stamp(at),
 	}}
 }
 
@@ -54,15 +56,47 @@ func Rotated(ep domain.Endpoint, at time.Time) Event {
 	}}
 }
 
+// Failing is endpoint.failing for ep, whose attempt a failed at at.
+func Failing(ep domain.Endpoint, a domain.Attempt, at time.Time) Event {
+	return Event{Type: EndpointFailing, At: at, Detail: EndpointFailingDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), FailingSince: stamp(at), LastStatus: a.StatusCode, LastError: a.ErrorClass,
+	}}
+}
+
+// Recovered is endpoint.recovered for ep (as read before the attempt that
+// succeeded at at: its failing_since set).
+func Recovered(ep domain.Endpoint, at time.Time) Event {
+	return Event{Type: EndpointRecovered, At: at, Detail: EndpointRecoveredDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), FailingSince: ms(ep.FailingSince), RecoveredAt: stamp(at),
+	}}
+}
+
+// Changed is endpoint.created, endpoint.updated or endpoint.deleted (typ)
+// for ep as written (as it was, for a delete).
+func Changed(typ Type, ep domain.Endpoint, at time.Time) Event {
+	return Event{Type: typ, At: at, Detail: EndpointChangedDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), EventTypes: ep.EventTypes, Disabled: ep.Disabled, ChangedAt: stamp(at),
+	}}
+}
+
 // AfterAttempt is the deliver worker's one call after it recorded an
-// attempt (store.RecordAttempt or FinishManual): the facts that attempt's
-// outcome o makes for ep, the endpoint as read before the attempt. An
-// endpoint disabled by the outcome (a 410, or failing for
-// ENDPOINT_DISABLE_AFTER), a breaker tripped, a probe that closed it; a
-// probe that failed leaves it open (no new fact). The dead letter is
-// DeadLettered, once its DLQ message is sent.
-func AfterAttempt(ep domain.Endpoint, o lifecycle.Outcome, at time.Time) []Event {
+// attempt a (store.RecordAttempt or FinishManual): the facts that its
+// outcome o makes for ep, the endpoint as read before the attempt. The
+// endpoint starting to fail or recovering (the same rules as the store's
+// write of failing_since: lifecycle.StartsFailing, Recovers), disabled by
+// the outcome (a 410, or failing for ENDPOINT_DISABLE_AFTER), a breaker
+// tripped, a probe that closed it; a probe that failed leaves it open (no
+// new fact). Only such changes state anything: most attempts state
+// nothing. The dead letter is DeadLettered, once its DLQ message is sent.
+func AfterAttempt(ep domain.Endpoint, a domain.Attempt, o lifecycle.Outcome, at time.Time) []Event {
 	var out []Event
+	switch {
+	case ep.Disabled:
+	case lifecycle.Recovers(ep, o):
+		out = append(out, Recovered(ep, at))
+	case lifecycle.StartsFailing(ep, o) && o.DisableEndpoint == "":
+		out = append(out, Failing(ep, a, at))
+	}
 	switch o.Breaker.On {
 	case lifecycle.BreakerTripped:
 		out = append(out, BreakerOpen(ep, o.Breaker, at))

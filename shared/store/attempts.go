@@ -444,11 +444,11 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	now := domain.Millis(s.now())
 	var set, remove []string
 	vals := item{}
-	if o.Healthy && ep.FailingSince != 0 {
+	if lifecycle.Recovers(*ep, o) {
 		remove = append(remove, "failing_since")
 	}
 	failed := !o.Healthy && !o.Blip // a blip leaves the endpoint's health as it is
-	if failed && ep.FailingSince == 0 {
+	if lifecycle.StartsFailing(*ep, o) {
 		set = append(set, "failing_since = if_not_exists(failing_since, :now)")
 		vals[":now"] = num(now)
 	}
