@@ -240,6 +240,9 @@ func TestFunctions(t *testing.T) {
 		}
 		// Its own log group, with retention.
 		lc, _ := p["LoggingConfig"].(map[string]any)
+		if lc["LogFormat"] != "JSON" || lc["SystemLogLevel"] != "WARN" {
+			t.Errorf("%s: log format %v, system log level %v, want JSON and WARN (no START/END/REPORT lines billed)", fn, lc["LogFormat"], lc["SystemLogLevel"])
+		}
 		lg := strings.Trim(render(lc["LogGroup"]), "${}")
 		group, ok := s.resources("AWS::Logs::LogGroup")[lg]
 		if !ok {
@@ -269,10 +272,7 @@ func TestFunctions(t *testing.T) {
 		}
 		slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
 		pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
-		switch fn {
-		case FnAPI, FnDeliver: // they send to the slow and paced lanes
-			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
-		case FnSweeper: // it reads the lanes' backlogs
+		if fn == FnAPI || fn == FnDeliver { // they send to the slow and paced lanes
 			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
@@ -511,6 +511,7 @@ func TestAlarms(t *testing.T) {
 		AlarmRedriveErrors:      {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + redriveID + "}", ""},
 		AlarmSweeperHeartbeat:   {MetricsNamespace, obs.MetricSweeperRuns, "Sum", "LessThanThreshold", 1, 1800, "Stage=dev", "breaching"},
 		AlarmSchedulerHeartbeat: {MetricsNamespace, obs.MetricSchedulerRuns, "Sum", "LessThanThreshold", 1, 300, "Stage=dev", "breaching"},
+		AlarmOldestOverdue:      {MetricsNamespace, obs.MetricSweeperOldestOverdue, "Maximum", "GreaterThanThreshold", 3600 * 1000, 1800, "Stage=dev", ""},
 		AlarmSweepRuleFailed:    {"AWS/Events", "FailedInvocations", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "RuleName=${" + rules["rate(15 minutes)"] + "}", ""},
 		AlarmScheduleRuleFailed: {"AWS/Events", "FailedInvocations", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "RuleName=${" + rules["rate(1 minute)"] + "}", ""},
 		AlarmScheduleDLQNotEmpty: {"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "GreaterThanThreshold", 0, 300,

@@ -55,8 +55,7 @@ func (s *Store) GetEndpoint(ctx context.Context, accountID, id string) (domain.E
 }
 
 // EndpointState reads one of an account's endpoints with its secrets left
-// sealed (Value empty): for deciding from its state (the sweeper's lane
-// check), with no KMS call and no grant to make one.
+// sealed (Value empty): for deciding from its state, with no KMS call.
 func (s *Store) EndpointState(ctx context.Context, accountID, id string) (domain.Endpoint, error) {
 	var ep domain.Endpoint
 	err := s.get(ctx, key(accountPK(accountID), endpointSK(id)), &ep)
