@@ -22,6 +22,7 @@ help:
 	@echo "make first-webhook-time [COLD=build|all|0]          a fresh clone to its first webhook, timed (docs/local.md)"
 	@echo "make dynoxide-fast                                  build the faster dynoxide from its crate (opt-in, ~4 min of cargo)"
 	@echo "make bench-cpu [BENCH_CPU_ARGS='-count 6']          our CPU per delivery against an in-process fake of AWS (docs/performance.md)"
+	@echo "make soak [SOAK_DURATION=1m SOAK_RATE=4 SOAK_FAULTS=1 SOAK_SEED=0]  the system under traffic and injected faults, then its invariants (docs/testing.md)"
 	@echo "make sim [SIM_ONLY='BC iso 10x'] [SIM_ARGS=...]      the simulation of a day at AWS scale (docs/scale.md)"
 	@echo "make sdk-test                                       the TypeScript and Python receiver libraries and clients (docs/receivers.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
@@ -151,6 +152,24 @@ CHAOS_EVENTS ?= 3000
 CHAOS_KILLS  ?= 6
 chaos: emulators
 	CHAOS_EVENTS=$(CHAOS_EVENTS) CHAOS_KILLS=$(CHAOS_KILLS) $(GO) test -count=1 -v -timeout 30m -run '^TestChaos$$' ./localstack/e2e/
+
+# The soak (docs/testing.md): make dev's runner against the emulators under
+# continuous traffic from several accounts to healthy, slow, hanging,
+# refusing, flapping, recovering, gone and throttling endpoints, with faults
+# injected at its DynamoDB, SQS and clock ports from a seed; then the
+# invariant checker reads the table and the receivers and fails on a broken
+# invariant. SOAK_DURATION is the traffic's (a drain of about 3 minutes
+# follows); SOAK_RATE requests a second; SOAK_FAULTS scales every fault rate
+# (0: none); SOAK_SEED replays a run (0: a new seed, printed).
+SOAK_DURATION ?= 1m
+SOAK_RATE     ?= 4
+SOAK_FAULTS   ?= 1
+SOAK_SEED     ?= 0
+SOAK_ARGS     ?=
+.PHONY: soak
+soak: emulators
+	$(GO) build -o .cache/bin/soak ./localstack/soak
+	.cache/bin/soak -duration $(SOAK_DURATION) -rate $(SOAK_RATE) -faults $(SOAK_FAULTS) -seed $(SOAK_SEED) $(SOAK_ARGS)
 
 bench:
 	$(GO) test -tags emulators -run '^$$' -bench . -benchmem ./shared/...

@@ -159,6 +159,20 @@ var routes = []route{
 	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
 }
 
+// notManagement are the writes outside the management limit: those charged
+// to the key's ingest bucket (events and what makes deliveries), and
+// revoking portal sessions (ending access is never limited).
+var notManagement = map[string]bool{
+	"POST /v1/events": true, "POST /v1/events/batch": true, "POST /v1/endpoints/*/recover": true,
+	"POST /v1/endpoints/*/replay": true, "POST /v1/deliveries/*/resend": true, "POST /v1/endpoints/*/test-event": true,
+	"DELETE /v1/portal/sessions/*": true, "DELETE /v1/portal/sessions": true,
+}
+
+// managementWrite reports whether rt is a write the management limit counts.
+func managementWrite(rt route) bool {
+	return rt.method != http.MethodGet && rt.method != http.MethodHead && !notManagement[rt.name()]
+}
+
 // publish hands events to OpEvents, if any.
 func (a *API) publish(ctx context.Context, events ...opevents.Event) {
 	if a.OpEvents != nil {
@@ -255,6 +269,11 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 			return r
 		}
 		req.body = body
+		if managementWrite(rt) {
+			if r, limited := limitAnswer(a.KeyLimits.admitManagement(ctx, req)); limited {
+				return r
+			}
+		}
 		return rt.handle(a, ctx, req)
 	}
 	if len(allowed) > 0 {
