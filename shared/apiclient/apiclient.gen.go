@@ -1218,7 +1218,7 @@ type ClientInterface interface {
 
 	// ReplayEndpointWithBody Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1227,7 +1227,7 @@ type ClientInterface interface {
 
 	// ReplayEndpoint Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1753,7 +1753,7 @@ func (c *Client) RecoverEndpoint(ctx context.Context, id ID, body RecoverEndpoin
 
 // ReplayEndpointWithBody Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1772,7 +1772,7 @@ func (c *Client) ReplayEndpointWithBody(ctx context.Context, id ID, contentType 
 
 // ReplayEndpoint Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3708,7 +3708,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3717,7 +3717,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5310,7 +5310,7 @@ type ReplayEndpointResponse struct {
 		// Scanned Events of the window looked at.
 		Scanned int `json:"scanned"`
 
-		// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+		// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 		Skipped int `json:"skipped"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -5350,7 +5350,7 @@ func (r ReplayEndpointResponse) GetJSON202() *struct {
 	// Scanned Events of the window looked at.
 	Scanned int `json:"scanned"`
 
-	// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+	// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 	Skipped int `json:"skipped"`
 } {
 	return r.JSON202
@@ -7129,7 +7129,7 @@ func (c *ClientWithResponses) RecoverEndpointWithResponse(ctx context.Context, i
 
 // ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7144,7 +7144,7 @@ func (c *ClientWithResponses) ReplayEndpointWithBodyWithResponse(ctx context.Con
 
 // ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8750,7 +8750,7 @@ func ParseReplayEndpointResponse(rsp *http.Response) (*ReplayEndpointResponse, e
 			// Scanned Events of the window looked at.
 			Scanned int `json:"scanned"`
 
-			// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+			// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 			Skipped int `json:"skipped"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
