@@ -22,6 +22,7 @@ help:
 	@echo "make first-webhook-time [COLD=build|all|0]          a fresh clone to its first webhook, timed (docs/local.md)"
 	@echo "make dynoxide-fast                                  build the faster dynoxide from its crate (opt-in, ~4 min of cargo)"
 	@echo "make bench-cpu [BENCH_CPU_ARGS='-count 6']          our CPU per delivery against an in-process fake of AWS (docs/performance.md)"
+	@echo "make soak [SOAK_DURATION=1m SOAK_RATE=4 SOAK_FAULTS=1 SOAK_SEED=0]  the system under traffic and injected faults, then its invariants (docs/testing.md)"
 	@echo "make sim [SIM_ONLY='BC iso 10x'] [SIM_ARGS=...]      the simulation of a day at AWS scale (docs/scale.md)"
 	@echo "make sdk-test                                       the TypeScript and Python receiver libraries and clients (docs/receivers.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
@@ -151,6 +152,24 @@ CHAOS_EVENTS ?= 3000
 CHAOS_KILLS  ?= 6
 chaos: emulators
 	CHAOS_EVENTS=$(CHAOS_EVENTS) CHAOS_KILLS=$(CHAOS_KILLS) $(GO) test -count=1 -v -timeout 30m -run '^TestChaos$$' ./localstack/e2e/
+
+# The soak (docs/testing.md): make dev's runner against the emulators under
+# continuous traffic from several accounts to healthy, slow, hanging,
+# refusing, flapping, recovering, gone and throttling endpoints, with faults
+# injected at its DynamoDB, SQS and clock ports from a seed; then the
+# invariant checker reads the table and the receivers and fails on a broken
+# invariant. SOAK_DURATION is the traffic's (a drain of about 3 minutes
+# follows); SOAK_RATE requests a second; SOAK_FAULTS scales every fault rate
+# (0: none); SOAK_SEED replays a run (0: a new seed, printed).
+SOAK_DURATION ?= 1m
+SOAK_RATE     ?= 4
+SOAK_FAULTS   ?= 1
+SOAK_SEED     ?= 0
+SOAK_ARGS     ?=
+.PHONY: soak
+soak: emulators
+	$(GO) build -o .cache/bin/soak ./localstack/soak
+	.cache/bin/soak -duration $(SOAK_DURATION) -rate $(SOAK_RATE) -faults $(SOAK_FAULTS) -seed $(SOAK_SEED) $(SOAK_ARGS)
 
 bench:
 	$(GO) test -tags emulators -run '^$$' -bench . -benchmem ./shared/...
@@ -322,7 +341,7 @@ sdk-test: sdk-deps emulators sdk-clients-check
 	$(GO) test -count=1 ./sdk/conformance/
 	cd sdk/typescript && npm test --silent
 	cd sdk/python && PYTHONPATH=src:tests ../../$(SDK_PY) -m unittest discover -s tests
-	cd sdk/python && ../../$(SDK_PY) -m mypy --strict src/gifq_webhooks
+	cd sdk/python && ../../$(SDK_PY) -m mypy --strict src/gifq_webhooks tests/typing_check.py
 	$(GO) test -count=1 -run '^TestReceiversFromTheDocs$$|^TestProducerClients$$' $(E2E_PKG)
 
 # The producer clients generated from docs/openapi.yaml: sdk/typescript/openapi.d.ts
@@ -344,12 +363,14 @@ sdk-clients-check: sdk-deps
 	echo "sdk/typescript/openapi.d.ts and sdk/python-client match docs/openapi.yaml"
 
 # The Go client generated from docs/openapi.yaml (shared/apiclient, oapi-codegen
-# v2.8.2 from the module proxy). apiclient-check (CI) fails when the committed
-# client is not what the document generates.
+# v2.8.2 from the module proxy), and with it the TypeScript and Python clients
+# (sdk-clients). apiclient-check (CI) fails when the committed client is not
+# what the document generates.
 OAPI_CODEGEN := github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 .PHONY: apiclient apiclient-check
 apiclient:
 	cd shared/apiclient && $(GO) run $(OAPI_CODEGEN) -config oapi-codegen.yaml ../../docs/openapi.yaml
+	$(MAKE) --no-print-directory sdk-clients
 apiclient-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	sed "s|^output:.*|output: $$tmp/apiclient.gen.go|" shared/apiclient/oapi-codegen.yaml > $$tmp/config.yaml && \

@@ -232,7 +232,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver the events of a window the endpoint missed
-         * @description Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+         * @description Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
          */
         post: operations["replayEndpoint"];
         delete?: never;
@@ -901,18 +901,14 @@ export interface components {
             failed_at?: string;
             attempts?: components["schemas"]["Attempt"][];
             /**
-             * @description In an event's view only: how many older attempts of this delivery are left out (the
-             *     newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-             */
-            attempts_omitted?: number;
-            /**
              * @description One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
              * @enum {string}
              */
             attempts_order?: "newest_first";
             /**
-             * @description One delivery's view only, when it has more attempts than it shows: the cursor of the
-             *     older ones for `GET /v1/deliveries/{id}/attempts`.
+             * @description When a delivery has more attempts than its view shows (one delivery's view: the newest
+             *     20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+             *     ones for `GET /v1/deliveries/{id}/attempts`.
              */
             attempts_next_cursor?: string;
         };
@@ -1090,7 +1086,7 @@ export interface components {
         };
         /**
          * @description `idempotency_key_reused`, `endpoint_limit`, `endpoint_disabled`, `endpoint_deleted`,
-         *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `conflict`
+         *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `previous_key_live` (a v1a key rotation while the previous key still signs), `conflict`
          *     (a signing key rotation raced another, or a settings change met the endpoint changing
          *     three times over; try again).
          */
@@ -1102,7 +1098,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `body_too_large`: an event over 256 KiB, a batch over 5 MiB, a management body over 64 KiB. */
+        /** @description `body_too_large`: an event over 256 KiB, a batch over 999,999 bytes, a management body over 64 KiB. */
         TooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -1606,7 +1602,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
@@ -1658,7 +1657,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
@@ -1691,7 +1693,7 @@ export interface operations {
                         scanned: number;
                         /** @description Deliveries made and queued. */
                         replayed: number;
-                        /** @description Events that got a delivery to the endpoint meanwhile, or expired. */
+                        /** @description Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once). */
                         skipped: number;
                         more: boolean;
                         /** @description Given when `more`: send it as `cursor`. */
@@ -1914,6 +1916,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2114,6 +2117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2197,6 +2201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2257,7 +2262,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). */
+                    /** @description How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). At most two keys are live: a rotation with an overlap while the key the last rotation replaced still signs is 409 `previous_key_live` (naming when it retires) and changes nothing; 0 is always allowed. */
                     overlap_seconds?: number;
                 };
             };
@@ -2278,6 +2283,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["SigningKeysUnavailable"];
         };

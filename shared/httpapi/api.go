@@ -39,7 +39,7 @@ type Store interface {
 	UpdateEventType(ctx context.Context, et domain.EventType, rev int64) (domain.EventType, error)
 	ListEventTypes(ctx context.Context, accountID string, limit int32, after string) (store.EventTypePage, error)
 	EventTypeNames(ctx context.Context, accountID string) ([]domain.EventType, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	GetEvent(ctx context.Context, accountID, id string) (domain.Event, error)
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)

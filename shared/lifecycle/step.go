@@ -230,6 +230,7 @@ type Known struct {
 	FailLost              bool
 	DeadLetter            DeadLetterResult
 	Restarted             bool
+	NotRestarted          string // with Restarted: why nothing was restarted ("" when it was)
 	PutBack               PutBackResult
 	Quarantined           bool
 }
@@ -297,6 +298,10 @@ func Step(k Known, p Policy) Effect {
 	case k.FailLost:
 		return putBack(k, p, k.Now.Add(time.Second), Effect{})
 	case k.Msg.Kind == KindDeadLetter:
+		if k.Restarted && k.NotRestarted != "" {
+			return Effect{Do: DoFinish, Metric: obs.MetricRedriveNotRestarted, Level: slog.LevelWarn,
+				Why: "a redriven DLQ message restarted nothing (" + k.NotRestarted + "); its message is removed"}
+		}
 		if k.Restarted {
 			return Effect{Do: DoFinish, Why: "a redriven DLQ message restarted its delivery", Level: slog.LevelInfo}
 		}
@@ -480,7 +485,9 @@ func afterSend(k Known, p Policy) Effect {
 	o := rec.Outcome
 	switch o.Status {
 	case domain.StatusDelivered:
-		return Effect{Do: DoFinish, Why: "delivered", Level: slog.LevelInfo, Metric: obs.MetricDelivered,
+		// A plain success logs nothing at info: the attempt is in the
+		// table, and the metric counts it (CloudWatch Logs bills each line).
+		return Effect{Do: DoFinish, Why: "delivered", Level: slog.LevelDebug, Metric: obs.MetricDelivered,
 			Took: k.Answer.At.Sub(time.UnixMilli(k.Delivery.CreatedAt))}
 	case domain.StatusPending:
 		return putBack(k, p, time.UnixMilli(o.NextAttemptAt), Effect{Why: "attempt failed; retry scheduled", Level: slog.LevelInfo, Metric: obs.MetricAttemptsFailed})
