@@ -14,18 +14,10 @@ const (
 	DestinationSQS         DestinationType = "aws_sqs"
 	DestinationSNS         DestinationType = "aws_sns"
 	DestinationEventBridge DestinationType = "aws_eventbridge"
+	// DestinationPolling is read instead of pushed (package poll): no
+	// delivery, message or attempt is made for it.
+	DestinationPolling DestinationType = "polling"
 )
-
-// ParseDestinationType reads a type; "" is the default, DestinationHTTP.
-func ParseDestinationType(s string) (DestinationType, bool) {
-	switch t := DestinationType(s); t {
-	case "":
-		return DestinationHTTP, true
-	case DestinationHTTP, DestinationSQS, DestinationSNS, DestinationEventBridge:
-		return t, true
-	}
-	return "", false
-}
 
 // Destination is where an AWS endpoint delivers: a customer's queue, topic
 // or event bus, written to as the customer's role.

@@ -167,6 +167,10 @@ type Endpoint struct {
 	// 7), so what it read, strongly or not, is what it signs and sends
 	// with. Empty until the first such change.
 	Route string `dynamodbav:"route,omitempty"`
+	// A polling endpoint's (DestinationPolling) token, as its SHA-256 only,
+	// and the position its consumer committed (an event id; "" none yet).
+	PollTokenHash []byte `dynamodbav:"poll_token_hash,omitempty"`
+	PollPosition  string `dynamodbav:"poll_position,omitempty"`
 }
 
 // EndpointSettings are an endpoint's own delivery settings; a zero field
@@ -175,6 +179,10 @@ type EndpointSettings struct {
 	RatePerSecond  float64           `dynamodbav:"rate_per_second,omitempty"`
 	TimeoutSeconds int               `dynamodbav:"timeout_seconds,omitempty"`
 	Headers        map[string]string `dynamodbav:"headers,omitempty"` // write-only: the API shows them masked
+	// SealedHeaders is Headers as the table keeps them where a KMS key is
+	// configured (package store: sealed under the stack's envelope, Headers
+	// then empty); the store opens them on read.
+	SealedHeaders []byte `dynamodbav:"sealed_headers,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

@@ -222,7 +222,7 @@ func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.T
 	}
 	var deliveries []domain.Delivery
 	for _, ep := range endpoints {
-		if ep.Disabled || !ep.Subscribes(p.eventType) {
+		if ep.Disabled || ep.DestinationOf() == domain.DestinationPolling || !ep.Subscribes(p.eventType) {
 			continue
 		}
 		d := newDelivery(accountID, ep.ID, ev.ID, p.eventType, ev.ExpiresAt, now)

@@ -56,7 +56,7 @@ func missing(ep domain.Endpoint, refs []store.EventRef, max int, now time.Time) 
 		}
 		consumed++
 		switch {
-		case !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID):
+		case !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID) || ep.DestinationOf() == domain.DestinationPolling:
 		case lifecycle.NearExpiry(r.ExpiresAt, now):
 			expiring++
 		default:

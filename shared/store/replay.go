@@ -34,31 +34,61 @@ type EventRef struct {
 // layout is read from the account_events index under the same key, and the
 // two lists are merged by id.
 func (s *Store) AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) (refs []EventRef, more bool, err error) {
+	return s.accountEvents(ctx, accountID, after, since, until, limit, false)
+}
+
+// AccountEventsNewestFirst is AccountEvents newest first: the events whose
+// id sorts before after ("" from the end of the window).
+func (s *Store) AccountEventsNewestFirst(ctx context.Context, accountID, after string, since, until int64, limit int) (refs []EventRef, more bool, err error) {
+	return s.accountEvents(ctx, accountID, after, since, until, limit, true)
+}
+
+// accountEvents is the one listing of an account's events by time, in
+// either order (events feed, replay).
+func (s *Store) accountEvents(ctx context.Context, accountID, after string, since, until int64, limit int, newestFirst bool) (refs []EventRef, more bool, err error) {
 	lo := domain.IDBound("evt", since, false)
-	if after > lo {
+	hi := domain.IDBound("evt", until, true)
+	switch {
+	case after == "":
+	case newestFirst && after < hi:
+		hi = after // inclusive: after itself is skipped below
+	case !newestFirst && after > lo:
 		// Ids have one length: any id after `after` sorts after it plus a
 		// space (below every id character), and BETWEEN is inclusive.
 		lo = after + " "
 	}
-	hi := domain.IDBound("evt", until, true)
 	if lo > hi { // a cursor past the window (another window's): nothing left; BETWEEN would refuse it
 		return nil, false, nil
 	}
-	day := time.UnixMilli(since).UTC().Truncate(24 * time.Hour)
-	for ; !day.After(time.UnixMilli(until)) && len(refs) < limit; day = day.Add(24 * time.Hour) {
-		if domain.IDBound("evt", day.Add(24*time.Hour).UnixMilli()-1, true) < lo {
+	first, last := time.UnixMilli(since).UTC().Truncate(24*time.Hour), time.UnixMilli(until).UTC().Truncate(24*time.Hour)
+	step := 24 * time.Hour
+	if newestFirst {
+		first, step = last, -step
+	}
+	for day := first; !day.Before(time.UnixMilli(since).UTC().Truncate(24*time.Hour)) && !day.After(last) && len(refs) < limit; day = day.Add(step) {
+		if domain.IDBound("evt", day.Add(24*time.Hour).UnixMilli()-1, true) < lo || domain.IDBound("evt", day.UnixMilli(), false) > hi {
 			continue // the cursor is past this day
 		}
 		pk := accountEventsPK(accountID, day.UnixMilli())
-		own, err := s.eventRefs(ctx, "", "sk", pk, lo, hi, limit-len(refs))
+		// newest first from a cursor: the cursor's own event (hi is
+		// inclusive) comes first and is skipped, so read one more.
+		want := limit - len(refs)
+		if newestFirst && after != "" {
+			want++
+		}
+		own, err := s.eventRefs(ctx, "", "sk", pk, lo, hi, want, newestFirst)
 		if err != nil {
 			return nil, false, err
 		}
-		legacy, err := s.eventRefs(ctx, schema.IndexAccountEvents, "gsi3sk", pk, lo, hi, limit-len(refs))
+		legacy, err := s.eventRefs(ctx, schema.IndexAccountEvents, "gsi3sk", pk, lo, hi, want, newestFirst)
 		if err != nil {
 			return nil, false, err
 		}
-		refs = append(refs, mergeRefs(own, legacy, limit-len(refs))...)
+		for _, r := range mergeRefs(own, legacy, want, newestFirst) {
+			if r.ID != after && len(refs) < limit {
+				refs = append(refs, r)
+			}
+		}
 	}
 	return refs, len(refs) >= limit, nil
 }
@@ -66,7 +96,7 @@ func (s *Store) AccountEvents(ctx context.Context, accountID, after string, sinc
 // eventRefs is the first limit events (not test events, not expired) of
 // one account's day, pk, with ids from lo to hi: from the table's items
 // (index "", the id in sk) or the legacy index (its id in gsi3sk).
-func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string, limit int) ([]EventRef, error) {
+func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string, limit int, newestFirst bool) ([]EventRef, error) {
 	var refs []EventRef
 	var start map[string]types.AttributeValue
 	in := &dynamodb.QueryInput{
@@ -75,6 +105,7 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 		FilterExpression:          aws.String("attribute_not_exists(unlisted)"),
 		ExpressionAttributeNames:  map[string]string{"#pk": "pk", "#id": idAttr},
 		ExpressionAttributeValues: item{":pk": str(pk), ":lo": str(lo), ":hi": str(hi)},
+		ScanIndexForward:          aws.Bool(!newestFirst),
 	}
 	if index != "" {
 		in.IndexName = aws.String(index)
@@ -111,11 +142,12 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 	return refs, nil
 }
 
-// mergeRefs is the first limit of two lists sorted by id, merged.
-func mergeRefs(a, b []EventRef, limit int) []EventRef {
+// mergeRefs is the first limit of two lists sorted by id (descending when
+// newestFirst), merged.
+func mergeRefs(a, b []EventRef, limit int, newestFirst bool) []EventRef {
 	out := make([]EventRef, 0, min(len(a)+len(b), limit))
 	for len(out) < limit && (len(a) > 0 || len(b) > 0) {
-		if len(b) == 0 || len(a) > 0 && a[0].ID < b[0].ID {
+		if len(b) == 0 || len(a) > 0 && (a[0].ID < b[0].ID) != newestFirst {
 			out, a = append(out, a[0]), a[1:]
 		} else {
 			out, b = append(out, b[0]), b[1:]
