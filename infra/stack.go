@@ -411,6 +411,11 @@ func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.A
 		Environment:   &environment,
 		Tracing:       awslambda.Tracing_ACTIVE,
 		RecursiveLoop: recursion,
+		// Lean logs: JSON, so that Lambda filters its own START, END and
+		// REPORT lines (INFO) out at WARN; the app's lines keep the app's
+		// level (LOG_LEVEL), and EMF lines (no level: INFO) pass.
+		LoggingFormat:    awslambda.LoggingFormat_JSON,
+		SystemLogLevelV2: awslambda.SystemLogLevel_WARN,
 	})
 	// The function may only start once it can write its logs.
 	f.Node().AddDependency(role)

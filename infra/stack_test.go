@@ -240,6 +240,9 @@ func TestFunctions(t *testing.T) {
 		}
 		// Its own log group, with retention.
 		lc, _ := p["LoggingConfig"].(map[string]any)
+		if lc["LogFormat"] != "JSON" || lc["SystemLogLevel"] != "WARN" {
+			t.Errorf("%s: log format %v, system log level %v, want JSON and WARN (no START/END/REPORT lines billed)", fn, lc["LogFormat"], lc["SystemLogLevel"])
+		}
 		lg := strings.Trim(render(lc["LogGroup"]), "${}")
 		group, ok := s.resources("AWS::Logs::LogGroup")[lg]
 		if !ok {

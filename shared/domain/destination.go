@@ -14,6 +14,9 @@ const (
 	DestinationSQS         DestinationType = "aws_sqs"
 	DestinationSNS         DestinationType = "aws_sns"
 	DestinationEventBridge DestinationType = "aws_eventbridge"
+	// DestinationPolling is read instead of pushed (package poll): no
+	// delivery, message or attempt is made for it.
+	DestinationPolling DestinationType = "polling"
 )
 
 // Destination is where an AWS endpoint delivers: a customer's queue, topic

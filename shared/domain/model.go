@@ -167,6 +167,10 @@ type Endpoint struct {
 	// 7), so what it read, strongly or not, is what it signs and sends
 	// with. Empty until the first such change.
 	Route string `dynamodbav:"route,omitempty"`
+	// A polling endpoint's (DestinationPolling) token, as its SHA-256 only,
+	// and the position its consumer committed (an event id; "" none yet).
+	PollTokenHash []byte `dynamodbav:"poll_token_hash,omitempty"`
+	PollPosition  string `dynamodbav:"poll_position,omitempty"`
 }
 
 // EndpointSettings are an endpoint's own delivery settings; a zero field

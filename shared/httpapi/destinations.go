@@ -38,20 +38,24 @@ func destinationFail(msg string) response {
 	return fail(http.StatusUnprocessableEntity, "invalid_destination", msg)
 }
 
-// types are the destination types this deployment delivers to.
+// types are the endpoint types this deployment takes: those it delivers
+// to, and polling (read, never delivered to).
 func (a *API) types() []string {
 	if a.Destinations == nil {
-		return []string{string(domain.DestinationHTTP)}
+		return []string{string(domain.DestinationHTTP), string(domain.DestinationPolling)}
 	}
-	return destination.Types(a.Destinations.Schemas())
+	return append(destination.Types(a.Destinations.Schemas()), string(domain.DestinationPolling))
 }
 
 // destinationType reads a registration's type ("" is http): one a provider
-// registered (shared/destination/providers).
+// registered (shared/destination/providers), or polling.
 func (a *API) destinationType(s string) (domain.DestinationType, response, bool) {
 	t := domain.DestinationType(s)
-	if s == "" || t == domain.DestinationHTTP {
+	switch {
+	case s == "" || t == domain.DestinationHTTP:
 		return domain.DestinationHTTP, response{}, false
+	case t == domain.DestinationPolling:
+		return t, response{}, false
 	}
 	if a.Destinations == nil || !a.Destinations.Supports(t) || len(s) > 64 {
 		return "", destinationFail(fmt.Sprintf("type %q is not one this deployment delivers to: %s", clipped(s, 64), strings.Join(a.types(), ", "))), true
