@@ -166,6 +166,7 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		return
 	case lifecycle.Fail, lifecycle.DeadLetter:
 		s.deadLetter(n)
+		s.final(c, t)
 		return
 	case lifecycle.Drop, lifecycle.Quarantine:
 		return
@@ -351,6 +352,7 @@ func (s *Sim) holdSpread(c *cohort, ep *endpoint, t float64) {
 			s.defer_(&r, ep, t)
 		case lifecycle.Fail, lifecycle.DeadLetter:
 			s.deadLetter(float64(r.n))
+			s.final(&r, t)
 		}
 	}
 }
@@ -519,9 +521,10 @@ func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res destination.Outcom
 	}
 	for range c.n {
 		d := domain.Delivery{Attempts: c.attempts + 1, CreatedAt: millis(c.created)}
-		o := lifecycle.Settle(d, ans, toTime(t), s.sched, s.rnd)
+		o := lifecycle.Settle(d, ans, toTime(t), s.sched, s.rnd, lifecycle.Deadline(d, s.sched, time.Duration(s.w.DeadTimeout*float64(time.Second))))
 		if o.Status != domain.StatusPending {
 			s.deadLetter(1)
+			s.final(c, t)
 			continue
 		}
 		s.m.Retries++
@@ -539,6 +542,14 @@ func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res destination.Outcom
 		r.next = fromMillis(o.NextAttemptAt)
 		r.until = r.next
 		s.wait(&r, t, true)
+	}
+}
+
+// final notes c's deliveries failing at t, against their deadline.
+func (s *Sim) final(c *cohort, t float64) {
+	dl := lifecycle.Deadline(domain.Delivery{CreatedAt: millis(c.created)}, s.sched, time.Duration(s.w.DeadTimeout*float64(time.Second)))
+	if past := t - fromMillis(dl.UnixMilli()); !s.pastSeen || past > s.m.PastDeadline {
+		s.m.PastDeadline, s.pastSeen = past, true
 	}
 }
 

@@ -38,8 +38,7 @@ func destinationFail(msg string) response {
 	return fail(http.StatusUnprocessableEntity, "invalid_destination", msg)
 }
 
-// types are the endpoint types this deployment takes: those it delivers
-// to, and polling (read, never delivered to).
+// types are the destination types this deployment delivers to.
 func (a *API) types() []string {
 	if a.Destinations == nil {
 		return []string{string(domain.DestinationHTTP), string(domain.DestinationPolling)}
@@ -48,13 +47,13 @@ func (a *API) types() []string {
 }
 
 // destinationType reads a registration's type ("" is http): one a provider
-// registered (shared/destination/providers), or polling.
+// registered (shared/destination/providers).
 func (a *API) destinationType(s string) (domain.DestinationType, response, bool) {
 	t := domain.DestinationType(s)
-	switch {
-	case s == "" || t == domain.DestinationHTTP:
+	if s == "" || t == domain.DestinationHTTP {
 		return domain.DestinationHTTP, response{}, false
-	case t == domain.DestinationPolling:
+	}
+	if t == domain.DestinationPolling { // read, never delivered to: no provider
 		return t, response{}, false
 	}
 	if a.Destinations == nil || !a.Destinations.Supports(t) || len(s) > 64 {

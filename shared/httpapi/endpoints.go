@@ -24,20 +24,20 @@ import (
 // endpointView is an endpoint as the API shows it. The secret appears only
 // in the answers that create it (registration and rotation).
 type endpointView struct {
-	ID             string       `json:"id"`
-	URL            string       `json:"url"`
-	Description    string       `json:"description"`
-	EventTypes     []string     `json:"event_types"`
-	Disabled       bool         `json:"disabled"`
-	DisabledReason string       `json:"disabled_reason,omitempty"`
-	FailingSince   string       `json:"failing_since,omitempty"`
-	Breaker        *breakerView `json:"breaker,omitempty"`
-	Health         healthView   `json:"health"`
+	ID             string           `json:"id"`
+	URL            string           `json:"url"`
+	Description    string           `json:"description"`
+	EventTypes     []string         `json:"event_types"`
+	Disabled       bool             `json:"disabled"`
+	DisabledReason string           `json:"disabled_reason,omitempty"`
+	FailingSince   string           `json:"failing_since,omitempty"`
+	Breaker        *breakerView     `json:"breaker,omitempty"`
+	Health         healthView       `json:"health"`
 	Settings       endpointcfg.View `json:"settings"`
-	CreatedAt      string       `json:"created_at"`
-	UpdatedAt      string       `json:"updated_at"`
-	Secret         string       `json:"secret,omitempty"`
-	PollToken      string       `json:"poll_token,omitempty"` // a polling endpoint's, shown once
+	CreatedAt      string           `json:"created_at"`
+	UpdatedAt      string           `json:"updated_at"`
+	Secret         string           `json:"secret,omitempty"`
+	PollToken      string           `json:"poll_token,omitempty"` // a polling endpoint's, shown once
 	// SignatureScheme is what webhook-signature carries (docs/signing.md).
 	SignatureScheme domain.SignatureScheme `json:"signature_scheme"`
 	// Type is how the endpoint is reached; AWS its target and role when

@@ -222,7 +222,7 @@ func TestSettle(t *testing.T) {
 			d, _, _ := pending()
 			d.Attempts, d.Throttles, d.CreatedAt = c.attempts, c.throttles, ms(-c.age)
 			d.Claim, d.LeaseUntil = "clm", ms(time.Minute)
-			got := lifecycle.Settle(d, c.answer, now, sched, nil)
+			got := lifecycle.Settle(d, c.answer, now, sched, nil, time.Time{})
 			if got != c.want {
 				t.Fatalf("Settle = %+v, want %+v", got, c.want)
 			}

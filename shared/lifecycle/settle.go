@@ -64,8 +64,11 @@ func (o Outcome) Event() Event {
 
 // Settle applies the contract to an automatic attempt's answer. d is the
 // delivery as claimed (Attempts counts this attempt). rnd draws the jitter
-// (nil: a shared source).
-func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *rand.Rand) Outcome {
+// (nil: a shared source). Every retry's wait ends by deadline (Deadline;
+// zero: none), whatever held the series before (breaker holds, a probe):
+// one cut short retries at the deadline, and an attempt failing at or past
+// it is the last (endpoint_unavailable).
+func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *rand.Rand, deadline time.Time) Outcome {
 	switch a.Verdict {
 	case destination.Delivered:
 		return Outcome{Status: domain.StatusDelivered, Healthy: true}
@@ -89,6 +92,12 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 		// A 503 (or a 429 past its free throttles) with Retry-After: wait
 		// as asked, up to twice the schedule.
 		wait = min(a.RetryAfter, 2*wait)
+	}
+	if !deadline.IsZero() && now.Add(wait).After(deadline) {
+		if !now.Before(deadline) {
+			return Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonEndpointUnavailable}
+		}
+		wait = deadline.Sub(now)
 	}
 	return Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
 }

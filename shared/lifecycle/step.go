@@ -516,7 +516,7 @@ func record(k Known, p Policy) Effect {
 		return e
 	}
 	rnd := rand.New(rand.NewPCG(k.Seed, 1))
-	o := Settle(k.Claimed, a, a.At, p.Schedule, rnd)
+	o := Settle(k.Claimed, a, a.At, p.Schedule, rnd, Deadline(k.Claimed, p.Schedule, p.AttemptTimeout))
 	if !p.BreakerOff {
 		probe := BreakerOf(ep, a.Started) == BreakerHalfOpen
 		o.Breaker = BreakerAfterAttempt(ep, a.Outcome, probe, a.At, rnd)
