@@ -22,7 +22,9 @@ help:
 	@echo "make first-webhook-time [COLD=build|all|0]          a fresh clone to its first webhook, timed (docs/local.md)"
 	@echo "make dynoxide-fast                                  build the faster dynoxide from its crate (opt-in, ~4 min of cargo)"
 	@echo "make bench-cpu [BENCH_CPU_ARGS='-count 6']          our CPU per delivery against an in-process fake of AWS (docs/performance.md)"
+	@echo "make soak [SOAK_DURATION=1m SOAK_RATE=4 SOAK_FAULTS=1 SOAK_SEED=0]  the system under traffic and injected faults, then its invariants (docs/testing.md)"
 	@echo "make sim [SIM_ONLY='BC iso 10x'] [SIM_ARGS=...]      the simulation of a day at AWS scale (docs/scale.md)"
+	@echo "make sdk-test                                       the TypeScript and Python receiver libraries and clients (docs/receivers.md)"
 	@echo "make build / synth / deploy / localstack-*          see docs/deploy.md"
 
 # The DynamoDB and SQS emulators (npm; pinned in localstack/_emulators/package-lock.json).
@@ -112,7 +114,7 @@ endif
 # blur. The rest compile and run side by side (with -p 1 for all, their
 # compiling and linking ran one package at a time).
 E2E_PKG := ./localstack/e2e/
-test: emulators lint portal-test
+test: emulators lint portal-test sdk-deps
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/localstack/e2e$$')
 	$(GO) test -count=1 -timeout 20m $(E2E_PKG)
 
@@ -150,6 +152,24 @@ CHAOS_EVENTS ?= 3000
 CHAOS_KILLS  ?= 6
 chaos: emulators
 	CHAOS_EVENTS=$(CHAOS_EVENTS) CHAOS_KILLS=$(CHAOS_KILLS) $(GO) test -count=1 -v -timeout 30m -run '^TestChaos$$' ./localstack/e2e/
+
+# The soak (docs/testing.md): make dev's runner against the emulators under
+# continuous traffic from several accounts to healthy, slow, hanging,
+# refusing, flapping, recovering, gone and throttling endpoints, with faults
+# injected at its DynamoDB, SQS and clock ports from a seed; then the
+# invariant checker reads the table and the receivers and fails on a broken
+# invariant. SOAK_DURATION is the traffic's (a drain of about 3 minutes
+# follows); SOAK_RATE requests a second; SOAK_FAULTS scales every fault rate
+# (0: none); SOAK_SEED replays a run (0: a new seed, printed).
+SOAK_DURATION ?= 1m
+SOAK_RATE     ?= 4
+SOAK_FAULTS   ?= 1
+SOAK_SEED     ?= 0
+SOAK_ARGS     ?=
+.PHONY: soak
+soak: emulators
+	$(GO) build -o .cache/bin/soak ./localstack/soak
+	.cache/bin/soak -duration $(SOAK_DURATION) -rate $(SOAK_RATE) -faults $(SOAK_FAULTS) -seed $(SOAK_SEED) $(SOAK_ARGS)
 
 bench:
 	$(GO) test -tags emulators -run '^$$' -bench . -benchmem ./shared/...
@@ -299,6 +319,48 @@ $(SCHEMATHESIS_VENV)/.installed: localstack/apifuzz/requirements.txt
 	$(SCHEMATHESIS_PYTHON) -m venv $(SCHEMATHESIS_VENV)
 	$(SCHEMATHESIS_VENV)/bin/pip install --quiet --disable-pip-version-check -r localstack/apifuzz/requirements.txt
 	@touch $@
+
+# The receiver libraries (sdk/, docs/receivers.md): the conformance fixtures
+# in Go, TypeScript and Python, the types, and the Node and Python receivers
+# of docs/receivers.md against real deliveries. sdk-deps installs what they
+# need: npm ci (typescript, @types/node, openapi-typescript: dev only) and a
+# venv with the pinned cryptography (v1a), mypy and openapi-python-client.
+SDK_VENV := .cache/sdk/venv
+SDK_PY   := $(SDK_VENV)/bin/python
+SDK_TS_STAMP := sdk/typescript/node_modules/.installed
+.PHONY: sdk-deps sdk-test
+sdk-deps: $(SDK_TS_STAMP) $(SDK_VENV)/.installed
+$(SDK_TS_STAMP): sdk/typescript/package.json sdk/typescript/package-lock.json
+	cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+$(SDK_VENV)/.installed: sdk/python/requirements-dev.txt
+	python3 -m venv $(SDK_VENV)
+	$(SDK_PY) -m pip install --quiet --disable-pip-version-check -r sdk/python/requirements-dev.txt
+	@touch $@
+sdk-test: sdk-deps emulators sdk-clients-check
+	$(GO) test -count=1 ./sdk/conformance/
+	cd sdk/typescript && npm test --silent
+	cd sdk/python && PYTHONPATH=src:tests ../../$(SDK_PY) -m unittest discover -s tests
+	cd sdk/python && ../../$(SDK_PY) -m mypy --strict src/gifq_webhooks
+	$(GO) test -count=1 -run '^TestReceiversFromTheDocs$$|^TestProducerClients$$' $(E2E_PKG)
+
+# The producer clients generated from docs/openapi.yaml: sdk/typescript/openapi.d.ts
+# (openapi-typescript; client.mjs is the hand-written fetch wrapper it types) and
+# sdk/python-client (openapi-python-client, formatted by its pinned ruff).
+# sdk-clients-check (CI, in sdk-test) fails when the committed ones are not what
+# the document generates.
+SDK_TS_GEN = cd sdk/typescript && npx --no-install openapi-typescript ../../docs/openapi.yaml --empty-objects-unknown --silent -o
+SDK_PY_GEN = RUFF_NO_CACHE=true PATH=$(CURDIR)/$(SDK_VENV)/bin:$$PATH openapi-python-client generate --path docs/openapi.yaml --config sdk/python/client-config.yaml --output-path
+.PHONY: sdk-clients sdk-clients-check
+sdk-clients: sdk-deps
+	$(SDK_TS_GEN) openapi.d.ts
+	rm -rf sdk/python-client && $(SDK_PY_GEN) sdk/python-client
+sdk-clients-check: sdk-deps
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	( $(SDK_TS_GEN) $$tmp/openapi.d.ts ) && $(SDK_PY_GEN) $$tmp/python-client >/dev/null && \
+	if ! diff -u sdk/typescript/openapi.d.ts $$tmp/openapi.d.ts > $$tmp/diff || ! diff -ru sdk/python-client $$tmp/python-client >> $$tmp/diff; then \
+	  head -n 40 $$tmp/diff; echo "the SDK clients are not what docs/openapi.yaml generates: run make sdk-clients"; exit 1; fi; \
+	echo "sdk/typescript/openapi.d.ts and sdk/python-client match docs/openapi.yaml"
 
 # The Go client generated from docs/openapi.yaml (shared/apiclient, oapi-codegen
 # v2.8.2 from the module proxy). apiclient-check (CI) fails when the committed

@@ -102,7 +102,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	want := map[string]int{
 		// ingest (api function); the key's account and ingest limit are cached (no GetItem,
 		// no BatchGetItem) after the first event; UpdateItem: the account's delivery rate
-		// limiter and the key's ingest limiter (concurrent with the Query)
+		// limiter, whose write takes the key's ingest tokens too
 		"DynamoDB.Query": 1, "SQS.SendMessageBatch": 1,
 		// ingest: the deliveries, then the event (its conditional put is the commit
 		// point); no transaction
@@ -114,18 +114,16 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 		// event (the attempt is logged on the delivery's item by the outcome's write)
 		"DynamoDB.BatchGetItem": 1, "DynamoDB.GetItem": reread, "DynamoDB.PutItem": 1,
 		"SQS.ReceiveMessage": 1, "SQS.DeleteMessageBatch": 1,
-		// ingest's two limiters, the claim, the outcome, and the slot's take and release
-		"DynamoDB.UpdateItem": 2 + 2 + slotWrites,
+		// ingest's booking (with the key's take), the claim, the outcome, and the slot's take and release
+		"DynamoDB.UpdateItem": 1 + 2 + slotWrites,
 	}
 	// Write units, as the emulator reports them consumed (table and index
-	// entries): ingest 1 + 1 (limiters) + 1 + 1 (delivery, event) + 2 index
-	// entries (log, sweep) + the event's account_events entry 1 (replay's
-	// listing by time, one per event whatever its fan-out) = 7; claim 1 (no
-	// index entry changes); the outcome with the attempt logged on the
-	// delivery's item 1 + the sweep index entry's removal 1; the slots 1 + 1.
-	// Issue 10's target was 12 with the cap, 10 without; replay (issue 27)
-	// added the one per event, logging the attempt on the delivery's item
-	// (issue 25) took one off (docs/cost.md).
+	// entries): ingest 1 (the booking, with the key's take) + 1 + 1
+	// (delivery, event) + 2 index entries (log, sweep) + the event's
+	// account_events entry 1 (replay's listing by time, one per event
+	// whatever its fan-out) = 6; claim 1 (no index entry changes); the
+	// outcome with the attempt logged on the delivery's item 1 + the sweep
+	// index entry's removal 1; the slots 1 + 1 (docs/cost.md).
 	if wantUnits := float64(cost.SingleWriteUnits - cost.SlotWrites + slotWrites); units != wantUnits {
 		t.Errorf("write units per delivery = %g, want %g", units, wantUnits)
 	}

@@ -314,7 +314,7 @@ func TestRecoverRestartsFailedDeliveriesInTheWindow(t *testing.T) {
 		t.Fatalf("second recover: %d %+v", code, res)
 	}
 	var e errOut
-	for b, want := range map[string]int{`{}`: 422, `{"since":"yesterday"}`: 400, `{"since":"2026-11-30T00:00:00Z","until":"2026-11-29T00:00:00Z"}`: 422} {
+	for b, want := range map[string]int{`{}`: 422, `{"since":"yesterday"}`: 422, `{"since":"2026-11-30T00:00:00Z","until":"tomorrow"}`: 422, `{"since":"2026-11-30T00:00:00Z","until":"2026-11-29T00:00:00Z"}`: 422} {
 		if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/recover", b, &e); code != want {
 			t.Errorf("recover %s: %d, want %d", b, code, want)
 		}

@@ -409,13 +409,10 @@ type DeliveryFields struct {
 	AttemptCount int        `json:"attempt_count"`
 	Attempts     *[]Attempt `json:"attempts,omitempty"`
 
-	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
-	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	// AttemptsNextCursor When a delivery has more attempts than its view shows (one delivery's view: the newest
+	// 20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+	// ones for `GET /v1/deliveries/{id}/attempts`.
 	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
-
-	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
 
 	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 	AttemptsOrder *DeliveryFieldsAttemptsOrder `json:"attempts_order,omitempty"`
@@ -447,13 +444,10 @@ type DeliveryWithAttempts struct {
 	AttemptCount int       `json:"attempt_count"`
 	Attempts     []Attempt `json:"attempts"`
 
-	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
-	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	// AttemptsNextCursor When a delivery has more attempts than its view shows (one delivery's view: the newest
+	// 20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+	// ones for `GET /v1/deliveries/{id}/attempts`.
 	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
-
-	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
 
 	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 	AttemptsOrder *DeliveryWithAttemptsAttemptsOrder `json:"attempts_order,omitempty"`
@@ -918,6 +912,7 @@ type CommitPollJSONBody struct {
 
 // RecoverEndpointJSONBody defines parameters for RecoverEndpoint.
 type RecoverEndpointJSONBody struct {
+	// Since RFC 3339; a malformed time is 422 `invalid_window` naming the field.
 	Since time.Time `json:"since"`
 
 	// Until Default now.
@@ -927,8 +922,10 @@ type RecoverEndpointJSONBody struct {
 // ReplayEndpointJSONBody defines parameters for ReplayEndpoint.
 type ReplayEndpointJSONBody struct {
 	// Cursor The `next_cursor` of the previous call.
-	Cursor *string   `json:"cursor,omitempty"`
-	Since  time.Time `json:"since"`
+	Cursor *string `json:"cursor,omitempty"`
+
+	// Since RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+	Since time.Time `json:"since"`
 
 	// Until Default now.
 	Until *time.Time `json:"until,omitempty"`
@@ -994,7 +991,7 @@ type CreatePortalSessionJSONBody struct {
 
 // RotateSigningKeyJSONBody defines parameters for RotateSigningKey.
 type RotateSigningKeyJSONBody struct {
-	// OverlapSeconds How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak).
+	// OverlapSeconds How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). At most two keys are live: a rotation with an overlap while the key the last rotation replaced still signs is 409 `previous_key_live` (naming when it retires) and changes nothing; 0 is always allowed.
 	OverlapSeconds *int `json:"overlap_seconds,omitempty"`
 }
 

@@ -105,7 +105,7 @@ func Round2(d float64) float64 { return math.Round(d*100) / 100 }
 // (issue 10's runs).
 const (
 	// One event, one endpoint, delivered on the first attempt.
-	SingleWriteUnits, SingleReadUnits = 12, 2
+	SingleWriteUnits, SingleReadUnits = 11, 2
 	// Each further delivery of the same event (fan-out).
 	FanOutWriteUnits, FanOutReadUnits = 8, 1
 	// Per event through POST /v1/events/batch (100 a request): the

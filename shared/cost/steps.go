@@ -12,9 +12,10 @@ package cost
 // or removes an index entry also writes the index (one unit), and one that
 // moves an entry (a new sort key) writes it twice.
 const (
-	// Ingest, per request (a batch of 100 shares it): the API key's ingest
-	// limiter, ILIM#<key>.
-	IngestKeyLimitWrite = 1
+	// Ingest, per request: the API key's ingest limiter, none of its own:
+	// its bucket is an attribute of RATE#<account>, and the booking's write
+	// takes its tokens (ratelimit.ReserveTaking).
+	IngestKeyLimitWrite = 0
 	// Ingest, per event: the account's delivery rate limiter, RATE#<account>
 	// (one booking for the event's deliveries; more under contention).
 	IngestRateBookingWrite = 1

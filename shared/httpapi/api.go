@@ -122,6 +122,10 @@ type request struct {
 	// pollToken is a polling endpoint's token, when one authenticated
 	// (poll.go): the endpoint must be the token's.
 	pollToken string
+	// chargeKey is the API key whose limits this request is charged to: the
+	// key itself, or the key that minted the portal session. Whatever a
+	// session makes counts in its key's bucket as well as its own.
+	chargeKey string
 }
 
 type route struct {
@@ -162,6 +166,20 @@ var routes = []route{
 	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
 	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
 	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
+}
+
+// notManagement are the writes outside the management limit: those charged
+// to the key's ingest bucket (events and what makes deliveries), and
+// revoking portal sessions (ending access is never limited).
+var notManagement = map[string]bool{
+	"POST /v1/events": true, "POST /v1/events/batch": true, "POST /v1/endpoints/*/recover": true,
+	"POST /v1/endpoints/*/replay": true, "POST /v1/deliveries/*/resend": true, "POST /v1/endpoints/*/test-event": true,
+	"DELETE /v1/portal/sessions/*": true, "DELETE /v1/portal/sessions": true,
+}
+
+// managementWrite reports whether rt is a write the management limit counts.
+func managementWrite(rt route) bool {
+	return rt.method != http.MethodGet && rt.method != http.MethodHead && !notManagement[rt.name()]
 }
 
 // publish hands events to OpEvents, if any.
@@ -260,6 +278,11 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 			return r
 		}
 		req.body = body
+		if managementWrite(rt) {
+			if r, limited := limitAnswer(a.KeyLimits.admitManagement(ctx, req)); limited {
+				return r
+			}
+		}
 		return rt.handle(a, ctx, req)
 	}
 	if len(allowed) > 0 {
@@ -312,7 +335,7 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 	}
 	a.keysOnce.Do(func() { a.keys = &keyCache{ttl: a.KeyCacheTTL} })
 	if account, keyID, ok := a.keys.get(secret, a.Now()); ok {
-		req.account, req.keyID = account, keyID
+		req.account, req.keyID, req.chargeKey = account, keyID, keyID
 		return response{}, false
 	}
 	k, err := a.Store.Authenticate(ctx, secret)
@@ -324,7 +347,7 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 	if err != nil {
 		return a.internal(ctx, err), true
 	}
-	req.account, req.keyID = k.AccountID, k.ID
+	req.account, req.keyID, req.chargeKey = k.AccountID, k.ID, k.ID
 	a.keys.put(secret, k.AccountID, k.ID, a.Now())
 	return response{}, false
 }

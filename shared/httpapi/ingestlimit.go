@@ -14,10 +14,13 @@ import (
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
-// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter);
-// Refused answers from memory alone, with no call.
+// KeyLimiter takes ingest tokens from an API key's bucket (ratelimit.Limiter):
+// TakeOn from the bucket on its account's booking item (which ingest takes
+// in its booking's write), Take from a portal session's own item; Refused
+// answers from memory alone, with no call.
 type KeyLimiter interface {
 	Take(ctx context.Context, keyID string, n int, l ratelimit.Limit) error
+	TakeOn(ctx context.Context, account, keyID string, n int, l ratelimit.Limit) error
 	Refused(keyID string, n int, l ratelimit.Limit) error
 }
 
@@ -36,10 +39,15 @@ type KeyLimits struct {
 	Default ratelimit.Limit
 	// Session is each portal session's own limit on its requests, reads and
 	// writes alike, in the same limiter under the session's id (zero: none).
-	Session  ratelimit.Limit
-	CacheTTL time.Duration
-	Log      *slog.Logger
-	Now      func() time.Time
+	Session ratelimit.Limit
+	// Management is each API key's limit on management writes (POST,
+	// PATCH, DELETE of endpoints, event types, secrets, keys, sessions),
+	// in the same limiter under "mgmt#<key id>" (zero: none). A portal
+	// session's writes count in the key that minted it.
+	Management ratelimit.Limit
+	CacheTTL   time.Duration
+	Log        *slog.Logger
+	Now        func() time.Time
 
 	mu    sync.Mutex
 	cache map[string]cachedLimit // key id -> its limit
@@ -52,51 +60,58 @@ type cachedLimit struct {
 
 // overLimit is a refusal with the limit that refused it, for the answer.
 type overLimit struct {
-	limit   ratelimit.Limit
-	err     error
-	session bool // a portal session's limit, not an API key's
+	limit      ratelimit.Limit
+	err        error
+	session    bool // a portal session's limit, not an API key's
+	management bool // the key's limit on management writes
+	// viaSession: the key's limit, refusing a request of a portal session
+	// that key minted.
+	viaSession bool
 }
 
 func (e *overLimit) Error() string { return e.err.Error() }
 func (e *overLimit) Unwrap() error { return e.err }
 
-// admit checks n events from req's key. A key known to be over its limit
-// is refused at once (an *overLimit), before ingest reads anything;
-// otherwise it returns the gate that takes the tokens in the table, for
-// ingest.WithGate to run alongside the account read. Both are nil when
-// there is nothing to limit (no limiter, or no API key: a portal token).
-func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (ingest.Gate, error) {
-	if k == nil || k.Limiter == nil || req.keyID == "" {
+// admit checks n events from req's key (for a portal session, the key
+// that minted it: a session spends its key's budget, so a key over its
+// limit cannot go on through sessions it mints). A key known to be over
+// its limit is refused at once (an *overLimit), before ingest reads
+// anything; otherwise it returns the gate whose tokens ingest takes in the
+// account's booking write. Both are nil when there is nothing to limit (no
+// limiter, or no key to charge).
+func (k *KeyLimits) admit(ctx context.Context, req *request, n int) (*ingest.Gate, error) {
+	key := req.chargeKey
+	if k == nil || k.Limiter == nil || key == "" {
 		return nil, nil
 	}
-	l := k.limitFor(ctx, req.account, req.keyID)
-	if err := k.Limiter.Refused(req.keyID, n, l); err != nil {
-		return nil, &overLimit{limit: l, err: err}
+	l := k.limitFor(ctx, req.account, key)
+	viaSession := req.session != ""
+	if err := k.Limiter.Refused(key, n, l); err != nil {
+		return nil, &overLimit{limit: l, err: err, viaSession: viaSession}
 	}
-	return func(ctx context.Context) error {
-		err := k.Limiter.Take(ctx, req.keyID, n, l)
+	return &ingest.Gate{Take: ratelimit.KeyTake{ID: key, N: n, Limit: l}, Answer: func(ctx context.Context, err error) error {
 		var over *ratelimit.Limited
 		switch {
 		case errors.As(err, &over), errors.Is(err, ratelimit.ErrExceedsBurst):
-			return &overLimit{limit: l, err: err}
+			return &overLimit{limit: l, err: err, viaSession: viaSession}
 		case err != nil:
 			// Fail open: a limiter we cannot reach must not stop ingest; the
 			// stage throttle still caps the whole API.
-			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", req.keyID, "error", err)
+			k.Log.WarnContext(ctx, "ingest limiter unavailable; event let through", "key_id", key, "error", err)
 		}
 		return nil
-	}, nil
+	}}, nil
 }
 
-// take takes n tokens from req's key at once, for a request that is not an
-// ingest (a test event's ingest runs the gate itself): resends and
-// recovers count against the same limit as events.
+// take takes n tokens from req's key at once, for a request that books no
+// delivery slot: resends and recovers count against the same limit as
+// events.
 func (k *KeyLimits) take(ctx context.Context, req *request, n int) error {
 	gate, err := k.admit(ctx, req, n)
 	if err != nil || gate == nil {
 		return err
 	}
-	return gate(ctx)
+	return gate.Answer(ctx, k.Limiter.TakeOn(ctx, req.account, gate.Take.ID, n, gate.Take.Limit))
 }
 
 // admitSession takes one token from a portal session's own bucket: a
@@ -116,6 +131,30 @@ func (k *KeyLimits) admitSession(ctx context.Context, sessionID string) error {
 		return &overLimit{limit: k.Session, err: err, session: true}
 	case err != nil:
 		k.Log.WarnContext(ctx, "portal session limiter unavailable; request let through", "session_id", sessionID, "error", err)
+	}
+	return nil
+}
+
+// admitManagement takes one token from the bucket of management writes of
+// req's key (for a portal session, the key that minted it): each endpoint
+// write can cost an sts:AssumeRole or a KMS call, and a script looping on
+// PATCH must meet a 429 like one looping on POST /v1/events. It fails open
+// like the others.
+func (k *KeyLimits) admitManagement(ctx context.Context, req *request) error {
+	if k == nil || k.Limiter == nil || !k.Management.Valid() || req.chargeKey == "" {
+		return nil
+	}
+	bucket := "mgmt#" + req.chargeKey
+	if err := k.Limiter.Refused(bucket, 1, k.Management); err != nil {
+		return &overLimit{limit: k.Management, err: err, management: true}
+	}
+	err := k.Limiter.Take(ctx, bucket, 1, k.Management)
+	var over *ratelimit.Limited
+	switch {
+	case errors.As(err, &over):
+		return &overLimit{limit: k.Management, err: err, management: true}
+	case err != nil:
+		k.Log.WarnContext(ctx, "management limiter unavailable; write let through", "key_id", req.chargeKey, "error", err)
 	}
 	return nil
 }
@@ -182,8 +221,13 @@ func limitAnswer(err error) (response, bool) {
 	if errors.As(err, &over) {
 		secs := ratelimit.RetryAfterSeconds(over.RetryAfter)
 		msg := fmt.Sprintf("this API key is over its ingest limit of %s events per second (burst %d; test events, resends and recovers count too); retry after %d s", rate, ol.limit.Burst, secs)
-		if ol.session {
+		switch {
+		case ol.management:
+			msg = fmt.Sprintf("this API key is over its limit of %s management writes per second (burst %d; changes to endpoints, event types, secrets, keys and portal sessions); retry after %d s", rate, ol.limit.Burst, secs)
+		case ol.session:
 			msg = fmt.Sprintf("this portal session is over its limit of %s requests per second (burst %d); retry after %d s", rate, ol.limit.Burst, secs)
+		case ol.viaSession:
+			msg = fmt.Sprintf("the API key that opened this portal session is over its ingest limit of %s events per second (burst %d; test events, resends and recovers made here count too); retry after %d s", rate, ol.limit.Burst, secs)
 		}
 		r := fail(http.StatusTooManyRequests, "rate_limited", msg)
 		r.headers = map[string]string{"Retry-After": strconv.Itoa(secs)}

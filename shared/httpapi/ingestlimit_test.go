@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
@@ -60,6 +61,9 @@ func (f *fakeLimiter) Take(_ context.Context, _ string, _ int, l ratelimit.Limit
 	f.got = l
 	return f.take
 }
+func (f *fakeLimiter) TakeOn(ctx context.Context, _, keyID string, n int, l ratelimit.Limit) error {
+	return f.Take(ctx, keyID, n, l)
+}
 func (f *fakeLimiter) Refused(string, int, ratelimit.Limit) error { return f.refused }
 
 type fakeLimitStore struct {
@@ -73,10 +77,16 @@ func (f *fakeLimitStore) IngestLimits(context.Context, string, string) (ratelimi
 	return f.account, f.keyL, f.err
 }
 
+// pass takes gate's tokens as ingest's booking would, and answers as
+// ingest does.
+func pass(ctx context.Context, k *KeyLimits, gate *ingest.Gate) error {
+	return gate.Answer(ctx, k.Limiter.TakeOn(ctx, "acct_1", gate.Take.ID, gate.Take.N, gate.Take.Limit))
+}
+
 func TestAdmit(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1000, 0)
-	req := &request{account: "acct_1", keyID: "key_1"}
+	req := &request{account: "acct_1", keyID: "key_1", chargeKey: "key_1"}
 	newLimits := func(l *fakeLimiter, st *fakeLimitStore) *KeyLimits {
 		return &KeyLimits{Limiter: l, Store: st, Default: ratelimit.Limit{Rate: 10, Burst: 50}, CacheTTL: 30 * time.Second,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
@@ -90,12 +100,12 @@ func TestAdmit(t *testing.T) {
 	// The table refuses: the gate says so.
 	k = newLimits(&fakeLimiter{take: &ratelimit.Limited{RetryAfter: time.Second}}, &fakeLimitStore{})
 	gate, err := k.admit(ctx, req, 1)
-	if err != nil || gate == nil || !errors.As(gate(ctx), new(*overLimit)) {
+	if err != nil || gate == nil || !errors.As(pass(ctx, k, gate), new(*overLimit)) {
 		t.Fatalf("the table refuses: %v", err)
 	}
 	// The limiter is down: fail open.
 	k = newLimits(&fakeLimiter{take: errors.New("throttled")}, &fakeLimitStore{})
-	if gate, _ := k.admit(ctx, req, 1); gate(ctx) != nil {
+	if gate, _ := k.admit(ctx, req, 1); pass(ctx, k, gate) != nil {
 		t.Fatal("an unreachable limiter must let the event through")
 	}
 	// Overrides are read once per key within the TTL, and layered.
@@ -104,7 +114,7 @@ func TestAdmit(t *testing.T) {
 	k = newLimits(fl, st)
 	for i := 0; i < 3; i++ {
 		gate, _ := k.admit(ctx, req, 1)
-		_ = gate(ctx)
+		_ = pass(ctx, k, gate)
 	}
 	if st.reads != 1 || fl.got != (ratelimit.Limit{Rate: 2, Burst: 4}) {
 		t.Fatalf("%d reads, limit %+v", st.reads, fl.got)
@@ -112,7 +122,7 @@ func TestAdmit(t *testing.T) {
 	// Overrides unreadable: the default applies.
 	k = newLimits(fl, &fakeLimitStore{err: errors.New("down")})
 	gate, _ = k.admit(ctx, req, 1)
-	if err := gate(ctx); err != nil || fl.got != k.Default {
+	if err := pass(ctx, k, gate); err != nil || fl.got != k.Default {
 		t.Fatalf("limit %+v, want the default", fl.got)
 	}
 	// No API key (a portal token), or no limiter: nothing to limit.

@@ -94,7 +94,7 @@ func (a *API) authenticatePortal(ctx context.Context, req *request, rt route, to
 		}
 		return fail(http.StatusForbidden, "not_for_portal", "a portal session cannot call this route; use an API key"), true
 	}
-	req.account, req.session = s.AccountID, s.ID
+	req.account, req.session, req.chargeKey = s.AccountID, s.ID, s.KeyID
 	// The session's own limit, reads and writes alike; its writes that are
 	// events (test events, resends, recovers) are paced by the account's
 	// rate on top. Signing out is never limited: a session may always end

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gifq/webhooks/shared/deadletter"
 	"github.com/gifq/webhooks/shared/domain"
@@ -15,23 +17,48 @@ import (
 // How much one request may do; the caller repeats for the rest.
 const maxRecoverPerCall = 1000
 
-// timeWindow is the {since, until?} of recover and replay (RFC 3339).
+// timeWindow is the {since, until?} of recover and replay (RFC 3339). The
+// times are read as strings so that a malformed one is a 422 naming its
+// field, not a 400 saying the (valid) JSON is not JSON.
 type timeWindow struct {
-	Since *time.Time `json:"since"`
-	Until *time.Time `json:"until"`
+	Since *string `json:"since"`
+	Until *string `json:"until"`
 }
 
 // bounds is the window at now: since is required and before until, which
 // is now when not given; otherwise the 422 to answer.
 func (w timeWindow) bounds(now time.Time) (since, until time.Time, r response, failed bool) {
 	until = now
-	if w.Until != nil {
-		until = *w.Until
+	for _, f := range []struct {
+		name string
+		raw  *string
+		dst  *time.Time
+	}{{"since", w.Since, &since}, {"until", w.Until, &until}} {
+		if f.raw == nil {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, *f.raw)
+		if err != nil {
+			return since, until, fail(http.StatusUnprocessableEntity, "invalid_window",
+				fmt.Sprintf("%s must be an RFC 3339 time such as 2026-11-30T00:00:00Z, not %q", f.name, clip(*f.raw, 40))), true
+		}
+		*f.dst = t
 	}
-	if w.Since == nil || !w.Since.Before(until) {
+	if w.Since == nil || !since.Before(until) {
 		return since, until, fail(http.StatusUnprocessableEntity, "invalid_window", "since (RFC 3339) is required and must be before until"), true
 	}
-	return *w.Since, until, response{}, false
+	return since, until, response{}, false
+}
+
+// clip is s cut to at most n bytes (on a rune boundary), "..." marking a cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
@@ -81,7 +108,7 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 		switch {
 		case err == nil, errors.Is(err, deadletter.ErrNotQueued): // queued by the sweeper if the send was lost
 			recovered++
-		case errors.Is(err, store.ErrConflict): // restarted meanwhile
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound): // restarted meanwhile, or expired since listed
 			skipped++
 		default:
 			firstErr = err

@@ -158,12 +158,17 @@ func TestReplayRefusesBadWindows(t *testing.T) {
 		{`{"since":"0001-01-01T00:00:00Z"}`, "window_past_retention"},
 		{`{"since":"` + now.Format(time.RFC3339) + `","until":"` + now.Add(-time.Hour).Format(time.RFC3339) + `"}`, "invalid_window"},
 		{`{}`, "invalid_window"},
+		{`{"since":"yesterday"}`, "invalid_window"},
+		{`{"since":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","until":"2026-13-01"}`, "invalid_window"},
 		{`{"since":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","cursor":"dlv_x"}`, "invalid_cursor"},
 	} {
 		f.calls.Reset()
 		a := f.replay(t, f.keyA, ep, c.body)
 		if a.status != 422 || a.code() != c.code {
 			t.Errorf("%s: %d %s, want 422 %s", c.body, a.status, a.raw, c.code)
+		}
+		if strings.Contains(c.body, "yesterday") && !strings.Contains(a.raw, "since must be an RFC 3339 time") {
+			t.Errorf("a malformed since is named: %s", a.raw)
 		}
 		if f.calls.WriteUnits() != 0 || f.calls.Count("SQS.SendMessageBatch") != 0 {
 			t.Errorf("%s wrote: %v", c.body, f.calls.Snapshot())
@@ -174,5 +179,21 @@ func TestReplayRefusesBadWindows(t *testing.T) {
 	}
 	if a := f.replay(t, f.keyA, ep, `{"since":"`+now.Add(-time.Hour).Format(time.RFC3339)+`"}`); a.status != 409 || a.code() != "endpoint_disabled" {
 		t.Errorf("disabled: %d %s", a.status, a.raw)
+	}
+}
+
+// A malformed time in recover's window is valid JSON: a 422 naming the
+// field, not a 400 invalid_json.
+func TestRecoverNamesAMalformedTime(t *testing.T) {
+	f := newFixture(t, nil)
+	ep := f.endpoint(t, f.keyA)
+	for body, field := range map[string]string{
+		`{"since":"yesterday"}`:                                 "since",
+		`{"since":"2026-11-30T00:00:00Z","until":"30/11/2026"}`: "until",
+	} {
+		a := f.do(t, f.keyA, "POST", "/v1/endpoints/"+ep+"/recover", body)
+		if a.status != 422 || a.code() != "invalid_window" || !strings.Contains(a.raw, field+" must be an RFC 3339 time") {
+			t.Errorf("%s: %d %s", body, a.status, a.raw)
+		}
 	}
 }

@@ -56,7 +56,7 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 		return out, nil
 	}
 	s.answerReplays(ctx, accountID, items, out)
-	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
+	acct, endpoints, err := s.Store.AccountWithEndpoints(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,10 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 			total += len(events[i].Deliveries)
 		}
 	}
-	slots, ivl := s.reserve(ctx, acct, total, now)
+	slots, ivl, err := s.reserve(ctx, acct, total, now) // and the request's gate (gate.go)
+	if err != nil {
+		return nil, err
+	}
 	for i, next := range events {
 		if out[i].Err == nil && !out[i].Replayed {
 			n := len(next.Deliveries)

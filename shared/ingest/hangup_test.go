@@ -59,6 +59,10 @@ func (failingLimiter) ReserveAhead(context.Context, string, int, float64, time.D
 	return ratelimit.Reservation{}, errors.New("limiter unavailable")
 }
 
+func (failingLimiter) ReserveTaking(context.Context, string, int, float64, time.Duration, ratelimit.KeyTake) (ratelimit.Reservation, error) {
+	return ratelimit.Reservation{}, errors.New("limiter unavailable")
+}
+
 // recordingQueue keeps what it is asked to send.
 type recordingQueue struct{ sent []queue.Outgoing }
 

@@ -39,9 +39,11 @@ type Queue interface {
 }
 
 // Limiter reserves rate-limit slots for the deliveries, ahead of the
-// pipeline's latency when the account is busy (ratelimit.Lead).
+// pipeline's latency when the account is busy (ratelimit.Lead), and takes
+// the request's API key tokens in the same write (ratelimit.Limiter's
+// ReserveTaking; key's ID "" takes none).
 type Limiter interface {
-	ReserveAhead(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (ratelimit.Reservation, error)
+	ReserveTaking(ctx context.Context, account string, n int, perSecond float64, lead time.Duration, key ratelimit.KeyTake) (ratelimit.Reservation, error)
 }
 
 // Service accepts events.
@@ -156,7 +158,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 			return res, err
 		}
 	}
-	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID) // and the request's gate (gate.go)
+	acct, endpoints, err := s.Store.AccountWithEndpoints(ctx, accountID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -165,7 +167,10 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	}
 	now := s.Now()
 	ne := fanOut(accountID, endpoints, p, now)
-	slots, ivl := s.reserve(ctx, acct, len(ne.Deliveries), now)
+	slots, ivl, err := s.reserve(ctx, acct, len(ne.Deliveries), now) // and the request's gate (gate.go)
+	if err != nil {
+		return Result{}, err
+	}
 	ne.DueAt = dueAt(slots, now)
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	if errors.Is(err, store.ErrDuplicate) {
@@ -251,29 +256,44 @@ func (s *Service) accepted(ctx context.Context, ne store.NewEvent, level slog.Le
 		"deliveries", len(ne.Deliveries), "bytes", len(ne.Event.Body))
 }
 
-// reserve books one rate-limit slot per delivery. If the limiter cannot be
-// reached, the slots stay zero: the messages carry none, and the worker
-// books each one before its attempt (and, if the limiter still fails there,
-// puts the message back). A slot stamped "now" instead would let a whole
-// burst out at once.
-func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now time.Time) ([]time.Time, time.Duration) {
+// reserve books one rate-limit slot per delivery, and takes ctx's gate
+// (the request's API key limit) in the same write; with no delivery, the
+// gate's take alone. A key over its limit is the gate's answer, and nothing
+// is booked. If the limiter cannot be reached, the slots stay zero: the
+// messages carry none, and the worker books each one before its attempt
+// (and, if the limiter still fails there, puts the message back). A slot
+// stamped "now" instead would let a whole burst out at once.
+func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now time.Time) ([]time.Time, time.Duration, error) {
 	slots := make([]time.Time, n)
-	if n == 0 {
-		return slots, 0
+	gate := gateOf(ctx)
+	var take ratelimit.KeyTake
+	if gate != nil {
+		take = gate.Take
+	}
+	if n == 0 && take.ID == "" {
+		return slots, 0, nil
 	}
 	rate := acct.RatePerSecond
 	if rate <= 0 {
 		rate = s.DefaultRate
 	}
-	res, err := s.Limiter.ReserveAhead(ctx, acct.ID, n, rate, ratelimit.Lead)
+	res, err := s.Limiter.ReserveTaking(ctx, acct.ID, n, rate, ratelimit.Lead, take)
+	if gate != nil {
+		if refused := gate.Answer(ctx, err); refused != nil {
+			return nil, 0, refused
+		}
+	}
+	if n == 0 {
+		return slots, 0, nil
+	}
 	if err != nil {
 		s.Log.Warn("rate limiter unavailable; the worker will pace these deliveries", "account_id", acct.ID, "error", err)
-		return slots, 0
+		return slots, 0, nil
 	}
 	for i := range slots {
 		slots[i] = res.Slot(i)
 	}
-	return slots, res.Interval
+	return slots, res.Interval, nil
 }
 
 // enqueue sends one message per delivery to one of eps, delayed to (just

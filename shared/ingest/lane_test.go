@@ -60,3 +60,7 @@ func TestDeliveriesBookedAheadStartOnThePacedLane(t *testing.T) {
 		}
 	}
 }
+
+func (l bookingLimiter) ReserveTaking(ctx context.Context, account string, n int, perSecond float64, lead time.Duration, _ ratelimit.KeyTake) (ratelimit.Reservation, error) {
+	return l.ReserveAhead(ctx, account, n, perSecond, lead)
+}

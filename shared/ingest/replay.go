@@ -86,11 +86,11 @@ func (s *Service) ReplayMissing(ctx context.Context, accountID, endpointID strin
 	if consumed > 0 {
 		res.Cursor = refs[consumed-1].ID
 	}
-	if len(picked) == 0 {
-		return res, nil
-	}
 	now := s.Now()
-	slots, ivl := s.reserve(ctx, acct, len(picked), now)
+	slots, ivl, err := s.reserve(ctx, acct, len(picked), now) // and the request's gate (gate.go)
+	if err != nil || len(picked) == 0 {
+		return res, err
+	}
 	due := dueAt(slots, now)
 	var made []domain.Delivery
 	var madeSlots []time.Time

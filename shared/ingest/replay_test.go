@@ -122,3 +122,7 @@ func TestBatchReplayReservesNoRateSlots(t *testing.T) {
 		t.Fatalf("reserved %d slots in all, want %d: the replayed item reserved again", lim.slots, 2*domain.MaxEndpoints)
 	}
 }
+
+func (l *countingLimiter) ReserveTaking(ctx context.Context, account string, n int, perSecond float64, lead time.Duration, _ ratelimit.KeyTake) (ratelimit.Reservation, error) {
+	return l.ReserveAhead(ctx, account, n, perSecond, lead)
+}

@@ -12,11 +12,10 @@ import (
 // ErrEndpointDisabled: a disabled endpoint gets no event, not even a test.
 var ErrEndpointDisabled = errors.New("the endpoint is disabled")
 
-// enabledEndpoint is the account (read with ctx's gate: the key's limit)
-// and one of its endpoints, which must exist (store.ErrNotFound) and be
+// enabledEndpoint is the account and one of its endpoints, which must exist (store.ErrNotFound) and be
 // enabled (ErrEndpointDisabled).
 func (s *Service) enabledEndpoint(ctx context.Context, accountID, endpointID string) (domain.Account, *domain.Endpoint, error) {
-	acct, endpoints, err := s.accountWithEndpoints(ctx, accountID)
+	acct, endpoints, err := s.Store.AccountWithEndpoints(ctx, accountID)
 	if err != nil {
 		return acct, nil, err
 	}
@@ -50,7 +49,10 @@ func (s *Service) IngestTo(ctx context.Context, accountID, endpointID string, bo
 		ReceivedAt: ms, ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
 	d := newDelivery(accountID, ep.ID, ev.ID, eventType, ev.ExpiresAt, now)
 	ev.DeliveryIDs, ev.EndpointIDs = []string{d.ID}, []string{ep.ID}
-	slots, ivl := s.reserve(ctx, acct, 1, now)
+	slots, ivl, err := s.reserve(ctx, acct, 1, now) // and the request's gate (gate.go)
+	if err != nil {
+		return Result{}, err
+	}
 	deliveries := []domain.Delivery{d}
 	if _, err := s.Store.CreateEvent(ctx, store.NewEvent{Event: ev, Deliveries: deliveries, DueAt: dueAt(slots, now), Unlisted: true}); err != nil {
 		return Result{}, err
@@ -101,7 +103,10 @@ func (s *Service) Notify(ctx context.Context, accountID, about string, body []by
 	if len(ne.Deliveries) == 0 {
 		return false, nil
 	}
-	slots, ivl := s.reserve(ctx, acct, len(ne.Deliveries), now)
+	slots, ivl, err := s.reserve(ctx, acct, len(ne.Deliveries), now)
+	if err != nil {
+		return false, err
+	}
 	ne.DueAt = dueAt(slots, now)
 	if _, err := s.Store.CreateEvent(ctx, ne); errors.Is(err, store.ErrDuplicate) || errors.Is(err, store.ErrIdempotencyMismatch) {
 		return false, nil

@@ -231,8 +231,7 @@ func (t tracedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !recorded(r.Context()) {
 		return t.RoundTripper.RoundTrip(r)
 	}
-	u := url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Path: r.URL.Path}
-	ctx, span := StartSpan(r.Context(), r.URL.Hostname(), attribute.String("http.method", r.Method), attribute.String("http.url", u.String()))
+	ctx, span := StartSpan(r.Context(), r.URL.Hostname(), attribute.String("http.method", r.Method), attribute.String("http.url", withoutSecrets(r.URL)))
 	defer span.End()
 	resp, err := t.RoundTripper.RoundTrip(r.WithContext(ctx))
 	if err != nil {
@@ -348,3 +347,18 @@ func subsegmentOf(s sdktrace.ReadOnlySpan) Subsegment {
 func seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func randomFill(b []byte) { _, _ = cryptorand.Read(b) }
+
+// SafeURL is an endpoint's URL as logs, traces and operational events may
+// show it: scheme, host and path, never its query, fragment or user info
+// (customers put tokens there). Not a URL: "".
+func SafeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return withoutSecrets(u)
+}
+
+func withoutSecrets(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}

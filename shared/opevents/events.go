@@ -69,7 +69,7 @@ const (
 type EndpointDisabledDetail struct {
 	AccountID  string `json:"account_id"`
 	EndpointID string `json:"endpoint_id"`
-	URL        string `json:"url"`
+	URL        string `json:"url"`    // scheme, host and path only (obs.SafeURL)
 	Reason     string `json:"reason"` // the endpoint's disabled_reason, as the API shows it
 	By         string `json:"by"`     // api, receiver or failures
 	DisabledAt string `json:"disabled_at"`
@@ -116,7 +116,7 @@ type SecretRotatedDetail struct {
 type EndpointFailingDetail struct {
 	AccountID    string `json:"account_id"`
 	EndpointID   string `json:"endpoint_id"`
-	URL          string `json:"url"`
+	URL          string `json:"url"` // scheme, host and path only (obs.SafeURL)
 	FailingSince string `json:"failing_since"`
 	LastStatus   int    `json:"last_status,omitempty"` // the failed attempt's HTTP status
 	LastError    string `json:"last_error,omitempty"`  // or its error class, when there was no answer
@@ -127,7 +127,7 @@ type EndpointFailingDetail struct {
 type EndpointRecoveredDetail struct {
 	AccountID    string `json:"account_id"`
 	EndpointID   string `json:"endpoint_id"`
-	URL          string `json:"url"`
+	URL          string `json:"url"`           // scheme, host and path only (obs.SafeURL)
 	FailingSince string `json:"failing_since"` // when the failures began
 	RecoveredAt  string `json:"recovered_at"`
 }
@@ -137,7 +137,7 @@ type EndpointRecoveredDetail struct {
 type EndpointChangedDetail struct {
 	AccountID  string   `json:"account_id"`
 	EndpointID string   `json:"endpoint_id"`
-	URL        string   `json:"url"`
+	URL        string   `json:"url"` // scheme, host and path only (obs.SafeURL)
 	EventTypes []string `json:"event_types,omitempty"`
 	Disabled   bool     `json:"disabled"`
 	ChangedAt  string   `json:"changed_at"`

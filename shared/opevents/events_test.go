@@ -195,3 +195,22 @@ func TestAfterAttempt(t *testing.T) {
 		t.Errorf("opened: %+v", opened)
 	}
 }
+
+func TestEndpointDisabledShowsTheURLWithoutItsQuery(t *testing.T) {
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://user:pw@r.example/hooks/in?token=sk_live_secret#frag"}
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, e := range []Event{Disabled(ep, ByAPI, at), AfterAttempt(ep, domain.Attempt{}, lifecycle.Outcome{DisableEndpoint: lifecycle.GoneReason}, at)[0]} {
+		raw, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Detail.(EndpointDisabledDetail).URL; got != "https://r.example/hooks/in" {
+			t.Errorf("url %q, want scheme, host and path only", got)
+		}
+		for _, secret := range []string{"sk_live_secret", "token", "pw", "frag"} {
+			if strings.Contains(string(raw), secret) {
+				t.Errorf("the event carries %q: %s", secret, raw)
+			}
+		}
+	}
+}

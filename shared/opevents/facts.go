@@ -5,15 +5,17 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/obs"
 )
 
 // The constructors below are the one place each fact's detail is made from
 // the domain values, so the API, the sweeper and the worker say the same.
 
-// Disabled is endpoint.disabled for ep (as written, disabled) by by.
+// Disabled is endpoint.disabled for ep (as written, disabled) by by. The
+// URL is shown as logs show it: without its query (tokens ride there).
 func Disabled(ep domain.Endpoint, by string, at time.Time) Event {
 	return Event{Type: EndpointDisabled, At: at, Detail: EndpointDisabledDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, Reason: ep.DisabledReason, By: by, DisabledAt: stamp(at),
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), Reason: ep.DisabledReason, By: by, DisabledAt: stamp(at),
 	}}
 }
 
@@ -57,7 +59,7 @@ func Rotated(ep domain.Endpoint, at time.Time) Event {
 // Failing is endpoint.failing for ep, whose attempt a failed at at.
 func Failing(ep domain.Endpoint, a domain.Attempt, at time.Time) Event {
 	return Event{Type: EndpointFailing, At: at, Detail: EndpointFailingDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, FailingSince: stamp(at), LastStatus: a.StatusCode, LastError: a.ErrorClass,
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), FailingSince: stamp(at), LastStatus: a.StatusCode, LastError: a.ErrorClass,
 	}}
 }
 
@@ -65,7 +67,7 @@ func Failing(ep domain.Endpoint, a domain.Attempt, at time.Time) Event {
 // succeeded at at: its failing_since set).
 func Recovered(ep domain.Endpoint, at time.Time) Event {
 	return Event{Type: EndpointRecovered, At: at, Detail: EndpointRecoveredDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, FailingSince: ms(ep.FailingSince), RecoveredAt: stamp(at),
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), FailingSince: ms(ep.FailingSince), RecoveredAt: stamp(at),
 	}}
 }
 
@@ -73,7 +75,7 @@ func Recovered(ep domain.Endpoint, at time.Time) Event {
 // for ep as written (as it was, for a delete).
 func Changed(typ Type, ep domain.Endpoint, at time.Time) Event {
 	return Event{Type: typ, At: at, Detail: EndpointChangedDetail{
-		AccountID: ep.AccountID, EndpointID: ep.ID, URL: ep.URL, EventTypes: ep.EventTypes, Disabled: ep.Disabled, ChangedAt: stamp(at),
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), EventTypes: ep.EventTypes, Disabled: ep.Disabled, ChangedAt: stamp(at),
 	}}
 }
 

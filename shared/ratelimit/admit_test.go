@@ -238,3 +238,46 @@ func TestTokensTakenAheadLastOneWindow(t *testing.T) {
 		t.Fatalf("the take after the Windows: %v after %d writes, want one more write", err, writes()-before)
 	}
 }
+
+// An API key's take rides on its account's booking: one write books the
+// slots and takes the tokens; a key over its limit books nothing (the
+// account's next free slot is where it was); the key's bucket is the one
+// TakeOn (a resend, a recover) takes from, shared by every instance.
+func TestAKeysTakeRidesOnTheAccountsBooking(t *testing.T) {
+	env := testenv.New(t)
+	db, writes := counted(env)
+	lims := []*ratelimit.Limiter{
+		ratelimit.New(db, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
+		ratelimit.New(db, env.Table, store.RateKey, 5).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
+	}
+	frozen(lims...)
+	take := ratelimit.KeyTake{ID: "key_b", N: 1, Limit: slow}
+	var last ratelimit.Reservation
+	for i := 0; i < 4; i++ { // four of the burst of five, from both instances
+		r, err := lims[i%2].ReserveTaking(ctx, "acct_b", 2, 5, 0, take)
+		if err != nil {
+			t.Fatalf("booking %d: %v", i, err)
+		}
+		if i > 0 && !r.First.Equal(last.Slot(2)) {
+			t.Fatalf("booking %d starts at %v, want %v (after the last)", i, r.First, last.Slot(2))
+		}
+		last = r
+	}
+	if n := writes(); n > 6 {
+		t.Fatalf("4 bookings with their takes made %d writes, want one each (and one more each for the other instance's booking between)", n)
+	}
+	if err := lims[0].TakeOn(ctx, "acct_b", "key_b", 1, slow); err != nil { // the fifth: a resend
+		t.Fatalf("the burst's last token: %v", err)
+	}
+	var over *ratelimit.Limited
+	for _, l := range lims {
+		if _, err := l.ReserveTaking(ctx, "acct_b", 2, 5, 0, take); !errors.As(err, &over) {
+			t.Fatalf("past the burst: %v, want Limited", err)
+		}
+	}
+	// Nothing was booked by the refusals: another key's booking gets the next slots.
+	r, err := lims[1].ReserveTaking(ctx, "acct_b", 1, 5, 0, ratelimit.KeyTake{ID: "key_c", N: 1, Limit: slow})
+	if err != nil || !r.First.Equal(last.Slot(2)) {
+		t.Fatalf("another key's booking: %v at %v, want %v", err, r.First, last.Slot(2))
+	}
+}

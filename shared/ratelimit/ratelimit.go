@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"strconv"
@@ -194,7 +195,7 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 		return Reservation{First: l.now()}, nil
 	}
 	if perSecond <= 0 && l.lastSeen(account).ivl == 0 {
-		return l.book(ctx, account, n, perSecond, lead)
+		return l.book(ctx, account, n, perSecond, lead, nil)
 	}
 	k := lineKey{account, perSecond, lead}
 	g, offset, writer := l.join(k, n)
@@ -202,7 +203,7 @@ func (l *Limiter) ReserveAhead(ctx context.Context, account string, n int, perSe
 		<-g.start // the write in flight before it has ended
 		// The write is the others' too: its maker going away (a producer
 		// that hung up) must not fail their bookings.
-		g.res, g.err = l.book(context.WithoutCancel(ctx), account, g.n, perSecond, lead)
+		g.res, g.err = l.book(context.WithoutCancel(ctx), account, g.n, perSecond, lead, nil)
 		close(g.done)
 		l.next(k)
 	} else {
@@ -276,8 +277,9 @@ func (l *Limiter) next(k lineKey) {
 	delete(l.lines, k)
 }
 
-// book makes the conditional writes of one booking of n slots.
-func (l *Limiter) book(ctx context.Context, account string, n int, perSecond float64, lead time.Duration) (Reservation, error) {
+// book makes the conditional writes of one booking of n slots, and of kt's
+// take from its API key's bucket in the same write when kt is not nil.
+func (l *Limiter) book(ctx context.Context, account string, n int, perSecond float64, lead time.Duration, kt *keyTake) (Reservation, error) {
 	pk, sk := l.key(account)
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
 	item := l.lastSeen(account)
@@ -292,17 +294,21 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 		}
 		var attrs map[string]types.AttributeValue
 		var err error
+		x := kt.clause(now)
 		switch state(item.TAT.UnixMicro(), now, lead, item.Led) {
 		case idle:
-			attrs, err = l.start(ctx, k, n, p, now)
+			attrs, err = l.start(ctx, k, n, p, now, x)
 		case near:
-			attrs, err = l.skip(ctx, k, n, p, now, lead)
+			attrs, err = l.skip(ctx, k, n, p, now, lead, x)
 		default:
-			attrs, err = l.append(ctx, k, n, p, now, lead)
+			attrs, err = l.append(ctx, k, n, p, now, lead, x)
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			if item, err = itemOf(ccf.Item); err != nil { // another booking came first: the item as it is now
+				return Reservation{}, err
+			}
+			if err := l.raced(kt, ccf.Item, now); err != nil { // the key is over its limit: nothing booked
 				return Reservation{}, err
 			}
 			continue
@@ -314,6 +320,9 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 			return Reservation{}, err
 		}
 		l.see(account, item)
+		if err := l.tookWith(kt, attrs, now); err != nil {
+			return Reservation{}, err
+		}
 		return reservation(attrs, n)
 	}
 	return Reservation{}, fmt.Errorf("ratelimit: no reservation for %s after repeated races", account)
@@ -378,52 +387,59 @@ func intervalUs(perSecond float64) int64 {
 }
 
 // start: the limiter is idle (tat in the past): the first slot is now.
-func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64) (map[string]types.AttributeValue, error) {
+func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, x clause) (map[string]types.AttributeValue, error) {
 	vals := map[string]types.AttributeValue{":now": msAV(now)}
 	cond := "attribute_not_exists(tat) OR tat <= :now"
 	if p.ivl == 0 {
 		// A worker retrying does not know the account's rate: use the stored one.
 		vals[":def"] = msAV(intervalUs(l.defaultRate))
-		return l.update(ctx, k, "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def) REMOVE led", cond, vals)
+		return l.update(ctx, k, "SET tat = :now + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def)"+x.set+" REMOVE led", cond, vals, x)
 	}
 	step, set, cond := p.spacing(n, cond, vals)
-	return l.update(ctx, k, "SET tat = :now + "+step+set+" REMOVE led", cond, vals)
+	return l.update(ctx, k, "SET tat = :now + "+step+set+x.set+" REMOVE led", cond, vals, x)
 }
 
 var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs the account's rate")
 
 // append: the limiter is busy and its slots follow tat: tat is at least the
 // lead ahead, or nearer than a tenth of it, or its run is led (Book).
-func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
+func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration, x clause) (map[string]types.AttributeValue, error) {
 	us := lead.Microseconds()
 	vals := map[string]types.AttributeValue{":now": msAV(now), ":from": msAV(now + max(us, 1) - 1), ":tenth": msAV(now + us/10)}
 	cond := "tat > :from OR (tat > :now AND (tat < :tenth OR attribute_exists(led)))"
-	return l.after(ctx, k, n, p, "tat", "", cond, vals)
+	return l.after(ctx, k, n, p, "tat", x.set, cond, vals, x)
 }
 
 // skip: a fresh run of slots has come within the lead (Book): the slots
 // start at now + lead (the ones in between stay unused), and the run is led.
-func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration) (map[string]types.AttributeValue, error) {
+func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration, x clause) (map[string]types.AttributeValue, error) {
 	us := lead.Microseconds()
 	vals := map[string]types.AttributeValue{":tenth": msAV(now + us/10), ":from": msAV(now + us), ":led": &types.AttributeValueMemberBOOL{Value: true}}
 	cond := "tat >= :tenth AND tat < :from AND attribute_not_exists(led)"
-	return l.after(ctx, k, n, p, ":from", ", led = :led", cond, vals)
+	return l.after(ctx, k, n, p, ":from", ", led = :led"+x.set, cond, vals, x)
 }
 
 // after books n slots starting at base (an operand of the update: "tat" or
 // a value) when cond holds, spaced as p says; set adds to the update's SET
 // clause.
-func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, base, set, cond string, vals map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, base, set, cond string, vals map[string]types.AttributeValue, x clause) (map[string]types.AttributeValue, error) {
 	step, ivlSet, cond := p.spacing(n, cond, vals)
-	return l.update(ctx, k, "SET tat = "+base+" + "+step+ivlSet+set, cond, vals)
+	return l.update(ctx, k, "SET tat = "+base+" + "+step+ivlSet+set, cond, vals, x)
 }
 
-// update makes one of the booking writes; it returns the item as written,
-// or a *types.ConditionalCheckFailedException carrying the item as it was.
-func (l *Limiter) update(ctx context.Context, k map[string]types.AttributeValue, expr, cond string, vals map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+// update makes one of the booking writes, with x's condition added (x's
+// SET is in expr already); it returns the item as written, or a
+// *types.ConditionalCheckFailedException carrying the item as it was.
+func (l *Limiter) update(ctx context.Context, k map[string]types.AttributeValue, expr, cond string, vals map[string]types.AttributeValue, x clause) (map[string]types.AttributeValue, error) {
+	var names map[string]string
+	if x.cond != "" {
+		cond = "(" + cond + ") AND (" + x.cond + ")"
+		maps.Copy(vals, x.vals)
+		names = x.names
+	}
 	out, err := l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: l.table, Key: k, UpdateExpression: aws.String(expr), ConditionExpression: aws.String(cond),
-		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
@@ -514,7 +530,7 @@ func (l *Limiter) Refund(ctx context.Context, account string, r Reservation) err
 	k := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
 	at := r.First.UnixMicro()
 	attrs, err := l.update(ctx, k, "SET tat = :at", "tat > :at AND tat <= :end",
-		map[string]types.AttributeValue{":at": msAV(at), ":end": msAV(at + r.Interval.Microseconds())})
+		map[string]types.AttributeValue{":at": msAV(at), ":end": msAV(at + r.Interval.Microseconds())}, clause{})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return nil // another slot was booked after it: spent

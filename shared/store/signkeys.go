@@ -23,11 +23,13 @@ type signingKeysItem struct {
 	UpdatedAt int64               `dynamodbav:"updated_at"`
 }
 
-// signingKeyCacheTTL is how long the deliver function keeps an account's
-// opened keys: a rotation is signed with at most this late, and the key it
-// replaces stays published far longer (the overlap), so receivers verify
-// either way.
-const signingKeyCacheTTL = time.Minute
+// SigningKeyCheckEvery is how often a process holding an account's opened
+// keys reads the key item again to see a rotation (one read per account
+// and process at most this often, never one per delivery; the keys are
+// opened again only when the item changed). A rotation without overlap
+// (the old key leaves the JWKS at once) is signed with at most this late;
+// a key whose retirement time passes is never signed with.
+const SigningKeyCheckEvery = 5 * time.Second
 
 // keyCache holds opened signing keys per account.
 type keyCache struct {
@@ -36,8 +38,9 @@ type keyCache struct {
 }
 
 type cachedKeys struct {
-	keys  []domain.SigningKey
-	until time.Time
+	keys    []domain.SigningKey
+	version int64     // the item's updated_at they were opened from
+	checked time.Time // when the item was last read
 }
 
 func (s *Store) readSigningKeys(ctx context.Context, accountID string) (signingKeysItem, bool, error) {
@@ -60,11 +63,13 @@ func (s *Store) PublishedSigningKeys(ctx context.Context, accountID string) ([]d
 	return published(it.Keys, domain.Millis(s.now())), nil
 }
 
-// published are the keys live at now, without their sealed private parts.
+// published are the keys live at now, newest first, without their sealed
+// private parts: at most domain.MaxLiveSigningKeys (an account rotated many
+// times before the cap publishes and signs with its newest two).
 func published(keys []domain.SigningKey, now int64) []domain.SigningKey {
 	var out []domain.SigningKey
 	for _, k := range keys {
-		if k.Live(now) {
+		if k.Live(now) && len(out) < domain.MaxLiveSigningKeys {
 			k.Sealed = nil
 			out = append(out, k)
 		}
@@ -86,7 +91,10 @@ func (s *Store) EnsureSigningKey(ctx context.Context, accountID string) ([]domai
 // RotateSigningKey makes a new key, first; the ones before it stay
 // published and keep signing until now+overlap (or their own earlier
 // retirement); retired ones are dropped. Conditioned on the item not having
-// changed since it was read, so two rotations cannot lose a key.
+// changed since it was read, so two rotations cannot lose a key. At most
+// two keys are live: a rotation with an overlap while a previous key is
+// still in its own overlap is refused (*PreviousKeyLive); overlap 0 retires
+// every older key at once and is always allowed.
 func (s *Store) RotateSigningKey(ctx context.Context, accountID string, overlap time.Duration) ([]domain.SigningKey, error) {
 	return s.rotateSigningKey(ctx, accountID, overlap, false)
 }
@@ -104,6 +112,9 @@ func (s *Store) rotateSigningKey(ctx context.Context, accountID string, overlap 
 		}
 		if live := published(it.Keys, domain.Millis(s.now())); ensure && len(live) > 0 {
 			return live, nil
+		}
+		if p := previousLive(it.Keys, domain.Millis(s.now())); !ensure && overlap > 0 && p != nil {
+			return nil, p
 		}
 		nk, err := s.newSigningKey(ctx, accountID)
 		if err != nil {
@@ -145,6 +156,27 @@ func (s *Store) rotateSigningKey(ctx context.Context, accountID string, overlap 
 	return nil, ErrConflict
 }
 
+// PreviousKeyLive: a rotation with an overlap while the key a previous
+// rotation replaced still signs (until RetiresAt, unix ms): a third live
+// key would follow. Nothing changed.
+type PreviousKeyLive struct{ RetiresAt int64 }
+
+func (e *PreviousKeyLive) Error() string {
+	return "store: a previous signing key is still in its overlap"
+}
+
+// previousLive is the refusal of a rotation with an overlap: a key already
+// retiring (replaced, in its overlap) is still live; the latest such.
+func previousLive(keys []domain.SigningKey, now int64) *PreviousKeyLive {
+	var p *PreviousKeyLive
+	for _, k := range keys {
+		if k.RetiresAt != 0 && k.Live(now) && (p == nil || k.RetiresAt > p.RetiresAt) {
+			p = &PreviousKeyLive{RetiresAt: k.RetiresAt}
+		}
+	}
+	return p
+}
+
 func signingKeyAAD(accountID, kid string) []byte {
 	return append(itemAAD(accountPK(accountID), skSigningKeys), "\x00"+kid...)
 }
@@ -164,26 +196,33 @@ func (s *Store) newSigningKey(ctx context.Context, accountID string) (domain.Sig
 	return domain.SigningKey{ID: kid, Public: pub, Sealed: sealed, CreatedAt: domain.Millis(s.now())}, nil
 }
 
-// signingKeysFor are the account's live keys with their private keys
-// opened, for an attempt: cached for signingKeyCacheTTL, so the deliver
-// function reads and opens them about once a minute per account, not per
-// attempt.
+// signingKeysFor are the account's live keys at now with their private
+// keys opened, for an attempt. The opened keys are cached; the item is read
+// again at most every SigningKeyCheckEvery per account, and the keys opened
+// again only when it changed.
 func (s *Store) signingKeysFor(ctx context.Context, accountID string) ([]domain.SigningKey, error) {
 	now := s.now()
 	s.keys.mu.Lock()
 	c, hit := s.keys.m[accountID]
 	s.keys.mu.Unlock()
-	if hit && now.Before(c.until) {
-		return c.keys, nil
+	if hit && now.Sub(c.checked) < SigningKeyCheckEvery {
+		return liveKeys(c.keys, now), nil
 	}
 	it, _, err := s.readSigningKeys(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
+	if hit && it.UpdatedAt == c.version {
+		c.checked = now
+		s.keys.mu.Lock()
+		s.keys.m[accountID] = c
+		s.keys.mu.Unlock()
+		return liveKeys(c.keys, now), nil
+	}
 	var keys []domain.SigningKey
 	for _, k := range it.Keys {
-		if !k.Live(domain.Millis(now)) {
-			continue
+		if !k.Live(domain.Millis(now)) || len(keys) == domain.MaxLiveSigningKeys {
+			continue // newest first: the newest two sign, as published
 		}
 		if s.sealer == nil {
 			return nil, ErrNoSealer
@@ -203,9 +242,21 @@ func (s *Store) signingKeysFor(ctx context.Context, accountID string) ([]domain.
 	if s.keys.m == nil {
 		s.keys.m = map[string]cachedKeys{}
 	}
-	s.keys.m[accountID] = cachedKeys{keys: keys, until: now.Add(signingKeyCacheTTL)}
+	s.keys.m[accountID] = cachedKeys{keys: keys, version: it.UpdatedAt, checked: now}
 	s.keys.mu.Unlock()
 	return keys, nil
+}
+
+// liveKeys are the keys of keys still live at now (a new slice: the cached
+// one is shared).
+func liveKeys(keys []domain.SigningKey, now time.Time) []domain.SigningKey {
+	var out []domain.SigningKey
+	for _, k := range keys {
+		if k.Live(domain.Millis(now)) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // forgetKeys drops an account's cached keys (this process rotated them).

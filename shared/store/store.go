@@ -61,6 +61,13 @@ func New(db DynamoDB, table string) *Store {
 	return &Store{db: db, table: aws.String(table), now: time.Now}
 }
 
+// WithClock makes the store read time from now (a simulated clock: the
+// soak's simulated days); New's is time.Now.
+func (s *Store) WithClock(now func() time.Time) *Store {
+	s.now = now
+	return s
+}
+
 type item = map[string]types.AttributeValue
 
 func str[T ~string](v T) types.AttributeValue { return &types.AttributeValueMemberS{Value: string(v)} }
@@ -179,6 +186,14 @@ func conditionItem(err error) (domain.Delivery, error) {
 func stringAttr(it item, name string) string {
 	if s, ok := it[name].(*types.AttributeValueMemberS); ok {
 		return s.Value
+	}
+	return ""
+}
+
+// numberAttr is an item's number attribute as written, or "".
+func numberAttr(it item, name string) string {
+	if n, ok := it[name].(*types.AttributeValueMemberN); ok {
+		return n.Value
 	}
 	return ""
 }

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gifq/webhooks/shared/config"
+	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/store"
+)
+
+// checker reads the table and the receiver after a run and holds them to
+// the contract's invariants.
+type checker struct {
+	store *store.Store
+	cfg   config.Config
+	// allowance is one sweep: its interval and its grace (a delivery whose
+	// message was lost is re-queued within them), the attempt it then
+	// makes (the delivery timeout), and the error of the clock the times
+	// were read from (clockError).
+	allowance time.Duration
+	kindOf    map[string]string
+	rv        *receiver
+	final     map[string]bool // seen final while draining
+}
+
+// pending counts the deliveries not yet final (pending, or failed with the
+// dead letter not yet sent).
+func (c *checker) pending(ctx context.Context, ds []tracked) (int, error) {
+	n := 0
+	for _, d := range ds {
+		if c.final[d.id] {
+			continue
+		}
+		got, err := c.store.GetDelivery(ctx, d.id)
+		if err != nil {
+			return 0, fmt.Errorf("delivery %s: %w", d.id, err)
+		}
+		if got.Status == domain.StatusPending || got.DLQPending {
+			n++
+		} else {
+			c.final[d.id] = true
+		}
+	}
+	return n, nil
+}
+
+// read is every delivery with its attempt log, four at a time.
+func (c *checker) read(ctx context.Context, ds []tracked) ([]domain.Delivery, [][]domain.Attempt, error) {
+	out, logs, errs := make([]domain.Delivery, len(ds)), make([][]domain.Attempt, len(ds)), make([]error, len(ds))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, d := range ds {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], logs[i], errs[i] = c.store.DeliveryWithAttempts(ctx, d.id)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("delivery %s: %w", ds[i].id, err)
+		}
+	}
+	return out, logs, nil
+}
+
+// check prints the figures and reports whether every invariant held.
+func (c *checker) check(ctx context.Context, ds []tracked, events int, faults map[string]int, restarts int64) (bool, error) {
+	all, logs, err := c.read(ctx, ds)
+	if err != nil {
+		return false, err
+	}
+	ok, shown := true, 0
+	broke := func(format string, args ...any) {
+		ok = false
+		if shown++; shown <= 20 { // the first few; the counts below say how many
+			fmt.Printf("  BROKEN: "+format+"\n", args...)
+		}
+	}
+	var (
+		late, pending, overEight, expiredHealthy int
+		latest                                   time.Duration
+		latestID                                 string
+		perSeries                                = map[int]int{} // attempts in a series -> series
+		outcomes                                 = map[string]map[string]int{}
+	)
+	for i, d := range all {
+		kind := c.kindOf[d.EndpointID]
+		if outcomes[kind] == nil {
+			outcomes[kind] = map[string]int{}
+		}
+		series := map[int]int{}
+		for _, a := range logs[i] {
+			if a.Kind == domain.AttemptAuto || a.Kind == domain.AttemptInterrupted {
+				series[a.Series]++
+			}
+		}
+		for s, n := range series {
+			perSeries[n]++
+			if n > c.cfg.Retry.MaxAttempts() {
+				overEight++
+				broke("delivery %s (%s): %d attempts in series %d", d.ID, kind, n, s)
+			}
+		}
+		if d.Attempts > c.cfg.Retry.MaxAttempts() {
+			overEight++
+			broke("delivery %s (%s): counts %d attempts", d.ID, kind, d.Attempts)
+		}
+		if d.Status == domain.StatusPending || d.DLQPending {
+			pending++
+			outcomes[kind]["pending"]++
+			broke("delivery %s (%s) still %s at the end (attempts %d, next %s)", d.ID, kind, d.Status, d.Attempts, domain.Time(d.NextAttemptAt).Format(time.RFC3339))
+			continue
+		}
+		outcome := string(d.Status)
+		if d.FailReason != "" {
+			outcome += ":" + string(d.FailReason)
+		}
+		outcomes[kind][outcome]++
+		final := domain.Time(max(d.DeliveredAt, d.FailedAt))
+		past := final.Sub(lifecycle.Deadline(d, c.cfg.Retry, c.cfg.DeliveryTimeout))
+		if past > latest || latestID == "" {
+			latest, latestID = past, d.ID
+		}
+		if past > c.allowance {
+			late++
+			broke("delivery %s (%s) final %s after its deadline (more than one sweep, %s)", d.ID, kind, past.Round(time.Millisecond), c.allowance)
+		}
+		if d.FailReason == domain.ReasonEventExpired && kind == "healthy" {
+			expiredHealthy++
+			broke("delivery %s to a healthy endpoint ended event_expired", d.ID)
+		}
+	}
+	c.rv.mu.Lock()
+	concurrent, dupes, requests := len(c.rv.concurrent), 0, c.rv.total
+	for _, n := range c.rv.ok {
+		dupes += max(n-1, 0)
+	}
+	for key, n := range c.rv.concurrent {
+		broke("%d attempts of one delivery at once (%s)", n, key)
+	}
+	c.rv.mu.Unlock()
+
+	fmt.Printf("soak: events accepted %d, deliveries %d, requests at the receivers %d, restarts of the killed process %d\n", events, len(all), requests, restarts)
+	fmt.Printf("  faults injected: %s\n", joinCounts(faults))
+	fmt.Printf("  final by deadline + one sweep (%s): %d of %d; the latest %s against its deadline (%s)\n",
+		c.allowance, len(all)-late-pending, len(all), signed(latest), latestID)
+	fmt.Printf("  series by attempts: %s; over %d: %d\n", joinInts(perSeries), c.cfg.Retry.MaxAttempts(), overEight)
+	fmt.Printf("  concurrent attempts of one delivery: %d; duplicates at the receivers (2xx more than once, reported): %d\n", concurrent, dupes)
+	fmt.Printf("  event_expired to healthy endpoints: %d; still pending at the end: %d\n", expiredHealthy, pending)
+	for _, kind := range append(append([]string{}, kinds...), "") {
+		if o := outcomes[kind]; len(o) > 0 {
+			name := kind
+			if name == "" {
+				name = "(unknown)"
+			}
+			fmt.Printf("  %-12s %s\n", name, joinCounts(o))
+		}
+	}
+	return ok, nil
+}
+
+// clockError is how far apart two times read from the faulty clock can be
+// beyond their true distance: it jumps within ±maxJump.
+func clockError(faults float64) time.Duration {
+	if faults <= 0 {
+		return 0
+	}
+	return 2 * maxJump
+}
+
+func signed(d time.Duration) string {
+	if d < 0 {
+		return (-d).Round(time.Millisecond).String() + " before"
+	}
+	return d.Round(time.Millisecond).String() + " after"
+}
+
+func joinCounts(m map[string]int) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+func joinInts(m map[int]int) string {
+	var keys []int
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d:%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}

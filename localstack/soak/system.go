@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gifq/webhooks/localstack/emulator"
+	"github.com/gifq/webhooks/localstack/runner"
+	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/config"
+)
+
+// The system process's settings, from the soak's parent (the rest of the
+// functions' settings are the usual environment variables: RETRY_SCHEDULE...).
+const (
+	envDynamo        = "SOAK_DYNAMODB"
+	envSQS           = "SOAK_SQS"
+	envAPIAddr       = "SOAK_API_ADDR"
+	envSeed          = "SOAK_SEED"
+	envFaults        = "SOAK_FAULTS"
+	envFaultLog      = "SOAK_FAULT_LOG"
+	envSweepEvery    = "SOAK_SWEEP_EVERY"
+	envScheduleEvery = "SOAK_SCHEDULE_EVERY"
+	envPollers       = "SOAK_POLLERS"
+	envBusy          = "SOAK_BUSY"
+)
+
+// runSystem is make dev's runner (every function in one process) with the
+// fault decorators around its DynamoDB and SQS clients and its clock. Only
+// the soak starts it: no production wiring has these decorators.
+func runSystem() error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	seed, _ := strconv.ParseUint(os.Getenv(envSeed), 10, 64)
+	scale, _ := strconv.ParseFloat(os.Getenv(envFaults), 64)
+	sweepEvery, err := time.ParseDuration(os.Getenv(envSweepEvery))
+	if err != nil {
+		return err
+	}
+	scheduleEvery, err := time.ParseDuration(os.Getenv(envScheduleEvery))
+	if err != nil {
+		return err
+	}
+	pollers, _ := strconv.Atoi(os.Getenv(envPollers))
+	f, err := newFaults(defaultRates(scale), seed, os.Getenv(envFaultLog))
+	if err != nil {
+		return err
+	}
+	db, q := emulator.Clients(os.Getenv(envDynamo), os.Getenv(envSQS))
+	busy, _ := strconv.Atoi(os.Getenv(envBusy))
+	qc := queueClient{SQS: q, f: f, busy: busy, notBusy: map[string]bool{cfg.SlowQueueURL: true, cfg.DLQURL: true}}
+	a := app.New(cfg, dynamo{db, f}, qc, os.Stderr, "local")
+	clk := &clock{}
+	a.Now = clk.Now
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go clk.jumps(ctx, f)
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: os.Getenv(envAPIAddr), SweepEvery: sweepEvery, ScheduleEvery: scheduleEvery, Pollers: pollers})
+	if err != nil {
+		return fmt.Errorf("runner: %w", err)
+	}
+	<-ctx.Done()
+	l.Stop()
+	return nil
+}

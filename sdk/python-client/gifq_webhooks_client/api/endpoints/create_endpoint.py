@@ -1,0 +1,222 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.endpoint_with_secret import EndpointWithSecret
+from ...models.error import Error
+from ...models.new_endpoint import NewEndpoint
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: NewEndpoint,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/endpoints",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> EndpointWithSecret | Error | None:
+    if response.status_code == 201:
+        response_201 = EndpointWithSecret.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Error.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[EndpointWithSecret | Error]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewEndpoint,
+) -> Response[EndpointWithSecret | Error]:
+    """Register an endpoint (at most 16 per account)
+
+    Args:
+        body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
+            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
+            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
+            ARN, a service that is not the type's, a region or partition the deployment does not
+            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EndpointWithSecret | Error]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewEndpoint,
+) -> EndpointWithSecret | Error | None:
+    """Register an endpoint (at most 16 per account)
+
+    Args:
+        body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
+            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
+            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
+            ARN, a service that is not the type's, a region or partition the deployment does not
+            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EndpointWithSecret | Error
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewEndpoint,
+) -> Response[EndpointWithSecret | Error]:
+    """Register an endpoint (at most 16 per account)
+
+    Args:
+        body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
+            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
+            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
+            ARN, a service that is not the type's, a region or partition the deployment does not
+            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EndpointWithSecret | Error]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: NewEndpoint,
+) -> EndpointWithSecret | Error | None:
+    """Register an endpoint (at most 16 per account)
+
+    Args:
+        body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
+            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
+            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
+            ARN, a service that is not the type's, a region or partition the deployment does not
+            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EndpointWithSecret | Error
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,209 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..models.delivery_status import DeliveryStatus
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="Delivery")
+
+
+@_attrs_define
+class Delivery:
+    """
+    Attributes:
+        id (str):
+        event_id (str):
+        endpoint_id (str):
+        event (str):
+        status (DeliveryStatus):
+        attempt_count (int): Automatic attempts of the current series.
+        series (int): 1, and one more for every recover or redrive.
+        created_at (datetime.datetime):
+        next_attempt_at (datetime.datetime | Unset): Pending deliveries only.
+        last_attempt_at (datetime.datetime | Unset):
+        last_status (int | Unset): The last attempt's HTTP status.
+        last_error (str | Unset): The last attempt's error class.
+        fail_reason (str | Unset):
+        updated_at (datetime.datetime | Unset):
+        delivered_at (datetime.datetime | Unset):
+        failed_at (datetime.datetime | Unset):
+    """
+
+    id: str
+    event_id: str
+    endpoint_id: str
+    event: str
+    status: DeliveryStatus
+    attempt_count: int
+    series: int
+    created_at: datetime.datetime
+    next_attempt_at: datetime.datetime | Unset = UNSET
+    last_attempt_at: datetime.datetime | Unset = UNSET
+    last_status: int | Unset = UNSET
+    last_error: str | Unset = UNSET
+    fail_reason: str | Unset = UNSET
+    updated_at: datetime.datetime | Unset = UNSET
+    delivered_at: datetime.datetime | Unset = UNSET
+    failed_at: datetime.datetime | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        event_id = self.event_id
+
+        endpoint_id = self.endpoint_id
+
+        event = self.event
+
+        status = self.status.value
+
+        attempt_count = self.attempt_count
+
+        series = self.series
+
+        created_at = self.created_at.isoformat()
+
+        next_attempt_at: str | Unset = UNSET
+        if not isinstance(self.next_attempt_at, Unset):
+            next_attempt_at = self.next_attempt_at.isoformat()
+
+        last_attempt_at: str | Unset = UNSET
+        if not isinstance(self.last_attempt_at, Unset):
+            last_attempt_at = self.last_attempt_at.isoformat()
+
+        last_status = self.last_status
+
+        last_error = self.last_error
+
+        fail_reason = self.fail_reason
+
+        updated_at: str | Unset = UNSET
+        if not isinstance(self.updated_at, Unset):
+            updated_at = self.updated_at.isoformat()
+
+        delivered_at: str | Unset = UNSET
+        if not isinstance(self.delivered_at, Unset):
+            delivered_at = self.delivered_at.isoformat()
+
+        failed_at: str | Unset = UNSET
+        if not isinstance(self.failed_at, Unset):
+            failed_at = self.failed_at.isoformat()
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "id": id,
+                "event_id": event_id,
+                "endpoint_id": endpoint_id,
+                "event": event,
+                "status": status,
+                "attempt_count": attempt_count,
+                "series": series,
+                "created_at": created_at,
+            }
+        )
+        if next_attempt_at is not UNSET:
+            field_dict["next_attempt_at"] = next_attempt_at
+        if last_attempt_at is not UNSET:
+            field_dict["last_attempt_at"] = last_attempt_at
+        if last_status is not UNSET:
+            field_dict["last_status"] = last_status
+        if last_error is not UNSET:
+            field_dict["last_error"] = last_error
+        if fail_reason is not UNSET:
+            field_dict["fail_reason"] = fail_reason
+        if updated_at is not UNSET:
+            field_dict["updated_at"] = updated_at
+        if delivered_at is not UNSET:
+            field_dict["delivered_at"] = delivered_at
+        if failed_at is not UNSET:
+            field_dict["failed_at"] = failed_at
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        event_id = d.pop("event_id")
+
+        endpoint_id = d.pop("endpoint_id")
+
+        event = d.pop("event")
+
+        status = DeliveryStatus(d.pop("status"))
+
+        attempt_count = d.pop("attempt_count")
+
+        series = d.pop("series")
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        _next_attempt_at = d.pop("next_attempt_at", UNSET)
+        next_attempt_at: datetime.datetime | Unset
+        if isinstance(_next_attempt_at, Unset):
+            next_attempt_at = UNSET
+        else:
+            next_attempt_at = datetime.datetime.fromisoformat(_next_attempt_at)
+
+        _last_attempt_at = d.pop("last_attempt_at", UNSET)
+        last_attempt_at: datetime.datetime | Unset
+        if isinstance(_last_attempt_at, Unset):
+            last_attempt_at = UNSET
+        else:
+            last_attempt_at = datetime.datetime.fromisoformat(_last_attempt_at)
+
+        last_status = d.pop("last_status", UNSET)
+
+        last_error = d.pop("last_error", UNSET)
+
+        fail_reason = d.pop("fail_reason", UNSET)
+
+        _updated_at = d.pop("updated_at", UNSET)
+        updated_at: datetime.datetime | Unset
+        if isinstance(_updated_at, Unset):
+            updated_at = UNSET
+        else:
+            updated_at = datetime.datetime.fromisoformat(_updated_at)
+
+        _delivered_at = d.pop("delivered_at", UNSET)
+        delivered_at: datetime.datetime | Unset
+        if isinstance(_delivered_at, Unset):
+            delivered_at = UNSET
+        else:
+            delivered_at = datetime.datetime.fromisoformat(_delivered_at)
+
+        _failed_at = d.pop("failed_at", UNSET)
+        failed_at: datetime.datetime | Unset
+        if isinstance(_failed_at, Unset):
+            failed_at = UNSET
+        else:
+            failed_at = datetime.datetime.fromisoformat(_failed_at)
+
+        delivery = cls(
+            id=id,
+            event_id=event_id,
+            endpoint_id=endpoint_id,
+            event=event,
+            status=status,
+            attempt_count=attempt_count,
+            series=series,
+            created_at=created_at,
+            next_attempt_at=next_attempt_at,
+            last_attempt_at=last_attempt_at,
+            last_status=last_status,
+            last_error=last_error,
+            fail_reason=fail_reason,
+            updated_at=updated_at,
+            delivered_at=delivered_at,
+            failed_at=failed_at,
+        )
+
+        return delivery

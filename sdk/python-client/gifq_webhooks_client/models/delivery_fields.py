@@ -1,0 +1,276 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..models.delivery_fields_attempts_order import DeliveryFieldsAttemptsOrder
+from ..models.delivery_status import DeliveryStatus
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.attempt import Attempt
+
+
+T = TypeVar("T", bound="DeliveryFields")
+
+
+@_attrs_define
+class DeliveryFields:
+    """
+    Attributes:
+        id (str):
+        event_id (str):
+        endpoint_id (str):
+        event (str):
+        status (DeliveryStatus):
+        attempt_count (int):
+        series (int):
+        created_at (datetime.datetime):
+        next_attempt_at (datetime.datetime | Unset):
+        last_attempt_at (datetime.datetime | Unset):
+        last_status (int | Unset):
+        last_error (str | Unset):
+        fail_reason (str | Unset):
+        updated_at (datetime.datetime | Unset):
+        delivered_at (datetime.datetime | Unset):
+        failed_at (datetime.datetime | Unset):
+        attempts (list[Attempt] | Unset):
+        attempts_omitted (int | Unset): In an event's view only: how many older attempts of this delivery are left out
+            (the
+            newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
+        attempts_order (DeliveryFieldsAttemptsOrder | Unset): One delivery's view only (`GET /v1/deliveries/{id}`): its
+            attempts are its newest 20, newest first.
+        attempts_next_cursor (str | Unset): One delivery's view only, when it has more attempts than it shows: the
+            cursor of the
+            older ones for `GET /v1/deliveries/{id}/attempts`.
+    """
+
+    id: str
+    event_id: str
+    endpoint_id: str
+    event: str
+    status: DeliveryStatus
+    attempt_count: int
+    series: int
+    created_at: datetime.datetime
+    next_attempt_at: datetime.datetime | Unset = UNSET
+    last_attempt_at: datetime.datetime | Unset = UNSET
+    last_status: int | Unset = UNSET
+    last_error: str | Unset = UNSET
+    fail_reason: str | Unset = UNSET
+    updated_at: datetime.datetime | Unset = UNSET
+    delivered_at: datetime.datetime | Unset = UNSET
+    failed_at: datetime.datetime | Unset = UNSET
+    attempts: list[Attempt] | Unset = UNSET
+    attempts_omitted: int | Unset = UNSET
+    attempts_order: DeliveryFieldsAttemptsOrder | Unset = UNSET
+    attempts_next_cursor: str | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        event_id = self.event_id
+
+        endpoint_id = self.endpoint_id
+
+        event = self.event
+
+        status = self.status.value
+
+        attempt_count = self.attempt_count
+
+        series = self.series
+
+        created_at = self.created_at.isoformat()
+
+        next_attempt_at: str | Unset = UNSET
+        if not isinstance(self.next_attempt_at, Unset):
+            next_attempt_at = self.next_attempt_at.isoformat()
+
+        last_attempt_at: str | Unset = UNSET
+        if not isinstance(self.last_attempt_at, Unset):
+            last_attempt_at = self.last_attempt_at.isoformat()
+
+        last_status = self.last_status
+
+        last_error = self.last_error
+
+        fail_reason = self.fail_reason
+
+        updated_at: str | Unset = UNSET
+        if not isinstance(self.updated_at, Unset):
+            updated_at = self.updated_at.isoformat()
+
+        delivered_at: str | Unset = UNSET
+        if not isinstance(self.delivered_at, Unset):
+            delivered_at = self.delivered_at.isoformat()
+
+        failed_at: str | Unset = UNSET
+        if not isinstance(self.failed_at, Unset):
+            failed_at = self.failed_at.isoformat()
+
+        attempts: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.attempts, Unset):
+            attempts = []
+            for attempts_item_data in self.attempts:
+                attempts_item = attempts_item_data.to_dict()
+                attempts.append(attempts_item)
+
+        attempts_omitted = self.attempts_omitted
+
+        attempts_order: str | Unset = UNSET
+        if not isinstance(self.attempts_order, Unset):
+            attempts_order = self.attempts_order.value
+
+        attempts_next_cursor = self.attempts_next_cursor
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "id": id,
+                "event_id": event_id,
+                "endpoint_id": endpoint_id,
+                "event": event,
+                "status": status,
+                "attempt_count": attempt_count,
+                "series": series,
+                "created_at": created_at,
+            }
+        )
+        if next_attempt_at is not UNSET:
+            field_dict["next_attempt_at"] = next_attempt_at
+        if last_attempt_at is not UNSET:
+            field_dict["last_attempt_at"] = last_attempt_at
+        if last_status is not UNSET:
+            field_dict["last_status"] = last_status
+        if last_error is not UNSET:
+            field_dict["last_error"] = last_error
+        if fail_reason is not UNSET:
+            field_dict["fail_reason"] = fail_reason
+        if updated_at is not UNSET:
+            field_dict["updated_at"] = updated_at
+        if delivered_at is not UNSET:
+            field_dict["delivered_at"] = delivered_at
+        if failed_at is not UNSET:
+            field_dict["failed_at"] = failed_at
+        if attempts is not UNSET:
+            field_dict["attempts"] = attempts
+        if attempts_omitted is not UNSET:
+            field_dict["attempts_omitted"] = attempts_omitted
+        if attempts_order is not UNSET:
+            field_dict["attempts_order"] = attempts_order
+        if attempts_next_cursor is not UNSET:
+            field_dict["attempts_next_cursor"] = attempts_next_cursor
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.attempt import Attempt  # noqa: PLC0415
+
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        event_id = d.pop("event_id")
+
+        endpoint_id = d.pop("endpoint_id")
+
+        event = d.pop("event")
+
+        status = DeliveryStatus(d.pop("status"))
+
+        attempt_count = d.pop("attempt_count")
+
+        series = d.pop("series")
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        _next_attempt_at = d.pop("next_attempt_at", UNSET)
+        next_attempt_at: datetime.datetime | Unset
+        if isinstance(_next_attempt_at, Unset):
+            next_attempt_at = UNSET
+        else:
+            next_attempt_at = datetime.datetime.fromisoformat(_next_attempt_at)
+
+        _last_attempt_at = d.pop("last_attempt_at", UNSET)
+        last_attempt_at: datetime.datetime | Unset
+        if isinstance(_last_attempt_at, Unset):
+            last_attempt_at = UNSET
+        else:
+            last_attempt_at = datetime.datetime.fromisoformat(_last_attempt_at)
+
+        last_status = d.pop("last_status", UNSET)
+
+        last_error = d.pop("last_error", UNSET)
+
+        fail_reason = d.pop("fail_reason", UNSET)
+
+        _updated_at = d.pop("updated_at", UNSET)
+        updated_at: datetime.datetime | Unset
+        if isinstance(_updated_at, Unset):
+            updated_at = UNSET
+        else:
+            updated_at = datetime.datetime.fromisoformat(_updated_at)
+
+        _delivered_at = d.pop("delivered_at", UNSET)
+        delivered_at: datetime.datetime | Unset
+        if isinstance(_delivered_at, Unset):
+            delivered_at = UNSET
+        else:
+            delivered_at = datetime.datetime.fromisoformat(_delivered_at)
+
+        _failed_at = d.pop("failed_at", UNSET)
+        failed_at: datetime.datetime | Unset
+        if isinstance(_failed_at, Unset):
+            failed_at = UNSET
+        else:
+            failed_at = datetime.datetime.fromisoformat(_failed_at)
+
+        _attempts = d.pop("attempts", UNSET)
+        attempts: list[Attempt] | Unset = UNSET
+        if _attempts is not UNSET:
+            attempts = []
+            for attempts_item_data in _attempts:
+                attempts_item = Attempt.from_dict(attempts_item_data)
+
+                attempts.append(attempts_item)
+
+        attempts_omitted = d.pop("attempts_omitted", UNSET)
+
+        _attempts_order = d.pop("attempts_order", UNSET)
+        attempts_order: DeliveryFieldsAttemptsOrder | Unset
+        if isinstance(_attempts_order, Unset):
+            attempts_order = UNSET
+        else:
+            attempts_order = DeliveryFieldsAttemptsOrder(_attempts_order)
+
+        attempts_next_cursor = d.pop("attempts_next_cursor", UNSET)
+
+        delivery_fields = cls(
+            id=id,
+            event_id=event_id,
+            endpoint_id=endpoint_id,
+            event=event,
+            status=status,
+            attempt_count=attempt_count,
+            series=series,
+            created_at=created_at,
+            next_attempt_at=next_attempt_at,
+            last_attempt_at=last_attempt_at,
+            last_status=last_status,
+            last_error=last_error,
+            fail_reason=fail_reason,
+            updated_at=updated_at,
+            delivered_at=delivered_at,
+            failed_at=failed_at,
+            attempts=attempts,
+            attempts_omitted=attempts_omitted,
+            attempts_order=attempts_order,
+            attempts_next_cursor=attempts_next_cursor,
+        )
+
+        return delivery_fields

@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class DestinationType(StrEnum):
+    AWS_EVENTBRIDGE = "aws_eventbridge"
+    AWS_SNS = "aws_sns"
+    AWS_SQS = "aws_sqs"
+    HTTP = "http"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.endpoint_settings_headers import EndpointSettingsHeaders
+
+
+T = TypeVar("T", bound="EndpointSettings")
+
+
+@_attrs_define
+class EndpointSettings:
+    """The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the
+    deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus
+    the last 2 characters of a value of 12 or more).
+
+        Attributes:
+            headers (EndpointSettingsHeaders):
+            rate_limit (float | Unset): Deliveries a second; at least 0.01 and at most the account's.
+            timeout_seconds (int | Unset):
+    """
+
+    headers: EndpointSettingsHeaders
+    rate_limit: float | Unset = UNSET
+    timeout_seconds: int | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        headers = self.headers.to_dict()
+
+        rate_limit = self.rate_limit
+
+        timeout_seconds = self.timeout_seconds
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "headers": headers,
+            }
+        )
+        if rate_limit is not UNSET:
+            field_dict["rate_limit"] = rate_limit
+        if timeout_seconds is not UNSET:
+            field_dict["timeout_seconds"] = timeout_seconds
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_settings_headers import EndpointSettingsHeaders  # noqa: PLC0415
+
+        d = dict(src_dict)
+        headers = EndpointSettingsHeaders.from_dict(d.pop("headers"))
+
+        rate_limit = d.pop("rate_limit", UNSET)
+
+        timeout_seconds = d.pop("timeout_seconds", UNSET)
+
+        endpoint_settings = cls(
+            headers=headers,
+            rate_limit=rate_limit,
+            timeout_seconds=timeout_seconds,
+        )
+
+        return endpoint_settings

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..models.endpoint_settings_patch_reset_item import EndpointSettingsPatchResetItem
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.endpoint_headers import EndpointHeaders
+
+
+T = TypeVar("T", bound="EndpointSettingsPatch")
+
+
+@_attrs_define
+class EndpointSettingsPatch:
+    """A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers
+    it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or
+    `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
+
+        Attributes:
+            rate_limit (float | Unset):
+            timeout_seconds (int | Unset):
+            headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+            remove_headers (list[str] | Unset):
+            reset (list[EndpointSettingsPatchResetItem] | Unset):
+    """
+
+    rate_limit: float | Unset = UNSET
+    timeout_seconds: int | Unset = UNSET
+    headers: EndpointHeaders | Unset = UNSET
+    remove_headers: list[str] | Unset = UNSET
+    reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        rate_limit = self.rate_limit
+
+        timeout_seconds = self.timeout_seconds
+
+        headers: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.headers, Unset):
+            headers = self.headers.to_dict()
+
+        remove_headers: list[str] | Unset = UNSET
+        if not isinstance(self.remove_headers, Unset):
+            remove_headers = self.remove_headers
+
+        reset: list[str] | Unset = UNSET
+        if not isinstance(self.reset, Unset):
+            reset = []
+            for reset_item_data in self.reset:
+                reset_item = reset_item_data.value
+                reset.append(reset_item)
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if rate_limit is not UNSET:
+            field_dict["rate_limit"] = rate_limit
+        if timeout_seconds is not UNSET:
+            field_dict["timeout_seconds"] = timeout_seconds
+        if headers is not UNSET:
+            field_dict["headers"] = headers
+        if remove_headers is not UNSET:
+            field_dict["remove_headers"] = remove_headers
+        if reset is not UNSET:
+            field_dict["reset"] = reset
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
+
+        d = dict(src_dict)
+        rate_limit = d.pop("rate_limit", UNSET)
+
+        timeout_seconds = d.pop("timeout_seconds", UNSET)
+
+        _headers = d.pop("headers", UNSET)
+        headers: EndpointHeaders | Unset
+        if isinstance(_headers, Unset):
+            headers = UNSET
+        else:
+            headers = EndpointHeaders.from_dict(_headers)
+
+        remove_headers = cast(list[str], d.pop("remove_headers", UNSET))
+
+        _reset = d.pop("reset", UNSET)
+        reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
+        if _reset is not UNSET:
+            reset = []
+            for reset_item_data in _reset:
+                reset_item = EndpointSettingsPatchResetItem(reset_item_data)
+
+                reset.append(reset_item)
+
+        endpoint_settings_patch = cls(
+            rate_limit=rate_limit,
+            timeout_seconds=timeout_seconds,
+            headers=headers,
+            remove_headers=remove_headers,
+            reset=reset,
+        )
+
+        return endpoint_settings_patch

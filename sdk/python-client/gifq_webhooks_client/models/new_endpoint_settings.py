@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.endpoint_headers import EndpointHeaders
+
+
+T = TypeVar("T", bound="NewEndpointSettings")
+
+
+@_attrs_define
+class NewEndpointSettings:
+    """Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422
+    otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10,
+    sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-
+    by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control
+    characters.
+
+        Attributes:
+            rate_limit (float | Unset):
+            timeout_seconds (int | Unset):
+            headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+    """
+
+    rate_limit: float | Unset = UNSET
+    timeout_seconds: int | Unset = UNSET
+    headers: EndpointHeaders | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        rate_limit = self.rate_limit
+
+        timeout_seconds = self.timeout_seconds
+
+        headers: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.headers, Unset):
+            headers = self.headers.to_dict()
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if rate_limit is not UNSET:
+            field_dict["rate_limit"] = rate_limit
+        if timeout_seconds is not UNSET:
+            field_dict["timeout_seconds"] = timeout_seconds
+        if headers is not UNSET:
+            field_dict["headers"] = headers
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
+
+        d = dict(src_dict)
+        rate_limit = d.pop("rate_limit", UNSET)
+
+        timeout_seconds = d.pop("timeout_seconds", UNSET)
+
+        _headers = d.pop("headers", UNSET)
+        headers: EndpointHeaders | Unset
+        if isinstance(_headers, Unset):
+            headers = UNSET
+        else:
+            headers = EndpointHeaders.from_dict(_headers)
+
+        new_endpoint_settings = cls(
+            rate_limit=rate_limit,
+            timeout_seconds=timeout_seconds,
+            headers=headers,
+        )
+
+        return new_endpoint_settings
