@@ -153,6 +153,9 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await page.getByRole('button', { name: 'Resend now' }).click();
   await page.getByText(/Resend queued/).waitFor();
   await reloadUntil(page, page.locator('#attempts tbody tr', { hasText: 'Resend' }).filter({ hasText: 'HTTP 500' }), 'the resend in the attempts');
+  // Each series apart, with its own count and when it began.
+  assert.match(await page.locator('#series').innerText(), /Automatic: \d+ attempts?, began /);
+  assert.match(await page.locator('#series').innerText(), /Resent: 1 attempt, began /);
   await page.screenshot({ path: join(shots, 'portal-delivery.png'), fullPage: true });
 
   // A long log: the page shows the newest 20 attempts; "Older attempts" fetches the rest.
@@ -166,6 +169,7 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await until('the older attempts shown', async () => await page.locator('#attempts tbody tr', { hasText: '#1' }).count() > 0);
   assert.ok(await page.locator('#attempts tbody tr').count() > 20);
   assert.equal(await page.getByRole('button', { name: 'Older attempts' }).count(), 0, 'no more to fetch');
+  assert.match(await page.locator('#series').innerText(), /Resent: 21 attempts, began /, 'every resend counted once all are shown');
 
   // Rotate the failing endpoint's secret: the new one is shown once, the old one keeps signing.
   await page.getByRole('link', { name: 'Endpoint', exact: true }).click();

@@ -583,15 +583,36 @@
     let older = d.attempts_next_cursor || '';
     const attemptRow = (a) => h('tr', {},
       h('td', {}, when(a.started_at)),
-      h('td', {}, a.kind === 'manual' ? 'Resend' : a.kind === 'interrupted' ? '#' + a.number + ' (interrupted)' : '#' + a.number),
+      h('td', {}, a.kind === 'manual' ? 'Resend' : (a.series > 1 ? 'Series ' + a.series + ' ' : '') + '#' + a.number + (a.kind === 'interrupted' ? ' (interrupted)' : '')),
       h('td', {}, a.status_code ? 'HTTP ' + a.status_code : (a.error_class || a.outcome)),
       h('td', { class: 'hide-narrow' }, a.duration_ms + ' ms'),
       h('td', {}, a.response_body ? h('pre', {}, a.response_body + (a.response_truncated ? '…' : '')) : h('span', { class: 'muted' }, a.error || '—')));
     const rows = h('tbody', {}, attempts.map(attemptRow));
+    // Each series apart (the automatic one, each redrive or recover that
+    // restarted it, the manual resends), with its own count and when it
+    // began, so two "#1" rows read as what they are.
+    const seriesOf = (list) => {
+      const by = new Map();
+      for (const a of list) {
+        const k = a.kind === 'manual' ? 'resent' : 'series-' + a.series;
+        const s = by.get(k) || { key: k, series: a.series, manual: a.kind === 'manual', count: 0, began: a.started_at };
+        s.count++;
+        if (a.started_at < s.began) s.began = a.started_at;
+        by.set(k, s);
+      }
+      return [...by.values()].sort((x, y) => (x.began < y.began ? -1 : 1));
+    };
+    const seriesItem = (s) => h('li', { 'data-series': s.key },
+      s.manual ? 'Resent' : s.series === 1 ? 'Automatic' : 'Series ' + s.series + ' (redriven)',
+      ': ' + s.count + (s.count === 1 ? ' attempt' : ' attempts') + (older ? ' shown' : '') + ', began ' + when(s.began));
+    const seriesList = h('ul', { id: 'series', class: 'muted' }, seriesOf(attempts).map(seriesItem));
+    const shown = [...attempts];
     const more = older ? h('div', { class: 'row pager' }, h('button', { type: 'button', id: 'older-attempts', onclick: action(async () => {
       const page = await call('GET', 'deliveries/' + id + '/attempts?limit=100&cursor=' + encodeURIComponent(older));
       rows.append(...page.data.map(attemptRow));
+      shown.push(...page.data);
       older = page.next_cursor;
+      seriesList.replaceChildren(...seriesOf(shown).map(seriesItem));
       if (!older) more.remove();
     }) }, 'Older attempts')) : null;
     const resend = readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: action(async () => {
@@ -611,6 +632,7 @@
         fact('Created', when(d.created_at))),
       resend ? h('div', { class: 'row panel soft' }, resend, h('span', { class: 'muted' }, 'One extra attempt now; automatic retries carry on.')) : null,
       h('h2', {}, 'Attempts'),
+      attempts.length ? seriesList : null,
       attempts.length ? h('div', { class: 'table-wrap' }, h('table', { id: 'attempts' },
         h('thead', {}, h('tr', {},
           h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Attempt'), h('th', { scope: 'col' }, 'Result'),
