@@ -210,6 +210,29 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await page.context().close();
 });
 
+test('the events screen lists what was sent, newest first, of one type if asked', async () => {
+  const s = await session();
+  const tag = 'po_feed_' + Date.now();
+  const sent = [];
+  for (const event of ['payout.fulfilled', 'order.paid', 'payout.fulfilled']) {
+    sent.push((await call('POST', '/v1/events', { event, payout_type: 'crypto', data: { id: tag } })).body.id);
+  }
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('#nav-events').click();
+  const rows = page.locator('#events tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.first().locator('.mono').innerText(), sent[2], 'newest first');
+  await rows.first().locator('summary').click();
+  assert.match(await rows.first().locator('pre').innerText(), new RegExp(tag), 'the body as posted');
+  await page.screenshot({ path: join(shots, 'portal-events.png'), fullPage: true });
+  await page.locator('#event-type-filter').fill('order.paid');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await until('only order.paid', async () => (await rows.first().locator('.mono').innerText().catch(() => '')) === sent[1]);
+  for (const t of await rows.locator('summary').allInnerTexts()) assert.equal(t, 'order.paid');
+  await page.context().close();
+});
+
 test('the deliveries tab pages newest first', async () => {
   const s = await session();
   const list = await call('GET', '/v1/endpoints');

@@ -244,6 +244,29 @@
       h('ul', { class: 'types', id: 'catalog' }, types.map((t) => h('li', {}, h('div', {}, typeName(t)), typeDetails(t)))));
   }
 
+  // The events feed: what was sent, newest first, of one type if asked, a
+  // page at a time; each row opens its body.
+  async function eventsView(query) {
+    const type = query.get('type') || '';
+    const cursor = query.get('cursor') || '';
+    const page = await call('GET', 'events?limit=20' + (type ? '&type=' + encodeURIComponent(type) : '') + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+    const filter = h('input', { type: 'text', id: 'event-type-filter', value: type, placeholder: 'payout.fulfilled' });
+    const form = h('form', { class: 'row', onsubmit: (e) => { e.preventDefault(); location.hash = '#/events' + (filter.value.trim() ? '?type=' + encodeURIComponent(filter.value.trim()) : ''); } },
+      h('label', { for: 'event-type-filter' }, 'Type'), filter, h('button', { type: 'submit' }, 'Filter'));
+    const next = new URLSearchParams(type ? { type } : {});
+    next.set('cursor', page.next_cursor);
+    show(h('h1', {}, 'Events'),
+      h('p', { class: 'muted' }, 'Every event sent to this account in the last 30 days, newest first.'),
+      form,
+      page.data.length ? h('div', { class: 'table-wrap' }, h('table', { id: 'events' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Received'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Event'))),
+        h('tbody', {}, page.data.map((e) => h('tr', {},
+          h('td', {}, when(e.received_at)),
+          h('td', {}, h('details', {}, h('summary', {}, e.event), h('pre', { class: 'payload' }, JSON.stringify(e.body, null, 2)))),
+          h('td', { class: 'hide-narrow mono' }, e.id)))))) : h('p', { class: 'muted', id: 'no-events' }, 'No events here.'),
+      page.next_cursor ? h('div', { class: 'row pager' }, h('a', { class: 'button', id: 'older-events', href: '#/events?' + next }, 'Older events')) : null);
+  }
+
   // The subscription picker: one checkbox per catalogued type an endpoint
   // may choose (deprecated ones only when it has them already), and a field
   // for prefixes like payout.* (or *). Returns the fields and a reader.
@@ -656,6 +679,7 @@
       if (parts[0] === 'deliveries' && parts[1]) return await deliveryView(parts[1]);
       if (parts[0] === 'new' && !readOnly) return await newEndpointView();
       if (parts[0] === 'event-types') return await eventTypesView();
+      if (parts[0] === 'events') return await eventsView(query);
       return await endpointsView();
     } catch (e) {
       if (e.status === 404) return show(h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/endpoints' }, 'Back to endpoints')));
