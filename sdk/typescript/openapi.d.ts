@@ -45,7 +45,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The account's events in a window, newest or oldest first
+         * @description The events feed, for reconciliation: the events received between `since` and `until`
+         *     (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+         *     Test events are not listed. A page reads at most 500 events of the window and holds at most
+         *     4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+         *     keep following `next_cursor` (with the same query) until it is empty.
+         */
+        get: operations["listEvents"];
         put?: never;
         /**
          * Post an event
@@ -198,6 +206,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{id}/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a polling endpoint's events
+         * @description A polling endpoint's events (those its filter takes), oldest first: after `cursor`, or
+         *     else after the position last committed, or else since the endpoint was registered.
+         *     Events show here 5 s after they are received. Authorization: the endpoint's `poll_token`,
+         *     the account's API key or a portal token. Nothing is delivered to a polling endpoint.
+         */
+        get: operations["pollEndpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints/{id}/poll/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit a polling endpoint's position
+         * @description The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+         */
+        post: operations["commitPoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{id}/recover": {
         parameters: {
             query?: never;
@@ -325,7 +382,9 @@ export interface paths {
         /**
          * Send this endpoint a test event
          * @description An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-         *     (whatever its `event_types`), signed and retried like any other.
+         *     (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+         *     catalog's example of that type is sent instead (the `webhook.test` body when the type has
+         *     no example). Not for a polling endpoint (409).
          */
         post: operations["sendTestEvent"];
         delete?: never;
@@ -669,6 +728,14 @@ export interface components {
             body: components["schemas"]["EventBody"];
             deliveries: components["schemas"]["DeliveryWithAttempts"][];
         };
+        FeedEvent: {
+            id: string;
+            event: string;
+            /** Format: date-time */
+            received_at: string;
+            idempotency_key?: string;
+            body: components["schemas"]["EventBody"];
+        };
         /** @description Exact names, prefixes like `payout.*`, or `*`; empty means every event. */
         EventTypes: string[];
         /** @description An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md. */
@@ -790,6 +857,8 @@ export interface components {
             aws?: components["schemas"]["AWSDestination"];
             /** @description `whsec_` + base64 of 32 random bytes. Shown once. */
             secret?: string;
+            /** @description A polling endpoint's token for its poll and commit routes. Shown once, at registration. */
+            poll_token?: string;
             /**
              * Format: date-time
              * @description Rotation only; when the previous secret stops signing.
@@ -901,18 +970,14 @@ export interface components {
             failed_at?: string;
             attempts?: components["schemas"]["Attempt"][];
             /**
-             * @description In an event's view only: how many older attempts of this delivery are left out (the
-             *     newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-             */
-            attempts_omitted?: number;
-            /**
              * @description One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
              * @enum {string}
              */
             attempts_order?: "newest_first";
             /**
-             * @description One delivery's view only, when it has more attempts than it shows: the cursor of the
-             *     older ones for `GET /v1/deliveries/{id}/attempts`.
+             * @description When a delivery has more attempts than its view shows (one delivery's view: the newest
+             *     20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+             *     ones for `GET /v1/deliveries/{id}/attempts`.
              */
             attempts_next_cursor?: string;
         };
@@ -997,10 +1062,10 @@ export interface components {
             updated_at: string;
         };
         /**
-         * @description How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+         * @description How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
          * @enum {string}
          */
-        DestinationType: "http" | "aws_sqs" | "aws_sns" | "aws_eventbridge";
+        DestinationType: "http" | "aws_sqs" | "aws_sns" | "aws_eventbridge" | "polling";
         /** @description An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own). */
         AWSDestination: {
             /**
@@ -1090,7 +1155,7 @@ export interface components {
         };
         /**
          * @description `idempotency_key_reused`, `endpoint_limit`, `endpoint_disabled`, `endpoint_deleted`,
-         *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `conflict`
+         *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `previous_key_live` (a v1a key rotation while the previous key still signs), `conflict`
          *     (a signing key rotation raced another, or a settings change met the endpoint changing
          *     three times over; try again).
          */
@@ -1102,7 +1167,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `body_too_large`: an event over 256 KiB, a batch over 5 MiB, a management body over 64 KiB. */
+        /** @description `body_too_large`: an event over 256 KiB, a batch over 999,999 bytes, a management body over 64 KiB. */
         TooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -1218,6 +1283,44 @@ export interface operations {
                     "application/json": Record<string, unknown>;
                 };
             };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                since?: string;
+                until?: string;
+                type?: string;
+                order?: "newest" | "oldest";
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeedEvent"][];
+                        /** @description Empty on the last page. */
+                        next_cursor: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
         };
     };
     createEvent: {
@@ -1588,6 +1691,83 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
+    pollEndpoint: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description `next_cursor` of the previous read. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events, the cursor to read on from (and to commit once they are handled), and `done` when nothing more is there for now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeedEvent"][];
+                        next_cursor: string;
+                        done: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    commitPoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cursor: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Committed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cursor: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
     recoverEndpoint: {
         parameters: {
             query?: never;
@@ -1606,7 +1786,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
@@ -1658,7 +1841,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
@@ -1819,7 +2005,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    event_type?: string;
+                };
+            };
+        };
         responses: {
             /** @description Queued, with its one delivery. */
             202: {
@@ -1830,10 +2022,12 @@ export interface operations {
                     "application/json": components["schemas"]["AcceptedEvent"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
@@ -2257,7 +2451,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). */
+                    /** @description How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). At most two keys are live: a rotation with an overlap while the key the last rotation replaced still signs is 409 `previous_key_live` (naming when it retires) and changes nothing; 0 is always allowed. */
                     overlap_seconds?: number;
                 };
             };

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/netip"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,11 @@ type Config struct {
 	// EventBridge) may be in, comma separated; by default the stack's own
 	// (AWS_REGION), whose partition is then the only one served.
 	DestinationRegions []string
+	// DEPLOYMENT_ACCOUNT_ID: the AWS account this deployment runs in (the
+	// stack sets it). An AWS destination's role may not be in it: such a
+	// role trusts our account, not a customer's (docs/destinations.md).
+	// Empty: no account is refused (make dev).
+	DeploymentAccount string
 }
 
 // Defaults are the contract's values.
@@ -141,6 +147,12 @@ func Parse(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.DestinationRegions = regionList(getenv("DESTINATION_REGIONS"), getenv("AWS_REGION"))
+	if v := strings.TrimSpace(getenv("DEPLOYMENT_ACCOUNT_ID")); v != "" {
+		if !accountIDRE.MatchString(v) {
+			errs = append(errs, fmt.Errorf("DEPLOYMENT_ACCOUNT_ID=%q: want a 12-digit AWS account id", v))
+		}
+		c.DeploymentAccount = v
+	}
 	dur("DELIVERY_TIMEOUT", &c.DeliveryTimeout)
 	dur("SWEEP_GRACE", &c.SweepGrace)
 	dur("PARK_AFTER", &c.ParkAfter)
@@ -285,6 +297,8 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+var accountIDRE = regexp.MustCompile(`^[0-9]{12}$`)
 
 // regionList is DESTINATION_REGIONS' regions, or the function's own.
 func regionList(list, own string) []string {

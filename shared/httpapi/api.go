@@ -39,7 +39,7 @@ type Store interface {
 	UpdateEventType(ctx context.Context, et domain.EventType, rev int64) (domain.EventType, error)
 	ListEventTypes(ctx context.Context, accountID string, limit int32, after string) (store.EventTypePage, error)
 	EventTypeNames(ctx context.Context, accountID string) ([]domain.EventType, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	GetEvent(ctx context.Context, accountID, id string) (domain.Event, error)
 	AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
 	AccountEventsNewestFirst(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
 	CommitPollPosition(ctx context.Context, accountID, endpointID, position string) error

@@ -104,7 +104,7 @@ func (a *API) getEvent(ctx context.Context, req *request) response {
 	if !domain.HasPrefix(id, "evt") {
 		return notFound("event")
 	}
-	ev, err := a.Store.GetEvent(ctx, id)
+	ev, err := a.Store.GetEvent(ctx, req.account, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && ev.AccountID != req.account {
 		return notFound("event")
 	}

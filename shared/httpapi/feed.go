@@ -165,7 +165,7 @@ func (a *API) feedBodies(ctx context.Context, account string, refs []store.Event
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			ev, err := a.Store.GetEvent(ctx, ref.ID)
+			ev, err := a.Store.GetEvent(ctx, account, ref.ID)
 			if err == nil && ev.AccountID != account {
 				err = store.ErrNotFound
 			}

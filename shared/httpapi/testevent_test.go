@@ -18,7 +18,7 @@ func TestTypedTestEventCarriesTheCatalogExample(t *testing.T) {
 		t.Helper()
 		ds := a["deliveries"].([]any)
 		id := a["id"].(string)
-		ev, err := f.app.Store.GetEvent(context.Background(), id)
+		ev, err := f.app.Store.GetEvent(context.Background(), f.acctA, id)
 		if err != nil || len(ds) != 1 {
 			t.Fatalf("event %s: %v %v", id, err, ds)
 		}

@@ -6,6 +6,7 @@ class DestinationType(StrEnum):
     AWS_SNS = "aws_sns"
     AWS_SQS = "aws_sqs"
     HTTP = "http"
+    POLLING = "polling"
 
     def __str__(self) -> str:
         return str(self.value)
