@@ -154,7 +154,10 @@ export interface paths {
         /**
          * Change an endpoint
          * @description Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-         *     the DLQ); enabling clears the failure history.
+         *     the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+         *     port) than the endpoint's custom headers were set for is refused with 422
+         *     `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+         *     are kept) or `settings.reset: ["headers"]`.
          */
         patch: operations["updateEndpoint"];
         trace?: never;
@@ -536,7 +539,7 @@ export interface paths {
         };
         /**
          * The authenticated account, with its AWS external id
-         * @description `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+         * @description `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
          */
         get: operations["getAccount"];
         put?: never;
@@ -738,7 +741,7 @@ export interface components {
         };
         /** @description Exact names, prefixes like `payout.*`, or `*`; empty means every event. */
         EventTypes: string[];
-        /** @description An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md. */
+        /** @description An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md. */
         NewEndpoint: {
             type?: components["schemas"]["DestinationType"];
             aws?: components["schemas"]["AWSDestination"];
@@ -1062,14 +1065,14 @@ export interface components {
             updated_at: string;
         };
         /**
-         * @description How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+         * @description How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
          * @enum {string}
          */
-        DestinationType: "http" | "aws_sqs" | "aws_sns" | "aws_eventbridge" | "polling";
+        DestinationType: "http" | "aws_eventbridge" | "aws_kinesis" | "aws_sns" | "aws_sqs" | "polling";
         /** @description An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own). */
         AWSDestination: {
             /**
-             * @description `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>` or `...:events:...:event-bus/<name>`, matching the type.
+             * @description `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>`, `...:events:...:event-bus/<name>` or `...:kinesis:...:stream/<name>`, matching the type.
              * @example arn:aws:sqs:eu-west-1:123456789012:gifq-webhooks
              */
             target_arn: string;

@@ -143,6 +143,7 @@ func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
 // Defines values for DestinationType.
 const (
 	AwsEventbridge DestinationType = "aws_eventbridge"
+	AwsKinesis     DestinationType = "aws_kinesis"
 	AwsSns         DestinationType = "aws_sns"
 	AwsSqs         DestinationType = "aws_sqs"
 	Http           DestinationType = "http"
@@ -153,6 +154,8 @@ const (
 func (e DestinationType) Valid() bool {
 	switch e {
 	case AwsEventbridge:
+		return true
+	case AwsKinesis:
 		return true
 	case AwsSns:
 		return true
@@ -277,7 +280,7 @@ type AWSDestination struct {
 	// RoleArn `arn:<partition>:iam::<account>:role/<name>`, in the target's partition.
 	RoleArn string `json:"role_arn"`
 
-	// TargetArn `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>` or `...:events:...:event-bus/<name>`, matching the type.
+	// TargetArn `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>`, `...:events:...:event-bus/<name>` or `...:kinesis:...:stream/<name>`, matching the type.
 	TargetArn string `json:"target_arn"`
 }
 
@@ -471,7 +474,7 @@ type DeliveryWithAttempts struct {
 // DeliveryWithAttemptsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 type DeliveryWithAttemptsAttemptsOrder string
 
-// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 type DestinationType string
 
 // Endpoint defines model for Endpoint.
@@ -498,7 +501,7 @@ type Endpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -537,7 +540,7 @@ type EndpointFields struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -635,7 +638,7 @@ type EndpointWithSecret struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -728,7 +731,7 @@ type FeedEvent struct {
 // JSONSchema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
 type JSONSchema = interface{}
 
-// NewEndpoint An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+// NewEndpoint An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
 type NewEndpoint struct {
 	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
 	Aws         *AWSDestination `json:"aws,omitempty"`
@@ -743,7 +746,7 @@ type NewEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type *DestinationType `json:"type,omitempty"`
 
 	// Url Required for `http`. https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
@@ -820,7 +823,7 @@ type RotatedEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -1181,7 +1184,7 @@ type ClientInterface interface {
 
 	// GetAccount The authenticated account, with its AWS external id
 	//
-	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 	//
 	// Corresponds with GET /v1/account (the `GetAccount` operationId).
 	GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1259,7 +1262,10 @@ type ClientInterface interface {
 	// UpdateEndpointWithBody Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1269,7 +1275,10 @@ type ClientInterface interface {
 	// UpdateEndpoint Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1611,7 +1620,7 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 
 // GetAccount The authenticated account, with its AWS external id
 //
-// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 //
 // Corresponds with GET /v1/account (the `GetAccount` operationId).
 func (c *Client) GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1799,7 +1808,10 @@ func (c *Client) GetEndpoint(ctx context.Context, id ID, reqEditors ...RequestEd
 // UpdateEndpointWithBody Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1819,7 +1831,10 @@ func (c *Client) UpdateEndpointWithBody(ctx context.Context, id ID, contentType 
 // UpdateEndpoint Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4058,7 +4073,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAccountWithResponse The authenticated account, with its AWS external id
 	//
-	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4154,7 +4169,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateEndpointWithBodyWithResponse Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4164,7 +4182,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateEndpointWithResponse Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7788,7 +7809,7 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 
 // GetAccountWithResponse The authenticated account, with its AWS external id
 //
-// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7950,7 +7971,10 @@ func (c *ClientWithResponses) GetEndpointWithResponse(ctx context.Context, id ID
 // UpdateEndpointWithBodyWithResponse Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7966,7 +7990,10 @@ func (c *ClientWithResponses) UpdateEndpointWithBodyWithResponse(ctx context.Con
 // UpdateEndpointWithResponse Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

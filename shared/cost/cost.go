@@ -200,7 +200,7 @@ func Batch100() Usage {
 	u.SQSRequests = 0.12 + 2.0/messagesPerBatch // 12 SendMessageBatch for 100 (one per lane per 10); receive and delete
 	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits
 	u.PacedSleep = pacedSleepAt5
-	u.TracedFraction = traced * u.APIRequests                    // a trace per request, carried through the queue
+	u.TracedFraction = traced * u.APIRequests                     // a trace per request, carried through the queue
 	u.LogBytes = logBytes(3.42, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: the request's line, a hundredth
 	return u
 }

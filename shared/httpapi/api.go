@@ -119,13 +119,13 @@ type request struct {
 	keyID   string   // the API key's id, when an API key authenticated
 	params  []string // path parameters, in order
 	session string   // the portal session, when a portal token authenticated
-	// pollToken is a polling endpoint's token, when one authenticated
-	// (poll.go): the endpoint must be the token's.
-	pollToken string
 	// chargeKey is the API key whose limits this request is charged to: the
 	// key itself, or the key that minted the portal session. Whatever a
 	// session makes counts in its key's bucket as well as its own.
 	chargeKey string
+	// pollToken is a polling endpoint's token, when one authenticated
+	// (poll.go): the endpoint must be the token's.
+	pollToken string
 }
 
 type route struct {

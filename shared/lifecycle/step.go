@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/obs"
@@ -494,7 +495,7 @@ func afterSend(k Known, p Policy) Effect {
 	}
 	failed := k.Claimed
 	failed.Status, failed.FailReason, failed.FailedAt = domain.StatusFailed, o.FailReason, domain.Millis(k.Answer.At)
-	failed.LastStatus, failed.LastError = k.Answer.StatusCode, k.Answer.ErrorClass
+	failed.LastStatus, failed.LastError = k.Answer.Status, k.Answer.Class
 	return Effect{Do: DoDeadLetter, Delivery: failed, Held: true, Why: "delivery failed for good", Level: slog.LevelWarn}
 }
 
@@ -504,17 +505,17 @@ func record(k Known, p Policy) Effect {
 	e := Effect{Do: DoRecord, Detach: true}
 	if k.Msg.Kind == KindResend {
 		e.Logged = domain.AttemptOutcome(a.Verdict.String()) // the verdict words are the outcome words
-		e.Outcome = Outcome{Healthy: a.Verdict == retry.Delivered, DisableEndpoint: Gone(a.StatusCode)}
-		if a.Verdict == retry.Throttle {
+		e.Outcome = Outcome{Healthy: a.Verdict == destination.Delivered, DisableEndpoint: Gone(a.Verdict)}
+		if a.Verdict == destination.Throttled {
 			e.Outcome.PauseUntil = domain.Millis(a.At.Add(min(a.RetryAfter, MaxThrottlePause)))
 		}
 		return e
 	}
 	rnd := rand.New(rand.NewPCG(k.Seed, 1))
-	o := Settle(k.Claimed, a, a.At, p.Schedule, rnd)
+	o := Settle(k.Claimed, a, a.At, p.Schedule, rnd, Deadline(k.Claimed, p.Schedule, p.AttemptTimeout))
 	if !p.BreakerOff {
 		probe := BreakerOf(ep, a.Started) == BreakerHalfOpen
-		o.Breaker = BreakerAfterAttempt(ep, a.Result, probe, a.At, rnd)
+		o.Breaker = BreakerAfterAttempt(ep, a.Outcome, probe, a.At, rnd)
 		switch o.Breaker.On {
 		case BreakerTripped, BreakerProbeBad:
 			e.Why, e.Level = "endpoint breaker open: no attempts until its probe", slog.LevelWarn
@@ -527,7 +528,7 @@ func record(k Known, p Policy) Effect {
 		o.DisableEndpoint = "failing without a success since " + failing.UTC().Format(time.RFC3339)
 		e.Why, e.Level = "endpoint disabled: failing for too long", slog.LevelWarn
 	}
-	o.Blip = Blip(ep, k.Claimed.Attempts, a.Result, o)
+	o.Blip = Blip(ep, k.Claimed.Attempts, a.Outcome, o)
 	// A retry due soon after the delivery was due (the schedule's first
 	// waits: 1 s, 16 s, 81 s) leaves its sweep index entry where it is.
 	o.KeepDue = o.Status == domain.StatusPending && p.SweepGrace > 0 &&

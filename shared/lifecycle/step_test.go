@@ -47,11 +47,7 @@ func claimed() lifecycle.Known {
 // answered is claimed with the attempt answered status (0: a timeout).
 func answered(status int) lifecycle.Known {
 	k := claimed()
-	r := retry.Result{StatusCode: status}
-	if status == 0 {
-		r.ErrorClass = retry.ErrTimeout
-	}
-	k.Answer = &lifecycle.Answer{Result: r, Verdict: retry.Classify(r), Started: now, At: now.Add(100 * time.Millisecond)}
+	k.Answer = &lifecycle.Answer{Outcome: httpOutcome(status, "", 0), Started: now, At: now.Add(100 * time.Millisecond)}
 	return k
 }
 
@@ -506,8 +502,7 @@ func TestStepPath(t *testing.T) {
 				k.Claim, k.Claimed, k.LeaseUntil = lifecycle.ClaimTaken, *full.Delivery, now.Add(time.Minute)
 				k.Claimed.Attempts++
 			case lifecycle.DoSend:
-				r := retry.Result{StatusCode: c.status}
-				k.Answer = &lifecycle.Answer{Result: r, Verdict: retry.Classify(r), Started: now, At: now}
+				k.Answer = &lifecycle.Answer{Outcome: httpOutcome(c.status, "", 0), Started: now, At: now}
 			case lifecycle.DoRecord:
 				k.Recorded = true
 			case lifecycle.DoPutBack:

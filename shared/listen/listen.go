@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/netguard"
-	"github.com/gifq/webhooks/shared/sender"
 )
 
 // Listener forwards one polling endpoint's events to a local URL.
@@ -79,7 +79,7 @@ func (l *Listener) Run(ctx context.Context) error {
 	if maxWait < minWait {
 		maxWait = max(15*time.Second, minWait)
 	}
-	s := sender.New(sender.Options{Policy: netguard.Policy{AllowPrivate: true, Schemes: []string{"http", "https"}}, Timeout: 10 * time.Second})
+	s := webhook.New(webhook.Options{Policy: netguard.Policy{AllowPrivate: true, Schemes: []string{"http", "https"}}, Timeout: 10 * time.Second})
 	fmt.Fprintf(l.Out, "forwarding the events of %s to %s (Ctrl-C to stop)\n", l.Endpoint, l.Forward)
 	wait, cursor := minWait, ""
 	for {
@@ -116,15 +116,15 @@ func (l *Listener) Run(ctx context.Context) error {
 }
 
 // forward POSTs one event as a delivery attempt would, and prints it.
-func (l *Listener) forward(ctx context.Context, s *sender.Sender, id, typ string, body []byte) {
-	r := s.Send(ctx, sender.Request{URL: l.Forward, Body: body, Secrets: []string{l.Secret}, EventType: typ, EventID: id,
+func (l *Listener) forward(ctx context.Context, s *webhook.Sender, id, typ string, body []byte) {
+	r := s.Send(ctx, webhook.Request{URL: l.Forward, Body: body, Secrets: []string{l.Secret}, EventType: typ, EventID: id,
 		DeliveryID: domain.NewID("dlv"), AttemptID: domain.NewID("att"), AttemptNum: 1})
-	answer := fmt.Sprint(r.StatusCode)
-	if r.StatusCode == 0 {
-		answer = r.ErrorClass + ": " + r.Error
+	answer := fmt.Sprint(r.Status)
+	if r.Status == 0 {
+		answer = r.Class + ": " + r.Error
 	}
 	fmt.Fprintf(l.Out, "%s  %s %s -> %s (%d ms) %s\n", time.Now().Format("15:04:05"), typ, id, answer,
-		r.Duration.Milliseconds(), strings.TrimSpace(oneLine(r.ResponseBody, 80)))
+		r.Duration.Milliseconds(), strings.TrimSpace(oneLine(r.Response, 80)))
 }
 
 func oneLine(s string, n int) string {

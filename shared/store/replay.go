@@ -70,24 +70,33 @@ func (s *Store) accountEvents(ctx context.Context, accountID, after string, sinc
 			continue // the cursor is past this day
 		}
 		pk := accountEventsPK(accountID, day.UnixMilli())
-		own, err := s.eventRefs(ctx, "", "sk", pk, lo, hi, limit-len(refs), newestFirst, after)
+		// newest first from a cursor: the cursor's own event (hi is
+		// inclusive) comes first and is skipped, so read one more.
+		want := limit - len(refs)
+		if newestFirst && after != "" {
+			want++
+		}
+		own, err := s.eventRefs(ctx, "", "sk", pk, lo, hi, want, newestFirst)
 		if err != nil {
 			return nil, false, err
 		}
-		legacy, err := s.eventRefs(ctx, schema.IndexAccountEvents, "gsi3sk", pk, lo, hi, limit-len(refs), newestFirst, after)
+		legacy, err := s.eventRefs(ctx, schema.IndexAccountEvents, "gsi3sk", pk, lo, hi, want, newestFirst)
 		if err != nil {
 			return nil, false, err
 		}
-		refs = append(refs, mergeRefs(own, legacy, limit-len(refs), newestFirst)...)
+		for _, r := range mergeRefs(own, legacy, want, newestFirst) {
+			if r.ID != after && len(refs) < limit {
+				refs = append(refs, r)
+			}
+		}
 	}
 	return refs, len(refs) >= limit, nil
 }
 
-// eventRefs is the first limit events (not test events, not expired, not
-// skip) of one account's day, pk, with ids from lo to hi, in id order or
-// newest first: from the table's items (index "", the id in sk) or the
-// legacy index (its id in gsi3sk).
-func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string, limit int, newestFirst bool, skip string) ([]EventRef, error) {
+// eventRefs is the first limit events (not test events, not expired) of
+// one account's day, pk, with ids from lo to hi: from the table's items
+// (index "", the id in sk) or the legacy index (its id in gsi3sk).
+func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string, limit int, newestFirst bool) ([]EventRef, error) {
 	var refs []EventRef
 	var start map[string]types.AttributeValue
 	in := &dynamodb.QueryInput{
@@ -108,11 +117,7 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 		in.ExpressionAttributeNames["#ttl"] = "ttl"
 	}
 	for len(refs) < limit {
-		extra := 0 // newest first from a cursor: the cursor's own event comes first, and is skipped
-		if newestFirst && skip != "" {
-			extra = 1
-		}
-		in.ExclusiveStartKey, in.Limit = start, aws.Int32(int32(min(limit-len(refs)+extra, 500)))
+		in.ExclusiveStartKey, in.Limit = start, aws.Int32(int32(min(limit-len(refs), 500)))
 		out, err := s.db.Query(ctx, in)
 		if err != nil {
 			return nil, err
@@ -125,7 +130,7 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 			if r.ID == "" {
 				r.ID = stringAttr(it, idAttr)
 			}
-			if !domain.Expired(r.ExpiresAt, s.now()) && r.ID != skip && len(refs) < limit {
+			if !domain.Expired(r.ExpiresAt, s.now()) {
 				refs = append(refs, r)
 			}
 		}
@@ -137,8 +142,8 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 	return refs, nil
 }
 
-// mergeRefs is the first limit of two lists sorted by id (both newest
-// first when newestFirst), merged.
+// mergeRefs is the first limit of two lists sorted by id (descending when
+// newestFirst), merged.
 func mergeRefs(a, b []EventRef, limit int, newestFirst bool) []EventRef {
 	out := make([]EventRef, 0, min(len(a)+len(b), limit))
 	for len(out) < limit && (len(a) > 0 || len(b) > 0) {

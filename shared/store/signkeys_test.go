@@ -184,7 +184,7 @@ func TestAnEmergencyRotationIsSignedWithinSeconds(t *testing.T) {
 	deliver.SealWith(envelope.New(k, keyID, deliver))
 	load := func() []string {
 		t.Helper()
-		snap, err := deliver.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+		snap, err := deliver.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none", Event: &domain.Event{ID: "evt_none"}})
 		if err != nil {
 			t.Fatal(err)
 		}

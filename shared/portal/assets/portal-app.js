@@ -292,6 +292,7 @@
     aws_sqs: 'Amazon SQS queue',
     aws_sns: 'Amazon SNS topic',
     aws_eventbridge: 'Amazon EventBridge bus',
+    aws_kinesis: 'Amazon Kinesis data stream',
   };
   const target = (ep) => (ep.aws ? ep.aws.target_arn : ep.url);
   const destinationFacts = (ep) => [
