@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/retry"
@@ -131,7 +132,7 @@ func TestHeldDeliveriesComeBackSpreadOverTheirPause(t *testing.T) {
 func TestARetryWaitEndsAtTheDeadline(t *testing.T) {
 	sched := retry.Default()
 	now := time.Unix(1_800_000_000, 0)
-	failed := lifecycle.Answer{Result: retry.Result{StatusCode: 503}, Verdict: retry.Retry}
+	failed := lifecycle.Answer{Outcome: destination.Outcome{Verdict: destination.Retry, Status: 503}}
 	d := domain.Delivery{Attempts: 3, CreatedAt: domain.Millis(now.Add(-time.Hour))}
 	deadline := now.Add(time.Minute) // the 256 s wait would end past it
 	if o := lifecycle.Settle(d, failed, now, sched, nil, deadline); o.Status != domain.StatusPending || o.NextAttemptAt != domain.Millis(deadline) {
