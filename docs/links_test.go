@@ -24,6 +24,43 @@ func TestReadmeStaysShort(t *testing.T) {
 	}
 }
 
+// docs/ is the manual of the system as it is now, not a lab book: small
+// enough to read, its decisions short records, and no dated runs in the
+// topic files (a run's record lives beside the tool that makes it, e.g.
+// localstack/load/RUNS.md). Dates inside code (examples of requests) are
+// fine.
+const (
+	docsMaxBytes      = 150 << 10
+	decisionsMaxBytes = 25 << 10
+)
+
+var isoDate = regexp.MustCompile(`\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b`)
+
+func TestDocsStayAManual(t *testing.T) {
+	files, _ := filepath.Glob("*.md")
+	total := 0
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(raw)
+		if file == "decisions.md" {
+			if len(raw) > decisionsMaxBytes {
+				t.Errorf("decisions.md is %d bytes, over %d: keep each record short", len(raw), decisionsMaxBytes)
+			}
+			continue
+		}
+		prose := codeSpan.ReplaceAllString(fence.ReplaceAllString(string(raw), ""), "")
+		if d := isoDate.FindString(prose); d != "" {
+			t.Errorf("%s names the date %s: say how things are, and keep a run's record beside its tool", file, d)
+		}
+	}
+	if total > docsMaxBytes {
+		t.Errorf("docs/*.md is %d bytes, over %d: a reference of the system as it is, not its history", total, docsMaxBytes)
+	}
+}
+
 // Every relative link in README.md and docs/*.md names a file or folder
 // that exists, and a #fragment names a heading of the Markdown file it
 // points into.
@@ -129,10 +166,10 @@ func slug(title string) string {
 
 func TestSlugIsGitHubs(t *testing.T) {
 	for title, want := range map[string]string{
-		" Tokens taken ahead, and dynoxide built for the machine (2026-12-01, fifth session)": "tokens-taken-ahead-and-dynoxide-built-for-the-machine-2026-12-01-fifth-session",
-		" CPU per delivery of the whole system (`make load`, `make load-targets`)":            "cpu-per-delivery-of-the-whole-system-make-load-make-load-targets",
-		" Signing: `signing.Sign` (every attempt) and `signing.Verify` (every receiver)":      "signing-signingsign-every-attempt-and-signingverify-every-receiver",
-		" Failure → retry → DLQ → redrive":                                                    "failure--retry--dlq--redrive",
+		" Tokens taken ahead, and dynoxide built for the machine (a run)":                "tokens-taken-ahead-and-dynoxide-built-for-the-machine-a-run",
+		" CPU per delivery of the whole system (`make load`, `make load-targets`)":       "cpu-per-delivery-of-the-whole-system-make-load-make-load-targets",
+		" Signing: `signing.Sign` (every attempt) and `signing.Verify` (every receiver)": "signing-signingsign-every-attempt-and-signingverify-every-receiver",
+		" Failure → retry → DLQ → redrive":                                               "failure--retry--dlq--redrive",
 	} {
 		if got := slug(title); got != want {
 			t.Errorf("slug(%q) = %q, want %q", title, got, want)
