@@ -407,7 +407,7 @@ func (l *simLimiter) Reserve(_ context.Context, _ string, _ int, perSecond float
 
 func (l *simLimiter) Refund(context.Context, string, ratelimit.Reservation) error { return nil }
 
-func (l *simLimiter) ReserveAhead(ctx context.Context, account string, n int, perSecond float64, _ time.Duration) (ratelimit.Reservation, error) {
+func (l *simLimiter) ReserveTaking(ctx context.Context, account string, n int, perSecond float64, _ time.Duration, _ ratelimit.KeyTake) (ratelimit.Reservation, error) {
 	return l.Reserve(ctx, account, n, perSecond)
 }
 
