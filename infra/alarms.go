@@ -58,13 +58,20 @@ const (
 	AlarmScheduleDLQNotEmpty = "ScheduleDlqNotEmpty"
 	AlarmRedriveErrors       = "RedriveErrors"
 	AlarmRecursionDropped    = "RecursiveInvocationsDropped"
+	AlarmOldestOverdue       = "OldestOverdueDelivery"
 )
 
 // OperationsAlarms in dashboard order.
 var OperationsAlarms = []string{
 	AlarmSweeperErrors, AlarmSweeperHeartbeat, AlarmSchedulerHeartbeat, AlarmSweepRuleFailed,
-	AlarmScheduleRuleFailed, AlarmScheduleDLQNotEmpty, AlarmRedriveErrors, AlarmRecursionDropped,
+	AlarmScheduleRuleFailed, AlarmScheduleDLQNotEmpty, AlarmRedriveErrors, AlarmRecursionDropped, AlarmOldestOverdue,
 }
+
+// OldestOverdueMinutes is how long past its due time a delivery the sweep
+// finds may be before OldestOverdueDelivery fires: well past a lost
+// message's grace and re-queue (under 20 minutes), within the contract's
+// ~90 minutes of retries.
+const OldestOverdueMinutes = 60
 
 // Heartbeat windows: each holds about two runs, so one late or failed run
 // does not page, two in a row do. CloudWatch's periods are aligned to the
@@ -136,6 +143,18 @@ func (s *Stack) addOperationsAlarms() {
 			"failed after Lambda's two asynchronous retries. Nothing needs replaying (every run does the whole job " +
 			"again), but runs were missed. To do: read one message's attributes for the cause (ERROR_CODE/ERROR_MESSAGE " +
 			"from EventBridge, ErrorCode/ErrorMessage from Lambda), fix it, then purge the queue."})
+	s.addAlarm(alarmSpec{ID: AlarmOldestOverdue, Op: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		Threshold: OldestOverdueMinutes * 60 * 1000,
+		Metric: awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(MetricsNamespace), MetricName: jsii.String(obs.MetricSweeperOldestOverdue),
+			DimensionsMap: &map[string]*string{obs.DimensionStage: jsii.String(s.Config.Stage)},
+			Statistic:     jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(SweeperHeartbeatMinutes)),
+		}),
+		Description: fmt.Sprintf("A sweep found a delivery more than %d minutes past its due time (metric %s, ms): a "+
+			"message re-queued each sweep and still not attempted, so deliveries are late or being lost. To do: read the "+
+			"sweeper log ('sweep finished': requeued, waiting, oldest_overdue_seconds; 'stuck delivery re-queued' names "+
+			"the delivery ids), then that delivery's attempts; check the deliver function's errors and throttles and the "+
+			"lanes' QueueAge alarms (consumers behind), and DynamoDB throttling.", OldestOverdueMinutes, obs.MetricSweeperOldestOverdue)})
 	s.addAlarm(alarmSpec{ID: AlarmRedriveErrors, Metric: redrive.MetricErrors(sum5), Op: ge, Threshold: 1,
 		Description: "A redrive run failed (an SQS or DynamoDB error, or it hit its timeout). Messages it had moved stay " +
 			"moved; the others are back in the DLQ within 15 minutes. To do: read the redrive log group, fix the cause, " +

@@ -125,7 +125,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		FnAPI: {"queue": send, "slow-lane": send, "paced-lane": send},
 		FnDeliver: {"queue": append(append([]string{}, send...), consume...), "slow-lane": append(append([]string{}, send...), consume...),
 			"paced-lane": append(append([]string{}, send...), consume...), "dlq": send},
-		FnSweeper: {"queue": send, "paced-lane": {"sqs:GetQueueAttributes"}, "slow-lane": {"sqs:GetQueueAttributes"}, "dlq": send, "schedule-dlq": {"sqs:SendMessage"}}, // its async DLQ (schedules.go)
+		FnSweeper: {"queue": send, "dlq": send, "schedule-dlq": {"sqs:SendMessage"}}, // its async DLQ (schedules.go)
 		FnRedrive: {"queue": send, "dlq": consume},
 	}
 	for _, fn := range Functions {

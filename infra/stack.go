@@ -181,10 +181,6 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 			fnEnv = maps.Clone(fnEnv)
 			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
 			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
-		case FnSweeper: // reads the lanes' backlogs (queue.Backlog, SlowBacklog)
-			fnEnv = maps.Clone(fnEnv)
-			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
-			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
 		}
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}
@@ -223,13 +219,10 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		}
 		deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(lane.q, props))
 	}
-	// sweeper: re-queues, dead-letters deliveries that are out of attempts;
-	// re-queues nothing over a backlog of the delivery queue or its paced
-	// lane, and no failing endpoint's delivery over the slow lane's
-	// (sweep.Sweeper.Run): it reads the lanes' backlogs.
+	// sweeper: re-queues (on the fast lane: the worker moves a failing
+	// endpoint's message to the slow lane), dead-letters deliveries that are
+	// out of attempts; it decides per delivery and reads no queue.
 	s.Queue.GrantSendMessages(sweeper)
-	s.PacedQueue.Grant(sweeper, jsii.String("sqs:GetQueueAttributes"))
-	s.SlowQueue.Grant(sweeper, jsii.String("sqs:GetQueueAttributes"))
 	s.DLQ.GrantSendMessages(sweeper)
 	// Both EventBridge schedules, their target DLQ (schedules.go).
 	s.addSchedules(name, sweeper, removal)

@@ -267,10 +267,7 @@ func TestFunctions(t *testing.T) {
 		}
 		slowID, _ := s.queueByName(t, schema.Queues.SlowQueueTag)
 		pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
-		switch fn {
-		case FnAPI, FnDeliver: // they send to the slow and paced lanes
-			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
-		case FnSweeper: // it reads the lanes' backlogs
+		if fn == FnAPI || fn == FnDeliver { // they send to the slow and paced lanes
 			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
@@ -505,6 +502,7 @@ func TestAlarms(t *testing.T) {
 		AlarmRedriveErrors:      {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + redriveID + "}", ""},
 		AlarmSweeperHeartbeat:   {MetricsNamespace, obs.MetricSweeperRuns, "Sum", "LessThanThreshold", 1, 1800, "Stage=dev", "breaching"},
 		AlarmSchedulerHeartbeat: {MetricsNamespace, obs.MetricSchedulerRuns, "Sum", "LessThanThreshold", 1, 300, "Stage=dev", "breaching"},
+		AlarmOldestOverdue:      {MetricsNamespace, obs.MetricSweeperOldestOverdue, "Maximum", "GreaterThanThreshold", 3600 * 1000, 1800, "Stage=dev", ""},
 		AlarmSweepRuleFailed:    {"AWS/Events", "FailedInvocations", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "RuleName=${" + rules["rate(15 minutes)"] + "}", ""},
 		AlarmScheduleRuleFailed: {"AWS/Events", "FailedInvocations", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "RuleName=${" + rules["rate(1 minute)"] + "}", ""},
 		AlarmScheduleDLQNotEmpty: {"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", "GreaterThanThreshold", 0, 300,

@@ -24,7 +24,8 @@ type MessageSender interface {
 // With gen >= 0 only that generation's failure is restarted (a DLQ message
 // restarting what it reported, so a second copy does nothing); gen < 0
 // restarts whatever failure the delivery is in (bulk recover).
-// store.ErrConflict means the delivery was not failed in that generation.
+// store.ErrConflict means the delivery was not failed in that generation;
+// store.ErrNotFound that it is gone (expired or deleted) or about to be.
 // If the send is lost, the restart is still durable and the sweeper queues it.
 func Restart(ctx context.Context, st Restarter, q MessageSender, id, endpointID string, gen int) (domain.Delivery, error) {
 	d, err := st.Restart(ctx, id, endpointID, gen)

@@ -26,12 +26,24 @@ func SendForStep(ctx context.Context, st Store, q Queue, d domain.Delivery, clai
 
 // RestartForStep is Restart of a redriven DLQ message's generation as
 // lifecycle.Step reads it: done, unless a system error says otherwise. A
-// conflict (no longer failed in that generation) and a lost send (the
-// sweeper queues it) are done too.
-func RestartForStep(ctx context.Context, st Restarter, q MessageSender, id, endpointID string, gen int) error {
-	_, err := Restart(ctx, st, q, id, endpointID, gen)
-	if errors.Is(err, store.ErrConflict) || errors.Is(err, ErrNotQueued) {
-		return nil
+// lost send (the sweeper queues it) is a restart; notRestarted says why
+// nothing was restarted (NotRestartedGone, NotRestartedMovedOn), "" when
+// the delivery was.
+func RestartForStep(ctx context.Context, st Restarter, q MessageSender, id, endpointID string, gen int) (notRestarted string, err error) {
+	_, err = Restart(ctx, st, q, id, endpointID, gen)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return NotRestartedGone, nil
+	case errors.Is(err, store.ErrConflict):
+		return NotRestartedMovedOn, nil
+	case errors.Is(err, ErrNotQueued):
+		return "", nil
 	}
-	return err
+	return "", err
 }
+
+// Why a redriven DLQ message restarted nothing.
+const (
+	NotRestartedGone    = "delivery_gone"     // expired or deleted (or within the expiry margin): nothing to restart, ever
+	NotRestartedMovedOn = "delivery_moved_on" // no longer failed in that generation (restarted already: a second copy)
+)

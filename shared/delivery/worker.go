@@ -245,7 +245,8 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		}
 		return err
 	case lifecycle.DoRestart:
-		err := deadletter.RestartForStep(ctx, r.Store, r.Queue, r.msg.DeliveryID, r.msg.EndpointID, r.msg.Gen)
+		var err error
+		k.NotRestarted, err = deadletter.RestartForStep(ctx, r.Store, r.Queue, r.msg.DeliveryID, r.msg.EndpointID, r.msg.Gen)
 		k.Restarted = err == nil
 		return err
 	case lifecycle.DoPutBack:

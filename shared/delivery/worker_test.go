@@ -141,9 +141,14 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 	d.Status = o.Status
 	switch o.Status {
 	case domain.StatusFailed:
-		d.FailReason, d.DLQPending = o.FailReason, true
+		d.FailReason, d.DLQPending, d.DueAt = o.FailReason, true, 0
+	case domain.StatusDelivered:
+		d.DueAt = 0 // out of the sweep index
 	case domain.StatusPending:
 		d.NextAttemptAt = o.NextAttemptAt
+		if !o.KeepDue {
+			d.DueAt = o.NextAttemptAt
+		}
 		if o.GiveBack {
 			d.Attempts--
 			d.Throttles++

@@ -332,7 +332,11 @@ type Delivery struct {
 	NextAttemptAt int64 `dynamodbav:"next_attempt_at"`
 	// DueAt is when the sweeper expects the delivery to move (absent once it
 	// needs no more work): it re-queues deliveries overdue by its grace.
-	DueAt         int64      `dynamodbav:"due_at,omitempty"`
+	DueAt int64 `dynamodbav:"due_at,omitempty"`
+	// RequeuedAt is when the sweeper last handed the delivery to a new
+	// message (unix ms; absent if never): it waits a sweep period before
+	// taking that message for lost too.
+	RequeuedAt    int64      `dynamodbav:"requeued_at,omitempty"`
 	LeaseUntil    int64      `dynamodbav:"lease_until,omitempty"`
 	Claim         string     `dynamodbav:"claim,omitempty"`
 	ClaimAttempt  string     `dynamodbav:"claim_attempt,omitempty"` // the attempt id the claim sends as X-Gifq-Delivery

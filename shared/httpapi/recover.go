@@ -108,7 +108,7 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 		switch {
 		case err == nil, errors.Is(err, deadletter.ErrNotQueued): // queued by the sweeper if the send was lost
 			recovered++
-		case errors.Is(err, store.ErrConflict): // restarted meanwhile
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound): // restarted meanwhile, or expired since listed
 			skipped++
 		default:
 			firstErr = err

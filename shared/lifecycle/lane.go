@@ -77,11 +77,3 @@ func PacedLane(lane Lane, paced bool, slot, now time.Time) Lane {
 	}
 	return lane
 }
-
-// SweepWaitsForSlowLane reports whether the sweeper leaves an overdue
-// delivery to ep alone while the slow lane has a backlog: its endpoint is
-// on the slow lane, so its message most likely waits there, and a re-queue
-// would add one more message to that backlog at every sweep.
-func SweepWaitsForSlowLane(ep domain.Endpoint, now time.Time) bool {
-	return LaneOf(ep, now) == LaneSlow
-}

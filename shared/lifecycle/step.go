@@ -230,6 +230,7 @@ type Known struct {
 	FailLost              bool
 	DeadLetter            DeadLetterResult
 	Restarted             bool
+	NotRestarted          string // with Restarted: why nothing was restarted ("" when it was)
 	PutBack               PutBackResult
 	Quarantined           bool
 }
@@ -297,6 +298,10 @@ func Step(k Known, p Policy) Effect {
 	case k.FailLost:
 		return putBack(k, p, k.Now.Add(time.Second), Effect{})
 	case k.Msg.Kind == KindDeadLetter:
+		if k.Restarted && k.NotRestarted != "" {
+			return Effect{Do: DoFinish, Metric: obs.MetricRedriveNotRestarted, Level: slog.LevelWarn,
+				Why: "a redriven DLQ message restarted nothing (" + k.NotRestarted + "); its message is removed"}
+		}
 		if k.Restarted {
 			return Effect{Do: DoFinish, Why: "a redriven DLQ message restarted its delivery", Level: slog.LevelInfo}
 		}

@@ -369,6 +369,11 @@ func TestStep(t *testing.T) {
 			k.Msg.Kind, k.Loaded = lifecycle.KindDeadLetter, false
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoRestart}},
+		{"a redriven DLQ message whose delivery is gone restarted nothing, and says so", func() lifecycle.Known {
+			k := known()
+			k.Msg.Kind, k.Loaded, k.Restarted, k.NotRestarted = lifecycle.KindDeadLetter, false, true, "delivery_gone"
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricRedriveNotRestarted, Level: slog.LevelWarn}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -443,9 +448,6 @@ func TestLaneOf(t *testing.T) {
 	} {
 		if got := lifecycle.LaneOf(c.ep, now); got != c.want {
 			t.Errorf("%s: lane %v, want %v", c.name, got, c.want)
-		}
-		if got := lifecycle.SweepWaitsForSlowLane(c.ep, now); got != (c.want == lifecycle.LaneSlow) {
-			t.Errorf("%s: the sweeper waits for the slow lane: %v", c.name, got)
 		}
 	}
 }

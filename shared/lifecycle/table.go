@@ -80,7 +80,7 @@ var Transitions = []Transition{
 	{InFlight, Unattemptable, DLQPending, "FailWithoutAttempt", "status = pending AND gen = g AND " + noLease + " (a crash used the last attempt)"},
 	{Pending, Unattemptable, DLQPending, "FailWithoutAttempt", "status = pending AND gen = g AND " + noLease},
 	{Pending, Deferred, Pending, "PushDue", "status = pending AND gen = g AND due_at < until"},
-	{Pending, Requeued, Pending, "Requeue", "status = pending AND due_at < now - grace AND attempts < max AND ttl beyond the expiry margin AND " + noLease},
+	{Pending, Requeued, Pending, "Requeue", "status = pending AND due_at < now - grace AND (requeued_at absent or < now - grace) AND attempts < max AND ttl beyond the expiry margin AND " + noLease},
 	{Pending, Parked, Pending, "ParkDelivery", "status = pending AND gen = g; due_at = park_until = until (the sweep and park indexes), the message's slot kept"},
 	{Pending, Unparked, Pending, "Unpark", "status = pending AND park_until < now + ahead AND park_gen = gen; gen + 1, out of the park index (one scheduler run wins)"},
 	{DLQPending, DLQSent, DeadLettered, "MarkDeadLettered", "status = failed AND dlq_pending AND gen = g (after ClaimDeadLetter: dlq claim free, then the SQS send)"},

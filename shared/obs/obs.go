@@ -35,7 +35,14 @@ const (
 	MetricTimeToDeliver       = "TimeToDeliver"        // ms from ingest to the 2xx
 	MetricSweeperRequeued     = "SweeperRequeued"
 	MetricSweeperDeadLettered = "SweeperDeadLettered"
-	MetricRedriveMoved        = "RedriveMoved"
+	// MetricSweeperOldestOverdue is how long (ms) the oldest delivery a
+	// sweep found had been due, each run (0: none); its alarm is
+	// OldestOverdueDelivery.
+	MetricSweeperOldestOverdue = "SweeperOldestOverdue"
+	MetricRedriveMoved         = "RedriveMoved"
+	// MetricRedriveNotRestarted counts redriven DLQ messages that restarted
+	// nothing: their delivery is gone (expired, deleted) or moved on.
+	MetricRedriveNotRestarted = "RedriveNotRestarted"
 	MetricEnqueueFailures     = "EnqueueFailures" // ingest's SQS send failed; the sweeper will pick them up
 	MetricOpEventsFailed      = "OpEventsFailed"  // operational events not accepted by the bus (package opevents)
 

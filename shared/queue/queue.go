@@ -93,51 +93,6 @@ type Outgoing struct {
 	Delay   time.Duration
 }
 
-// Backlog is how many messages of the delivery queue and its paced lane
-// are visible and not received yet (SQS's ApproximateNumberOfMessages): 0
-// when the consumers keep up. Delayed and in-flight messages are not
-// counted, nor is the slow lane (SlowBacklog): a standing backlog of
-// failing endpoints' messages there (an outage past its concurrency) must
-// not stop the sweeper from re-queueing a healthy endpoint's lost message
-// for hours.
-func (q *Queue) Backlog(ctx context.Context) (int, error) {
-	total := 0
-	for _, l := range []*lane{q.fast, q.paced} {
-		if l == nil {
-			continue
-		}
-		n, err := q.visible(ctx, l)
-		if err != nil {
-			return 0, err
-		}
-		total += n
-	}
-	return total, nil
-}
-
-// visible is l's ApproximateNumberOfMessages.
-func (q *Queue) visible(ctx context.Context, l *lane) (int, error) {
-	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: l.url,
-		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
-	if err != nil {
-		return 0, fmt.Errorf("queue: ApproximateNumberOfMessages: %w", err)
-	}
-	return n, nil
-}
-
-// SlowBacklog is the slow lane's visible messages not received yet; 0 when
-// there is no slow lane.
-func (q *Queue) SlowBacklog(ctx context.Context) (int, error) {
-	if q.slow == nil {
-		return 0, nil
-	}
-	return q.visible(ctx, q.slow)
-}
-
 // Send puts one message on the delivery queue, visible after delay (at most
 // 15 min). It is sent as SendAll sends.
 func (q *Queue) Send(ctx context.Context, m Message, delay time.Duration) error {

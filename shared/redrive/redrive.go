@@ -31,10 +31,14 @@ type Request struct {
 
 // Response counts what happened.
 type Response struct {
-	Examined   int  `json:"examined"`
-	Matched    int  `json:"matched"`
-	Moved      int  `json:"moved"`      // back in the delivery queue with a fresh series
-	Stale      int  `json:"stale"`      // matched, but the delivery moved on since (restarted, delivered, expired): removed from the DLQ
+	Examined int `json:"examined"`
+	Matched  int `json:"matched"`
+	Moved    int `json:"moved"` // back in the delivery queue with a fresh series
+	Stale    int `json:"stale"` // matched, but the delivery moved on since (restarted, delivered): removed from the DLQ
+	// Gone: matched, but its delivery is gone (expired or deleted, or within
+	// the expiry margin): nothing restarted, ever; removed from the DLQ and
+	// logged ("not restarted: delivery gone") with its ids.
+	Gone       int  `json:"gone"`
 	Left       int  `json:"left"`       // not matching (or dry run): still in the DLQ
 	Unreadable int  `json:"unreadable"` // not a message of ours: left in the DLQ
 	DryRun     bool `json:"dry_run"`
@@ -217,6 +221,11 @@ func (r *Redriver) handle(ctx context.Context, req Request, m types.Message, res
 	case err == nil, errors.Is(err, deadletter.ErrNotQueued):
 		res.Moved++
 		log.Info("delivery restarted from the DLQ")
+		return true
+	case errors.Is(err, store.ErrNotFound):
+		res.Gone++
+		log.Warn("not restarted: delivery gone (expired or deleted); DLQ message removed",
+			"event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)
 		return true
 	case errors.Is(err, store.ErrConflict):
 		res.Stale++

@@ -78,3 +78,28 @@ func TestPoisonedResendIsRedrivenAsItself(t *testing.T) {
 		t.Fatalf("moved %d, sent %+v, deleted %d; want the resend message back as it was", res.Moved, q.sent, dlq.deleted)
 	}
 }
+
+// goneStore is a table where the delivery is gone (its TTL passed).
+type goneStore struct{ restartCounter }
+
+func (s *goneStore) Restart(context.Context, string, string, int) (domain.Delivery, error) {
+	s.restarts++
+	return domain.Delivery{}, store.ErrNotFound
+}
+
+// A DLQ message of a delivery that is gone is counted as gone, not moved,
+// not stale: nothing was restarted.
+func TestADeadLetterOfAGoneDeliveryIsCountedGone(t *testing.T) {
+	dead := queue.Message{Kind: queue.KindDeadLetter, DeliveryID: domain.NewID("dlv"), EventID: domain.NewID("evt"),
+		EndpointID: domain.NewID("ep"), AccountID: domain.NewID("acct"), Gen: 2, Reason: domain.ReasonExhausted}
+	dlq, st, q := &oneMessageDLQ{body: dead.Encode()}, &goneStore{}, &sentMessages{}
+	r := &Redriver{SQS: dlq, DLQURL: "dlq", Store: st, Queue: q, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Metrics: obs.NewMetrics(io.Discard, false, "t", "t")}
+	res, err := r.Handle(context.Background(), Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Gone != 1 || res.Moved != 0 || res.Stale != 0 || len(q.sent) != 0 {
+		t.Fatalf("%+v, sent %d: want it counted gone, nothing restarted", res, len(q.sent))
+	}
+}

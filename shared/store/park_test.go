@@ -113,7 +113,7 @@ func TestStaleParkIsCleared(t *testing.T) {
 	if err := s.ParkDelivery(ctx, d.ID, store.Park{Until: domain.Millis(past), Gen: d.Gen}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Requeue(ctx, d.ID, domain.Millis(time.Now()), 8); err != nil {
+	if _, err := s.Requeue(ctx, d.ID, domain.Millis(time.Now()), domain.Millis(time.Now()), 8); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Unpark(ctx, d.ID, domain.Millis(time.Now())); !errors.Is(err, store.ErrConflict) {

@@ -43,7 +43,9 @@ func (s *Store) FailedDeliveryIDs(ctx context.Context, endpointID string, since,
 // Restart gives a failed delivery a fresh series of attempts: pending again,
 // attempts back to 0, a new gen so that older queue messages are dropped.
 // With gen >= 0 it only restarts that generation (a DLQ message restarting
-// the failure it reported); with gen < 0 any failed delivery.
+// the failure it reported); with gen < 0 any failed delivery. ErrNotFound:
+// the delivery is gone or within lifecycle.ExpiryMargin of its TTL;
+// ErrConflict: it is not failed (in that generation).
 func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	cond := "#st = :failed AND #ttl > :nowsec"
@@ -57,11 +59,24 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET #st = :pending, attempts = :zero, series = series + :one, gen = gen + :one," +
 			" next_attempt_at = :now, due_at = :now, sweep_shard = :shard, updated_at = :now, series_at = :now" +
-			" REMOVE gsi2pk, fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until, throttles"),
+			" REMOVE gsi2pk, fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until, throttles, requeued_at"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: vals,
 		ReturnValues:              types.ReturnValueAllNew,
+		// Refused: the item as it was tells a delivery gone (expired or
+		// deleted: nothing to restart, ever) from one that moved on.
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if isConditionFailed(err) {
+		d, uerr := conditionItem(err) // ErrNotFound: no item
+		if uerr == nil && lifecycle.NearExpiry(d.ExpiresAt, s.now()) {
+			uerr = ErrNotFound
+		}
+		if uerr != nil {
+			return d, uerr
+		}
+		return d, ErrConflict
+	}
 	return unmarshalDelivery(out, err)
 }

@@ -23,11 +23,13 @@ type signingKeysItem struct {
 	UpdatedAt int64               `dynamodbav:"updated_at"`
 }
 
-// signingKeyCacheTTL is how long the deliver function keeps an account's
-// opened keys: a rotation is signed with at most this late, and the key it
-// replaces stays published far longer (the overlap), so receivers verify
-// either way.
-const signingKeyCacheTTL = time.Minute
+// SigningKeyCheckEvery is how often a process holding an account's opened
+// keys reads the key item again to see a rotation (one read per account
+// and process at most this often, never one per delivery; the keys are
+// opened again only when the item changed). A rotation without overlap
+// (the old key leaves the JWKS at once) is signed with at most this late;
+// a key whose retirement time passes is never signed with.
+const SigningKeyCheckEvery = 5 * time.Second
 
 // keyCache holds opened signing keys per account.
 type keyCache struct {
@@ -36,8 +38,9 @@ type keyCache struct {
 }
 
 type cachedKeys struct {
-	keys  []domain.SigningKey
-	until time.Time
+	keys    []domain.SigningKey
+	version int64     // the item's updated_at they were opened from
+	checked time.Time // when the item was last read
 }
 
 func (s *Store) readSigningKeys(ctx context.Context, accountID string) (signingKeysItem, bool, error) {
@@ -164,21 +167,28 @@ func (s *Store) newSigningKey(ctx context.Context, accountID string) (domain.Sig
 	return domain.SigningKey{ID: kid, Public: pub, Sealed: sealed, CreatedAt: domain.Millis(s.now())}, nil
 }
 
-// signingKeysFor are the account's live keys with their private keys
-// opened, for an attempt: cached for signingKeyCacheTTL, so the deliver
-// function reads and opens them about once a minute per account, not per
-// attempt.
+// signingKeysFor are the account's live keys at now with their private
+// keys opened, for an attempt. The opened keys are cached; the item is read
+// again at most every SigningKeyCheckEvery per account, and the keys opened
+// again only when it changed.
 func (s *Store) signingKeysFor(ctx context.Context, accountID string) ([]domain.SigningKey, error) {
 	now := s.now()
 	s.keys.mu.Lock()
 	c, hit := s.keys.m[accountID]
 	s.keys.mu.Unlock()
-	if hit && now.Before(c.until) {
-		return c.keys, nil
+	if hit && now.Sub(c.checked) < SigningKeyCheckEvery {
+		return liveKeys(c.keys, now), nil
 	}
 	it, _, err := s.readSigningKeys(ctx, accountID)
 	if err != nil {
 		return nil, err
+	}
+	if hit && it.UpdatedAt == c.version {
+		c.checked = now
+		s.keys.mu.Lock()
+		s.keys.m[accountID] = c
+		s.keys.mu.Unlock()
+		return liveKeys(c.keys, now), nil
 	}
 	var keys []domain.SigningKey
 	for _, k := range it.Keys {
@@ -203,9 +213,21 @@ func (s *Store) signingKeysFor(ctx context.Context, accountID string) ([]domain.
 	if s.keys.m == nil {
 		s.keys.m = map[string]cachedKeys{}
 	}
-	s.keys.m[accountID] = cachedKeys{keys: keys, until: now.Add(signingKeyCacheTTL)}
+	s.keys.m[accountID] = cachedKeys{keys: keys, version: it.UpdatedAt, checked: now}
 	s.keys.mu.Unlock()
 	return keys, nil
+}
+
+// liveKeys are the keys of keys still live at now (a new slice: the cached
+// one is shared).
+func liveKeys(keys []domain.SigningKey, now time.Time) []domain.SigningKey {
+	var out []domain.SigningKey
+	for _, k := range keys {
+		if k.Live(domain.Millis(now)) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // forgetKeys drops an account's cached keys (this process rotated them).

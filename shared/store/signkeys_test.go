@@ -12,7 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -152,5 +154,63 @@ func TestConcurrentEnsureMakesOneKey(t *testing.T) {
 	}
 	if keys, _ := s.PublishedSigningKeys(ctx, a.ID); len(keys) != 1 {
 		t.Fatalf("%d keys published after concurrent ensures", len(keys))
+	}
+}
+
+// An emergency rotation (no overlap: the old key leaves the JWKS at once)
+// reaches a warm deliver process within store.SigningKeyCheckEvery: its
+// next attempt after that signs with the new key only, never with the one
+// the JWKS dropped. Between checks the process reads the key item no more
+// (no read per delivery). With a one-minute cache it signed with the
+// retired key for up to a minute.
+func TestAnEmergencyRotationIsSignedWithinSeconds(t *testing.T) {
+	env := testenv.New(t)
+	k, keyID := testenv.KMS(t)
+	api := store.New(env.DB, env.Table)
+	api.SealWith(envelope.New(k, keyID, api))
+	a := account(t, api)
+	if _, err := api.EnsureSigningKey(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	ep := endpoint(t, api, a.ID)
+	v1a := domain.SchemeV1a
+	if _, err := api.UpdateEndpoint(ctx, a.ID, ep.ID, store.EndpointPatch{Scheme: &v1a}); err != nil {
+		t.Fatal(err)
+	}
+	calls := testenv.NewCalls()
+	db, _ := env.CountedClients(calls)
+	clock := time.Now()
+	deliver := store.New(db, env.Table).WithClock(func() time.Time { return clock })
+	deliver.SealWith(envelope.New(k, keyID, deliver))
+	load := func() []string {
+		t.Helper()
+		snap, err := deliver.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, k := range snap.Endpoint.SigningKeys {
+			ids = append(ids, k.ID)
+		}
+		return ids
+	}
+	before := load()
+	calls.Reset()
+	for range 3 {
+		clock = clock.Add(time.Second)
+		load()
+	}
+	if n := calls.Snapshot()["DynamoDB.GetItem"]; n != 0 {
+		t.Fatalf("%d reads of the key item within %s: a read per delivery", n, store.SigningKeyCheckEvery)
+	}
+	rotated, err := api.RotateSigningKey(ctx, a.ID, 0)
+	if err != nil || len(rotated) != 1 {
+		t.Fatalf("rotation without overlap: %+v %v", rotated, err)
+	}
+	clock = clock.Add(store.SigningKeyCheckEvery)
+	after := load()
+	if len(after) != 1 || after[0] != rotated[0].ID || after[0] == before[0] {
+		t.Fatalf("%s after a rotation without overlap the attempt signs with %v; want only the new key %s (the JWKS dropped %v)",
+			store.SigningKeyCheckEvery, after, rotated[0].ID, before)
 	}
 }

@@ -488,26 +488,48 @@ func TestFailRestartAndDeadLetterMark(t *testing.T) {
 	}
 }
 
+// A redriven DLQ message of a delivery that is gone (expired: DynamoDB
+// deleted it) restarts nothing, and says so: not found, never a conflict
+// (which the callers took for "moved on" and logged as restarted).
+func TestRestartOfAGoneDeliveryIsNotFound(t *testing.T) {
+	s := newStore(t)
+	if _, err := s.Restart(ctx, domain.NewID("dlv"), domain.NewID("ep"), 3); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("restart of a delivery that is gone: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Restart(ctx, domain.NewID("dlv"), domain.NewID("ep"), -1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("recover of a delivery that is gone: %v, want ErrNotFound", err)
+	}
+}
+
 func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
 	s := newStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
 	later := time.Now().Add(time.Second).UnixMilli()
-	r, err := s.Requeue(ctx, d.ID, later, 8)
-	if err != nil || r.Gen != d.Gen+1 {
-		t.Fatalf("requeue: %+v %v", r, err)
+	r, err := s.Requeue(ctx, d.ID, later, later, 8)
+	if err != nil || r.Gen != d.Gen+1 || r.RequeuedAt == 0 || r.DueAt == 0 || r.DueAt > r.RequeuedAt {
+		t.Fatalf("requeue: %+v %v, want gen+1, requeued_at set, due_at kept", r, err)
+	}
+	// Re-queued since `before`: refused, one extra message a grace at most.
+	if got, err := s.Requeue(ctx, d.ID, later, later, 8); !errors.Is(err, store.ErrConflict) || got.Gen != r.Gen {
+		t.Fatalf("a second requeue within the period: %+v %v", got, err)
 	}
 	// A live lease blocks a requeue.
 	if _, err := s.ClaimAttempt(ctx, r, store.Claim{ID: "c", LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Requeue(ctx, d.ID, time.Now().Add(time.Hour).UnixMilli(), 8); !errors.Is(err, store.ErrConflict) {
+	hour := time.Now().Add(time.Hour).UnixMilli()
+	if _, err := s.Requeue(ctx, d.ID, hour, hour, 8); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("requeue under a live lease: %v", err)
 	}
 	// With the ceiling reached, Requeue refuses and says why.
-	got, err := s.Requeue(ctx, d.ID, time.Now().Add(time.Hour).UnixMilli(), 1)
+	got, err := s.Requeue(ctx, d.ID, hour, hour, 1)
 	if !errors.Is(err, store.ErrConflict) || got.Attempts != 1 {
 		t.Fatalf("requeue at the ceiling: %+v %v", got, err)
+	}
+	// A delivery gone: not found.
+	if _, err := s.Requeue(ctx, "dlv_missing", hour, hour, 8); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("requeue of a missing delivery: %v", err)
 	}
 }
 

@@ -15,17 +15,18 @@ import (
 
 // SweepPage is one page of the sweeper index.
 type SweepPage struct {
-	IDs  []string
-	Next Cursor // nil on the last page
+	IDs   []string
+	DueAt []int64 // each id's due time (unix ms), in the index's order
+	Next  Cursor  // nil on the last page
 }
 
 // Cursor is where a query continues (DynamoDB's LastEvaluatedKey).
 type Cursor = map[string]types.AttributeValue
 
 // DueForSweep queries one shard of the sparse sweeper index for deliveries
-// due before `before` (unix ms): pending ones nobody moved on, and failed
-// ones whose DLQ message was not sent. Only deliveries that still need work
-// are in the index, so the cost follows the backlog, not the table.
+// due before `before` (unix ms), oldest first: pending ones nobody moved on,
+// and failed ones whose DLQ message was not sent. Only deliveries that still
+// need work are in the index, so the cost follows the backlog, not the table.
 func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit int32, start Cursor) (SweepPage, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: s.table, IndexName: aws.String(schema.IndexSweep),
@@ -40,25 +41,31 @@ func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit 
 	for _, it := range out.Items {
 		pk := stringAttr(it, "pk")
 		page.IDs = append(page.IDs, pk[len(deliveryPK("")):])
+		due, _ := strconv.ParseInt(numberAttr(it, "due_at"), 10, 64)
+		page.DueAt = append(page.DueAt, due)
 	}
 	return page, nil
 }
 
-// Requeue hands a stuck pending delivery to a new queue message: it bumps
-// gen (older messages for it are then dropped) and moves due_at to now. It
-// is conditioned on the delivery still being due before `before`, having
-// attempts left, not being within lifecycle.ExpiryMargin of its TTL, and no
-// live lease; otherwise ErrConflict with the delivery
-// as it is, so the caller can see why.
-func (s *Store) Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error) {
+// Requeue hands an overdue pending delivery to a new queue message: it bumps
+// gen (an older message of it is then dropped as a duplicate, making no
+// attempt) and sets requeued_at to at (the sweeper's now); due_at stays, so
+// the delivery stays as overdue as it is until an attempt moves it. It is
+// conditioned on the delivery being due before `before` and not re-queued
+// since then (one extra message a grace at most), having attempts left, not
+// being within lifecycle.ExpiryMargin of its TTL, and no live lease;
+// otherwise ErrConflict with the delivery as it is (ErrNotFound: gone), so
+// the caller can see why.
+func (s *Store) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
-		UpdateExpression: aws.String("SET gen = gen + :one, due_at = :now, updated_at = :now"),
+		UpdateExpression: aws.String("SET gen = gen + :one, requeued_at = :at, updated_at = :now"),
 		ConditionExpression: aws.String("#st = :pending AND due_at < :before AND attempts < :max AND #ttl > :soon" +
+			" AND (attribute_not_exists(requeued_at) OR requeued_at < :before)" +
 			" AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#st": "status", "#ttl": "ttl"},
-		ExpressionAttributeValues: item{":one": num(1), ":now": num(now), ":before": num(before),
+		ExpressionAttributeValues: item{":one": num(1), ":now": num(now), ":before": num(before), ":at": num(at),
 			":soon": num(s.now().Add(lifecycle.ExpiryMargin).Unix()),
 			":max":  num(int64(maxAttempts)), ":pending": str(domain.StatusPending)},
 		ReturnValues:                        types.ReturnValueAllNew,

@@ -33,20 +33,15 @@ import (
 // Store is what the sweeper needs of the table.
 type Store interface {
 	DueForSweep(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
-	Requeue(ctx context.Context, id string, before int64, maxAttempts int) (domain.Delivery, error)
-	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
-	EndpointState(ctx context.Context, accountID, id string) (domain.Endpoint, error)
+	Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	deadletter.Store
 }
 
-// Queue sends the sweeper's messages, and tells whether the delivery queue
-// (with its paced lane) and its slow lane have a backlog.
+// Queue sends the sweeper's messages.
 type Queue interface {
 	Send(context.Context, queue.Message, time.Duration) error
 	DeadLetter(context.Context, queue.Message) error
-	Backlog(context.Context) (int, error)
-	SlowBacklog(context.Context) (int, error)
 }
 
 // Sweeper re-queues stuck deliveries.
@@ -69,14 +64,14 @@ type Result struct {
 	Requeued     int `json:"requeued"`
 	DeadLettered int `json:"dead_lettered"`
 	Skipped      int `json:"skipped"` // moving again by the time we looked
-	// Backlog is the delivery queue's visible messages when the run began;
-	// while there are any, overdue deliveries are not re-queued (Run).
-	// SlowBacklog is the slow lane's: while there are any, the overdue
-	// deliveries of failing endpoints are not.
-	Backlog     int  `json:"backlog"`
-	SlowBacklog int  `json:"slow_backlog"`
-	Deferred    int  `json:"deferred"` // overdue, left to the backlog
-	Complete    bool `json:"complete"` // false when the run stopped at its time budget
+	// Waiting: overdue, but re-queued less than a grace ago; that message
+	// is given its grace before it is taken for lost too.
+	Waiting int `json:"waiting"`
+	// OldestOverdue is how long the oldest delivery found has been due
+	// (seconds; 0 when none was found): a re-queue does not reset it, an
+	// attempt does.
+	OldestOverdue float64 `json:"oldest_overdue_seconds"`
+	Complete      bool    `json:"complete"` // false when the run stopped at its time budget
 }
 
 // Handle is the EventBridge scheduled-event handler.
@@ -87,55 +82,51 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Result
 // Run sweeps every shard once. It stops early, leaving the rest for the next
 // run, when the context is about to run out.
 //
-// A delivery overdue by the grace may have no message (a send lost after
-// its write, a crash), or its message may be waiting in a queue whose
-// consumers are behind. Only SQS knows which, so a run re-queues overdue
-// deliveries only when the delivery queue has no visible backlog: then
-// every message due minutes ago has been received, and a delivery still
-// overdue has none. With a backlog it re-queues nothing (a re-queue would
-// add a message per overdue delivery at every run, and a backlog of N
-// deliveries grew by N messages a sweep); lost messages are re-queued by
-// the first run after the consumers catch up. Failed deliveries whose DLQ
-// message was not sent are handled either way. The slow lane (failing
-// endpoints: lifecycle.Lane) is looked at apart: its backlog holds back only
-// the deliveries of endpoints on it, so that an outage's standing backlog
-// there neither stalls the recovery of healthy endpoints' lost messages
-// nor is multiplied by the sweeps.
+// The rule is per delivery, never from a queue's backlog: a pending
+// delivery overdue by the grace (due_at, which only an attempt or a
+// deferral moves) whose last re-queue, if any, is a grace old too, is
+// handed to a new message of a new generation (store.Requeue). Its older
+// message, if it was only waiting in a queue, is then dropped as a
+// duplicate when it arrives (lifecycle.Decide: superseded), so a delivery
+// has one live message and gets at most one extra message a sweep. A
+// delivery that cannot be re-queued goes to lifecycle.DecideSweep (fail,
+// or send its DLQ message).
 func (s *Sweeper) Run(ctx context.Context) (Result, error) {
-	before := domain.Millis(s.Now().Add(-s.Grace))
-	backlog, err := s.Queue.Backlog(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	slow, err := s.Queue.SlowBacklog(ctx)
-	if err != nil {
-		return Result{}, err
-	}
+	now := s.Now()
+	before := domain.Millis(now.Add(-s.Grace))
 	var mu sync.Mutex
-	total := Result{Backlog: backlog, SlowBacklog: slow}
+	var total Result
+	oldest := int64(0)
 	complete, err := overShards(ctx, 5*time.Second, func(ctx context.Context, shard int) error {
-		r, err := s.sweepShard(ctx, shard, before, backlog == 0, slow > 0)
+		r, first, err := s.sweepShard(ctx, shard, before)
 		mu.Lock()
 		defer mu.Unlock()
 		total.Found += r.Found
 		total.Requeued += r.Requeued
 		total.DeadLettered += r.DeadLettered
 		total.Skipped += r.Skipped
-		total.Deferred += r.Deferred
+		total.Waiting += r.Waiting
+		if first != 0 && (oldest == 0 || first < oldest) {
+			oldest = first
+		}
 		return err
 	})
 	total.Complete = complete
+	if oldest != 0 {
+		total.OldestOverdue = max(now.Sub(time.UnixMilli(oldest)), 0).Seconds()
+	}
 	m := s.Metrics.Batch()
 	m.Count(obs.MetricSweeperRequeued, float64(total.Requeued))
 	m.Count(obs.MetricSweeperDeadLettered, float64(total.DeadLettered))
+	m.Observe(obs.MetricSweeperOldestOverdue, time.Duration(total.OldestOverdue*float64(time.Second)))
 	m.Flush()
 	lvl := slog.LevelInfo
 	if total.Found > 0 {
 		lvl = slog.LevelWarn // stuck deliveries mean something was lost or crashed
 	}
 	s.Log.Log(ctx, lvl, "sweep finished", "found", total.Found, "requeued", total.Requeued,
-		"dead_lettered", total.DeadLettered, "skipped", total.Skipped, "backlog", total.Backlog, "slow_backlog", total.SlowBacklog, "deferred", total.Deferred,
-		"complete", total.Complete)
+		"dead_lettered", total.DeadLettered, "skipped", total.Skipped, "waiting", total.Waiting,
+		"oldest_overdue_seconds", total.OldestOverdue, "complete", total.Complete)
 	return total, err
 }
 
@@ -173,16 +164,20 @@ func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.C
 	return complete, errors.Join(errs...)
 }
 
-func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64, requeue, slowBacklog bool) (Result, error) {
-	var r Result
-	err := eachID(ctx, func(start store.Cursor) ([]string, store.Cursor, error) {
+// sweepShard sweeps one shard; first is the due time of its oldest entry
+// (0: none).
+func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (r Result, first int64, err error) {
+	err = eachID(ctx, func(start store.Cursor) ([]string, store.Cursor, error) {
 		page, err := s.Store.DueForSweep(ctx, shard, before, pageSize, start)
+		if start == nil && len(page.DueAt) > 0 {
+			first = page.DueAt[0] // the index is in due order
+		}
 		return page.IDs, page.Next, err
 	}, func(id string) error {
 		r.Found++
-		return s.sweepOne(ctx, id, before, requeue, slowBacklog, &r)
+		return s.sweepOne(ctx, id, before, &r)
 	})
-	return r, err
+	return r, first, err
 }
 
 // pageSize is how many ids one index query of a shard returns.
@@ -211,34 +206,17 @@ func eachID(ctx context.Context, query func(start store.Cursor) (ids []string, n
 	}
 }
 
-// sweepOne re-queues an overdue delivery when requeue is set (no backlog:
-// see Run) and, over a slow lane backlog, its endpoint is not on the slow
-// lane (lifecycle.SweepWaitsForSlowLane), or only reads it; a delivery that
-// cannot be re-queued goes to lifecycle.DecideSweep.
-func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, requeue, slowBacklog bool, r *Result) error {
-	var d domain.Delivery
-	var err error
-	if !requeue || slowBacklog {
-		if d, err = s.Store.GetDelivery(ctx, id); errors.Is(err, store.ErrNotFound) {
-			r.Skipped++
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if requeue {
-			if requeue, err = s.requeues(ctx, d); err != nil {
-				return err
-			}
-		}
-	}
-	if requeue {
-		d, err = s.Store.Requeue(ctx, id, before, s.MaxAttempts)
-	} else {
-		err = store.ErrConflict // as a refused re-queue: decide without one
+// sweepOne re-queues an overdue delivery (see Run); one that cannot be
+// re-queued goes to lifecycle.DecideSweep.
+func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Result) error {
+	d, err := s.Store.Requeue(ctx, id, before, domain.Millis(s.Now()), s.MaxAttempts)
+	if errors.Is(err, store.ErrNotFound) {
+		r.Skipped++ // gone (its TTL)
+		return nil
 	}
 	if err == nil {
 		if err := s.Queue.Send(ctx, queue.For(d), 0); err != nil {
-			return err // due_at moved to now: the next run tries again
+			return err // its older message is superseded: the next run re-queues it again
 		}
 		r.Requeued++
 		s.Log.Warn("stuck delivery re-queued", "delivery_id", id, "attempts", d.Attempts, "gen", d.Gen)
@@ -262,30 +240,12 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, requeue
 	case lifecycle.SweepDLQ:
 		return s.deadLetter(ctx, d, false, r)
 	}
-	if !requeue && d.Status == domain.StatusPending {
-		r.Deferred++
+	if d.Status == domain.StatusPending && d.DueAt < before && d.RequeuedAt >= before {
+		r.Waiting++
 		return nil
 	}
 	r.Skipped++
 	return nil
-}
-
-// requeues reports whether the overdue delivery d may be re-queued over a
-// slow lane backlog: not while its endpoint is on the slow lane, where its
-// message most likely waits (an endpoint gone: the re-queue, whose worker
-// finds it gone).
-func (s *Sweeper) requeues(ctx context.Context, d domain.Delivery) (bool, error) {
-	if d.Status != domain.StatusPending {
-		return true, nil // the re-queue's condition refuses it, and DecideSweep decides
-	}
-	ep, err := s.Store.EndpointState(ctx, d.AccountID, d.EndpointID)
-	if errors.Is(err, store.ErrNotFound) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return !lifecycle.SweepWaitsForSlowLane(ep, s.Now()), nil
 }
 
 func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, claimHeld bool, r *Result) error {

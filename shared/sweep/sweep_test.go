@@ -28,6 +28,7 @@ type rig struct {
 	st  *store.Store
 	q   *queue.Queue
 	sw  *sweep.Sweeper
+	url string // the endpoints' URL ("": one that is never called)
 }
 
 func newRig(t *testing.T) rig {
@@ -55,6 +56,9 @@ func (r rig) deliveriesTo(t *testing.T, n int, failing bool) []domain.Delivery {
 		t.Fatal(err)
 	}
 	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: acct.ID, URL: "https://hooks.example.com/x", Secrets: []domain.Secret{{Value: "whsec_x"}}}
+	if r.url != "" {
+		ep.URL = r.url
+	}
 	if failing {
 		ep.FailingSince = domain.Millis(time.Now().Add(-time.Minute))
 	}
@@ -91,11 +95,12 @@ func (r rig) queued(t *testing.T) int {
 	return n
 }
 
-// Issue 24, break 5: over a queue whose consumers are behind, every sweep
-// took the overdue deliveries for lost and re-queued them: 3 deliveries
-// became 9 messages after two sweeps. Now N deliveries with their messages
-// still waiting stay N messages after any number of sweeps.
-func TestABacklogIsNotMultipliedBySweeps(t *testing.T) {
+// Consumers behind: a delivery overdue by the grace gets a new message
+// (and the older one, still waiting, becomes a stale generation), at most
+// one per grace however often the sweeper runs, and its overdue age is not
+// reset by the re-queue: the oldest-overdue metric keeps growing while it
+// stays stuck.
+func TestAStuckDeliveryGetsOneMessageAGraceAndKeepsItsAge(t *testing.T) {
 	r := newRig(t)
 	const n = 3
 	for _, d := range r.deliveries(t, n) {
@@ -103,79 +108,25 @@ func TestABacklogIsNotMultipliedBySweeps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for sweep := 1; sweep <= 3; sweep++ {
-		res, err := r.sw.Run(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Requeued != 0 || res.Deferred != n || res.Backlog != n {
-			t.Fatalf("sweep %d over a backlog of %d: %+v, want nothing re-queued", sweep, n, res)
-		}
+	first, err := r.sw.Run(ctx)
+	if err != nil || first.Requeued != n || first.OldestOverdue < time.Hour.Seconds()-60 {
+		t.Fatalf("first sweep: %+v %v, want %d re-queued, about an hour overdue", first, err, n)
 	}
-	if got := r.queued(t); got != n {
-		t.Fatalf("%d deliveries are %d messages after three sweeps, want %d", n, got, n)
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 0 || res.Waiting != n {
+		t.Fatalf("a second sweep within the grace: %+v %v, want nothing re-queued, %d waiting", res, err, n)
 	}
-}
-
-// A backlog on the paced lane (an account over its rate whose messages wait
-// there for their slots, past their due times) is a backlog too: the
-// sweeper re-queues nothing over it.
-func TestAPacedLaneBacklogIsNotMultipliedBySweeps(t *testing.T) {
-	r := newRig(t)
-	r.q.WithPacedLane(r.env.Queues.Paced)
-	const n = 3
-	for _, d := range r.deliveries(t, n) {
-		m := queue.For(d)
-		m.Lane = queue.LanePaced
-		if err := r.q.Send(ctx, m, 0); err != nil {
-			t.Fatal(err)
-		}
+	if got := r.queued(t); got != 2*n {
+		t.Fatalf("%d messages after two sweeps, want %d (one extra each)", got, 2*n)
 	}
-	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 0 || res.Backlog != n {
-		t.Fatalf("a sweep over a paced lane backlog of %d: %+v %v, want nothing re-queued", n, res, err)
-	}
-	if got := r.queued(t); got != 0 {
-		t.Fatalf("%d messages on the delivery queue, want none", got)
-	}
-}
-
-// A backlog on the slow lane (an outage past its concurrency) holds back
-// only the overdue deliveries of endpoints on it, whose messages most
-// likely wait there: a healthy endpoint's lost message is re-queued all
-// the same, and the failing one's backlog is not multiplied by the sweeps.
-func TestASlowLaneBacklogHoldsBackOnlyItsEndpoints(t *testing.T) {
-	r := newRig(t)
-	r.q.WithSlowLane(r.env.Queues.Slow)
-	failing := r.deliveriesTo(t, 2, true)
-	for _, d := range failing {
-		m := queue.For(d)
-		m.Lane = queue.LaneSlow
-		if err := r.q.Send(ctx, m, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	healthy := r.deliveries(t, 1) // its message lost
+	r.sw.Now = func() time.Time { return time.Now().Add(time.Hour + r.sw.Grace + time.Minute) }
 	res, err := r.sw.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.SlowBacklog != 2 || res.Deferred != 2 || res.Requeued != 1 {
-		t.Fatalf("%+v, want the healthy delivery re-queued, the 2 failing ones deferred", res)
-	}
-	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 0 {
-		t.Fatalf("second sweep: %+v %v, want nothing re-queued", res, err)
-	}
-	if got := r.queued(t); got != len(healthy) {
-		t.Fatalf("%d messages on the delivery queue, want the healthy one's", got)
-	}
-	if n, err := r.q.SlowBacklog(ctx); err != nil || n != len(failing) {
-		t.Fatalf("slow lane: %d messages (%v), want the %d sent", n, err, len(failing))
+	if err != nil || res.Requeued != n || res.OldestOverdue <= first.OldestOverdue {
+		t.Fatalf("a sweep a grace later: %+v %v, want %d re-queued again, older than %.0f s", res, err, n, first.OldestOverdue)
 	}
 }
 
-// The sweeper's first job still holds: deliveries whose messages were lost
-// (a queue with no backlog) are re-queued, once each, and a second sweep
-// finds them moving (their due time is now) and sends nothing more.
+// The sweeper's first job: deliveries whose messages were lost are
+// re-queued, once each; a second sweep within the grace sends nothing more.
 func TestLostMessagesAreRequeuedOnce(t *testing.T) {
 	r := newRig(t)
 	const n = 3
@@ -184,7 +135,7 @@ func TestLostMessagesAreRequeuedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Requeued != n || res.Backlog != 0 {
+	if res.Requeued != n {
 		t.Fatalf("first sweep: %+v, want %d re-queued", res, n)
 	}
 	if got := r.queued(t); got != n {
