@@ -190,6 +190,14 @@ func stringAttr(it item, name string) string {
 	return ""
 }
 
+// numberAttr is an item's number attribute as written, or "".
+func numberAttr(it item, name string) string {
+	if n, ok := it[name].(*types.AttributeValueMemberN); ok {
+		return n.Value
+	}
+	return ""
+}
+
 // maxBatchGet is how many keys one BatchGetItem reads at most (DynamoDB's limit).
 const maxBatchGet = 100
 
