@@ -341,7 +341,7 @@ sdk-test: sdk-deps emulators sdk-clients-check
 	$(GO) test -count=1 ./sdk/conformance/
 	cd sdk/typescript && npm test --silent
 	cd sdk/python && PYTHONPATH=src:tests ../../$(SDK_PY) -m unittest discover -s tests
-	cd sdk/python && ../../$(SDK_PY) -m mypy --strict src/gifq_webhooks
+	cd sdk/python && ../../$(SDK_PY) -m mypy --strict src/gifq_webhooks tests/typing_check.py
 	$(GO) test -count=1 -run '^TestReceiversFromTheDocs$$|^TestProducerClients$$' $(E2E_PKG)
 
 # The producer clients generated from docs/openapi.yaml: sdk/typescript/openapi.d.ts
@@ -363,12 +363,14 @@ sdk-clients-check: sdk-deps
 	echo "sdk/typescript/openapi.d.ts and sdk/python-client match docs/openapi.yaml"
 
 # The Go client generated from docs/openapi.yaml (shared/apiclient, oapi-codegen
-# v2.8.2 from the module proxy). apiclient-check (CI) fails when the committed
-# client is not what the document generates.
+# v2.8.2 from the module proxy), and with it the TypeScript and Python clients
+# (sdk-clients). apiclient-check (CI) fails when the committed client is not
+# what the document generates.
 OAPI_CODEGEN := github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 .PHONY: apiclient apiclient-check
 apiclient:
 	cd shared/apiclient && $(GO) run $(OAPI_CODEGEN) -config oapi-codegen.yaml ../../docs/openapi.yaml
+	$(MAKE) --no-print-directory sdk-clients
 apiclient-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	sed "s|^output:.*|output: $$tmp/apiclient.gen.go|" shared/apiclient/oapi-codegen.yaml > $$tmp/config.yaml && \

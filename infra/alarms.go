@@ -23,8 +23,8 @@ type alarmSpec struct {
 	MissingBreaching bool
 }
 
-// addAlarm creates the alarm GifqWebhooks-<stage>-<ID>, wired to the alarm
-// topic when there is one.
+// addAlarm creates the alarm GifqWebhooks-<stage>-<ID>, wired to every
+// alarm destination (alarmEmail's topic, alarmTopicArn).
 func (s *Stack) addAlarm(a alarmSpec) awscloudwatch.Alarm {
 	missing := awscloudwatch.TreatMissingData_NOT_BREACHING
 	if a.MissingBreaching {
@@ -39,9 +39,9 @@ func (s *Stack) addAlarm(a alarmSpec) awscloudwatch.Alarm {
 		EvaluationPeriods:  jsii.Number(1),
 		TreatMissingData:   missing,
 	})
-	if s.alarmAction != nil {
-		alarm.AddAlarmAction(s.alarmAction)
-		alarm.AddOkAction(s.alarmAction)
+	for _, action := range s.alarmActions {
+		alarm.AddAlarmAction(action)
+		alarm.AddOkAction(action)
 	}
 	s.Alarms[a.ID] = alarm
 	return alarm

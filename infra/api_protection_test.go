@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aws/jsii-runtime-go"
@@ -29,6 +30,23 @@ func TestExecutionLogGroup(t *testing.T) {
 		}
 		if groupID == "" {
 			t.Fatalf("%s: no log group API-Gateway-Execution-Logs_${%s}/%s", v, apiID, stageName)
+		}
+		// API Gateway's account-wide logging role, and the account setting
+		// naming it, are kept on prod only; a dev stage deletes them.
+		roles := 0
+		for _, typ := range []string{"AWS::IAM::Role", "AWS::ApiGateway::Account"} {
+			for id, r := range s.resources(typ) {
+				if typ == "AWS::IAM::Role" && !strings.HasPrefix(id, "ApiCloudWatchRole") {
+					continue
+				}
+				roles++
+				if want := map[string]string{"dev": "Delete", "prod": "Retain"}[v]; r["DeletionPolicy"] != want || r["UpdateReplacePolicy"] != want {
+					t.Errorf("%s: %s %s DeletionPolicy %v, UpdateReplacePolicy %v, want %s", v, typ, id, r["DeletionPolicy"], r["UpdateReplacePolicy"], want)
+				}
+			}
+		}
+		if roles != 2 {
+			t.Errorf("%s: %d API Gateway account role resources, want the role and the account setting", v, roles)
 		}
 		dependsOn := map[string]bool{}
 		for _, d := range list(stage["DependsOn"]) {

@@ -13,6 +13,7 @@
 #   STAGE=dev                  context `stage`; the stack is GifqWebhooks-$(STAGE)
 #   LAMBDA_ARCH=arm64          arm64 or x86_64 (binaries and the stack's functions)
 #   CDK_CONTEXT='-c k=v ...'   more CDK context (alarmEmail, retrySchedule, ...)
+#   CDK_APPROVAL=broadening    cdk deploy --require-approval; never in CI (no terminal)
 
 CDK_TOOLS_DIR := infra/_cdk
 CDK_BIN       := $(CDK_TOOLS_DIR)/node_modules/.bin
@@ -24,6 +25,9 @@ CDK_OUT       := cdk.out
 STAGE       ?= dev
 LAMBDA_ARCH ?= arm64
 CDK_CONTEXT ?=
+# What cdk deploy asks before: broadening (IAM or security group changes
+# wait for a yes at a terminal); never for CI, where no one can answer.
+CDK_APPROVAL ?= broadening
 
 # The CDK CLI and the jsii runtime behind the Go app.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION ?= 20
@@ -69,7 +73,7 @@ synth: build cdk-tools
 deploy: build cdk-tools
 	@echo "deploying GifqWebhooks-$(STAGE) (first time in this account/region? run 'make cdk-bootstrap' first)"
 	@mkdir -p $(CDK_OUT)
-	$(CDK) deploy --no-notices --require-approval broadening $(CDK_CONTEXT_ARGS) \
+	$(CDK) deploy --no-notices --require-approval $(CDK_APPROVAL) $(CDK_CONTEXT_ARGS) \
 	  --outputs-file $(CDK_OUT)/outputs-$(STAGE).json
 	@echo "stack outputs: $(CDK_OUT)/outputs-$(STAGE).json"
 
@@ -91,14 +95,14 @@ infra-test:
 # from PyPI into .cache/cfn-check on first use, on make synth's template (the
 # defaults: no VPC) and on a second synth with every optional part switched
 # on (prod: alarm topic and its KMS key, RETAIN; static egress IPs: VPC, NAT
-# gateways, EIPs), and a third with the demo receiver (a dev stage: prod
+# gateways, EIPs; the WAF web ACL and its association), and a third with the demo receiver (a dev stage: prod
 # refuses it; its function URL and public invoke permission), behind an HTTP
 # API, its table of provisioned capacity (auto scaling's targets and policies). Fails on any cfn-lint error, warning or informational
 # finding and on any failed checkov check. Accepted findings are skipped in
 # the template's metadata, each with its reason, from infra/checkov.go.
 CFN_CHECK_VENV    := .cache/cfn-check
 CFN_CHECK_OUT     := $(CDK_OUT)/cfn-check
-CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c egressStaticIps=true
+CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c egressStaticIps=true -c waf=true
 CFN_CHECK_DEMO    := -c stage=demo -c lambdaArchitecture=$(LAMBDA_ARCH) -c demoReceiver=true -c api=http -c tableCapacity=provisioned
 CFN_CHECK_FILES    = $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json $(CFN_CHECK_OUT)/GifqWebhooks-prod.template.json \
 	$(CFN_CHECK_OUT)/demo/GifqWebhooks-demo.template.json

@@ -36,7 +36,7 @@ var LintSkips = []LintSkip{
 	{ID: "CKV_AWS_173", On: ofType("AWS::Lambda::Function"),
 		Reason: "Lambda encrypts environment variables at rest with an AWS-managed key; they hold only resource " +
 			"names, URLs and tuning values. Secrets are never put in the environment."},
-	{ID: "CKV_AWS_115", On: ofType("AWS::Lambda::Function"),
+	{ID: "CKV_AWS_115", On: functions(Functions...),
 		Reason: "No reserved concurrency on purpose: new accounts can have a concurrency quota of 10, where " +
 			"reserving would fail the deploy; deliver is bounded by its event source's maximum concurrency " +
 			"(deliverMaxConcurrency) and the API by its stage throttle."},

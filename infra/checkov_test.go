@@ -85,7 +85,8 @@ func TestCfnCheckTarget(t *testing.T) {
 	}
 	for _, w := range []string{
 		"cdk synth --quiet --no-notices --output cdk.out -c stage=dev", // make synth's
-		"--output cdk.out/cfn-check -c stage=prod", "-c alarmEmail=", "-c " + CtxEgressStaticIPs + "=true",
+		"--output cdk.out/cfn-check -c stage=prod", "-c alarmEmail=", "-c " + CtxEgressStaticIPs + "=true", "-c " + CtxWAF + "=true",
+		"-c " + CtxTableCapacity + "=" + TableProvisioned,                  // autoscaling targets and policies
 		"-c " + CtxDemoReceiver + "=true -c " + CtxAPIType + "=" + APIHTTP, // the HTTP API's template is linted too
 		"pip install --quiet --disable-pip-version-check -r infra/cfn-check-requirements.txt",
 		"cfn-lint --include-checks I -- cdk.out/GifqWebhooks-dev.template.json cdk.out/cfn-check/GifqWebhooks-prod.template.json",

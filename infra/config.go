@@ -70,6 +70,10 @@ type Config struct {
 	// AlarmEmail, when set, creates an SNS topic with this email
 	// subscription for every alarm (context `alarmEmail`).
 	AlarmEmail string
+	// AlarmTopicARN, when set, sends every alarm to an existing SNS topic
+	// (context `alarmTopicArn`: a pager's, a chat integration's), in the
+	// stack's region. prod needs one of the two.
+	AlarmTopicARN string
 	// DLQGrowthThreshold: the "DLQ growing" alarm fires when more than this
 	// many messages are sent to the DLQ in one hour (context
 	// `dlqGrowthThreshold`).
@@ -114,7 +118,8 @@ type Config struct {
 	// allowlist the addresses webhooks come from (context `egressStaticIps`;
 	// infra/egress.go, docs/deploy.md). Off by default: it costs money
 	// (docs/cost.md). EgressAZs is how many availability zones, one NAT
-	// gateway and one IP each (context `egressAzs`, 1..6).
+	// gateway and one IP each (context `egressAzs`, 1..5: the default
+	// Elastic IP quota).
 	EgressStaticIPs bool
 	EgressAZs       int
 	// TableCapacity is how the table is billed (context `tableCapacity`):
@@ -154,6 +159,7 @@ const (
 	CtxAPIThrottleRate            = "apiThrottleRate"
 	CtxAPIThrottleBurst           = "apiThrottleBurst"
 	CtxAlarmEmail                 = "alarmEmail"
+	CtxAlarmTopicARN              = "alarmTopicArn"
 	CtxDLQGrowthThreshold         = "dlqGrowthThreshold"
 	CtxLambdaArchitecture         = "lambdaArchitecture"
 	CtxAPIGatewayCloudWatchRole   = "apiGatewayCloudWatchRole"
@@ -250,6 +256,9 @@ func (c Config) IsProd() bool { return c.Stage == "prod" }
 
 var stageRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
 
+// snsTopicARN is an SNS topic's ARN (a FIFO topic cannot take alarms).
+var snsTopicARN = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`)
+
 // Validate checks the configuration and returns every problem at once.
 func (c Config) Validate() error {
 	var errs []string
@@ -316,6 +325,13 @@ func (c Config) Validate() error {
 			add("%s=%q: want a plain email address", CtxAlarmEmail, c.AlarmEmail)
 		}
 	}
+	if c.AlarmTopicARN != "" && !snsTopicARN.MatchString(c.AlarmTopicARN) {
+		add("%s=%q: want an SNS topic ARN, arn:<partition>:sns:<region>:<account>:<name>", CtxAlarmTopicARN, c.AlarmTopicARN)
+	}
+	if c.IsProd() && c.AlarmEmail == "" && c.AlarmTopicARN == "" {
+		add("stage=prod needs an alarm destination: -c %s=<address> (a topic the stack makes) or -c %s=<an existing SNS topic's ARN>; "+
+			"without one the alarms notify no one", CtxAlarmEmail, CtxAlarmTopicARN)
+	}
 	if c.DLQGrowthThreshold < 1 {
 		add("%s=%d: want at least 1", CtxDLQGrowthThreshold, c.DLQGrowthThreshold)
 	}
@@ -340,7 +356,7 @@ func (c Config) Validate() error {
 		add("%s=%d: AWS WAF rate-based rules take 10..2,000,000,000 requests per 5 minutes", CtxWAFRateLimit, c.WAFRateLimit)
 	}
 	if c.EgressAZs < 1 || c.EgressAZs > MaxEgressAZs {
-		add("%s=%d: want 1..%d", CtxEgressAZs, c.EgressAZs, MaxEgressAZs)
+		add("%s=%d: want 1..%d (one Elastic IP each; a region's default quota is 5 per account)", CtxEgressAZs, c.EgressAZs, MaxEgressAZs)
 	}
 	if _, err := portal.ParseSettings(c.portalEnv); err != nil {
 		add("%s / %s: %v", CtxPortalFrameAncestors, CtxPortalURL, err)
@@ -435,6 +451,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	float(CtxAPIThrottleRate, &c.APIThrottleRate)
 	integer(CtxAPIThrottleBurst, &c.APIThrottleBurst)
 	str(CtxAlarmEmail, &c.AlarmEmail)
+	str(CtxAlarmTopicARN, &c.AlarmTopicARN)
 	integer(CtxDLQGrowthThreshold, &c.DLQGrowthThreshold)
 	str(CtxLambdaArchitecture, &c.LambdaArchitecture)
 	boolean(CtxAPIGatewayCloudWatchRole, &c.APIGatewayCloudWatchRole)

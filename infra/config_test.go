@@ -33,7 +33,7 @@ func TestCdkJSON(t *testing.T) {
 	known := map[string]bool{}
 	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxDeliverSlowMaxConcurrency, CtxDeliverPacedMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
-		CtxAlarmEmail, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
+		CtxAlarmEmail, CtxAlarmTopicARN, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
 		CtxPortalFrameAncestors, CtxPortalURL, CtxAPIType, CtxTableCapacity, CtxTableMinUnits, CtxTableMaxUnits, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
 		known[k] = true
 		if _, ok := ctx[k]; !ok {
@@ -118,6 +118,10 @@ func TestParseConfigRejects(t *testing.T) {
 		{map[string]any{CtxAPIThrottleBurst: "0"}, CtxAPIThrottleBurst},
 		{map[string]any{CtxAlarmEmail: "ops"}, CtxAlarmEmail},
 		{map[string]any{CtxAlarmEmail: "Ops <ops@example.com>"}, CtxAlarmEmail},
+		{map[string]any{CtxAlarmTopicARN: "pager"}, CtxAlarmTopicARN},
+		{map[string]any{CtxAlarmTopicARN: "arn:aws:sqs:eu-west-1:123456789012:q"}, CtxAlarmTopicARN},
+		// prod notifies someone: an email or an existing topic.
+		{map[string]any{CtxStage: "prod"}, "stage=prod needs an alarm destination: -c alarmEmail=<address> (a topic the stack makes) or -c alarmTopicArn="},
 		{map[string]any{CtxDLQGrowthThreshold: "0"}, CtxDLQGrowthThreshold},
 		{map[string]any{CtxLambdaArchitecture: "arm"}, CtxLambdaArchitecture},
 		{map[string]any{CtxAPIGatewayCloudWatchRole: "maybe"}, CtxAPIGatewayCloudWatchRole},
@@ -132,6 +136,13 @@ func TestParseConfigRejects(t *testing.T) {
 		_, err := ParseConfig(getter(tc.ctx))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one naming %s", tc.ctx, err, tc.want)
+		}
+	}
+	// prod with either alarm destination.
+	for _, dest := range []map[string]any{{CtxAlarmEmail: "ops@example.com"}, {CtxAlarmTopicARN: "arn:aws-us-gov:sns:us-gov-west-1:123456789012:pager-1"}} {
+		dest[CtxStage] = "prod"
+		if c, err := ParseConfig(getter(dest)); err != nil || c.AlarmEmail+c.AlarmTopicARN == "" {
+			t.Errorf("%v: %v", dest, err)
 		}
 	}
 	// The localstack stage may allow private endpoints.

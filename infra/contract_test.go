@@ -162,6 +162,8 @@ func TestEnvironmentParsesWithSharedConfig(t *testing.T) {
 			for k, val := range vars {
 				if str, ok := val.(string); ok {
 					env[k] = str
+				} else if render(val) == "${AWS::AccountId}" { // DEPLOYMENT_ACCOUNT_ID
+					env[k] = "123456789012"
 				} else {
 					env[k] = "resolved-at-deploy:" + render(val) // TABLE_NAME, QUEUE_URL, DLQ_URL
 				}

@@ -15,15 +15,20 @@ const ExternalIDPattern = "gifq-*"
 // (credentials cached per role).
 var customerRoleFunctions = []string{FnAPI, FnDeliver}
 
-// addCustomerRoleAccess lets those functions call sts:AssumeRole on any
-// account's role: which roles is the customers' choice, and each role's
-// trust policy (Principal: our account, Condition: the account's
-// sts:ExternalId) decides whether we get in. The condition here is ours: a
-// call that passes no ExternalId, or one not of our form, is refused by our
-// own policy, so a role of our own account that trusts the account cannot
-// be assumed through this path. docs/destinations.md.
+// addCustomerRoleAccess lets those functions call sts:AssumeRole on
+// another account's role: which roles is the customers' choice, and each
+// role's trust policy (Principal: our account, Condition: the account's
+// sts:ExternalId) decides whether we get in. The ExternalId condition only
+// refuses a call without one of our form, and the code always sends one;
+// so every role of the deployment's own account is denied outright: a role
+// there that trusts the account (its root, as many do) would otherwise be
+// reachable through any tenant's AWS endpoint. The deny names the roles by
+// ARN (sts:AssumeRole's resource is the role), so it holds whatever
+// condition keys the request carries, and an explicit deny beats any allow
+// added later. The code refuses such a role at registration too
+// (DEPLOYMENT_ACCOUNT_ID, awsdest.AWS.OwnAccount). docs/destinations.md.
 func (s *Stack) addCustomerRoleAccess() {
-	st := awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+	allow := awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("AssumeCustomerDestinationRoles"),
 		Actions:   jsii.Strings("sts:AssumeRole"),
 		Resources: jsii.Strings("arn:" + *awscdk.Aws_PARTITION() + ":iam::*:role/*"),
@@ -31,7 +36,20 @@ func (s *Stack) addCustomerRoleAccess() {
 			"StringLike": map[string]any{"sts:ExternalId": ExternalIDPattern},
 		},
 	})
+	deny := awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("NoRoleOfTheDeploymentsOwnAccount"),
+		Effect:    awsiam.Effect_DENY,
+		Actions:   jsii.Strings("sts:AssumeRole"),
+		Resources: jsii.Strings(ownAccountRoles()),
+	})
 	for _, fn := range customerRoleFunctions {
-		s.Functions[fn].AddToRolePolicy(st)
+		s.Functions[fn].AddToRolePolicy(allow)
+		s.Functions[fn].AddToRolePolicy(deny)
+		s.Functions[fn].AddEnvironment(jsii.String("DEPLOYMENT_ACCOUNT_ID"), awscdk.Aws_ACCOUNT_ID(), nil)
 	}
+}
+
+// ownAccountRoles is every role of the deployment's account, paths included.
+func ownAccountRoles() string {
+	return "arn:" + *awscdk.Aws_PARTITION() + ":iam::" + *awscdk.Aws_ACCOUNT_ID() + ":role/*"
 }

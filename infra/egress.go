@@ -33,8 +33,11 @@ import (
 // The api function gets the addresses as EGRESS_IPS (GET /v1/egress-ips),
 // and the stack outputs them as EgressIps.
 
-// MaxEgressAZs bounds egressAzs: the region must have that many zones.
-const MaxEgressAZs = 6
+// MaxEgressAZs bounds egressAzs: each AZ takes one Elastic IP, and a
+// region's default quota is 5 per account (shared with every other use of
+// the account there), so more could never deploy without a quota increase.
+// The region must also have that many zones.
+const MaxEgressAZs = 5
 
 // EgressVPCCIDR is the egress VPC's range: the public subnets take a /24 per
 // AZ (only the NAT gateways live there), deliver's private subnets a /20 per

@@ -253,6 +253,7 @@ func TestEgressStaticIPs(t *testing.T) {
 		apiEnv[k] = render(v)
 	}
 	apiEnv["EGRESS_IPS"] = resolved
+	apiEnv["DEPLOYMENT_ACCOUNT_ID"] = "123456789012"
 	if c, err := config.Parse(func(k string) string { return apiEnv[k] }); err != nil || len(c.EgressIPs) != azs {
 		t.Errorf("the api's environment with EGRESS_IPS=%s: %v, egress IPs %v", resolved, err, c.EgressIPs)
 	}
@@ -272,7 +273,8 @@ func TestEgressStaticIPs(t *testing.T) {
 // TestEgressAZCount: the AZ count sets the number of NAT gateways and IPs,
 // and is validated.
 func TestEgressAZCount(t *testing.T) {
-	for _, bad := range []string{"0", "7", "two"} {
+	// Each AZ takes an Elastic IP; a region's default quota is 5.
+	for _, bad := range []string{"0", "6", "two"} {
 		if _, err := ParseConfig(getter(map[string]any{CtxEgressStaticIPs: "true", CtxEgressAZs: bad})); err == nil || !strings.Contains(err.Error(), CtxEgressAZs) {
 			t.Errorf("egressAzs=%s: error %v", bad, err)
 		}

@@ -74,13 +74,19 @@ var variants = map[string]map[string]any{
 	"demo": {CtxDemoReceiver: "true"},
 	// A dev stage at the lowest bill: behind an HTTP API (-c api=http), its
 	// table of provisioned capacity (-c tableCapacity=provisioned), with
-	// the demo receiver, which reads the API's URL.
-	"http": {CtxAPIType: APIHTTP, CtxDemoReceiver: "true", CtxTableCapacity: TableProvisioned, CtxTableMinUnits: "2", CtxTableMaxUnits: "500"},
+	// the demo receiver, which reads the API's URL; its alarms go to an
+	// existing topic (-c alarmTopicArn=...).
+	"http": {CtxAPIType: APIHTTP, CtxDemoReceiver: "true", CtxTableCapacity: TableProvisioned, CtxTableMinUnits: "2", CtxTableMaxUnits: "500",
+		CtxAlarmTopicARN: existingTopic},
 	"localstack": {
 		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
 		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",
 	},
 }
+
+// existingTopic is an alarm destination the stack does not make (context
+// alarmTopicArn).
+const existingTopic = "arn:aws:sns:eu-west-1:123456789012:pager"
 
 // cdkJSON is the repository's cdk.json.
 func cdkJSON(t testing.TB) map[string]any {

@@ -38,6 +38,11 @@ const httpAccessLogFormat = `{"requestId":"$context.requestId","ip":"$context.id
 // at the function) and execution logs (docs/deploy.md).
 func newHTTPAPI(stack awscdk.Stack, name string, cfg Config, fn awslambda.Function, removal awscdk.RemovalPolicy) (awsapigatewayv2.HttpApi, awsapigatewayv2.HttpStage) {
 	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		// Under /aws/vendedlogs/: API Gateway's log delivery then needs no
+		// entry in the account-wide log resource policy (5,120 characters,
+		// which a generated name joins, and stage creation fails in a busy
+		// account once it is full).
+		LogGroupName:  jsii.String("/aws/vendedlogs/apigateway/" + name + "/access"),
 		Retention:     LogRetention,
 		RemovalPolicy: removal,
 	})

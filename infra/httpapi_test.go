@@ -36,6 +36,11 @@ func TestHTTPAPI(t *testing.T) {
 	for id := range s.resources("AWS::Logs::LogGroup") {
 		if strings.HasPrefix(id, "ApiAccessLogs") {
 			accessLogsID = id
+			// Named under /aws/vendedlogs/: no entry in the account-wide log
+			// resource policy, which a generated name would join.
+			if name, _ := props(s.resources("AWS::Logs::LogGroup")[id])["LogGroupName"].(string); !strings.HasPrefix(name, "/aws/vendedlogs/") {
+				t.Errorf("the access log group is named %q, want it under /aws/vendedlogs/", name)
+			}
 		}
 	}
 	_, stage := s.only(t, "AWS::ApiGatewayV2::Stage")

@@ -27,6 +27,10 @@ var wildcardResourceActions = map[string]string{
 // with an ExternalId of ours (TestIAMCustomerRoles).
 const customerRoles = "arn:${AWS::Partition}:iam::*:role/*"
 
+// ownAccountRolesARN is what api and deliver are denied: every role of the
+// deployment's own account.
+const ownAccountRolesARN = "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"
+
 // TestIAMNoWildcardResources walks every statement of every IAM policy
 // (managed-by-CDK policies and inline role policies) and fails on a "*"
 // resource outside the allow-list, a wildcard action, or a wildcard in any
@@ -253,7 +257,8 @@ func TestNagSuppressionsHaveReasons(t *testing.T) {
 }
 
 // TestIAMCustomerRoles: only api and deliver may assume customers' roles,
-// and only passing an ExternalId of our form, in every variant.
+// only passing an ExternalId of our form, never a role of the deployment's
+// own account, in every variant.
 func TestIAMCustomerRoles(t *testing.T) {
 	for _, v := range []string{"dev", "prod", "localstack"} {
 		s := synth(t, v)
@@ -262,9 +267,18 @@ func TestIAMCustomerRoles(t *testing.T) {
 			_, f := s.functionByName(t, fn)
 			roleOf[strings.TrimSuffix(strings.Trim(render(props(f)["Role"]), "${}"), ".Arn")] = fn
 		}
-		found := map[string]bool{}
+		found, denied := map[string]bool{}, map[string]bool{}
 		for _, st := range s.statements() {
-			if !slices.Contains(st.Actions, "sts:AssumeRole") || st.Effect != "Allow" {
+			if !slices.Contains(st.Actions, "sts:AssumeRole") {
+				continue
+			}
+			if st.Effect == "Deny" {
+				// Every role of the deployment's own account, unconditionally.
+				if len(st.Actions) == 1 && len(st.Resources) == 1 && st.Resources[0] == ownAccountRolesARN && len(st.Condition) == 0 {
+					for _, r := range st.Roles {
+						denied[roleOf[r]] = true
+					}
+				}
 				continue
 			}
 			if len(st.Actions) != 1 || len(st.Resources) != 1 || st.Resources[0] != customerRoles {
@@ -281,6 +295,15 @@ func TestIAMCustomerRoles(t *testing.T) {
 		for _, fn := range Functions {
 			if found[fn] != slices.Contains(customerRoleFunctions, fn) {
 				t.Errorf("%s: %s may assume customers' roles: %v", v, fn, found[fn])
+			}
+			if found[fn] && !denied[fn] {
+				t.Errorf("%s: %s may assume roles of the deployment's own account (no Deny on %s)", v, fn, ownAccountRolesARN)
+			}
+			// The code refuses such a role at registration: it knows the account.
+			_, f := s.functionByName(t, fn)
+			vars, _ := props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if got, want := render(vars["DEPLOYMENT_ACCOUNT_ID"]), "${AWS::AccountId}"; found[fn] && got != want {
+				t.Errorf("%s: %s DEPLOYMENT_ACCOUNT_ID = %s, want %s", v, fn, got, want)
 			}
 		}
 		// The output that customers' trust policies may name: exactly those roles.

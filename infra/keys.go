@@ -51,5 +51,6 @@ func (s *Stack) addSigningKey(removal awscdk.RemovalPolicy) awskms.Key {
 		}))
 		s.Functions[fn].AddEnvironment(jsii.String("KMS_KEY_ID"), key.KeyArn(), nil)
 	}
+	s.SigningKey = key
 	return key
 }

@@ -24,7 +24,7 @@ func TestOpsFunction(t *testing.T) {
 
 // TestDemoReceiver: off by default (no function, no URL, no output); with
 // demoReceiver a function URL without AWS auth whose function knows the API's
-// URL, whose role can write only its logs and traces, and whose URL is an
+// URL and has a reserved concurrency, whose role can write only its logs and traces, and whose URL is an
 // output; refused on prod.
 func TestDemoReceiver(t *testing.T) {
 	for _, v := range []string{"dev", "prod", "localstack"} {
@@ -48,6 +48,16 @@ func TestDemoReceiver(t *testing.T) {
 	}
 	if props(f)["TracingConfig"].(map[string]any)["Mode"] != "Active" {
 		t.Error("receiver not traced")
+	}
+	// Its public URL's flood stops at its own reserved concurrency, never
+	// at api's or deliver's; the other functions reserve none.
+	if got := props(f)["ReservedConcurrentExecutions"]; got != float64(DemoReceiverConcurrency) {
+		t.Errorf("receiver reserved concurrency %v, want %d", got, DemoReceiverConcurrency)
+	}
+	for _, fn := range Functions {
+		if _, other := s.functionByName(t, fn); props(other)["ReservedConcurrentExecutions"] != nil {
+			t.Errorf("%s reserves concurrency: %v", fn, props(other)["ReservedConcurrentExecutions"])
+		}
 	}
 	out, _ := s.json["Outputs"].(map[string]any)["ReceiverUrl"].(map[string]any)
 	if out == nil || render(out["Value"]) != "${"+urlID+".FunctionUrl}" {

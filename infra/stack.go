@@ -110,14 +110,14 @@ type Stack struct {
 	HTTPApi    awsapigatewayv2.HttpApi     // the HTTP API with api=http; nil otherwise
 	APIURL     *string                     // the API's base URL, whichever it is
 	APIMetrics apiMetrics                  // the API's metrics, whichever it is
-	AlarmTopic awssns.Topic                // nil without alarmEmail
+	AlarmTopic awssns.Topic                // the topic alarmEmail makes; nil without it
 	Alarms     map[string]awscloudwatch.Alarm
 	Dashboard  awscloudwatch.Dashboard
 	// The sweeper's two EventBridge rules, and the DLQ of their targets
 	// that is also the sweeper's own async DLQ (schedules.go).
 	SweepRule, ScheduleRule awsevents.Rule
 	ScheduleDLQ             awssqs.Queue
-	alarmAction             awscloudwatch.IAlarmAction // nil without alarmEmail
+	alarmActions            []awscloudwatch.IAlarmAction // none without alarmEmail or alarmTopicArn
 	// The API stage's execution log group, and its WAF web ACL (nil
 	// without context waf=true) (api_protection.go).
 	ExecutionLogs awslogs.LogGroup
@@ -127,6 +127,8 @@ type Stack struct {
 	ReceiverURL awslambda.FunctionUrl
 	// OpsEventBus carries the operational events (opevents.go).
 	OpsEventBus awsevents.EventBus
+	// SigningKey seals signing secrets and keys (keys.go).
+	SigningKey awskms.Key
 }
 
 // StackName is the CloudFormation stack's name for a stage.
@@ -409,6 +411,11 @@ func newFunction(stack awscdk.Stack, name, fn, assetDir string, arch awslambda.A
 		Environment:   &environment,
 		Tracing:       awslambda.Tracing_ACTIVE,
 		RecursiveLoop: recursion,
+		// Lean logs: JSON, so that Lambda filters its own START, END and
+		// REPORT lines (INFO) out at WARN; the app's lines keep the app's
+		// level (LOG_LEVEL), and EMF lines (no level: INFO) pass.
+		LoggingFormat:    awslambda.LoggingFormat_JSON,
+		SystemLogLevelV2: awslambda.SystemLogLevel_WARN,
 	})
 	// The function may only start once it can write its logs.
 	f.Node().AddDependency(role)
@@ -423,13 +430,21 @@ func newAPI(stack awscdk.Stack, name string, cfg Config, fn awslambda.Function, 
 		RemovalPolicy: removal,
 	})
 	t := true
+	// The account-wide logging role (and the account setting naming it)
+	// follows the stage: prod keeps it, other stages delete it with the
+	// stack. CDK would keep it everywhere.
+	var roleRemoval awscdk.RemovalPolicy
+	if cfg.APIGatewayCloudWatchRole {
+		roleRemoval = removal
+	}
 	return awsapigateway.NewLambdaRestApi(stack, jsii.String("Api"), &awsapigateway.LambdaRestApiProps{
-		RestApiName:    jsii.String(name),
-		Description:    jsii.String("Webhook ingest and management API (" + cfg.Stage + ")"),
-		Handler:        fn,
-		Proxy:          jsii.Bool(true),
-		EndpointTypes:  &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
-		CloudWatchRole: jsii.Bool(cfg.APIGatewayCloudWatchRole),
+		CloudWatchRoleRemovalPolicy: roleRemoval,
+		RestApiName:                 jsii.String(name),
+		Description:                 jsii.String("Webhook ingest and management API (" + cfg.Stage + ")"),
+		Handler:                     fn,
+		Proxy:                       jsii.Bool(true),
+		EndpointTypes:               &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		CloudWatchRole:              jsii.Bool(cfg.APIGatewayCloudWatchRole),
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(cfg.Stage),
 			ThrottlingRateLimit:  jsii.Number(cfg.APIThrottleRate),
@@ -470,7 +485,6 @@ const QueueAgeThreshold = 15 * 60 // seconds
 const API5xxThreshold = 5
 
 func (s *Stack) addAlarms(name string) {
-	var action awscloudwatch.IAlarmAction
 	if s.Config.AlarmEmail != "" {
 		key := awskms.NewKey(s.Stack, jsii.String("AlarmTopicKey"), &awskms.KeyProps{
 			Description:       jsii.String(name + " alarm topic encryption"),
@@ -494,9 +508,14 @@ func (s *Stack) addAlarms(name string) {
 			EnforceSSL:  jsii.Bool(true),
 		})
 		s.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(s.Config.AlarmEmail), nil))
-		action = awscloudwatchactions.NewSnsAction(s.AlarmTopic)
+		s.alarmActions = append(s.alarmActions, awscloudwatchactions.NewSnsAction(s.AlarmTopic))
 	}
-	s.alarmAction = action
+	// An existing topic (a pager's): its policy must let CloudWatch publish,
+	// and its KMS key, if any, let CloudWatch use it (docs/deploy.md).
+	if s.Config.AlarmTopicARN != "" {
+		topic := awssns.Topic_FromTopicArn(s.Stack, jsii.String("ExistingAlarmTopic"), jsii.String(s.Config.AlarmTopicARN))
+		s.alarmActions = append(s.alarmActions, awscloudwatchactions.NewSnsAction(topic))
+	}
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	add := func(id, description string, metric awscloudwatch.IMetric, op awscloudwatch.ComparisonOperator, threshold float64) {
 		s.addAlarm(alarmSpec{ID: id, Description: description, Metric: metric, Op: op, Threshold: threshold})
@@ -522,11 +541,12 @@ func (s *Stack) addAlarms(name string) {
 	add(AlarmAPI5xx, fmt.Sprintf("The API answered at least %d 5XX errors in five minutes. To do: read the api function's log group and the API access logs; check DynamoDB throttling and ApiThrottles; roll back a bad deploy.", API5xxThreshold),
 		s.APIMetrics.MetricServerError(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), ge, API5xxThreshold)
 	s.addOperationsAlarms() // alarms.go
+	s.addDataAlarms()       // data_alarms.go
 }
 
 // AlarmOrder is the alarms in dashboard order.
 var AlarmOrder = append([]string{AlarmDLQNotEmpty, AlarmDLQGrowing, AlarmDeliverErrors, AlarmQueueAge, AlarmSlowLaneAge, AlarmPacedLaneAge, AlarmDeliverThrottles, AlarmAPIThrottles, AlarmAPI5xx},
-	OperationsAlarms...)
+	append(OperationsAlarms, DataAlarms...)...)
 
 func (s *Stack) addOutputs() {
 	out := func(id, value, description string) {
@@ -553,6 +573,11 @@ func (s *Stack) addOutputs() {
 	out("DeliveryQueueArn", *s.Queue.QueueArn(), "Delivery queue ARN: the custom destination of the SQS console's DLQ redrive")
 	out("ScheduleDlqUrl", *s.ScheduleDLQ.QueueUrl(), "DLQ of the EventBridge schedules' invocations of the sweeper")
 	out("TableName", *s.Table.TableName(), "DynamoDB table")
+	// A redeploy of prod after a destroy imports the retained key by its id
+	// (docs/deploy.md): without it every sealed secret is unreadable.
+	out("SigningKeyId", *s.SigningKey.KeyId(), "KMS key that seals the endpoints' signing secrets and v1a keys (kept on prod; import it on a redeploy)")
+	out("SigningKeyArn", *s.SigningKey.KeyArn(), "ARN of that KMS key")
+	out("DlqArn", *s.DLQ.QueueArn(), "Dead-letter queue ARN (for IAM policies, alarms and the console's redrive)")
 	// AWS destinations (docs/destinations.md): the roles that assume
 	// customers' roles, for a trust policy that names them (aws:PrincipalArn).
 	var principals []string

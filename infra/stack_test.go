@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -238,6 +240,9 @@ func TestFunctions(t *testing.T) {
 		}
 		// Its own log group, with retention.
 		lc, _ := p["LoggingConfig"].(map[string]any)
+		if lc["LogFormat"] != "JSON" || lc["SystemLogLevel"] != "WARN" {
+			t.Errorf("%s: log format %v, system log level %v, want JSON and WARN (no START/END/REPORT lines billed)", fn, lc["LogFormat"], lc["SystemLogLevel"])
+		}
 		lg := strings.Trim(render(lc["LogGroup"]), "${}")
 		group, ok := s.resources("AWS::Logs::LogGroup")[lg]
 		if !ok {
@@ -273,6 +278,9 @@ func TestFunctions(t *testing.T) {
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")
 			want["OPS_EVENT_BUS"] = "${" + busID + "}"
+		}
+		if contains(customerRoleFunctions, fn) { // destinations.go: refuses roles of our own account
+			want["DEPLOYMENT_ACCOUNT_ID"] = "${AWS::AccountId}"
 		}
 		if _, seals := signingKeyGrants[fn]; seals { // keys.go
 			want["KMS_KEY_ID"] = "${" + s.signingKeyID(t) + ".Arn}"
@@ -487,6 +495,7 @@ func TestAlarms(t *testing.T) {
 	apiFnID, _ := dev.functionByName(t, FnAPI)
 	sweeperID, _ := dev.functionByName(t, FnSweeper)
 	redriveID, _ := dev.functionByName(t, FnRedrive)
+	opsID, _ := dev.functionByName(t, FnOps)
 	type alarm struct {
 		namespace, metric, statistic, op string
 		threshold, period                float64
@@ -516,9 +525,13 @@ func TestAlarms(t *testing.T) {
 		AlarmDeliverThrottles: {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + deliverID + "}", ""},
 		AlarmAPIThrottles:     {"AWS/Lambda", "Throttles", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + apiFnID + "}", ""},
 		AlarmAPI5xx:           {"AWS/ApiGateway", "5XXError", "Sum", "GreaterThanOrEqualToThreshold", API5xxThreshold, 300, "ApiName=" + StackName("dev"), ""},
+		AlarmDLQNearExpiry:    {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 10 * 86400, 300, "QueueName=${" + dlqID + ".QueueName}", ""},
+		AlarmOpsErrors:        {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + opsID + "}", ""},
 	}
-	// and the recursion alarm, a metric math sum (TestRecursion).
-	dev.tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(len(want)+1)))
+	// and the metric math sums: recursion (TestRecursion), DynamoDB
+	// throttles (TestDynamoDBThrottleAlarms).
+	mathAlarms := []string{AlarmRecursionDropped, AlarmTableThrottles, AlarmIndexThrottles}
+	dev.tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(len(want)+len(mathAlarms))))
 	for name, a := range want {
 		if a.missing == "" {
 			a.missing = "notBreaching"
@@ -545,7 +558,7 @@ func TestAlarms(t *testing.T) {
 		if d := fmt.Sprint(p["AlarmDescription"]); !strings.Contains(d, " To do: ") || !strings.HasSuffix(d, "See docs/deploy.md#alarms.") {
 			t.Errorf("alarm %s: description %q does not say what to do", name, d)
 		}
-		if name == AlarmRecursionDropped {
+		if slices.Contains(mathAlarms, name) {
 			continue
 		}
 		dims := list(p["Dimensions"])
@@ -559,6 +572,18 @@ func TestAlarms(t *testing.T) {
 		}
 	}
 	dev.tmpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+
+	// With alarmTopicArn every alarm notifies that topic, and the stack
+	// makes none.
+	ht := synth(t, "http")
+	ht.tmpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+	for id, r := range ht.resources("AWS::CloudWatch::Alarm") {
+		for _, key := range []string{"AlarmActions", "OKActions"} {
+			if acts := list(props(r)[key]); len(acts) != 1 || render(acts[0]) != existingTopic {
+				t.Errorf("http alarm %s: %s %v, want %s", id, key, props(r)[key], existingTopic)
+			}
+		}
+	}
 
 	// With alarmEmail every alarm notifies an encrypted, TLS-only topic.
 	prod := synth(t, "prod")
@@ -592,6 +617,58 @@ func TestAlarms(t *testing.T) {
 			"Effect": "Deny", "Action": "sns:Publish", "Condition": m{"Bool": m{"aws:SecureTransport": "false"}},
 		})})}})
 	})
+}
+
+// TestDynamoDBThrottleAlarms: the table's read and write throttle events
+// in one alarm, every index's in another, each within CloudWatch's ten
+// metrics an alarm.
+func TestDynamoDBThrottleAlarms(t *testing.T) {
+	dev := synth(t, "dev")
+	tableID, _ := dev.only(t, "AWS::DynamoDB::Table")
+	want := map[string][]string{}
+	for _, m := range []string{"ReadThrottleEvents", "WriteThrottleEvents"} {
+		want[AlarmTableThrottles] = append(want[AlarmTableThrottles], m+" TableName=${"+tableID+"}")
+		for _, ix := range schema.Table.Indexes {
+			want[AlarmIndexThrottles] = append(want[AlarmIndexThrottles], m+" GlobalSecondaryIndexName="+ix.Name+",TableName=${"+tableID+"}")
+		}
+	}
+	for name, metrics := range want {
+		var r map[string]any
+		for _, a := range dev.resources("AWS::CloudWatch::Alarm") {
+			if props(a)["AlarmName"] == StackName("dev")+"-"+name {
+				r = props(a)
+			}
+		}
+		if r == nil {
+			t.Errorf("no alarm %s", name)
+			continue
+		}
+		var got []string
+		for _, q := range list(r["Metrics"]) {
+			stat, ok := q.(map[string]any)["MetricStat"].(map[string]any)
+			if !ok {
+				continue
+			}
+			metric := stat["Metric"].(map[string]any)
+			var dims []string
+			for _, d := range list(metric["Dimensions"]) {
+				dims = append(dims, render(d.(map[string]any)["Name"])+"="+render(d.(map[string]any)["Value"]))
+			}
+			sort.Strings(dims)
+			if metric["Namespace"] != "AWS/DynamoDB" || stat["Stat"] != "Sum" {
+				t.Errorf("%s: metric %v", name, stat)
+			}
+			got = append(got, fmt.Sprint(metric["MetricName"])+" "+strings.Join(dims, ","))
+		}
+		sort.Strings(got)
+		sort.Strings(metrics)
+		if strings.Join(got, "\n") != strings.Join(metrics, "\n") {
+			t.Errorf("%s watches\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(metrics, "\n"))
+		}
+		if len(got) > MaxAlarmMetrics || r["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" || r["Threshold"] != 1.0 {
+			t.Errorf("%s: %d metrics, %v %v", name, len(got), r["ComparisonOperator"], r["Threshold"])
+		}
+	}
 }
 
 func TestDashboard(t *testing.T) {

@@ -144,6 +144,13 @@ func TestMakeTargets(t *testing.T) {
 	if out := dry("deploy", "STAGE=prod", "CDK_CONTEXT=-c alarmEmail=ops@example.com"); !strings.Contains(out, "-c stage=prod") || !strings.Contains(out, "-c alarmEmail=ops@example.com") {
 		t.Errorf("STAGE/CDK_CONTEXT do not reach cdk deploy:\n%s", out)
 	}
+	// A terminal confirms widened permissions; CI, where no one can, says never.
+	if out := dry("deploy", "STAGE=prod"); !strings.Contains(out, "--require-approval broadening") {
+		t.Errorf("make deploy does not ask before broadening:\n%s", out)
+	}
+	if out := dry("deploy", "STAGE=prod", "CDK_APPROVAL=never"); !strings.Contains(out, "--require-approval never") {
+		t.Errorf("CDK_APPROVAL=never does not reach cdk deploy:\n%s", out)
+	}
 	mk, err := os.ReadFile("cdk.mk")
 	if err != nil {
 		t.Fatal(err)

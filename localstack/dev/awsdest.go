@@ -33,6 +33,6 @@ func useLocalStackDestinations(ctx context.Context, a *app.App, endpoint string)
 	if len(a.Config.DestinationRegions) == 0 {
 		a.Config.DestinationRegions = []string{"us-east-1"}
 	}
-	awsdest.Use(a.Destinations, cfg, a.Config.DestinationRegions, a.Config.DeliveryTimeout)
+	awsdest.Use(a.Destinations, cfg, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
 	return nil
 }

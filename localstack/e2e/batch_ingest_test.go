@@ -62,7 +62,7 @@ func (b batchEnv) eventItems(t *testing.T) int {
 	t.Helper()
 	out, err := b.env.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(b.env.Table),
 		FilterExpression: aws.String("begins_with(pk, :p)"), ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": &types.AttributeValueMemberS{Value: "EVT#"}}})
+			":p": &types.AttributeValueMemberS{Value: "EVTS#"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestBatchAcceptsAndRefusesEachEventOnItsOwn(t *testing.T) {
 		t.Errorf("%d events stored, want 2", n)
 	}
 	for _, i := range []int{0, 2} {
-		got, err := b.st.GetEvent(context.Background(), out[i].Event.ID)
+		got, err := b.st.GetEvent(context.Background(), out[i].Event.AccountID, out[i].Event.ID)
 		if err != nil || string(got.Body) != string(items[i].Body) {
 			t.Errorf("item %d stored as %q (%v)", i, got.Body, err)
 		}

@@ -25,11 +25,73 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 	localOnly(t)
 	t.Run("cap=on", func(t *testing.T) { testAWSCallsPerDelivery(t, true) })
 	t.Run("cap=off", func(t *testing.T) { testAWSCallsPerDelivery(t, false) })
+	// The other two shapes docs/cost.md prices, cap on, at the default rate.
+	t.Run("fanout5", func(t *testing.T) { testUnitsPerShape(t, 1, 5, cost.MaxFanOut5WriteUnits) })
+	t.Run("batch100", func(t *testing.T) { testUnitsPerShape(t, 100, 1, cost.MaxBatch100WriteUnits) })
 }
 
-// maxLogBytesPerDelivery bounds what one delivery logs at info (issue 25: at
-// most 0.8 KB, one line per attempt): CloudWatch Logs bills each byte.
-const maxLogBytesPerDelivery = 800
+// testUnitsPerShape posts events (one request: POST /v1/events when 1,
+// the batch route otherwise) to endpoints receivers, waits until every
+// delivery is delivered, and holds the write units per delivery (failed
+// conditional writes included: testenv.ConditionFailed) to at most max.
+func testUnitsPerShape(t *testing.T, events, endpoints int, max float64) {
+	calls := testenv.NewCalls()
+	h := start(t, opts{calls: calls, maxInFlight: 5, env: map[string]string{"SWEEP_GRACE": "5m"}})
+	_, key := h.account(t)
+	for i := 0; i < endpoints; i++ {
+		h.registerReceiver(t, key, always(200))
+	}
+	h.publish(t, key, payout) // warms the key cache and the limiter's state for the account
+	time.Sleep(2 * time.Second)
+	calls.Reset()
+	var ids []string
+	if events == 1 {
+		for _, d := range h.publish(t, key, payout).Deliveries {
+			ids = append(ids, d.ID)
+		}
+	} else {
+		items := make([]string, events)
+		for i := range items {
+			items[i] = `{"body":` + payout + `}`
+		}
+		var out batchOut
+		if code := h.call(t, key, "POST", "/v1/events/batch", `{"events":[`+strings.Join(items, ",")+`]}`, &out); code != 200 || out.Accepted != events {
+			t.Fatalf("batch: %d, %d accepted", code, out.Accepted)
+		}
+		for _, r := range out.Results {
+			for _, d := range r.Event.Deliveries {
+				ids = append(ids, d.ID)
+			}
+		}
+	}
+	deadline := time.Now().Add(time.Duration(len(ids)/5+30) * time.Second) // the account's 5/s, and some
+	for _, id := range ids {
+		for {
+			if d, err := h.store.GetDelivery(ctx, id); err == nil && d.Status == domain.StatusDelivered {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("delivery %s not delivered", id)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the poller's delete follows the invocation
+	n := float64(len(ids))
+	units := calls.WriteUnits() / n
+	t.Logf("%d events to %d endpoints: %s", events, endpoints, calls)
+	t.Logf("write units per delivery: %.2f (failed conditional writes among them: %d)", units, calls.Count(testenv.ConditionFailed))
+	t.Logf("read units per delivery: %.2f", calls.ReadUnits()/n)
+	t.Logf("calls per delivery: %.2f", float64(calls.Total())/n)
+	if units > max {
+		t.Errorf("write units per delivery = %.2f, want at most %g", units, max)
+	}
+}
+
+// maxLogBytesPerDelivery bounds what one delivery logs at info: the api's
+// request line (342 B here); a plain success logs no line of its own (the
+// attempt is in the table). CloudWatch Logs bills each byte.
+const maxLogBytesPerDelivery = 400
 
 func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	calls := testenv.NewCalls()
@@ -42,7 +104,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 		o.maxInFlight = 5 // the shipped default
 	}
 	h := start(t, o)
-	_, key := h.account(t)
+	acct, key := h.account(t)
 	var fail bool
 	h.registerReceiver(t, key, func(int, http.ResponseWriter, *http.Request) (int, string) {
 		if fail {
@@ -119,9 +181,9 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	}
 	// Write units, as the emulator reports them consumed (table and index
 	// entries): ingest 1 (the booking, with the key's take) + 1 + 1
-	// (delivery, event) + 2 index entries (log, sweep) + the event's
-	// account_events entry 1 (replay's listing by time, one per event
-	// whatever its fan-out) = 6; claim 1 (no index entry changes); the
+	// (delivery, event: its item is keyed by the account's day and its id,
+	// the listing by time's own key, so no index entry) + 2 index entries
+	// (log, sweep) = 5; claim 1 (no index entry changes); the
 	// outcome with the attempt logged on the delivery's item 1 + the sweep
 	// index entry's removal 1; the slots 1 + 1 (docs/cost.md).
 	if wantUnits := float64(cost.SingleWriteUnits - cost.SlotWrites + slotWrites); units != wantUnits {
@@ -147,6 +209,9 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	for _, it := range out.Items {
 		sk := it["sk"].(*types.AttributeValueMemberS).Value
 		kind, _, _ := strings.Cut(sk, "#")
+		if strings.HasPrefix(sk, "evt_") {
+			kind = "EVT" // an event, under its account's day and its id
+		}
 		sizes[kind] = max(sizes[kind], store.ItemSize(it))
 	}
 	t.Logf("largest item of each kind, bytes (event body %d): %v", len(payout), sizes)
@@ -194,23 +259,37 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 		t.Errorf("a retry asked for %d visibility changes, want none", n)
 	}
 
-	// A 2 KB body: stored compressed (store's packBody), a payout's line
-	// items keep the event item under 1 KB, so it costs what a small one
-	// does; 2 KB that does not compress costs the item's 3 KB.
+	// A 2 KB body: stored compressed (store's packBody). A 2 KB payout's
+	// item comes out at about 1 KB, just under or over it depending on the
+	// Go release's compress/flate (972-985 B with 1.27, 1,040-1,070 with
+	// 1.26), so the test holds the units to the item as stored rather than
+	// to one release's output: the event item's own units beside the small
+	// body's, whatever the toolchain (shared/cost budgets 2 KB at one more).
 	for _, c := range []struct {
-		name  string
-		body  string
-		extra float64
+		name string
+		body string
 	}{
-		{" (2 KB body)", string(testenv.PayoutBody(2000)), 0},
-		{" (2 KB body that does not compress)", `{"event":"payout.fulfilled","data":{"pad":"` + noise(2000) + `"}}`, 2},
+		{" (2 KB body)", string(testenv.PayoutBody(2000))},
+		{" (2 KB body that does not compress)", `{"event":"payout.fulfilled","data":{"pad":"` + noise(2000) + `"}}`},
 	} {
 		calls.Reset()
 		ev = h.publish(t, key, c.body)
 		waitStatus(ev.Deliveries[0].ID, domain.StatusDelivered)
 		perDelivery(t, c.name, calls)
-		if big := calls.WriteUnits(); big != units+c.extra {
-			t.Errorf("%s: %g write units, want %g", c.name, big, units+c.extra)
+		pk, sk := store.EventItemKey(acct, ev.ID)
+		it, err := h.env.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(h.env.Table),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}})
+		if err != nil || it.Item == nil {
+			t.Fatalf("%s: the event's item: %v", c.name, err)
+		}
+		size := store.ItemSize(it.Item)
+		extra := float64((size+1023)/1024 - 1) // the event item's units past the small body's one
+		t.Logf("%s: the event's item %d bytes", c.name, size)
+		if big := calls.WriteUnits(); big != units+extra {
+			t.Errorf("%s: %g write units, want %g (the event item of %d bytes: %g more)", c.name, big, units+extra, size, extra)
+		}
+		if c.name == " (2 KB body)" && calls.WriteUnits() > units+1 {
+			t.Errorf("%s: %g write units, more than shared/cost's budget of one more than a small body's", c.name, calls.WriteUnits())
 		}
 	}
 }

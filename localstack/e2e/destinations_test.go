@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,19 +107,32 @@ type endpointView struct {
 // with a queue subscribed (raw delivery, so the attributes arrive as the
 // queue's), an event bus whose rule sends our events to a queue, and a role.
 type customer struct {
+	cfg                   aws.Config // the customer's own credentials
 	account, region, role string
 	queueURL, queueARN    string
 	topicARN, topicQueue  string
 	busARN, busQueue      string
 }
 
-func newCustomer(t *testing.T, cfg aws.Config) customer {
+// customerAccount is the customer's AWS account on LocalStack, which takes
+// a 12-digit access key id as the account: never the deployment's own
+// (LocalStack's default, 000000000000), whose roles a deployment refuses.
+const customerAccount = "111111111111"
+
+// newCustomer makes the customer's resources with the customer's own
+// credentials (ours are cfg's).
+func newCustomer(t *testing.T, ours aws.Config) customer {
 	t.Helper()
+	cfg := ours.Copy()
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(customerAccount, "test", "")
 	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := customer{account: aws.ToString(id.Account), region: cfg.Region}
+	c := customer{cfg: cfg, account: aws.ToString(id.Account), region: cfg.Region}
+	if c.account != customerAccount {
+		t.Fatalf("the customer's calls run in account %s, want %s (LocalStack's multi-account namespacing)", c.account, customerAccount)
+	}
 	c.role = fmt.Sprintf("arn:aws:iam::%s:role/gifq-e2e-customer", c.account)
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	sq := sqs.NewFromConfig(cfg)
@@ -235,7 +249,7 @@ func TestAWSProviderWritesAsTheCustomersRole(t *testing.T) {
 			t.Fatalf("%s: %+v", tt.id, res)
 		}
 	}
-	checkLanded(t, cfg, c, landed{"dlv_sqs", "evt_sqs", "3"}, landed{"dlv_sns", "evt_sns", "3"}, landed{"dlv_bus", "evt_bus", "3"})
+	checkLanded(t, c.cfg, c, landed{"dlv_sqs", "evt_sqs", "3"}, landed{"dlv_sns", "evt_sns", "3"}, landed{"dlv_bus", "evt_bus", "3"})
 
 	res := send(dest(domain.DestinationSQS, fmt.Sprintf("arn:aws:sqs:%s:%s:gifq-dest-missing", c.region, c.account)), "missing")
 	if res.ErrorClass != retry.ErrAWSNotFound || retry.Classify(res.Result) != retry.Reject {
@@ -251,7 +265,13 @@ func TestAWSProviderWritesAsTheCustomersRole(t *testing.T) {
 // worker must pass the endpoint's destination (sender.Request.Destination).
 func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 	cfg := localStackAWS(t)
-	h := start(t, opts{awsDest: &cfg, env: map[string]string{"DESTINATION_REGIONS": cfg.Region}})
+	// Our own account: a deployed stack has it as DEPLOYMENT_ACCOUNT_ID.
+	us, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := aws.ToString(us.Account)
+	h := start(t, opts{awsDest: &cfg, env: map[string]string{"DESTINATION_REGIONS": cfg.Region, "DEPLOYMENT_ACCOUNT_ID": ours}})
 	_, key := h.account(t)
 	var acct struct {
 		AWSExternalID string `json:"aws_external_id"`
@@ -280,6 +300,15 @@ func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 	toTopic := register(domain.DestinationSNS, c.topicARN)
 	toBus := register(domain.DestinationEventBridge, c.busARN)
 	missing := register(domain.DestinationSQS, fmt.Sprintf("arn:aws:sqs:%s:%s:gifq-dest-missing", c.region, c.account))
+
+	// A role in the deployment's own account: 422, nothing stored.
+	var ownRole struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	mine := map[string]any{"type": "aws_sqs", "aws": map[string]string{"target_arn": c.queueARN, "role_arn": "arn:aws:iam::" + ours + ":role/gifq-e2e-customer"}}
+	if st := h.call(t, key, "POST", "/v1/endpoints", mine, &ownRole); st != 422 || ownRole.Error.Code != "invalid_destination" || !strings.Contains(ownRole.Error.Message, "own AWS account") {
+		t.Fatalf("a role in the deployment's own account: %d %+v", st, ownRole)
+	}
 
 	// A region the deployment does not deliver to: 422, nothing stored.
 	var refused struct {
@@ -313,13 +342,13 @@ func TestAWSDestinationsDeliverThroughTheCustomersRole(t *testing.T) {
 	if failed.Status != "failed" || failed.FailReason != "rejected" || len(failed.Attempts) != 1 || failed.Attempts[0].ErrorClass != "aws_not_found" {
 		t.Fatalf("a missing queue: %+v", failed)
 	}
-	checkLanded(t, cfg, c, landed{deliveries[toQueue.ID], ev.ID, "1"}, landed{deliveries[toTopic.ID], ev.ID, "1"}, landed{deliveries[toBus.ID], ev.ID, "1"})
+	checkLanded(t, c.cfg, c, landed{deliveries[toQueue.ID], ev.ID, "1"}, landed{deliveries[toTopic.ID], ev.ID, "1"}, landed{deliveries[toBus.ID], ev.ID, "1"})
 
 	// A resend goes the same way: a manual attempt (number 0) to the queue.
 	if st := h.call(t, key, "POST", "/v1/deliveries/"+deliveries[toQueue.ID]+"/resend", nil, nil); st != 202 {
 		t.Fatalf("resend: %d", st)
 	}
-	m := receiveOne(t, sqs.NewFromConfig(cfg), c.queueURL)
+	m := receiveOne(t, sqs.NewFromConfig(c.cfg), c.queueURL)
 	if got := attrs(m); aws.ToString(m.Body) != payout || got[awsdest.AttrWebhookID] != deliveries[toQueue.ID] || got[awsdest.AttrAttempt] != "0" {
 		t.Fatalf("resent: %s %v", aws.ToString(m.Body), got)
 	}

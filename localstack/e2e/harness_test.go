@@ -141,7 +141,7 @@ func start(t *testing.T, o opts) *harness {
 		a.UseKMS(k, keyID)
 	}
 	if o.awsDest != nil {
-		awsdest.Use(a.Destinations, *o.awsDest, a.Config.DestinationRegions, a.Config.DeliveryTimeout)
+		awsdest.Use(a.Destinations, *o.awsDest, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
 	}
 	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers})
 	if err != nil {

@@ -168,14 +168,15 @@ func TestExpiredItemsReadAsGone(t *testing.T) {
 	t.Parallel()
 	localOnly(t)
 	h := start(t, opts{})
-	_, key := h.account(t)
+	acct, key := h.account(t)
 	_, ep := h.registerReceiver(t, key, always(200))
 	ev := h.publish(t, key, payout)
 	id := ev.Deliveries[0].ID
 	h.waitFor(t, key, id, 15*time.Second, settled)
 	past := &types.AttributeValueMemberN{Value: "1000"}
-	for _, pk := range []string{"EVT#" + ev.ID, "DLV#" + id} {
-		sk := map[string]string{"EVT": "EVT", "DLV": "DLV"}[pk[:3]]
+	evPK, evSK := store.EventItemKey(acct, ev.ID)
+	for _, k := range [][2]string{{evPK, evSK}, {"DLV#" + id, "DLV"}} {
+		pk, sk := k[0], k[1]
 		_, err := h.env.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(h.env.Table), UpdateExpression: aws.String("SET #t = :t"),
 			Key:                      map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}},

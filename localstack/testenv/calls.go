@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +30,11 @@ type Calls struct {
 // message received twice counts twice).
 const MessagesReceived = "SQS.messages-received"
 
+// ConditionFailed counts single-item writes refused by their condition
+// (already counted under their operation): AWS bills each a write unit per
+// KB of the item, at least one, which WriteUnits includes (one each).
+const ConditionFailed = "DynamoDB.condition-failed"
+
 // NewCalls returns an empty counter.
 func NewCalls() *Calls { return &Calls{n: map[string]int{}, units: map[string]float64{}} }
 
@@ -40,6 +46,12 @@ func (c *Calls) middleware(service string) func(*middleware.Stack) error {
 				out, md, err := next.HandleInitialize(ctx, in)
 				op := service + "." + awsmiddleware.GetOperationName(ctx)
 				kind, units := consumed(out.Result)
+				failed := failedConditionally(err)
+				if failed {
+					// AWS bills a write whose condition failed (a write unit per KB
+					// of the item, at least one); the emulator reports nothing.
+					kind, units = "write", 1
+				}
 				received := 0
 				if r, ok := out.Result.(*sqs.ReceiveMessageOutput); ok && err == nil {
 					if received = len(r.Messages); received == 0 {
@@ -51,6 +63,9 @@ func (c *Calls) middleware(service string) func(*middleware.Stack) error {
 				c.units[kind] += units
 				if received > 0 {
 					c.n[MessagesReceived] += received
+				}
+				if failed {
+					c.n[ConditionFailed]++
 				}
 				c.mu.Unlock()
 				return out, md, err
@@ -94,6 +109,13 @@ func askCapacity(params any) {
 	case *dynamodb.QueryInput:
 		in.ReturnConsumedCapacity = total
 	}
+}
+
+// failedConditionally says whether err is a single-item write refused by
+// its condition.
+func failedConditionally(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
 }
 
 // consumed is the capacity a DynamoDB call's output reports.
@@ -151,7 +173,7 @@ func (c *Calls) Total() int {
 	defer c.mu.Unlock()
 	n := 0
 	for op, v := range c.n {
-		if op != MessagesReceived {
+		if op != MessagesReceived && op != ConditionFailed {
 			n += v
 		}
 	}

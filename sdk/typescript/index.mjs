@@ -174,7 +174,7 @@ export function verifyStandardV1a(body, headers, keys, opts = {}) {
  * (the signing key rotated), it is fetched again, at most once a minute.
  */
 export class JwksCache {
-  #url; #fetch; #interval; #clock; #keys = null; #fetchedAt = -Infinity; #pending = null;
+  #url; #fetch; #interval; #clock; #keys = null; #fetchedAt = -Infinity; #pending = null; #error = null;
 
   constructor(url, { fetch = globalThis.fetch, refetchIntervalMs = JWKS_REFETCH_INTERVAL_MS, clock = Date.now } = {}) {
     this.#url = url;
@@ -185,7 +185,10 @@ export class JwksCache {
 
   /** The cached keys by kid, fetching them the first time. */
   async keys() {
-    return this.#keys ?? this.#refresh();
+    if (this.#keys) return this.#keys;
+    // A failed fetch is not retried within the minute either: a JWKS route that is down is not hammered.
+    if (this.#error && this.#clock() - this.#fetchedAt < this.#interval) throw this.#error;
+    return this.#refresh();
   }
 
   #refresh() {
@@ -195,7 +198,11 @@ export class JwksCache {
         const res = await this.#fetch(this.#url, { headers: { accept: 'application/json' } });
         if (!res.ok) throw new Error(`JWKS ${this.#url}: HTTP ${res.status}`);
         this.#keys = parseJwks(await res.json());
+        this.#error = null;
         return this.#keys;
+      } catch (e) {
+        this.#error = e;
+        throw e;
       } finally {
         this.#pending = null;
       }

@@ -901,18 +901,14 @@ export interface components {
             failed_at?: string;
             attempts?: components["schemas"]["Attempt"][];
             /**
-             * @description In an event's view only: how many older attempts of this delivery are left out (the
-             *     newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-             */
-            attempts_omitted?: number;
-            /**
              * @description One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
              * @enum {string}
              */
             attempts_order?: "newest_first";
             /**
-             * @description One delivery's view only, when it has more attempts than it shows: the cursor of the
-             *     older ones for `GET /v1/deliveries/{id}/attempts`.
+             * @description When a delivery has more attempts than its view shows (one delivery's view: the newest
+             *     20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+             *     ones for `GET /v1/deliveries/{id}/attempts`.
              */
             attempts_next_cursor?: string;
         };
@@ -1090,7 +1086,7 @@ export interface components {
         };
         /**
          * @description `idempotency_key_reused`, `endpoint_limit`, `endpoint_disabled`, `endpoint_deleted`,
-         *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `conflict`
+         *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `previous_key_live` (a v1a key rotation while the previous key still signs), `conflict`
          *     (a signing key rotation raced another, or a settings change met the endpoint changing
          *     three times over; try again).
          */
@@ -1606,7 +1602,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
@@ -1658,7 +1657,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339; a malformed time is 422 `invalid_window` naming the field.
+                     */
                     since: string;
                     /**
                      * Format: date-time
@@ -2257,7 +2259,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). */
+                    /** @description How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). At most two keys are live: a rotation with an overlap while the key the last rotation replaced still signs is 409 `previous_key_live` (naming when it retires) and changes nothing; 0 is always allowed. */
                     overlap_seconds?: number;
                 };
             };

@@ -146,6 +146,7 @@ const (
 	AwsSns         DestinationType = "aws_sns"
 	AwsSqs         DestinationType = "aws_sqs"
 	Http           DestinationType = "http"
+	Polling        DestinationType = "polling"
 )
 
 // Valid indicates whether the value is a known member of the DestinationType enum.
@@ -158,6 +159,8 @@ func (e DestinationType) Valid() bool {
 	case AwsSqs:
 		return true
 	case Http:
+		return true
+	case Polling:
 		return true
 	default:
 		return false
@@ -245,6 +248,24 @@ func (e SignatureScheme) Valid() bool {
 	case V1:
 		return true
 	case V1a:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListEventsParamsOrder.
+const (
+	Newest ListEventsParamsOrder = "newest"
+	Oldest ListEventsParamsOrder = "oldest"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsOrder enum.
+func (e ListEventsParamsOrder) Valid() bool {
+	switch e {
+	case Newest:
+		return true
+	case Oldest:
 		return true
 	default:
 		return false
@@ -388,13 +409,10 @@ type DeliveryFields struct {
 	AttemptCount int        `json:"attempt_count"`
 	Attempts     *[]Attempt `json:"attempts,omitempty"`
 
-	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
-	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	// AttemptsNextCursor When a delivery has more attempts than its view shows (one delivery's view: the newest
+	// 20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+	// ones for `GET /v1/deliveries/{id}/attempts`.
 	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
-
-	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
 
 	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 	AttemptsOrder *DeliveryFieldsAttemptsOrder `json:"attempts_order,omitempty"`
@@ -426,13 +444,10 @@ type DeliveryWithAttempts struct {
 	AttemptCount int       `json:"attempt_count"`
 	Attempts     []Attempt `json:"attempts"`
 
-	// AttemptsNextCursor One delivery's view only, when it has more attempts than it shows: the cursor of the
-	// older ones for `GET /v1/deliveries/{id}/attempts`.
+	// AttemptsNextCursor When a delivery has more attempts than its view shows (one delivery's view: the newest
+	// 20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+	// ones for `GET /v1/deliveries/{id}/attempts`.
 	AttemptsNextCursor *string `json:"attempts_next_cursor,omitempty"`
-
-	// AttemptsOmitted In an event's view only: how many older attempts of this delivery are left out (the
-	// newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
-	AttemptsOmitted *int `json:"attempts_omitted,omitempty"`
 
 	// AttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 	AttemptsOrder *DeliveryWithAttemptsAttemptsOrder `json:"attempts_order,omitempty"`
@@ -456,7 +471,7 @@ type DeliveryWithAttempts struct {
 // DeliveryWithAttemptsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 type DeliveryWithAttemptsAttemptsOrder string
 
-// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 type DestinationType string
 
 // Endpoint defines model for Endpoint.
@@ -483,7 +498,7 @@ type Endpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -507,6 +522,9 @@ type EndpointFields struct {
 	Health EndpointHealth `json:"health"`
 	Id     string         `json:"id"`
 
+	// PollToken A polling endpoint's token for its poll and commit routes. Shown once, at registration.
+	PollToken *string `json:"poll_token,omitempty"`
+
 	// PreviousSecretExpiresAt Rotation only; when the previous secret stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
@@ -519,7 +537,7 @@ type EndpointFields struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -602,6 +620,9 @@ type EndpointWithSecret struct {
 	Health EndpointHealth `json:"health"`
 	Id     string         `json:"id"`
 
+	// PollToken A polling endpoint's token for its poll and commit routes. Shown once, at registration.
+	PollToken *string `json:"poll_token,omitempty"`
+
 	// PreviousSecretExpiresAt Rotation only; when the previous secret stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
@@ -614,7 +635,7 @@ type EndpointWithSecret struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -694,6 +715,16 @@ type EventTypePatch struct {
 // EventTypes Exact names, prefixes like `payout.*`, or `*`; empty means every event.
 type EventTypes = []string
 
+// FeedEvent defines model for FeedEvent.
+type FeedEvent struct {
+	// Body The webhook body, delivered byte for byte. At most 256 KiB.
+	Body           EventBody `json:"body"`
+	Event          string    `json:"event"`
+	Id             string    `json:"id"`
+	IdempotencyKey *string   `json:"idempotency_key,omitempty"`
+	ReceivedAt     time.Time `json:"received_at"`
+}
+
 // JSONSchema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
 type JSONSchema = interface{}
 
@@ -712,7 +743,7 @@ type NewEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type *DestinationType `json:"type,omitempty"`
 
 	// Url Required for `http`. https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
@@ -774,6 +805,9 @@ type RotatedEndpoint struct {
 	Health EndpointHealth `json:"health"`
 	Id     string         `json:"id"`
 
+	// PollToken A polling endpoint's token for its poll and commit routes. Shown once, at registration.
+	PollToken *string `json:"poll_token,omitempty"`
+
 	// PreviousSecretExpiresAt Rotation only; when the previous secret stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 
@@ -786,7 +820,7 @@ type RotatedEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -863,6 +897,19 @@ type ListEndpointDeliveriesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// PollEndpointParams defines parameters for PollEndpoint.
+type PollEndpointParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous read.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CommitPollJSONBody defines parameters for CommitPoll.
+type CommitPollJSONBody struct {
+	Cursor string `json:"cursor"`
+}
+
 // RecoverEndpointJSONBody defines parameters for RecoverEndpoint.
 type RecoverEndpointJSONBody struct {
 	// Since RFC 3339; a malformed time is 422 `invalid_window` naming the field.
@@ -893,6 +940,11 @@ type RotateSecretJSONBody struct {
 	ExpirePreviousNow *bool `json:"expire_previous_now,omitempty"`
 }
 
+// SendTestEventJSONBody defines parameters for SendTestEvent.
+type SendTestEventJSONBody struct {
+	EventType *string `json:"event_type,omitempty"`
+}
+
 // ListEventTypesParams defines parameters for ListEventTypes.
 type ListEventTypesParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -900,6 +952,21 @@ type ListEventTypesParams struct {
 	// Cursor `next_cursor` of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	Since *time.Time             `form:"since,omitempty" json:"since,omitempty"`
+	Until *time.Time             `form:"until,omitempty" json:"until,omitempty"`
+	Type  *string                `form:"type,omitempty" json:"type,omitempty"`
+	Order *ListEventsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	Limit *int                   `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListEventsParamsOrder defines parameters for ListEvents.
+type ListEventsParamsOrder string
 
 // CreateEventParams defines parameters for CreateEvent.
 type CreateEventParams struct {
@@ -924,7 +991,7 @@ type CreatePortalSessionJSONBody struct {
 
 // RotateSigningKeyJSONBody defines parameters for RotateSigningKey.
 type RotateSigningKeyJSONBody struct {
-	// OverlapSeconds How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak).
+	// OverlapSeconds How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). At most two keys are live: a rotation with an overlap while the key the last rotation replaced still signs is 409 `previous_key_live` (naming when it retires) and changes nothing; 0 is always allowed.
 	OverlapSeconds *int `json:"overlap_seconds,omitempty"`
 }
 
@@ -934,6 +1001,9 @@ type CreateEndpointJSONRequestBody = NewEndpoint
 // UpdateEndpointJSONRequestBody defines body for UpdateEndpoint for application/json ContentType.
 type UpdateEndpointJSONRequestBody = EndpointPatch
 
+// CommitPollJSONRequestBody defines body for CommitPoll for application/json ContentType.
+type CommitPollJSONRequestBody CommitPollJSONBody
+
 // RecoverEndpointJSONRequestBody defines body for RecoverEndpoint for application/json ContentType.
 type RecoverEndpointJSONRequestBody RecoverEndpointJSONBody
 
@@ -942,6 +1012,9 @@ type ReplayEndpointJSONRequestBody ReplayEndpointJSONBody
 
 // RotateSecretJSONRequestBody defines body for RotateSecret for application/json ContentType.
 type RotateSecretJSONRequestBody RotateSecretJSONBody
+
+// SendTestEventJSONRequestBody defines body for SendTestEvent for application/json ContentType.
+type SendTestEventJSONRequestBody SendTestEventJSONBody
 
 // CreateEventTypeJSONRequestBody defines body for CreateEventType for application/json ContentType.
 type CreateEventTypeJSONRequestBody = NewEventType
@@ -1208,6 +1281,34 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/endpoints/{id}/deliveries (the `ListEndpointDeliveries` operationId).
 	ListEndpointDeliveries(ctx context.Context, id ID, params *ListEndpointDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PollEndpoint Read a polling endpoint's events
+	//
+	// A polling endpoint's events (those its filter takes), oldest first: after `cursor`, or
+	// else after the position last committed, or else since the endpoint was registered.
+	// Events show here 5 s after they are received. Authorization: the endpoint's `poll_token`,
+	// the account's API key or a portal token. Nothing is delivered to a polling endpoint.
+	//
+	// Corresponds with GET /v1/endpoints/{id}/poll (the `PollEndpoint` operationId).
+	PollEndpoint(ctx context.Context, id ID, params *PollEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CommitPollWithBody Commit a polling endpoint's position
+	//
+	// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+	CommitPollWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CommitPoll Commit a polling endpoint's position
+	//
+	// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+	CommitPoll(ctx context.Context, id ID, body CommitPollJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RecoverEndpointWithBody Give the endpoint's failed deliveries in a window a fresh series
 	//
 	// Takes any type of body and a specified content type.
@@ -1266,13 +1367,29 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecret(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendTestEventWithBody Send this endpoint a test event
+	//
+	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+	SendTestEventWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendTestEvent Send this endpoint a test event
 	//
 	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-	// (whatever its `event_types`), signed and retried like any other.
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
+	//
+	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-	SendTestEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SendTestEvent(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEventTypes The account's event catalog, by name
 	//
@@ -1335,6 +1452,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
 	UpdateEventType(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListEvents The account's events in a window, newest or oldest first
+	//
+	// The events feed, for reconciliation: the events received between `since` and `until`
+	// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+	// Test events are not listed. A page reads at most 500 events of the window and holds at most
+	// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+	// keep following `next_cursor` (with the same query) until it is empty.
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateEventWithBody Post an event
 	//
@@ -1723,6 +1851,64 @@ func (c *Client) ListEndpointDeliveries(ctx context.Context, id ID, params *List
 	return c.Client.Do(req)
 }
 
+// PollEndpoint Read a polling endpoint's events
+//
+// A polling endpoint's events (those its filter takes), oldest first: after `cursor`, or
+// else after the position last committed, or else since the endpoint was registered.
+// Events show here 5 s after they are received. Authorization: the endpoint's `poll_token`,
+// the account's API key or a portal token. Nothing is delivered to a polling endpoint.
+//
+// Corresponds with GET /v1/endpoints/{id}/poll (the `PollEndpoint` operationId).
+func (c *Client) PollEndpoint(ctx context.Context, id ID, params *PollEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPollEndpointRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CommitPollWithBody Commit a polling endpoint's position
+//
+// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+func (c *Client) CommitPollWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommitPollRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CommitPoll Commit a polling endpoint's position
+//
+// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+func (c *Client) CommitPoll(ctx context.Context, id ID, body CommitPollJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommitPollRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RecoverEndpointWithBody Give the endpoint's failed deliveries in a window a fresh series
 //
 // Takes any type of body and a specified content type.
@@ -1841,14 +2027,40 @@ func (c *Client) RotateSecret(ctx context.Context, id ID, body RotateSecretJSONR
 	return c.Client.Do(req)
 }
 
+// SendTestEventWithBody Send this endpoint a test event
+//
+// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+func (c *Client) SendTestEventWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendTestEventRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SendTestEvent Send this endpoint a test event
 //
 // An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-// (whatever its `event_types`), signed and retried like any other.
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
+//
+// Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-func (c *Client) SendTestEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSendTestEventRequest(c.Server, id)
+func (c *Client) SendTestEvent(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendTestEventRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1971,6 +2183,27 @@ func (c *Client) UpdateEventTypeWithBody(ctx context.Context, name string, conte
 // Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
 func (c *Client) UpdateEventType(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateEventTypeRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEvents The account's events in a window, newest or oldest first
+//
+// The events feed, for reconciliation: the events received between `since` and `until`
+// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+// Test events are not listed. A page reads at most 500 events of the window and holds at most
+// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+// keep following `next_cursor` (with the same query) until it is empty.
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2773,6 +3006,126 @@ func NewListEndpointDeliveriesRequest(server string, id ID, params *ListEndpoint
 	return req, nil
 }
 
+// NewPollEndpointRequest constructs an http.Request for the PollEndpoint method
+func NewPollEndpointRequest(server string, id ID, params *PollEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/endpoints/%s/poll", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCommitPollRequest calls the generic CommitPoll builder with application/json body
+func NewCommitPollRequest(server string, id ID, body CommitPollJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCommitPollRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCommitPollRequestWithBody constructs an http.Request for the CommitPoll method, with any body, and a specified content type
+func NewCommitPollRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/endpoints/%s/poll/commit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRecoverEndpointRequest calls the generic RecoverEndpoint builder with application/json body
 func NewRecoverEndpointRequest(server string, id ID, body RecoverEndpointJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2914,8 +3267,19 @@ func NewRotateSecretRequestWithBody(server string, id ID, contentType string, bo
 	return req, nil
 }
 
-// NewSendTestEventRequest constructs an http.Request for the SendTestEvent method
-func NewSendTestEventRequest(server string, id ID) (*http.Request, error) {
+// NewSendTestEventRequest calls the generic SendTestEvent builder with application/json body
+func NewSendTestEventRequest(server string, id ID, body SendTestEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendTestEventRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSendTestEventRequestWithBody constructs an http.Request for the SendTestEvent method, with any body, and a specified content type
+func NewSendTestEventRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2940,10 +3304,12 @@ func NewSendTestEventRequest(server string, id ID) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3131,6 +3497,120 @@ func NewUpdateEventTypeRequestWithBody(server string, name string, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListEventsRequest constructs an http.Request for the ListEvents method
+func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3698,6 +4178,36 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/endpoints/{id}/deliveries (the `ListEndpointDeliveries` operationId).
 	ListEndpointDeliveriesWithResponse(ctx context.Context, id ID, params *ListEndpointDeliveriesParams, reqEditors ...RequestEditorFn) (*ListEndpointDeliveriesResponse, error)
 
+	// PollEndpointWithResponse Read a polling endpoint's events
+	//
+	// A polling endpoint's events (those its filter takes), oldest first: after `cursor`, or
+	// else after the position last committed, or else since the endpoint was registered.
+	// Events show here 5 s after they are received. Authorization: the endpoint's `poll_token`,
+	// the account's API key or a portal token. Nothing is delivered to a polling endpoint.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/endpoints/{id}/poll (the `PollEndpoint` operationId).
+	PollEndpointWithResponse(ctx context.Context, id ID, params *PollEndpointParams, reqEditors ...RequestEditorFn) (*PollEndpointResponse, error)
+
+	// CommitPollWithBodyWithResponse Commit a polling endpoint's position
+	//
+	// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+	CommitPollWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CommitPollResponse, error)
+
+	// CommitPollWithResponse Commit a polling endpoint's position
+	//
+	// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+	CommitPollWithResponse(ctx context.Context, id ID, body CommitPollJSONRequestBody, reqEditors ...RequestEditorFn) (*CommitPollResponse, error)
+
 	// RecoverEndpointWithBodyWithResponse Give the endpoint's failed deliveries in a window a fresh series
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -3756,15 +4266,29 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecretWithResponse(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
 
+	// SendTestEventWithBodyWithResponse Send this endpoint a test event
+	//
+	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+	SendTestEventWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
+
 	// SendTestEventWithResponse Send this endpoint a test event
 	//
 	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-	// (whatever its `event_types`), signed and retried like any other.
+	// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+	// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+	// no example). Not for a polling endpoint (409).
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-	SendTestEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
+	SendTestEventWithResponse(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
 
 	// ListEventTypesWithResponse The account's event catalog, by name
 	//
@@ -3831,6 +4355,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/event-types/{name} (the `UpdateEventType` operationId).
 	UpdateEventTypeWithResponse(ctx context.Context, name string, body UpdateEventTypeJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateEventTypeResponse, error)
+
+	// ListEventsWithResponse The account's events in a window, newest or oldest first
+	//
+	// The events feed, for reconciliation: the events received between `since` and `until`
+	// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+	// Test events are not listed. A page reads at most 500 events of the window and holds at most
+	// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+	// keep following `next_cursor` (with the same query) until it is empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
 	// CreateEventWithBodyWithResponse Post an event
 	//
@@ -5166,6 +5703,233 @@ func (r ListEndpointDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+// PollEndpointResponse401Headers the declared response headers of an HTTP 401 response for PollEndpoint
+type PollEndpointResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PollEndpointResponse429Headers the declared response headers of an HTTP 429 response for PollEndpoint
+type PollEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PollEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data       []FeedEvent `json:"data"`
+		Done       bool        `json:"done"`
+		NextCursor string      `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PollEndpointResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PollEndpointResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PollEndpointResponse) GetJSON200() *struct {
+	Data       []FeedEvent `json:"data"`
+	Done       bool        `json:"done"`
+	NextCursor string      `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PollEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PollEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PollEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PollEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PollEndpointResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PollEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PollEndpointResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PollEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PollEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PollEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PollEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CommitPollResponse401Headers the declared response headers of an HTTP 401 response for CommitPoll
+type CommitPollResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CommitPollResponse429Headers the declared response headers of an HTTP 429 response for CommitPoll
+type CommitPollResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CommitPollResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Cursor string `json:"cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CommitPollResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CommitPollResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CommitPollResponse) GetJSON200() *struct {
+	Cursor string `json:"cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CommitPollResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CommitPollResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CommitPollResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CommitPollResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CommitPollResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CommitPollResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CommitPollResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CommitPollResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CommitPollResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CommitPollResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CommitPollResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CommitPollResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RecoverEndpointResponse401Headers the declared response headers of an HTTP 401 response for RecoverEndpoint
 type RecoverEndpointResponse401Headers struct {
 	WWWAuthenticate *string
@@ -5569,6 +6333,8 @@ type SendTestEventResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *AcceptedEvent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -5577,6 +6343,8 @@ type SendTestEventResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -5590,6 +6358,11 @@ type SendTestEventResponse struct {
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
 func (r SendTestEventResponse) GetJSON202() *AcceptedEvent {
 	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SendTestEventResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -5610,6 +6383,11 @@ func (r SendTestEventResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SendTestEventResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SendTestEventResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6008,6 +6786,113 @@ func (r UpdateEventTypeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateEventTypeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
+type ListEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
+type ListEventsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []FeedEvent `json:"data"`
+
+		// NextCursor Empty on the last page.
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEventsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventsResponse) GetJSON200() *struct {
+	Data []FeedEvent `json:"data"`
+
+	// NextCursor Empty on the last page.
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListEventsResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEventsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListEventsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7107,6 +7992,54 @@ func (c *ClientWithResponses) ListEndpointDeliveriesWithResponse(ctx context.Con
 	return ParseListEndpointDeliveriesResponse(rsp)
 }
 
+// PollEndpointWithResponse Read a polling endpoint's events
+//
+// A polling endpoint's events (those its filter takes), oldest first: after `cursor`, or
+// else after the position last committed, or else since the endpoint was registered.
+// Events show here 5 s after they are received. Authorization: the endpoint's `poll_token`,
+// the account's API key or a portal token. Nothing is delivered to a polling endpoint.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/endpoints/{id}/poll (the `PollEndpoint` operationId).
+func (c *ClientWithResponses) PollEndpointWithResponse(ctx context.Context, id ID, params *PollEndpointParams, reqEditors ...RequestEditorFn) (*PollEndpointResponse, error) {
+	rsp, err := c.PollEndpoint(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePollEndpointResponse(rsp)
+}
+
+// CommitPollWithBodyWithResponse Commit a polling endpoint's position
+//
+// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+func (c *ClientWithResponses) CommitPollWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CommitPollResponse, error) {
+	rsp, err := c.CommitPollWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCommitPollResponse(rsp)
+}
+
+// CommitPollWithResponse Commit a polling endpoint's position
+//
+// The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/endpoints/{id}/poll/commit (the `CommitPoll` operationId).
+func (c *ClientWithResponses) CommitPollWithResponse(ctx context.Context, id ID, body CommitPollJSONRequestBody, reqEditors ...RequestEditorFn) (*CommitPollResponse, error) {
+	rsp, err := c.CommitPoll(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCommitPollResponse(rsp)
+}
+
 // RecoverEndpointWithBodyWithResponse Give the endpoint's failed deliveries in a window a fresh series
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -7201,16 +8134,36 @@ func (c *ClientWithResponses) RotateSecretWithResponse(ctx context.Context, id I
 	return ParseRotateSecretResponse(rsp)
 }
 
+// SendTestEventWithBodyWithResponse Send this endpoint a test event
+//
+// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
+func (c *ClientWithResponses) SendTestEventWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error) {
+	rsp, err := c.SendTestEventWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendTestEventResponse(rsp)
+}
+
 // SendTestEventWithResponse Send this endpoint a test event
 //
 // An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-// (whatever its `event_types`), signed and retried like any other.
+// (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+// catalog's example of that type is sent instead (the `webhook.test` body when the type has
+// no example). Not for a polling endpoint (409).
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/endpoints/{id}/test-event (the `SendTestEvent` operationId).
-func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error) {
-	rsp, err := c.SendTestEvent(ctx, id, reqEditors...)
+func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, id ID, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error) {
+	rsp, err := c.SendTestEvent(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7317,6 +8270,25 @@ func (c *ClientWithResponses) UpdateEventTypeWithResponse(ctx context.Context, n
 		return nil, err
 	}
 	return ParseUpdateEventTypeResponse(rsp)
+}
+
+// ListEventsWithResponse The account's events in a window, newest or oldest first
+//
+// The events feed, for reconciliation: the events received between `since` and `until`
+// (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+// Test events are not listed. A page reads at most 500 events of the window and holds at most
+// 4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+// keep following `next_cursor` (with the same query) until it is empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error) {
+	rsp, err := c.ListEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventsResponse(rsp)
 }
 
 // CreateEventWithBodyWithResponse Post an event
@@ -8614,6 +9586,215 @@ func ParseListEndpointDeliveriesResponse(rsp *http.Response) (*ListEndpointDeliv
 	return response, nil
 }
 
+// ParsePollEndpointResponse parses an HTTP response from a PollEndpointWithResponse call
+func ParsePollEndpointResponse(rsp *http.Response) (*PollEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PollEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data       []FeedEvent `json:"data"`
+			Done       bool        `json:"done"`
+			NextCursor string      `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PollEndpointResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PollEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCommitPollResponse parses an HTTP response from a CommitPollWithResponse call
+func ParseCommitPollResponse(rsp *http.Response) (*CommitPollResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CommitPollResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Cursor string `json:"cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CommitPollResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CommitPollResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRecoverEndpointResponse parses an HTTP response from a RecoverEndpointWithResponse call
 func ParseRecoverEndpointResponse(rsp *http.Response) (*RecoverEndpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8988,6 +10169,13 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 		}
 		response.JSON202 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9015,6 +10203,13 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -9375,6 +10570,102 @@ func ParseUpdateEventTypeResponse(rsp *http.Response) (*UpdateEventTypeResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
+func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []FeedEvent `json:"data"`
+
+			// NextCursor Empty on the last page.
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

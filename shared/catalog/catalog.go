@@ -12,8 +12,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -85,13 +87,17 @@ func Compile(raw []byte) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refuseLoader{})
+	c.UseRegexpEngine(compilePattern)
 	c.AssertFormat() // "format": "date-time" is checked, as producers expect
 	if err := c.AddResource(resourceURL, doc); err != nil {
 		return nil, &Problem{Reason: err.Error()}
 	}
 	s, err := c.Compile(resourceURL)
 	if err != nil {
-		return nil, compileProblem(err)
+		return nil, compileProblem(err).bounded()
+	}
+	if p := bound(s); p != nil {
+		return nil, p.bounded()
 	}
 	return &Schema{s}, nil
 }
@@ -101,6 +107,9 @@ func compileProblem(err error) *Problem {
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &sve) && errors.As(sve.Err, &ve) {
 		p := leaf(ve)
+		if f, ok := deepest(ve).ErrorKind.(*kind.Format); ok && f.Want == "regex" {
+			p.Reason = "not a valid pattern: " + f.Err.Error() // not the pattern quoted back
+		}
 		p.Reason = "not a valid JSON Schema: " + p.Reason
 		return p
 	}
@@ -112,23 +121,60 @@ func compileProblem(err error) *Problem {
 }
 
 // Check validates an event body (known to be a JSON object) against s. A
-// failure is a *Problem at the most specific place that failed.
+// failure is a *Problem at the most specific place that failed. A body
+// whose check could cost more than CheckBudget is refused unchecked.
 func (s *Schema) Check(body []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
 		return &Problem{Reason: "not JSON"}
 	}
+	m := meter{left: CheckBudget}
+	if !m.estimate(s.s, v) {
+		return &Problem{Reason: fmt.Sprintf("the body is too costly to check against this schema (over %d units, about one subschema applied to one value each): send smaller events or simplify the schema", CheckBudget)}
+	}
 	err = s.s.Validate(v)
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
-		return leaf(ve)
+		return leaf(ve).bounded()
 	}
 	return err
+}
+
+// Bounds of a Problem as answered: a refusal quotes at most this much of
+// the schema or the body.
+const (
+	maxReasonBytes  = 300
+	maxPointerBytes = 200
+)
+
+// bounded is p cut to its bounds, with the compiler's internal URL for the
+// schema removed (a refusal names places as JSON pointers).
+func (p *Problem) bounded() *Problem {
+	r := strings.ReplaceAll(p.Reason, resourceURL, "")
+	r = strings.ReplaceAll(r, "https://event-type.gifq.invalid/", "")
+	return &Problem{Pointer: clip(p.Pointer, maxPointerBytes), Reason: clip(r, maxReasonBytes)}
+}
+
+// clip is s cut to at most n bytes on a rune boundary, "..." marking a cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	n -= 3
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // leaf is the failure at the deepest instance location (the first of
 // equals): "at /data/amount: must be >= 0", not "doesn't validate".
 func leaf(ve *jsonschema.ValidationError) *Problem {
+	best := deepest(ve)
+	return &Problem{Pointer: pointer(best.InstanceLocation), Reason: best.ErrorKind.LocalizedString(printer)}
+}
+
+func deepest(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
 	best := ve
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
@@ -140,7 +186,7 @@ func leaf(ve *jsonschema.ValidationError) *Problem {
 		}
 	}
 	walk(ve)
-	return &Problem{Pointer: pointer(best.InstanceLocation), Reason: best.ErrorKind.LocalizedString(printer)}
+	return best
 }
 
 func pointer(tokens []string) string {

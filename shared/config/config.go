@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/netip"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,8 @@ type Config struct {
 	IngestBurst           int            // INGEST_BURST: events at once per API key (default 1000)
 	PortalRatePerSecond   float64        // PORTAL_RATE_PER_SECOND: requests a second per portal session (default 10)
 	PortalBurst           int            // PORTAL_BURST: requests at once per portal session (default 50)
+	ManagementRate        float64        // MANAGEMENT_RATE_PER_SECOND: management writes a second per API key (default 5)
+	ManagementBurst       int            // MANAGEMENT_BURST: management writes at once per API key (default 100)
 	EndpointMaxInFlight   int            // ENDPOINT_MAX_IN_FLIGHT: concurrent attempts per endpoint (default 5; 0 = no cap)
 	DeliveryTimeout       time.Duration  // DELIVERY_TIMEOUT (default 10s)
 	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
@@ -61,6 +64,11 @@ type Config struct {
 	// EventBridge) may be in, comma separated; by default the stack's own
 	// (AWS_REGION), whose partition is then the only one served.
 	DestinationRegions []string
+	// DEPLOYMENT_ACCOUNT_ID: the AWS account this deployment runs in (the
+	// stack sets it). An AWS destination's role may not be in it: such a
+	// role trusts our account, not a customer's (docs/destinations.md).
+	// Empty: no account is refused (make dev).
+	DeploymentAccount string
 }
 
 // Defaults are the contract's values.
@@ -79,6 +87,8 @@ func Defaults() Config {
 		IngestBurst:          1000,
 		PortalRatePerSecond:  10,
 		PortalBurst:          50,
+		ManagementRate:       5,
+		ManagementBurst:      100,
 		EndpointMaxInFlight:  5,
 		DeliveryTimeout:      10 * time.Second,
 		AllowedSchemes:       []string{"https"},
@@ -137,6 +147,12 @@ func Parse(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.DestinationRegions = regionList(getenv("DESTINATION_REGIONS"), getenv("AWS_REGION"))
+	if v := strings.TrimSpace(getenv("DEPLOYMENT_ACCOUNT_ID")); v != "" {
+		if !accountIDRE.MatchString(v) {
+			errs = append(errs, fmt.Errorf("DEPLOYMENT_ACCOUNT_ID=%q: want a 12-digit AWS account id", v))
+		}
+		c.DeploymentAccount = v
+	}
 	dur("DELIVERY_TIMEOUT", &c.DeliveryTimeout)
 	dur("SWEEP_GRACE", &c.SweepGrace)
 	dur("PARK_AFTER", &c.ParkAfter)
@@ -191,6 +207,20 @@ func Parse(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("PORTAL_BURST=%q: want a whole number of at least 1", v))
 		}
 		c.PortalBurst = n
+	}
+	if v := getenv("MANAGEMENT_RATE_PER_SECOND"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || math.IsInf(f, 0) {
+			errs = append(errs, fmt.Errorf("MANAGEMENT_RATE_PER_SECOND=%q: want a positive number", v))
+		}
+		c.ManagementRate = f
+	}
+	if v := getenv("MANAGEMENT_BURST"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("MANAGEMENT_BURST=%q: want a whole number of at least 1", v))
+		}
+		c.ManagementBurst = n
 	}
 	if v := getenv("ENDPOINT_MAX_IN_FLIGHT"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -267,6 +297,8 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+var accountIDRE = regexp.MustCompile(`^[0-9]{12}$`)
 
 // regionList is DESTINATION_REGIONS' regions, or the function's own.
 func regionList(list, own string) []string {

@@ -152,3 +152,19 @@ func TestDestinationRegions(t *testing.T) {
 		}
 	}
 }
+
+// The deployment's own account (the stack's DEPLOYMENT_ACCOUNT_ID): 12
+// digits, or unset (no account refused).
+func TestDeploymentAccount(t *testing.T) {
+	for v, want := range map[string]string{"": "", " 123456789012 ": "123456789012"} {
+		c, err := Parse(func(k string) string { return map[string]string{"DEPLOYMENT_ACCOUNT_ID": v}[k] })
+		if err != nil || c.DeploymentAccount != want {
+			t.Errorf("%q: %q, %v", v, c.DeploymentAccount, err)
+		}
+	}
+	for _, bad := range []string{"12345", "arn:aws:iam::123456789012:root", "${AWS::AccountId}"} {
+		if _, err := Parse(func(k string) string { return map[string]string{"DEPLOYMENT_ACCOUNT_ID": bad}[k] }); err == nil || !strings.Contains(err.Error(), "DEPLOYMENT_ACCOUNT_ID") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

@@ -40,8 +40,10 @@ type Usage struct {
 	APIInvocations float64 // api Lambda invocations per event
 	APISeconds     float64 // api Lambda time per invocation
 	DeliverBatches float64 // deliver invocations per event (deliveries / messages per batch)
-	DeliverSeconds float64 // deliver time per invocation, sleeps included (billed)
-	MemoryGB       float64 // both functions' memory
+	DeliverSeconds float64 // deliver time per invocation, apart from sleeping for rate slots (billed)
+	PacedSleep     float64 // seconds per event a deliver invocation sleeps for the account's rate slots (billed)
+	MemoryGB       float64 // the api function's memory
+	DeliverGB      float64 // the deliver function's memory
 	SQSRequests    float64 // per event: sends, receives (empty ones too), deletes
 	WriteUnits     float64 // per event
 	ReadUnits      float64 // per event
@@ -68,7 +70,7 @@ func (b Breakdown) Total() float64 {
 // PerMillion prices a million events of u at p.
 func PerMillion(u Usage, p Prices) Breakdown {
 	const m = 1e6
-	gbs := u.MemoryGB * (u.APIInvocations*u.APISeconds + u.DeliverBatches*u.DeliverSeconds)
+	gbs := u.MemoryGB*u.APIInvocations*u.APISeconds + u.DeliverGB*(u.DeliverBatches*u.DeliverSeconds+u.PacedSleep)
 	api := p.APIGatewayREST
 	if u.HTTPAPI {
 		api = p.APIGatewayHTTP
@@ -105,23 +107,31 @@ func Round2(d float64) float64 { return math.Round(d*100) / 100 }
 // (issue 10's runs).
 const (
 	// One event, one endpoint, delivered on the first attempt.
-	SingleWriteUnits, SingleReadUnits = 11, 2
+	SingleWriteUnits, SingleReadUnits = 10, 2
 	// Each further delivery of the same event (fan-out).
 	FanOutWriteUnits, FanOutReadUnits = 8, 1
 	// Per event through POST /v1/events/batch (100 a request): the
 	// limiter's writes and the account's endpoint query are shared by the
 	// request.
-	BatchWriteUnits, BatchReadUnits = 10, 1
+	BatchWriteUnits, BatchReadUnits = 9, 1
+)
+
+// The bounds TestAWSCallsPerDelivery holds the other two shapes to, per
+// delivery, cap on, failed conditional writes counted: a fan-out of 5 is
+// (10 + 4 x 8) / 5 = 8.4; a batch of 100 to one endpoint at the account's
+// 5/s, 9 and what bookings and slot races add.
+const (
+	MaxFanOut5WriteUnits  = 8.4
+	MaxBatch100WriteUnits = 9.2
 )
 
 // Assumptions the counts cannot give, each with its source.
 const (
 	memoryGB = 0.25 // infra: 256 MB api and deliver functions
-	// The api's time per request in AWS (four DynamoDB calls, two at once,
-	// and one SQS call); a batch of 100's (docs/cost.md).
+	// The api's time per request in AWS (three DynamoDB calls and one SQS
+	// call); a batch of 100's (docs/cost.md).
 	apiSeconds, batchAPISeconds = 0.030, 0.200
-	// A deliver invocation: the receiver's answer dominates; a message
-	// early for its slot sleeps in it (ratelimit.Lead), billed.
+	// A deliver invocation: the receiver's answer dominates.
 	deliverSeconds = 0.150
 	// Messages per deliver invocation: 1 at low traffic (the worst case
 	// priced here); up to 10 under load.
@@ -129,19 +139,40 @@ const (
 	// Stored per delivery (item, keys-only index entries, event share,
 	// attempt), kept a month: docs/cost.md "Storage".
 	storedBytes = 1700
-	// Log bytes per delivery at info (TestAWSCallsPerDelivery: 669, under
-	// its bound of 800) plus the EMF metric lines per batch.
-	logBytes = 800 + 300/messagesPerBatch
+	// Log bytes as CloudWatch Logs ingests them on AWS (docs/cost.md
+	// "Logs"): the app's lines at info (TestAWSCallsPerDelivery: 342 for
+	// a single delivery, the api's request line; a plain success logs no
+	// line), EMF lines (the api's 264 B per request, the deliver function's
+	// 375 B per invocation), Lambda's START, END and REPORT lines (none:
+	// the functions' system log level is WARN), and the API's access log
+	// line (246 B per request).
+	appLogBytes, apiEMFBytes, deliverEMFBytes, platformLogBytes, accessLogBytes = 342, 264, 375, 0, 246
 	// X-Ray's default sampling: 5 % after the first request each second.
 	traced = 0.05
+	// Billed sleep per delivery paced at the account's default 5/s (a
+	// batch of 100 to one account): each poller of the paced lane's
+	// mapping (five at least on AWS) gathers its own batches, so below
+	// about 40 paced deliveries a second a batch holds about one second's
+	// slots of one poller's share, and an invocation sleeps ~1.5 s x 5 / r
+	// a delivery (docs/lifecycle.md "The paced lane"); estimated, not
+	// measured (the local runner's one poller reads 0.165 s).
+	pacedSleepAt5 = 1.5
 )
+
+// logBytes is what CloudWatch Logs ingests for one event: app lines, EMF
+// per API request (a batch's one line for all its events) and per deliver
+// invocation, platform lines per invocation, the access log per request.
+func logBytes(app, apiRequests, apiInvocations, deliverBatches float64) float64 {
+	return app + apiRequests*(apiEMFBytes+accessLogBytes) + deliverBatches*deliverEMFBytes + (apiInvocations+deliverBatches)*platformLogBytes
+}
 
 // Single is one event posted alone to one endpoint, delivered first time.
 func Single() Usage {
 	return Usage{Deliveries: 1, APIRequests: 1, APIInvocations: 1, APISeconds: apiSeconds,
-		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: deliverSeconds, MemoryGB: memoryGB,
+		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: deliverSeconds, MemoryGB: memoryGB, DeliverGB: memoryGB,
 		SQSRequests: 1 + 2.0/messagesPerBatch, // the send; the batch's receive and delete
-		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits, StoredGB: storedBytes / 1e9, LogBytes: logBytes, TracedFraction: traced}
+		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits, StoredGB: storedBytes / 1e9,
+		LogBytes: logBytes(appLogBytes, 1, 1, 1.0/messagesPerBatch), TracedFraction: traced}
 }
 
 // ThroughHTTPAPI is u behind an HTTP API (infra context api=http). A batch
@@ -161,12 +192,16 @@ func (u Usage) OnProvisioned(share float64) Usage {
 	return u
 }
 
-// Batch100 is one event of a POST /v1/events/batch of 100, one endpoint.
+// Batch100 is one event of a POST /v1/events/batch of 100, one endpoint,
+// paced at the account's default 5/s (its billed sleep priced).
 func Batch100() Usage {
 	u := Single()
 	u.APIRequests, u.APIInvocations, u.APISeconds = 0.01, 0.01, batchAPISeconds
-	u.SQSRequests = 0.1 + 2.0/messagesPerBatch // one SendMessageBatch per 10 events
+	u.SQSRequests = 0.12 + 2.0/messagesPerBatch // 12 SendMessageBatch for 100 (one per lane per 10); receive and delete
 	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits
+	u.PacedSleep = pacedSleepAt5
+	u.TracedFraction = traced * u.APIRequests                     // a trace per request, carried through the queue
+	u.LogBytes = logBytes(3.42, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: the request's line, a hundredth
 	return u
 }
 
@@ -176,19 +211,24 @@ func FanOut5() Usage {
 	const n = 5
 	u.Deliveries = n
 	u.DeliverBatches = n / messagesPerBatch
-	u.SQSRequests = 0.5 + 2.0*n/messagesPerBatch // one SendMessageBatch for the five; receive and delete each
+	u.SQSRequests = 2 + 2.0*n/messagesPerBatch // two SendMessageBatch (the fast and the paced lane: the 2nd slot on is 0.2 s ahead); receive and delete each
 	u.WriteUnits = SingleWriteUnits + (n-1)*FanOutWriteUnits
 	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits
-	u.StoredGB, u.LogBytes = n*storedBytes/1e9, n*logBytes
+	u.StoredGB = n * storedBytes / 1e9
+	u.LogBytes = logBytes(appLogBytes, 1, 1, n/messagesPerBatch) // app lines: the api's request line
 	return u.PerDelivery()
 }
+
+// Best is u in the cheapest configuration docs/cost.md documents: an HTTP
+// API and a table of provisioned capacity auto scaled to 70 % use.
+func (u Usage) Best() Usage { return u.ThroughHTTPAPI().OnProvisioned(0.7) }
 
 // PerDelivery is u divided by its deliveries: a fan-out priced per
 // delivery rather than per event.
 func (u Usage) PerDelivery() Usage {
 	n := u.Deliveries
 	return Usage{Deliveries: 1, APIRequests: u.APIRequests / n, APIInvocations: u.APIInvocations / n, APISeconds: u.APISeconds,
-		DeliverBatches: u.DeliverBatches / n, DeliverSeconds: u.DeliverSeconds, MemoryGB: u.MemoryGB, SQSRequests: u.SQSRequests / n,
+		DeliverBatches: u.DeliverBatches / n, DeliverSeconds: u.DeliverSeconds, PacedSleep: u.PacedSleep / n, MemoryGB: u.MemoryGB, DeliverGB: u.DeliverGB, SQSRequests: u.SQSRequests / n,
 		WriteUnits: u.WriteUnits / n, ReadUnits: u.ReadUnits / n, StoredGB: u.StoredGB / n, LogBytes: u.LogBytes / n,
 		TracedFraction: u.TracedFraction / n, HTTPAPI: u.HTTPAPI}
 }

@@ -19,12 +19,12 @@ const (
 	// Ingest, per event: the account's delivery rate limiter, RATE#<account>
 	// (one booking for the event's deliveries; more under contention).
 	IngestRateBookingWrite = 1
-	// Ingest, per event: the event item, EVT#<event> (its conditional put
-	// is the commit point).
+	// Ingest, per event: the event item, EVTS#<account>#<day> / its id (its
+	// conditional put is the commit point).
 	IngestEventWrite = 1
-	// Ingest, per event: its account_events index entry,
-	// EVTS#<account>#<day> (replay's listing).
-	IngestAccountEventsWrite = 1
+	// Ingest, per event: none for its listing by time: the event item is
+	// keyed by EVTS#<account>#<day> and its id, the listing's own key.
+	IngestAccountEventsWrite = 0
 	// Ingest, per delivery: the delivery item, DLV#<delivery>.
 	IngestDeliveryWrite = 1
 	// Ingest, per delivery: its endpoint_log index entry, EP#<endpoint>

@@ -7,7 +7,7 @@ import (
 )
 
 // The steps' units add up to the counted ones: a first-attempt delivery
-// (11 / 2), each further delivery of the same event (8 / 1), the same with
+// (10 / 2), each further delivery of the same event (8 / 1), the same with
 // the cap off (10 and 6), and a retry (5 / 3).
 func TestStepUnitsAddUpToTheCounted(t *testing.T) {
 	firstW := cost.IngestEventWrites + cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite

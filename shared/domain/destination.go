@@ -14,6 +14,9 @@ const (
 	DestinationSQS         DestinationType = "aws_sqs"
 	DestinationSNS         DestinationType = "aws_sns"
 	DestinationEventBridge DestinationType = "aws_eventbridge"
+	// DestinationPolling is read instead of pushed (package poll): no
+	// delivery, message or attempt is made for it.
+	DestinationPolling DestinationType = "polling"
 )
 
 // ParseDestinationType reads a type; "" is the default, DestinationHTTP.
@@ -21,7 +24,7 @@ func ParseDestinationType(s string) (DestinationType, bool) {
 	switch t := DestinationType(s); t {
 	case "":
 		return DestinationHTTP, true
-	case DestinationHTTP, DestinationSQS, DestinationSNS, DestinationEventBridge:
+	case DestinationHTTP, DestinationSQS, DestinationSNS, DestinationEventBridge, DestinationPolling:
 		return t, true
 	}
 	return "", false

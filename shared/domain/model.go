@@ -167,6 +167,10 @@ type Endpoint struct {
 	// 7), so what it read, strongly or not, is what it signs and sends
 	// with. Empty until the first such change.
 	Route string `dynamodbav:"route,omitempty"`
+	// A polling endpoint's (DestinationPolling) token, as its SHA-256 only,
+	// and the position its consumer committed (an event id; "" none yet).
+	PollTokenHash []byte `dynamodbav:"poll_token_hash,omitempty"`
+	PollPosition  string `dynamodbav:"poll_position,omitempty"`
 }
 
 // EndpointSettings are an endpoint's own delivery settings; a zero field
@@ -272,6 +276,11 @@ func (e *Endpoint) V1aKeys(now int64) []ed25519.PrivateKey {
 	}
 	return out
 }
+
+// MaxLiveSigningKeys is how many v1a keys an account publishes and signs
+// with at once: the current one and, during a rotation's overlap, the one
+// it replaced.
+const MaxLiveSigningKeys = 2
 
 // SigningKey is one of an account's ed25519 keys (Standard Webhooks v1a).
 // In the table the private key is only Sealed (package envelope); the

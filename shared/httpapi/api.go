@@ -39,7 +39,10 @@ type Store interface {
 	UpdateEventType(ctx context.Context, et domain.EventType, rev int64) (domain.EventType, error)
 	ListEventTypes(ctx context.Context, accountID string, limit int32, after string) (store.EventTypePage, error)
 	EventTypeNames(ctx context.Context, accountID string) ([]domain.EventType, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	GetEvent(ctx context.Context, accountID, id string) (domain.Event, error)
+	AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
+	AccountEventsNewestFirst(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
+	CommitPollPosition(ctx context.Context, accountID, endpointID, position string) error
 	DeliveryWithAttempts(ctx context.Context, id string) (domain.Delivery, []domain.Attempt, error)
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveryWithNewestAttempts(ctx context.Context, id string, n int) (domain.Delivery, store.AttemptPage, error)
@@ -120,6 +123,9 @@ type request struct {
 	// key itself, or the key that minted the portal session. Whatever a
 	// session makes counts in its key's bucket as well as its own.
 	chargeKey string
+	// pollToken is a polling endpoint's token, when one authenticated
+	// (poll.go): the endpoint must be the token's.
+	pollToken string
 }
 
 type route struct {
@@ -141,6 +147,9 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/recover"), (*API).recoverEndpoint},
 	{http.MethodPost, split("/v1/endpoints/*/replay"), (*API).replayEndpoint},
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},
+	{http.MethodGet, split("/v1/events"), (*API).listEvents},
+	{http.MethodGet, split("/v1/endpoints/*/poll"), (*API).poll},
+	{http.MethodPost, split("/v1/endpoints/*/poll/commit"), (*API).commitPoll},
 	{http.MethodGet, split("/v1/deliveries/*"), (*API).getDelivery},
 	{http.MethodPost, split("/v1/deliveries/*/resend"), (*API).resend},
 	{http.MethodGet, split("/v1/deliveries/*/attempts"), (*API).listAttempts},
@@ -157,6 +166,20 @@ var routes = []route{
 	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
 	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
 	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
+}
+
+// notManagement are the writes outside the management limit: those charged
+// to the key's ingest bucket (events and what makes deliveries), and
+// revoking portal sessions (ending access is never limited).
+var notManagement = map[string]bool{
+	"POST /v1/events": true, "POST /v1/events/batch": true, "POST /v1/endpoints/*/recover": true,
+	"POST /v1/endpoints/*/replay": true, "POST /v1/deliveries/*/resend": true, "POST /v1/endpoints/*/test-event": true,
+	"DELETE /v1/portal/sessions/*": true, "DELETE /v1/portal/sessions": true,
+}
+
+// managementWrite reports whether rt is a write the management limit counts.
+func managementWrite(rt route) bool {
+	return rt.method != http.MethodGet && rt.method != http.MethodHead && !notManagement[rt.name()]
 }
 
 // publish hands events to OpEvents, if any.
@@ -255,6 +278,11 @@ func (a *API) serve(ctx context.Context, in events.APIGatewayProxyRequest) respo
 			return r
 		}
 		req.body = body
+		if managementWrite(rt) {
+			if r, limited := limitAnswer(a.KeyLimits.admitManagement(ctx, req)); limited {
+				return r
+			}
+		}
 		return rt.handle(a, ctx, req)
 	}
 	if len(allowed) > 0 {
@@ -301,6 +329,9 @@ func (a *API) authenticate(ctx context.Context, req *request, rt route) (respons
 	secret = strings.TrimSpace(secret)
 	if portal.IsToken(secret) {
 		return a.authenticatePortal(ctx, req, rt, secret)
+	}
+	if strings.HasPrefix(secret, pollPrefix) {
+		return a.authenticatePoll(req, rt, secret)
 	}
 	a.keysOnce.Do(func() { a.keys = &keyCache{ttl: a.KeyCacheTTL} })
 	if account, keyID, ok := a.keys.get(secret, a.Now()); ok {

@@ -138,3 +138,50 @@ func TestDeliveryViewIsBoundedWithThousandsOfAttempts(t *testing.T) {
 		t.Errorf("a read-only portal session: %d %s", r.status, r.raw)
 	}
 }
+
+// GET /v1/events/{id} reads only what it shows: each delivery's newest 10
+// attempts, one query, however long its log (1,050 attempts read 333 read
+// units), and a cursor pages through the older ones.
+func TestEventViewReadsOnlyTheAttemptsItShows(t *testing.T) {
+	f := newFixture(t, nil)
+	f.endpoint(t, f.keyA)
+	ev := f.do(t, f.keyA, "POST", "/v1/events", `{"event":"payout.paid"}`)
+	if ev.status != 202 {
+		t.Fatalf("event: %d %s", ev.status, ev.raw)
+	}
+	evID := ev.body["id"].(string)
+	dlv := ev.body["deliveries"].([]any)[0].(map[string]any)["id"].(string)
+	ids := f.writeAttempts(t, dlv, 1050)
+	slices.Sort(ids)
+
+	f.calls.Reset()
+	got := f.do(t, f.keyA, "GET", "/v1/events/"+evID, "")
+	if got.status != 200 {
+		t.Fatalf("GET event: %d %.300s", got.status, got.raw)
+	}
+	// The event (1 unit strongly consistent for up to 4 KB, its body is
+	// small) and 12 attempts of ~1.2 KB (about 4 units): far under what
+	// reading the whole log costs.
+	if units := f.calls.ReadUnits(); units > 10 {
+		t.Errorf("GET /v1/events/{id} with 1,050 attempts read %.1f units: %s", units, f.calls.String())
+	} else {
+		t.Logf("GET /v1/events/{id} with 1,050 attempts: %.1f read units", units)
+	}
+	d := got.body["deliveries"].([]any)[0].(map[string]any)
+	attempts, _ := d["attempts"].([]any)
+	var shown []string
+	for _, a := range attempts {
+		shown = append(shown, a.(map[string]any)["id"].(string))
+	}
+	if !slices.Equal(shown, ids[len(ids)-10:]) {
+		t.Fatalf("shows %d attempts; want the newest 10, oldest first", len(shown))
+	}
+	cursor, _ := d["attempts_next_cursor"].(string)
+	if cursor == "" {
+		t.Fatalf("no cursor to the older attempts: %.300s", got.raw)
+	}
+	page := f.doRequest(t, get(f.keyA, "/v1/deliveries/"+dlv+"/attempts", map[string]string{"limit": "1", "cursor": cursor}))
+	if data, _ := page.body["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != ids[len(ids)-11] {
+		t.Errorf("the cursor's first page: %.300s", page.raw)
+	}
+}

@@ -45,11 +45,10 @@ type deliveryView struct {
 	FailedAt      string            `json:"failed_at,omitempty"`
 	// Attempts is set (maybe empty) for one delivery and left out of lists.
 	Attempts *[]attemptView `json:"attempts,omitempty"`
-	// AttemptsOmitted counts older attempts left out of an event's view
-	// (GET /v1/deliveries/{id}/attempts has them all).
-	AttemptsOmitted int `json:"attempts_omitted,omitempty"`
-	// One delivery's view: its attempts are the newest, newest first; the
-	// cursor, when set, pages through the older ones.
+	// One delivery's view: its attempts are the newest, newest first. An
+	// event's view: each delivery's newest, oldest first. Either way the
+	// cursor, when set, pages through the older ones (GET
+	// /v1/deliveries/{id}/attempts?cursor=).
 	AttemptsOrder      string `json:"attempts_order,omitempty"`
 	AttemptsNextCursor string `json:"attempts_next_cursor,omitempty"`
 }

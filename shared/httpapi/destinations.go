@@ -40,7 +40,7 @@ func destinationFail(msg string) response {
 func destinationType(s string) (domain.DestinationType, response, bool) {
 	t, valid := domain.ParseDestinationType(s)
 	if !valid {
-		return "", destinationFail(fmt.Sprintf("type %q is not one of http, aws_sqs, aws_sns, aws_eventbridge", s)), true
+		return "", destinationFail(fmt.Sprintf("type %q is not one of http, aws_sqs, aws_sns, aws_eventbridge, polling", s)), true
 	}
 	return t, response{}, false
 }

@@ -31,7 +31,7 @@ func (g *roleGate) Send(context.Context, sender.Request) sender.Result { return 
 
 func awsFixture(t *testing.T) (*fixture, *roleGate) {
 	f := newFixture(t, nil)
-	g := &roleGate{aws: &awsdest.AWS{Regions: []string{"eu-west-1"}}}
+	g := &roleGate{aws: &awsdest.AWS{Regions: []string{"eu-west-1"}, OwnAccount: ownAccount}}
 	f.app.Destinations.Register(g, domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
 	return f, g
 }
@@ -39,6 +39,8 @@ func awsFixture(t *testing.T) (*fixture, *roleGate) {
 const (
 	queueARN = "arn:aws:sqs:eu-west-1:123456789012:orders"
 	roleARN  = "arn:aws:iam::123456789012:role/gifq-delivery"
+	// ownAccount is the deployment's own AWS account (DEPLOYMENT_ACCOUNT_ID).
+	ownAccount = "210987654321"
 )
 
 // An AWS endpoint is stored with the account's external id after one role
@@ -89,7 +91,7 @@ func TestAWSEndpointRegisteredWithTheAccountsExternalID(t *testing.T) {
 // Every bad AWS destination is a 422 saying what is wrong, and nothing is
 // stored or changed.
 func TestAWSEndpointRefusedChangesNothing(t *testing.T) {
-	f, _ := awsFixture(t)
+	f, g := awsFixture(t)
 	body := func(typ, target, role string) string {
 		return `{"type":"` + typ + `","aws":{"target_arn":"` + target + `","role_arn":"` + role + `"}}`
 	}
@@ -99,6 +101,9 @@ func TestAWSEndpointRefusedChangesNothing(t *testing.T) {
 		{body("aws_sqs", "arn:aws:sns:eu-west-1:123456789012:t", roleARN), "invalid_destination", "not sns"},
 		{body("aws_sqs", "arn:aws:sqs:us-east-1:123456789012:q", roleARN), "invalid_destination", "region us-east-1 is not one this deployment delivers to (eu-west-1)"},
 		{body("aws_sns", "arn:aws:sns:eu-west-1:123456789012:t", "arn:aws:iam::123456789012:user/u"), "invalid_destination", "aws.role_arn: not an IAM role ARN"},
+		// A role in the deployment's own account trusts us, not the tenant:
+		// refused before any AssumeRole, whatever its name or path.
+		{body("aws_sqs", queueARN, "arn:aws:iam::"+ownAccount+":role/ops/admin"), "invalid_destination", "aws.role_arn: account " + ownAccount + " is this service's own AWS account"},
 		{body("aws_sqs", queueARN, "arn:aws:iam::123456789012:role/refuses"), "role_not_assumable", "AccessDenied: User: arn:aws:sts::111111111111:assumed-role/deliver is not authorized"},
 		{`{"type":"aws_sqs","url":"http://127.0.0.1:9/x","aws":{"target_arn":"` + queueARN + `","role_arn":"` + roleARN + `"}}`, "invalid_destination", "has no url"},
 		{`{"type":"aws_sqs"}`, "invalid_destination", "needs aws.target_arn"},
@@ -120,6 +125,7 @@ func TestAWSEndpointRefusedChangesNothing(t *testing.T) {
 	before := f.do(t, f.keyA, "GET", "/v1/endpoints/"+id, "").raw
 	for _, patch := range []string{
 		`{"aws":{"target_arn":"` + queueARN + `","role_arn":"arn:aws:iam::123456789012:role/refuses"}}`,
+		`{"aws":{"target_arn":"` + queueARN + `","role_arn":"arn:aws:iam::` + ownAccount + `:role/gifq-delivery"}}`,
 		`{"aws":{"target_arn":"arn:aws:sqs:eu-west-1:123456789012:","role_arn":"` + roleARN + `"}}`,
 		`{"url":"http://127.0.0.1:9/x"}`,
 	} {
@@ -129,6 +135,11 @@ func TestAWSEndpointRefusedChangesNothing(t *testing.T) {
 	}
 	if after := f.do(t, f.keyA, "GET", "/v1/endpoints/"+id, "").raw; after != before {
 		t.Fatalf("changed:\n%s\n%s", before, after)
+	}
+	for _, d := range g.checked {
+		if strings.Contains(d.RoleARN, "::"+ownAccount+":") {
+			t.Fatalf("a role in the deployment's own account was assumed: %s", d.RoleARN)
+		}
 	}
 	web := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook"}`)
 	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+web.body["id"].(string), `{"aws":{"target_arn":"`+queueARN+`","role_arn":"`+roleARN+`"}}`); a.status != 422 || !strings.Contains(a.raw, "a type cannot change") {

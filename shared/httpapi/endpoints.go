@@ -36,6 +36,7 @@ type endpointView struct {
 	CreatedAt      string       `json:"created_at"`
 	UpdatedAt      string       `json:"updated_at"`
 	Secret         string       `json:"secret,omitempty"`
+	PollToken      string       `json:"poll_token,omitempty"` // a polling endpoint's, shown once
 	// SignatureScheme is what webhook-signature carries (docs/signing.md).
 	SignatureScheme domain.SignatureScheme `json:"signature_scheme"`
 	// Type is how the endpoint is reached; AWS its target and role when
@@ -191,7 +192,11 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	if failed {
 		return r
 	}
-	if r, failed := checkDestinationShape(typ, in.URL != "", in.AWS, in.Settings != nil && len(in.Settings.Headers) > 0); failed {
+	if typ == domain.DestinationPolling {
+		if r, failed := checkPollingShape(in.URL != "", in.AWS != nil, in.Settings != nil); failed {
+			return r
+		}
+	} else if r, failed := checkDestinationShape(typ, in.URL != "", in.AWS, in.Settings != nil && len(in.Settings.Headers) > 0); failed {
 		return r
 	}
 	if in.URL == "" && typ == domain.DestinationHTTP {
@@ -224,7 +229,12 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 		return r
 	}
 	var dest *domain.Destination
-	if typ != domain.DestinationHTTP { // last: it calls STS
+	var poll pollToken
+	switch typ {
+	case domain.DestinationHTTP:
+	case domain.DestinationPolling:
+		dest, poll = &domain.Destination{Type: typ}, newPollToken(req.account)
+	default: // last: it calls STS
 		if dest, r, failed = a.destinationFrom(ctx, req.account, typ, *in.AWS); failed {
 			return r
 		}
@@ -233,7 +243,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	ep := domain.Endpoint{
 		ID: domain.NewID("ep"), AccountID: req.account, URL: url, Description: in.Description, EventTypes: in.EventTypes,
 		Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
-		SignatureScheme: scheme, Settings: settings, Destination: dest,
+		SignatureScheme: scheme, Settings: settings, Destination: dest, PollTokenHash: poll.hash,
 	}
 	switch err := a.Store.CreateEndpoint(ctx, ep); {
 	case errors.Is(err, store.ErrLimit):
@@ -243,7 +253,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	}
 	a.publish(ctx, opevents.Changed(opevents.EndpointCreated, ep, a.Now()))
 	v := viewEndpoint(ep, a.Now())
-	v.Secret = ep.Secrets[0].Value
+	v.Secret, v.PollToken = ep.Secrets[0].Value, poll.token
 	return ok(http.StatusCreated, v)
 }
 

@@ -112,6 +112,9 @@ func TestEventTypeRefusesBadInputAndStoresNothing(t *testing.T) {
 		{"invalid schema", `{"name":"a.b","schema":{"type":"strin"}}`, 422, "invalid_schema", "/type", "not a valid JSON Schema"},
 		{"schema of another draft", `{"name":"a.b","schema":{"$schema":"http://json-schema.org/draft-07/schema#"}}`, 422, "invalid_schema", "/$schema", "2020-12"},
 		{"remote $ref", `{"name":"a.b","schema":{"$ref":"https://example.com/s.json"}}`, 422, "invalid_schema", "", "references outside the schema"},
+		{"$ref to itself", `{"name":"a.b","schema":{"$ref":"#"}}`, 422, "invalid_schema", "", "refers to itself"},
+		{"$ref fan-out", `{"name":"a.b","schema":` + refFanOut(17) + `}`, 422, "invalid_schema", "", "too large to check events against"},
+		{"bounded repeat", `{"name":"a.b","schema":{"properties":{"note":{"pattern":".{1000}x"}}}}`, 422, "invalid_schema", "/properties/note/pattern", "too complex"},
 		{"example fails its schema", `{"name":"a.b","schema":` + payoutSchema + `,"example":{"event":"a.b","data":{"amount":-1}}}`, 422, "invalid_example", "/data/amount", "minimum"},
 		{"example of another type", `{"name":"a.b","example":{"event":"c.d"}}`, 422, "invalid_example", "/event", "must be"},
 		{"schema too large", `{"name":"a.b","schema":{"description":"` + strings.Repeat("x", 64<<10) + `"}}`, 422, "invalid_schema", "-", "64 KiB"},
@@ -329,4 +332,16 @@ func TestPortalReadsTheCatalog(t *testing.T) {
 	if v["deprecated"] != false {
 		t.Fatalf("the portal changed the type: %v", v)
 	}
+}
+
+// refFanOut is a schema whose levels each apply the one below twice
+// through allOf (2^levels subschemas to validate in ~60 bytes a level).
+func refFanOut(levels int) string {
+	var b strings.Builder
+	b.WriteString(`{"$defs":{"d0":{"type":"object"}`)
+	for i := 1; i <= levels; i++ {
+		fmt.Fprintf(&b, `,"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]}`, i, i-1, i-1)
+	}
+	fmt.Fprintf(&b, `},"$ref":"#/$defs/d%d"}`, levels)
+	return b.String()
 }

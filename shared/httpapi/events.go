@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -103,7 +104,7 @@ func (a *API) getEvent(ctx context.Context, req *request) response {
 	if !domain.HasPrefix(id, "evt") {
 		return notFound("event")
 	}
-	ev, err := a.Store.GetEvent(ctx, id)
+	ev, err := a.Store.GetEvent(ctx, req.account, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && ev.AccountID != req.account {
 		return notFound("event")
 	}
@@ -117,11 +118,16 @@ func (a *API) getEvent(ctx context.Context, req *request) response {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, attempts, err := a.Store.DeliveryWithAttempts(ctx, did)
+			// One query per delivery, however long its log: the newest
+			// attempts shown and one more to tell whether older ones follow.
+			d, page, err := a.Store.DeliveryWithNewestAttempts(ctx, did, eventAttemptsShown)
 			if err == nil {
-				omitted := max(len(attempts)-eventAttemptsShown, 0)
-				views[i] = viewDelivery(d, append([]domain.Attempt{}, attempts[omitted:]...))
-				views[i].AttemptsOmitted = omitted
+				shown := append([]domain.Attempt{}, page.Attempts...)
+				slices.Reverse(shown) // oldest first, as the event's view has always shown them
+				views[i] = viewDelivery(d, shown)
+				if page.After != "" {
+					views[i].AttemptsNextCursor = encodeCursor(page.After)
+				}
 			}
 			errs[i] = err
 		}()

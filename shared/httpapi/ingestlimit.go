@@ -39,10 +39,15 @@ type KeyLimits struct {
 	Default ratelimit.Limit
 	// Session is each portal session's own limit on its requests, reads and
 	// writes alike, in the same limiter under the session's id (zero: none).
-	Session  ratelimit.Limit
-	CacheTTL time.Duration
-	Log      *slog.Logger
-	Now      func() time.Time
+	Session ratelimit.Limit
+	// Management is each API key's limit on management writes (POST,
+	// PATCH, DELETE of endpoints, event types, secrets, keys, sessions),
+	// in the same limiter under "mgmt#<key id>" (zero: none). A portal
+	// session's writes count in the key that minted it.
+	Management ratelimit.Limit
+	CacheTTL   time.Duration
+	Log        *slog.Logger
+	Now        func() time.Time
 
 	mu    sync.Mutex
 	cache map[string]cachedLimit // key id -> its limit
@@ -55,9 +60,10 @@ type cachedLimit struct {
 
 // overLimit is a refusal with the limit that refused it, for the answer.
 type overLimit struct {
-	limit   ratelimit.Limit
-	err     error
-	session bool // a portal session's limit, not an API key's
+	limit      ratelimit.Limit
+	err        error
+	session    bool // a portal session's limit, not an API key's
+	management bool // the key's limit on management writes
 	// viaSession: the key's limit, refusing a request of a portal session
 	// that key minted.
 	viaSession bool
@@ -129,6 +135,30 @@ func (k *KeyLimits) admitSession(ctx context.Context, sessionID string) error {
 	return nil
 }
 
+// admitManagement takes one token from the bucket of management writes of
+// req's key (for a portal session, the key that minted it): each endpoint
+// write can cost an sts:AssumeRole or a KMS call, and a script looping on
+// PATCH must meet a 429 like one looping on POST /v1/events. It fails open
+// like the others.
+func (k *KeyLimits) admitManagement(ctx context.Context, req *request) error {
+	if k == nil || k.Limiter == nil || !k.Management.Valid() || req.chargeKey == "" {
+		return nil
+	}
+	bucket := "mgmt#" + req.chargeKey
+	if err := k.Limiter.Refused(bucket, 1, k.Management); err != nil {
+		return &overLimit{limit: k.Management, err: err, management: true}
+	}
+	err := k.Limiter.Take(ctx, bucket, 1, k.Management)
+	var over *ratelimit.Limited
+	switch {
+	case errors.As(err, &over):
+		return &overLimit{limit: k.Management, err: err, management: true}
+	case err != nil:
+		k.Log.WarnContext(ctx, "management limiter unavailable; write let through", "key_id", req.chargeKey, "error", err)
+	}
+	return nil
+}
+
 // limitFor resolves a key's limit, from memory when it can.
 func (k *KeyLimits) limitFor(ctx context.Context, accountID, keyID string) ratelimit.Limit {
 	now := k.Now()
@@ -192,6 +222,8 @@ func limitAnswer(err error) (response, bool) {
 		secs := ratelimit.RetryAfterSeconds(over.RetryAfter)
 		msg := fmt.Sprintf("this API key is over its ingest limit of %s events per second (burst %d; test events, resends and recovers count too); retry after %d s", rate, ol.limit.Burst, secs)
 		switch {
+		case ol.management:
+			msg = fmt.Sprintf("this API key is over its limit of %s management writes per second (burst %d; changes to endpoints, event types, secrets, keys and portal sessions); retry after %d s", rate, ol.limit.Burst, secs)
 		case ol.session:
 			msg = fmt.Sprintf("this portal session is over its limit of %s requests per second (burst %d); retry after %d s", rate, ol.limit.Burst, secs)
 		case ol.viaSession:

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,43 @@ func TestPortalSessionSpendsItsKeysIngestBudget(t *testing.T) {
 	}
 	if r := f.do(t, fresh, "GET", "/v1/endpoints/"+ep, ""); r.status != 200 {
 		t.Errorf("a session's reads are not the key's ingest: %d %s", r.status, r.raw)
+	}
+}
+
+// Management writes have a per-key limit (MANAGEMENT_RATE_PER_SECOND,
+// MANAGEMENT_BURST): past it a PATCH (each an sts:AssumeRole for an AWS
+// endpoint) is 429 and changes nothing, reads go on, another key has its
+// own bucket, a portal session's writes count in its key's, and revoking
+// sessions is never limited.
+func TestManagementWritesHaveAPerKeyLimit(t *testing.T) {
+	f := newFixture(t, map[string]string{"MANAGEMENT_RATE_PER_SECOND": "0.001", "MANAGEMENT_BURST": "4"})
+	ep := f.endpoint(t, f.keyA) // 1
+	for i := 2; i <= 3; i++ {
+		if r := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+ep, fmt.Sprintf(`{"description":"v%d"}`, i)); r.status != 200 {
+			t.Fatalf("write %d within the limit: %d %s", i, r.status, r.raw)
+		}
+	}
+	_, token, _ := f.session(t, f.keyA, "") // 4: minting a session is a write
+	for _, tok := range []string{f.keyA, token} {
+		f.calls.Reset()
+		r := f.do(t, tok, "PATCH", "/v1/endpoints/"+ep, `{"description":"flood"}`)
+		if r.status != 429 || r.code() != "rate_limited" || r.headers["Retry-After"] == "" || !strings.Contains(r.raw, "management writes") {
+			t.Errorf("a write past the limit: %d %v %s", r.status, r.headers, r.raw)
+		}
+		if strings.Contains(f.calls.String(), "TransactWriteItems") {
+			t.Errorf("a refused write wrote: %s", f.calls.String())
+		}
+	}
+	if r := f.do(t, f.keyA, "GET", "/v1/endpoints/"+ep, ""); r.status != 200 || r.body["description"] != "v3" {
+		t.Errorf("a read past the limit: %d %s", r.status, r.raw)
+	}
+	if r := f.do(t, f.keyA, "POST", "/v1/events", `{"event":"payout.paid"}`); r.status != 202 {
+		t.Errorf("an event is not a management write: %d %s", r.status, r.raw)
+	}
+	if r := f.do(t, f.keyB, "POST", "/v1/endpoints", `{"url":"https://example.com/b"}`); r.status != 201 {
+		t.Errorf("another key's write: %d %s", r.status, r.raw)
+	}
+	if r := f.do(t, f.keyA, "DELETE", "/v1/portal/sessions", ""); r.status != 200 {
+		t.Errorf("revoking sessions past the limit: %d %s", r.status, r.raw)
 	}
 }

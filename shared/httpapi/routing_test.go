@@ -19,7 +19,7 @@ func TestUndeclaredMethodsAnswer405WithTheirAllow(t *testing.T) {
 		{"POST", "/v1/openapi.json", "GET"},
 		{"OPTIONS", "/v1/events/batch", "POST"}, // not also GET: "batch" is not an event id
 		{"GET", "/v1/events/batch", "POST"},
-		{"DELETE", "/v1/events", "POST"},
+		{"DELETE", "/v1/events", "POST, GET"},
 		{"PUT", "/v1/endpoints/ep_1", "GET, PATCH, DELETE"},
 	} {
 		out, _ := a.Handle(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: c.method, Path: c.path})

@@ -79,6 +79,11 @@ func (a *API) rotateSigningKey(ctx context.Context, req *request) response {
 		overlap = time.Duration(*n) * time.Second
 	}
 	keys, err := a.Store.RotateSigningKey(ctx, req.account, overlap)
+	var prev *store.PreviousKeyLive
+	if errors.As(err, &prev) {
+		return fail(http.StatusConflict, "previous_key_live", "the key the last rotation replaced still signs until "+rfc3339(prev.RetiresAt)+
+			" (at most two keys are live); rotate again after that, or with overlap_seconds 0 to retire every older key at once (receivers then need the new JWKS)")
+	}
 	if errors.Is(err, store.ErrConflict) {
 		return fail(http.StatusConflict, "conflict", "the keys were rotated at the same moment; try again")
 	}

@@ -195,3 +195,25 @@ func TestV1aWithoutAKMSKeyIsRefused(t *testing.T) {
 		t.Fatalf("a refused v1a endpoint was stored: %s", list.raw)
 	}
 }
+
+// A rotation while the previous key still signs is a 409 naming when it
+// retires, and changes nothing; overlap_seconds 0 goes through.
+func TestSigningKeyRotationDuringTheOverlapIsRefused(t *testing.T) {
+	f := sealedFixture(t)
+	for i := 0; i < 2; i++ { // the account's first key, then a rotation to a second
+		if r := f.do(t, f.keyA, "POST", "/v1/signing-keys/rotate", ""); r.status != 200 {
+			t.Fatalf("rotation %d: %d %s", i+1, r.status, r.raw)
+		}
+	}
+	before, _ := f.jwks(t, f.acctA)
+	r := f.do(t, f.keyA, "POST", "/v1/signing-keys/rotate", `{"overlap_seconds":3600}`)
+	if r.status != 409 || r.code() != "previous_key_live" || !strings.Contains(r.raw, "overlap_seconds 0") {
+		t.Fatalf("a rotation during the overlap: %d %s", r.status, r.raw)
+	}
+	if after, _ := f.jwks(t, f.acctA); len(after) != 2 || len(before) != 2 {
+		t.Fatalf("the JWKS changed: %d keys, then %d", len(before), len(after))
+	}
+	if r := f.do(t, f.keyA, "POST", "/v1/signing-keys/rotate", `{"overlap_seconds":0}`); r.status != 200 || len(r.body["data"].([]any)) != 1 {
+		t.Fatalf("an emergency rotation during the overlap: %d %s", r.status, r.raw)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -94,6 +95,8 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 // rounds), so the repeat answers as a repeat of a single POST would: the
 // first event, or 409 for another body.
 func (s *Service) writeAll(ctx context.Context, events []store.NewEvent, out []ItemResult) {
+	m := s.Metrics.Batch() // one EMF line for the request, not one per event
+	defer m.Flush()
 	round := make([]int, len(events))
 	seen := map[string]int{}
 	rounds := 1
@@ -115,7 +118,7 @@ func (s *Service) writeAll(ctx context.Context, events []store.NewEvent, out []I
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				out[i] = s.write(ctx, events[i])
+				out[i] = s.write(ctx, events[i], m)
 			}()
 		}
 		wg.Wait()
@@ -145,16 +148,18 @@ func (s *Service) answerReplays(ctx context.Context, accountID string, items []I
 	wg.Wait()
 }
 
-func (s *Service) write(ctx context.Context, ne store.NewEvent) ItemResult {
+func (s *Service) write(ctx context.Context, ne store.NewEvent, m *obs.Batch) ItemResult {
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
-		res, err := s.replay(ctx, firstID)
+		res, err := s.replay(ctx, ne.Event.AccountID, firstID)
 		return ItemResult{Result: res, Err: err}
 	case err != nil:
 		return ItemResult{Err: err}
 	}
-	s.accepted(ctx, ne, slog.LevelInfo)
+	// The API's request line says how many were accepted: each event's line
+	// is for debugging.
+	s.counted(ctx, ne, m, slog.LevelDebug)
 	return ItemResult{Result: Result{Event: ne.Event, Deliveries: ne.Deliveries}}
 }
 

@@ -28,7 +28,7 @@ type Store interface {
 	AccountWithEndpoints(ctx context.Context, accountID string) (domain.Account, []domain.Endpoint, error)
 	CreateEvent(context.Context, store.NewEvent) (string, error)
 	PriorEvent(ctx context.Context, accountID, idempotencyKey string, body []byte) (string, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	GetEvent(ctx context.Context, accountID, id string) (domain.Event, error)
 	GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error)
 	GetEventType(ctx context.Context, accountID, name string) (domain.EventType, error)
 }
@@ -174,7 +174,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	ne.DueAt = dueAt(slots, now)
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	if errors.Is(err, store.ErrDuplicate) {
-		return s.replay(ctx, firstID)
+		return s.replay(ctx, accountID, firstID)
 	}
 	if err != nil {
 		return Result{}, err
@@ -222,7 +222,7 @@ func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.T
 	}
 	var deliveries []domain.Delivery
 	for _, ep := range endpoints {
-		if ep.Disabled || !ep.Subscribes(p.eventType) {
+		if ep.Disabled || ep.DestinationOf() == domain.DestinationPolling || !ep.Subscribes(p.eventType) {
 			continue
 		}
 		d := newDelivery(accountID, ep.ID, ev.ID, p.eventType, ev.ExpiresAt, now)
@@ -246,12 +246,17 @@ func dueAt(slots []time.Time, now time.Time) []int64 {
 	return out
 }
 
-// accepted counts and logs a stored event.
+// accepted counts and logs a stored event, in an EMF line of its own.
 func (s *Service) accepted(ctx context.Context, ne store.NewEvent, level slog.Level) {
 	m := s.Metrics.Batch()
+	s.counted(ctx, ne, m, level)
+	m.Flush()
+}
+
+// counted counts a stored event in m and logs it.
+func (s *Service) counted(ctx context.Context, ne store.NewEvent, m *obs.Batch, level slog.Level) {
 	m.Count(obs.MetricEventsIngested, 1)
 	m.Count(obs.MetricDeliveriesCreated, float64(len(ne.Deliveries)))
-	m.Flush()
 	s.Log.Log(ctx, level, "event accepted", "event_id", ne.Event.ID, "account_id", ne.Event.AccountID, "event_type", ne.Event.Type,
 		"deliveries", len(ne.Deliveries), "bytes", len(ne.Event.Body))
 }
@@ -361,13 +366,13 @@ func (s *Service) prior(ctx context.Context, accountID, key string, body []byte)
 	case errors.Is(err, store.ErrNotFound):
 		return Result{}, false, nil
 	case errors.Is(err, store.ErrDuplicate):
-		res, err = s.replay(ctx, first)
+		res, err = s.replay(ctx, accountID, first)
 	}
 	return res, true, err
 }
 
-func (s *Service) replay(ctx context.Context, eventID string) (Result, error) {
-	ev, err := s.Store.GetEvent(ctx, eventID)
+func (s *Service) replay(ctx context.Context, accountID, eventID string) (Result, error) {
+	ev, err := s.Store.GetEvent(ctx, accountID, eventID)
 	if err != nil {
 		return Result{}, err
 	}

@@ -50,7 +50,7 @@ func missing(ep domain.Endpoint, refs []store.EventRef, max int) (picked []store
 			break
 		}
 		consumed++
-		if !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID) {
+		if !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID) || ep.DestinationOf() == domain.DestinationPolling {
 			continue
 		}
 		picked = append(picked, r)

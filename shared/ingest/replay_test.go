@@ -58,7 +58,7 @@ func (s *keyedStore) PriorEvent(_ context.Context, _, key string, _ []byte) (str
 	return "", store.ErrNotFound
 }
 
-func (s *keyedStore) GetEvent(_ context.Context, id string) (domain.Event, error) {
+func (s *keyedStore) GetEvent(_ context.Context, _, id string) (domain.Event, error) {
 	return s.events[id], nil
 }
 func (s *keyedStore) GetDeliveries(context.Context, []string) ([]domain.Delivery, error) {

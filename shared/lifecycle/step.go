@@ -485,7 +485,9 @@ func afterSend(k Known, p Policy) Effect {
 	o := rec.Outcome
 	switch o.Status {
 	case domain.StatusDelivered:
-		return Effect{Do: DoFinish, Why: "delivered", Level: slog.LevelInfo, Metric: obs.MetricDelivered,
+		// A plain success logs nothing at info: the attempt is in the
+		// table, and the metric counts it (CloudWatch Logs bills each line).
+		return Effect{Do: DoFinish, Why: "delivered", Level: slog.LevelDebug, Metric: obs.MetricDelivered,
 			Took: k.Answer.At.Sub(time.UnixMilli(k.Delivery.CreatedAt))}
 	case domain.StatusPending:
 		return putBack(k, p, time.UnixMilli(o.NextAttemptAt), Effect{Why: "attempt failed; retry scheduled", Level: slog.LevelInfo, Metric: obs.MetricAttemptsFailed})

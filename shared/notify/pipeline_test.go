@@ -72,7 +72,7 @@ func TestNoticesReachOnlyTheNotificationEndpoint(t *testing.T) {
 	if d := append(deliveries(down), deliveries(every)...); len(d) != 0 {
 		t.Fatalf("other endpoints got %+v", d)
 	}
-	ev, err := a.Store.GetEvent(ctx, got[0].EventID)
+	ev, err := a.Store.GetEvent(ctx, got[0].AccountID, got[0].EventID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 	if cfg.OpsEventBus != "" {
 		a.OpEvents = &eventbus.Bus{Client: eventbridge.NewFromConfig(awsCfg), Name: cfg.OpsEventBus, Log: a.Log, Metrics: a.Metrics}
 	}
-	awsdest.Use(a.Destinations, awsCfg, cfg.DestinationRegions, cfg.DeliveryTimeout)
+	awsdest.Use(a.Destinations, awsCfg, cfg.DestinationRegions, cfg.DeploymentAccount, cfg.DeliveryTimeout)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
 	}

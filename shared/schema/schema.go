@@ -56,7 +56,7 @@ const (
 //	ACCT#<account>  SIGNKEYS        the account's v1a ed25519 keys: kid, public key, sealed seed, retires_at (docs/signing.md)
 //	KEY#<sha256>    KEY             API key: hash -> account
 //	IDEM#<account>#<sha256(key)> IDEM   idempotency key -> event (24 h)
-//	EVT#<event>     EVT             event: raw body, delivery ids, the endpoints it went to (replay's "never had a delivery")
+//	EVTS#<acct>#<day> <event id>   event: raw body, delivery ids, the endpoints it went to (replay's "never had a delivery"); keyed by the account's UTC day so that it is its own listing by time (EVT#<event> / EVT before: read too until it expires)
 //	DLV#<delivery>  DLV             delivery state, and its first attempts' log entries (atts) while the item stays under 1 KB
 //	DLV#<delivery>  ATT#<attempt>   one attempt that did not fit on the delivery's item
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
@@ -98,12 +98,13 @@ var Table = TableDef{
 		},
 		{
 			Name: IndexAccountEvents, PK: Key{"gsi3pk", String}, SK: Key{"gsi3sk", String},
-			// Only what replay decides on (type, endpoints it went to, expiry),
-			// never the body: an entry is ~150 bytes, one write unit per
-			// event, and a replay reads 1,000 of them for a few read units.
+			// Legacy: events are now stored under this key themselves
+			// (EVTS#<account>#<day> / event id), so no entry is written; the
+			// index lists the events stored before, until they expire (the
+			// retention after that deploy), and can then be dropped.
 			Projection: "INCLUDE", NonKey: []string{"event_type", "endpoint_ids", "ttl"},
-			Purpose: "sparse: an account's events (not test events) by time, one partition per account and UTC day " +
-				"(gsi3pk = EVTS#<account>#<yyyy-mm-dd>, gsi3sk = event id): replay's scan for missed events",
+			Purpose: "legacy, sparse: events stored at EVT#<id> before they were keyed by their account's day " +
+				"(gsi3pk = EVTS#<account>#<yyyy-mm-dd>, gsi3sk = event id), listed by AccountEvents with the new ones",
 		},
 	},
 }

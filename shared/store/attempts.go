@@ -101,10 +101,13 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 	if r.Delivery == nil {
 		keys = append(keys, key(deliveryPK(r.DeliveryID), skDelivery))
 	}
+	consistent := !(r.Eventual && r.Delivery != nil && r.Event != nil)
 	if r.Event == nil {
-		keys = append(keys, key(eventPK(r.EventID), skEvent))
+		if k, ok := eventKey(r.AccountID, r.EventID); ok {
+			keys = append(keys, k)
+		}
 	}
-	items, err := s.batchGetAs(ctx, keys, !(r.Eventual && r.Delivery != nil && r.Event != nil))
+	items, err := s.batchGetAs(ctx, keys, consistent)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -136,7 +139,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 				return snap, err
 			}
 			snap.Endpoint = &ep
-		case strings.HasPrefix(pk, eventPK("")):
+		case isEventItem(pk):
 			eventThere = true
 			ev, err := eventOf(it)
 			if err != nil {
@@ -149,6 +152,22 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			if leases, err = slotLeases(it); err != nil {
 				return snap, err
 			}
+		}
+	}
+	if !eventThere {
+		// Stored before events moved to their account's day (legacyEventKey),
+		// or not there at all.
+		if it, err := s.getEventItem(ctx, "", r.EventID, consistent); err == nil {
+			eventThere = true
+			ev, err := eventOf(it)
+			if err != nil {
+				return snap, err
+			}
+			if !domain.Expired(ev.ExpiresAt, now) {
+				snap.Event = &ev
+			}
+		} else if !errors.Is(err, ErrNotFound) {
+			return snap, err
 		}
 	}
 	if snap.Endpoint != nil {

@@ -54,6 +54,14 @@ func (s *Store) GetEndpoint(ctx context.Context, accountID, id string) (domain.E
 	return ep, err
 }
 
+// EndpointState reads one of an account's endpoints with its secrets left
+// sealed (Value empty): for deciding from its state, with no KMS call.
+func (s *Store) EndpointState(ctx context.Context, accountID, id string) (domain.Endpoint, error) {
+	var ep domain.Endpoint
+	err := s.get(ctx, key(accountPK(accountID), endpointSK(id)), &ep)
+	return ep, err
+}
+
 // AccountWithEndpoints reads an account and all its endpoints in one query
 // (they share the account's partition). It is ingest's read: the endpoints'
 // secrets are left sealed (Value empty), as nothing is signed there.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,8 +24,9 @@ type NewEvent struct {
 	// DueAt is, per delivery, when its first attempt is planned (its rate
 	// limit slot); the sweeper looks for it only after that.
 	DueAt []int64
-	// Unlisted keeps the event out of the account's event index: a test
-	// event is for one endpoint and is never replayed to another.
+	// Unlisted keeps the event out of the account's event listing
+	// (AccountEvents): a test event is for one endpoint and is never
+	// replayed to another.
 	Unlisted bool
 }
 
@@ -42,10 +44,13 @@ type NewEvent struct {
 // and ErrDuplicate is returned with the id of the first event.
 func (s *Store) CreateEvent(ctx context.Context, ne NewEvent) (firstEventID string, err error) {
 	ev := ne.Event
-	extra := key(eventPK(ev.ID), skEvent)
-	if ms, ok := domain.IDMillis(ev.ID); ok && !ne.Unlisted {
-		// The day of the id's own time, which AccountEvents' key ranges use.
-		extra["gsi3pk"], extra["gsi3sk"] = str(accountEventsPK(ev.AccountID, ms)), str(ev.ID)
+	// Listed by its own key: the account's day, the id (AccountEvents).
+	extra, ok := eventKey(ev.AccountID, ev.ID)
+	if !ok {
+		return "", fmt.Errorf("store: event id %q carries no time", ev.ID)
+	}
+	if ne.Unlisted {
+		extra["unlisted"] = &types.AttributeValueMemberBOOL{Value: true}
 	}
 	evItem, err := marshal(ev, extra)
 	if err == nil {
@@ -186,9 +191,10 @@ func (s *Store) PriorEvent(ctx context.Context, accountID, idempotencyKey string
 // ErrIdempotencyMismatch: the key was used before with a different body.
 var ErrIdempotencyMismatch = errors.New("idempotency key reused with a different body")
 
-// GetEvent reads an event; an expired one is ErrNotFound.
-func (s *Store) GetEvent(ctx context.Context, id string) (domain.Event, error) {
-	it, err := s.getItem(ctx, key(eventPK(id), skEvent))
+// GetEvent reads an event of an account; an expired one, or another
+// account's, is ErrNotFound.
+func (s *Store) GetEvent(ctx context.Context, accountID, id string) (domain.Event, error) {
+	it, err := s.getEventItem(ctx, accountID, id, true)
 	if err != nil {
 		return domain.Event{}, err
 	}
@@ -196,8 +202,30 @@ func (s *Store) GetEvent(ctx context.Context, id string) (domain.Event, error) {
 	if err != nil {
 		return ev, err
 	}
-	if domain.Expired(ev.ExpiresAt, s.now()) {
+	if domain.Expired(ev.ExpiresAt, s.now()) || ev.AccountID != accountID {
 		return domain.Event{}, ErrNotFound
 	}
 	return ev, nil
+}
+
+// getEventItem reads an event's item where it is (eventKey), or where it
+// was stored before (legacyEventKey).
+func (s *Store) getEventItem(ctx context.Context, accountID, id string, consistent bool) (item, error) {
+	if k, ok := eventKey(accountID, id); ok {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: aws.Bool(consistent)})
+		if err != nil {
+			return nil, err
+		}
+		if out.Item != nil {
+			return out.Item, nil
+		}
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: legacyEventKey(id), ConsistentRead: aws.Bool(consistent)})
+	if err != nil {
+		return nil, err
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	return out.Item, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -24,11 +25,44 @@ func slotPK(endpoint string) string          { return "SLOT#" + endpoint }
 func endpointLogPK(endpoint string) string   { return "EP#" + endpoint }
 func idempotencyPK(account, k string) string { return "IDEM#" + account + "#" + hashHex(k) }
 
-// accountEventsPK is an account's events of one UTC day in the
-// account_events index: a day per partition key keeps a busy account's
-// index writes spread over time and a replay's query to the days it asks.
+// accountEventsPK is an account's events of one UTC day: the partition of
+// their items (eventKey), sorted by id, so that AccountEvents lists them by
+// time with no index; a day per partition key keeps a busy account's writes
+// spread over time and a listing's query to the days it asks. (Items
+// written before this layout are at legacyEventKey, listed by the
+// account_events index under the same key: gsi3pk, gsi3sk.)
 func accountEventsPK(account string, ms int64) string {
 	return "EVTS#" + account + "#" + time.UnixMilli(ms).UTC().Format(time.DateOnly)
+}
+
+// eventKey is an event's item key: in its account's day (the day of the
+// id's own time), under its id. An id without a time (not one of ours)
+// has none.
+func eventKey(account, id string) (item, bool) {
+	ms, ok := domain.IDMillis(id)
+	if !ok || account == "" {
+		return nil, false
+	}
+	return key(accountEventsPK(account, ms), id), true
+}
+
+// EventItemKey is the key of an event's item (eventKey), for tests and
+// tools that read the table directly.
+func EventItemKey(accountID, id string) (pk, sk string) {
+	if k, ok := eventKey(accountID, id); ok {
+		return stringAttr(k, "pk"), stringAttr(k, "sk")
+	}
+	return eventPK(id), skEvent
+}
+
+// legacyEventKey is where an event was stored before eventKey: its reads
+// try it when eventKey finds nothing, until the last such event has expired
+// (the retention after the deploy that moved them).
+func legacyEventKey(id string) item { return key(eventPK(id), skEvent) }
+
+// isEventItem says whether an item's pk is an event's, in either layout.
+func isEventItem(pk string) bool {
+	return strings.HasPrefix(pk, "EVTS#") || strings.HasPrefix(pk, eventPK(""))
 }
 
 func endpointStatusPK(endpoint string, status domain.Status) string {

@@ -2,9 +2,14 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -107,7 +112,7 @@ func TestAddReplayDeliveryOncePerEndpoint(t *testing.T) {
 	if _, err := replay(ep.ID, domain.NewID("evt")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("replay of a missing event: %v, want ErrNotFound", err)
 	}
-	got, err := s.GetEvent(ctx, ev.ID)
+	got, err := s.GetEvent(ctx, ev.AccountID, ev.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,5 +159,54 @@ func TestLastFailureIsRecordedAtMostOnceAMinute(t *testing.T) {
 	second := record(0, "timeout")
 	if second.LastFailureAt != first.LastFailureAt || second.LastFailureStatus != 503 {
 		t.Errorf("a failure within the minute rewrote the last failure: %+v", second)
+	}
+}
+
+// Events stored before they were keyed by their account's day (EVT#<id>,
+// listed by the account_events index) are listed with the new ones, merged
+// by id and paged across both, and a replay's delivery joins such an event.
+func TestAccountEventsListsEventsOfTheLegacyLayout(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(env.DB, env.Table)
+	a := account(t, s)
+	now := time.Now()
+	e1 := eventAt(t, s, a.ID, now.Add(-3*time.Minute), "order.paid", false)
+	e3 := eventAt(t, s, a.ID, now.Add(-time.Minute), "order.paid", false)
+	// e2, between them, as the old layout wrote it.
+	id := domain.IDBound("evt", now.Add(-2*time.Minute).UnixMilli(), false)
+	id = id[:len(id)-6] + domain.NewID("x")[len("x_")+20:]
+	day := now.Add(-2 * time.Minute).UTC().Format(time.DateOnly)
+	s2 := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	_, err := env.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &env.Table, Item: map[string]types.AttributeValue{
+		"pk": s2("EVT#" + id), "sk": s2("EVT"), "id": s2(id), "account_id": s2(a.ID), "event_type": s2("order.paid"),
+		"body":   &types.AttributeValueMemberB{Value: []byte(`{"event":"order.paid"}`)},
+		"gsi3pk": s2("EVTS#" + a.ID + "#" + day), "gsi3sk": s2(id),
+		"ttl": &types.AttributeValueMemberN{Value: fmt.Sprint(now.Add(time.Hour).Unix())}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	since, until := now.Add(-time.Hour).UnixMilli(), now.UnixMilli()
+	var got []string
+	for after, page := "", 0; page < 5; page++ {
+		refs, more, err := s.AccountEvents(ctx, a.ID, after, since, until, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ids(refs)...)
+		if !more || len(refs) == 0 {
+			break
+		}
+		after = refs[len(refs)-1].ID
+	}
+	if len(got) != 3 || got[0] != e1.ID || got[1] != id || got[2] != e3.ID {
+		t.Fatalf("listed %v, want %v", got, []string{e1.ID, id, e3.ID})
+	}
+	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: id, EndpointID: "ep_y", AccountID: a.ID, EventType: "order.paid",
+		Status: domain.StatusPending, Gen: 1, Series: 1, CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Hour).Unix()}
+	if err := s.AddReplayDelivery(ctx, d, now.UnixMilli()); err != nil {
+		t.Fatalf("a replay's delivery of a legacy event: %v", err)
+	}
+	if ev, err := s.GetEvent(ctx, a.ID, id); err != nil || len(ev.DeliveryIDs) != 1 || ev.DeliveryIDs[0] != d.ID {
+		t.Fatalf("the legacy event after the replay: %+v (%v)", ev, err)
 	}
 }

@@ -63,11 +63,13 @@ func (s *Store) PublishedSigningKeys(ctx context.Context, accountID string) ([]d
 	return published(it.Keys, domain.Millis(s.now())), nil
 }
 
-// published are the keys live at now, without their sealed private parts.
+// published are the keys live at now, newest first, without their sealed
+// private parts: at most domain.MaxLiveSigningKeys (an account rotated many
+// times before the cap publishes and signs with its newest two).
 func published(keys []domain.SigningKey, now int64) []domain.SigningKey {
 	var out []domain.SigningKey
 	for _, k := range keys {
-		if k.Live(now) {
+		if k.Live(now) && len(out) < domain.MaxLiveSigningKeys {
 			k.Sealed = nil
 			out = append(out, k)
 		}
@@ -89,7 +91,10 @@ func (s *Store) EnsureSigningKey(ctx context.Context, accountID string) ([]domai
 // RotateSigningKey makes a new key, first; the ones before it stay
 // published and keep signing until now+overlap (or their own earlier
 // retirement); retired ones are dropped. Conditioned on the item not having
-// changed since it was read, so two rotations cannot lose a key.
+// changed since it was read, so two rotations cannot lose a key. At most
+// two keys are live: a rotation with an overlap while a previous key is
+// still in its own overlap is refused (*PreviousKeyLive); overlap 0 retires
+// every older key at once and is always allowed.
 func (s *Store) RotateSigningKey(ctx context.Context, accountID string, overlap time.Duration) ([]domain.SigningKey, error) {
 	return s.rotateSigningKey(ctx, accountID, overlap, false)
 }
@@ -107,6 +112,9 @@ func (s *Store) rotateSigningKey(ctx context.Context, accountID string, overlap 
 		}
 		if live := published(it.Keys, domain.Millis(s.now())); ensure && len(live) > 0 {
 			return live, nil
+		}
+		if p := previousLive(it.Keys, domain.Millis(s.now())); !ensure && overlap > 0 && p != nil {
+			return nil, p
 		}
 		nk, err := s.newSigningKey(ctx, accountID)
 		if err != nil {
@@ -146,6 +154,27 @@ func (s *Store) rotateSigningKey(ctx context.Context, accountID string, overlap 
 		return keys, nil
 	}
 	return nil, ErrConflict
+}
+
+// PreviousKeyLive: a rotation with an overlap while the key a previous
+// rotation replaced still signs (until RetiresAt, unix ms): a third live
+// key would follow. Nothing changed.
+type PreviousKeyLive struct{ RetiresAt int64 }
+
+func (e *PreviousKeyLive) Error() string {
+	return "store: a previous signing key is still in its overlap"
+}
+
+// previousLive is the refusal of a rotation with an overlap: a key already
+// retiring (replaced, in its overlap) is still live; the latest such.
+func previousLive(keys []domain.SigningKey, now int64) *PreviousKeyLive {
+	var p *PreviousKeyLive
+	for _, k := range keys {
+		if k.RetiresAt != 0 && k.Live(now) && (p == nil || k.RetiresAt > p.RetiresAt) {
+			p = &PreviousKeyLive{RetiresAt: k.RetiresAt}
+		}
+	}
+	return p
 }
 
 func signingKeyAAD(accountID, kid string) []byte {
@@ -192,8 +221,8 @@ func (s *Store) signingKeysFor(ctx context.Context, accountID string) ([]domain.
 	}
 	var keys []domain.SigningKey
 	for _, k := range it.Keys {
-		if !k.Live(domain.Millis(now)) {
-			continue
+		if !k.Live(domain.Millis(now)) || len(keys) == domain.MaxLiveSigningKeys {
+			continue // newest first: the newest two sign, as published
 		}
 		if s.sealer == nil {
 			return nil, ErrNoSealer

@@ -184,7 +184,7 @@ func TestAnEmergencyRotationIsSignedWithinSeconds(t *testing.T) {
 	deliver.SealWith(envelope.New(k, keyID, deliver))
 	load := func() []string {
 		t.Helper()
-		snap, err := deliver.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+		snap, err := deliver.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none", Event: &domain.Event{ID: "evt_none"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,5 +212,77 @@ func TestAnEmergencyRotationIsSignedWithinSeconds(t *testing.T) {
 	if len(after) != 1 || after[0] != rotated[0].ID || after[0] == before[0] {
 		t.Fatalf("%s after a rotation without overlap the attempt signs with %v; want only the new key %s (the JWKS dropped %v)",
 			store.SigningKeyCheckEvery, after, rotated[0].ID, before)
+	}
+}
+
+// At most two v1a keys are live. Rotations with an overlap while the last
+// one's overlap runs are refused and change nothing (150 of them made 151
+// live keys and a 14 KB webhook-signature header); a rotation with no
+// overlap always goes through. An item with many live keys, stored before
+// the cap, publishes and signs with its newest two.
+func TestAtMostTwoSigningKeysAreLive(t *testing.T) {
+	s, env := sealedStore(t)
+	a := account(t, s)
+	first, err := s.EnsureSigningKey(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.RotateSigningKey(ctx, a.ID, time.Hour)
+	if err != nil || len(second) != 2 {
+		t.Fatalf("the first rotation: %+v %v", second, err)
+	}
+	for i := 0; i < 150; i++ {
+		_, err := s.RotateSigningKey(ctx, a.ID, time.Hour)
+		var prev *store.PreviousKeyLive
+		if !errors.As(err, &prev) || prev.RetiresAt != second[1].RetiresAt {
+			t.Fatalf("rotation %d during the overlap: %v", i+2, err)
+		}
+	}
+	if keys, err := s.PublishedSigningKeys(ctx, a.ID); err != nil || len(keys) != 2 || keys[0].ID != second[0].ID || keys[1].ID != first[0].ID {
+		t.Fatalf("after refused rotations: %+v %v; want the two of the first rotation", keys, err)
+	}
+	if keys, err := s.RotateSigningKey(ctx, a.ID, 0); err != nil || len(keys) != 1 {
+		t.Fatalf("an emergency rotation during the overlap: %+v %v", keys, err)
+	}
+	if keys, err := s.RotateSigningKey(ctx, a.ID, time.Hour); err != nil || len(keys) != 2 {
+		t.Fatalf("a rotation once no key is retiring: %+v %v", keys, err)
+	}
+
+	// An item from before the cap: 151 live keys, newest first, each sealed
+	// for this account (the newest key of 151 rotations, kept with no
+	// retirement).
+	many := account(t, s)
+	pk := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "ACCT#" + many.ID}, "sk": &types.AttributeValueMemberS{Value: "SIGNKEYS"}}
+	var live []types.AttributeValue
+	var donor *dynamodb.GetItemOutput
+	for i := 0; i < 151; i++ {
+		if _, err := s.RotateSigningKey(ctx, many.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+		if donor, err = env.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Table), Key: pk, ConsistentRead: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+		live = append([]types.AttributeValue{donor.Item["keys"].(*types.AttributeValueMemberL).Value[0]}, live...)
+	}
+	item := donor.Item
+	item["keys"] = &types.AttributeValueMemberL{Value: live}
+	item["updated_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().UnixMilli()+1000, 10)}
+	if _, err := env.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(env.Table), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := s.PublishedSigningKeys(ctx, many.ID); err != nil || len(keys) != 2 {
+		t.Fatalf("151 live keys stored: published %d %v, want the newest two", len(keys), err)
+	}
+	ep := endpoint(t, s, many.ID)
+	v1a := domain.SchemeV1a
+	if _, err := s.UpdateEndpoint(ctx, many.ID, ep.ID, store.EndpointPatch{Scheme: &v1a}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.LoadForAttempt(ctx, store.Ref{AccountID: many.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys := snap.Endpoint.V1aKeys(domain.Millis(time.Now())); len(keys) != 2 {
+		t.Fatalf("151 live keys stored: an attempt signs with %d, want the newest two", len(keys))
 	}
 }

@@ -152,7 +152,7 @@ func TestIdempotencyKeyReturnsFirstEvent(t *testing.T) {
 	if !errors.Is(err, store.ErrDuplicate) || id != first.ID {
 		t.Fatalf("repeat = %s, %v; want %s, ErrDuplicate", id, err, first.ID)
 	}
-	if _, err := s.GetEvent(ctx, repeat.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.GetEvent(ctx, repeat.AccountID, repeat.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the repeat was written: %v", err)
 	}
 	// A repeat that carries deliveries (they are written before the event,
@@ -352,7 +352,7 @@ type failingDB struct {
 
 func (f *failingDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	f.mu.Lock()
-	fail := f.eventPuts > 0 && strings.HasPrefix(in.Item["pk"].(*types.AttributeValueMemberS).Value, "EVT#")
+	fail := f.eventPuts > 0 && strings.HasPrefix(in.Item["pk"].(*types.AttributeValueMemberS).Value, "EVTS#")
 	if fail {
 		f.eventPuts--
 	}

@@ -72,6 +72,25 @@ class JwksCacheTest(unittest.TestCase):
         self.assertEqual(e.exception.kind, "too_old")
         self.assertEqual(s.calls, 1)
 
+    def test_failed_fetch_is_retried_after_a_minute(self):
+        calls = []
+
+        def fetch(url):
+            calls.append(url)
+            if len(calls) == 1:
+                raise OSError("down")
+            return json.dumps(WITH_K2).encode()
+
+        clock = Clock()
+        c = JwksCache("http://jwks.test/j", fetch=fetch, clock=clock)
+        self.assertRaises(OSError, c.verify, BODY, UNKNOWN["headers"], **NOW)
+        clock.t += 30
+        self.assertRaises(OSError, c.verify, BODY, UNKNOWN["headers"], **NOW)
+        self.assertEqual(len(calls), 1)
+        clock.t += 30
+        c.verify(BODY, UNKNOWN["headers"], **NOW)
+        self.assertEqual(len(calls), 2)
+
 
 class WebhookTest(unittest.TestCase):
     def test_picks_the_scheme_the_request_carries(self):

@@ -81,3 +81,20 @@ test('Webhook picks the scheme the request carries', async () => {
   await assert.rejects(wh.verify(Buffer.from(tampered.body_base64, 'base64'), tampered.headers), { kind: 'no_match' });
   assert.throws(() => new Webhook({}), TypeError);
 });
+
+test('a failed fetch is retried after a minute, not on every request', async () => {
+  let ms = 1_000_000;
+  let calls = 0;
+  const fetch = async () => {
+    calls++;
+    return calls === 1 ? new Response('down', { status: 503 }) : new Response(JSON.stringify(withK2), { status: 200 });
+  };
+  const c = new JwksCache('http://jwks.test/j', { fetch, clock: () => ms });
+  await assert.rejects(c.verify(body, unknown.headers, opts), /HTTP 503/);
+  ms += 30_000;
+  await assert.rejects(c.verify(body, unknown.headers, opts), /HTTP 503/);
+  assert.equal(calls, 1);
+  ms += 30_000;
+  await c.verify(body, unknown.headers, opts);
+  assert.equal(calls, 2);
+});

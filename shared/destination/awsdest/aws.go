@@ -3,6 +3,7 @@ package awsdest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -57,6 +58,11 @@ type AWS struct {
 	// Regions are those a target may be in (config DESTINATION_REGIONS;
 	// by default the stack's own).
 	Regions []string
+	// OwnAccount is the deployment's own AWS account (config
+	// DEPLOYMENT_ACCOUNT_ID): a role in it is refused, at registration and
+	// at delivery. Such a role trusts our account, not a customer's, and
+	// the stack's IAM policy denies assuming it as well. Empty: none refused.
+	OwnAccount string
 	// DefaultTimeout bounds an attempt whose request has none.
 	DefaultTimeout time.Duration
 	Now            func() time.Time // the attempt's clock; nil: time.Now
@@ -104,10 +110,21 @@ func (p *AWS) credentials(d domain.Destination) *aws.CredentialsCache {
 	return c
 }
 
-// Validate checks the ARNs, their service, partition and region.
+// Validate checks the ARNs, their service, partition and region, and that
+// the role is not in the deployment's own account.
 func (p *AWS) Validate(d domain.Destination) error {
-	_, err := ParseTarget(d, p.Regions)
+	_, err := p.target(d)
 	return err
+}
+
+// target is ParseTarget, refusing a role in the deployment's own account.
+func (p *AWS) target(d domain.Destination) (Target, error) {
+	t, err := ParseTarget(d, p.Regions)
+	if err == nil && p.OwnAccount != "" && t.Role.AccountID == p.OwnAccount {
+		return Target{}, &destination.ConfigError{Field: "role_arn", Message: fmt.Sprintf(
+			"account %s is this service's own AWS account; the role must be in your account", p.OwnAccount)}
+	}
+	return t, err
 }
 
 // Check assumes the role once, fresh (not from the cache): the customer's
@@ -151,7 +168,7 @@ func (p *AWS) Send(ctx context.Context, r sender.Request) sender.Result {
 		return done(failure{class: retry.ErrAWSInvalid, message: "no destination"})
 	}
 	d := *r.Destination
-	t, err := ParseTarget(d, p.Regions)
+	t, err := p.target(d)
 	if err != nil { // stored before a deployment narrowed its regions: the customer must move it
 		return done(failure{class: retry.ErrAWSInvalid, message: err.Error()})
 	}
@@ -273,9 +290,10 @@ func putEvent(ctx context.Context, cfg aws.Config, t Target, r sender.Request) (
 }
 
 // Use makes r deliver SQS, SNS and EventBridge destinations, assuming the
-// customers' roles with base's credentials, to targets in regions, each
+// customers' roles with base's credentials, to targets in regions and
+// roles outside ownAccount (the deployment's; "" refuses none), each
 // attempt bounded by timeout unless its request says otherwise.
-func Use(r *destination.Router, base aws.Config, regions []string, timeout time.Duration) {
-	r.Register(&AWS{Base: base, Regions: regions, DefaultTimeout: timeout},
+func Use(r *destination.Router, base aws.Config, regions []string, ownAccount string, timeout time.Duration) {
+	r.Register(&AWS{Base: base, Regions: regions, OwnAccount: ownAccount, DefaultTimeout: timeout},
 		domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
 }

@@ -2,6 +2,7 @@ package awsdest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,5 +40,20 @@ func TestSendRefusesWhatTheRulesRefuse(t *testing.T) {
 		if res.ErrorClass != retry.ErrAWSInvalid || retry.Classify(res.Result) != retry.Reject || res.Error == "" {
 			t.Fatalf("%+v", res)
 		}
+	}
+}
+
+// A role in the deployment's own account, stored before the deployment
+// named its account, fails for good without an AssumeRole (no STS here:
+// reaching it would be a network error, not aws_invalid).
+func TestSendRefusesARoleInTheDeploymentsOwnAccount(t *testing.T) {
+	p := &AWS{Base: aws.Config{Region: "eu-west-1"}, Regions: []string{"eu-west-1"}, OwnAccount: "123456789012"}
+	d := &domain.Destination{Type: domain.DestinationSQS, TargetARN: "arn:aws:sqs:eu-west-1:999999999999:q", RoleARN: role, ExternalID: "gifq-a"}
+	if err := p.Validate(*d); err == nil || !strings.Contains(err.Error(), "own AWS account") {
+		t.Fatalf("Validate: %v", err)
+	}
+	res := p.Send(context.Background(), sender.Request{Destination: d})
+	if res.ErrorClass != retry.ErrAWSInvalid || retry.Classify(res.Result) != retry.Reject || !strings.Contains(res.Error, "own AWS account") {
+		t.Fatalf("%+v", res)
 	}
 }

@@ -38,14 +38,12 @@ class DeliveryFields:
         delivered_at (datetime.datetime | Unset):
         failed_at (datetime.datetime | Unset):
         attempts (list[Attempt] | Unset):
-        attempts_omitted (int | Unset): In an event's view only: how many older attempts of this delivery are left out
-            (the
-            newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
         attempts_order (DeliveryFieldsAttemptsOrder | Unset): One delivery's view only (`GET /v1/deliveries/{id}`): its
             attempts are its newest 20, newest first.
-        attempts_next_cursor (str | Unset): One delivery's view only, when it has more attempts than it shows: the
-            cursor of the
-            older ones for `GET /v1/deliveries/{id}/attempts`.
+        attempts_next_cursor (str | Unset): When a delivery has more attempts than its view shows (one delivery's view:
+            the newest
+            20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+            ones for `GET /v1/deliveries/{id}/attempts`.
     """
 
     id: str
@@ -65,7 +63,6 @@ class DeliveryFields:
     delivered_at: datetime.datetime | Unset = UNSET
     failed_at: datetime.datetime | Unset = UNSET
     attempts: list[Attempt] | Unset = UNSET
-    attempts_omitted: int | Unset = UNSET
     attempts_order: DeliveryFieldsAttemptsOrder | Unset = UNSET
     attempts_next_cursor: str | Unset = UNSET
 
@@ -119,8 +116,6 @@ class DeliveryFields:
                 attempts_item = attempts_item_data.to_dict()
                 attempts.append(attempts_item)
 
-        attempts_omitted = self.attempts_omitted
-
         attempts_order: str | Unset = UNSET
         if not isinstance(self.attempts_order, Unset):
             attempts_order = self.attempts_order.value
@@ -159,8 +154,6 @@ class DeliveryFields:
             field_dict["failed_at"] = failed_at
         if attempts is not UNSET:
             field_dict["attempts"] = attempts
-        if attempts_omitted is not UNSET:
-            field_dict["attempts_omitted"] = attempts_omitted
         if attempts_order is not UNSET:
             field_dict["attempts_order"] = attempts_order
         if attempts_next_cursor is not UNSET:
@@ -239,8 +232,6 @@ class DeliveryFields:
 
                 attempts.append(attempts_item)
 
-        attempts_omitted = d.pop("attempts_omitted", UNSET)
-
         _attempts_order = d.pop("attempts_order", UNSET)
         attempts_order: DeliveryFieldsAttemptsOrder | Unset
         if isinstance(_attempts_order, Unset):
@@ -268,7 +259,6 @@ class DeliveryFields:
             delivered_at=delivered_at,
             failed_at=failed_at,
             attempts=attempts,
-            attempts_omitted=attempts_omitted,
             attempts_order=attempts_order,
             attempts_next_cursor=attempts_next_cursor,
         )

@@ -39,14 +39,12 @@ class DeliveryWithAttempts:
         updated_at (datetime.datetime | Unset):
         delivered_at (datetime.datetime | Unset):
         failed_at (datetime.datetime | Unset):
-        attempts_omitted (int | Unset): In an event's view only: how many older attempts of this delivery are left out
-            (the
-            newest 10 are shown, oldest first); GET /v1/deliveries/{id}/attempts has them all.
         attempts_order (DeliveryFieldsAttemptsOrder | Unset): One delivery's view only (`GET /v1/deliveries/{id}`): its
             attempts are its newest 20, newest first.
-        attempts_next_cursor (str | Unset): One delivery's view only, when it has more attempts than it shows: the
-            cursor of the
-            older ones for `GET /v1/deliveries/{id}/attempts`.
+        attempts_next_cursor (str | Unset): When a delivery has more attempts than its view shows (one delivery's view:
+            the newest
+            20; an event's view: each delivery's newest 10, oldest first): the cursor of the older
+            ones for `GET /v1/deliveries/{id}/attempts`.
     """
 
     id: str
@@ -66,7 +64,6 @@ class DeliveryWithAttempts:
     updated_at: datetime.datetime | Unset = UNSET
     delivered_at: datetime.datetime | Unset = UNSET
     failed_at: datetime.datetime | Unset = UNSET
-    attempts_omitted: int | Unset = UNSET
     attempts_order: DeliveryFieldsAttemptsOrder | Unset = UNSET
     attempts_next_cursor: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -119,8 +116,6 @@ class DeliveryWithAttempts:
         if not isinstance(self.failed_at, Unset):
             failed_at = self.failed_at.isoformat()
 
-        attempts_omitted = self.attempts_omitted
-
         attempts_order: str | Unset = UNSET
         if not isinstance(self.attempts_order, Unset):
             attempts_order = self.attempts_order.value
@@ -158,8 +153,6 @@ class DeliveryWithAttempts:
             field_dict["delivered_at"] = delivered_at
         if failed_at is not UNSET:
             field_dict["failed_at"] = failed_at
-        if attempts_omitted is not UNSET:
-            field_dict["attempts_omitted"] = attempts_omitted
         if attempts_order is not UNSET:
             field_dict["attempts_order"] = attempts_order
         if attempts_next_cursor is not UNSET:
@@ -236,8 +229,6 @@ class DeliveryWithAttempts:
         else:
             failed_at = datetime.datetime.fromisoformat(_failed_at)
 
-        attempts_omitted = d.pop("attempts_omitted", UNSET)
-
         _attempts_order = d.pop("attempts_order", UNSET)
         attempts_order: DeliveryFieldsAttemptsOrder | Unset
         if isinstance(_attempts_order, Unset):
@@ -265,7 +256,6 @@ class DeliveryWithAttempts:
             updated_at=updated_at,
             delivered_at=delivered_at,
             failed_at=failed_at,
-            attempts_omitted=attempts_omitted,
             attempts_order=attempts_order,
             attempts_next_cursor=attempts_next_cursor,
         )

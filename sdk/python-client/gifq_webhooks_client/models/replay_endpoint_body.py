@@ -15,7 +15,7 @@ T = TypeVar("T", bound="ReplayEndpointBody")
 class ReplayEndpointBody:
     """
     Attributes:
-        since (datetime.datetime):
+        since (datetime.datetime): RFC 3339; a malformed time is 422 `invalid_window` naming the field.
         until (datetime.datetime | Unset): Default now.
         cursor (str | Unset): The `next_cursor` of the previous call.
     """

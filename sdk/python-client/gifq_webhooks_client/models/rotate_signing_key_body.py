@@ -15,7 +15,9 @@ class RotateSigningKeyBody:
     """
     Attributes:
         overlap_seconds (int | Unset): How long the previous keys stay published and keep signing beside the new one
-            (default 86400). 0 retires them at once (after a leak).
+            (default 86400). 0 retires them at once (after a leak). At most two keys are live: a rotation with an overlap
+            while the key the last rotation replaced still signs is 409 `previous_key_live` (naming when it retires) and
+            changes nothing; 0 is always allowed.
     """
 
     overlap_seconds: int | Unset = UNSET

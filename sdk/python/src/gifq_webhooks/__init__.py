@@ -15,7 +15,7 @@ import re
 import threading
 import time
 import urllib.request
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 __all__ = [
     "DEFAULT_TOLERANCE_SECONDS",
@@ -41,7 +41,12 @@ _B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _B64URL_32 = re.compile(r"[A-Za-z0-9_-]{43}")
 
 Body = Union[bytes, bytearray, memoryview, str]
-Headers = Mapping[str, str]
+
+
+class Headers(Protocol):
+    """Any headers object with .get(name): a dict, http.server's self.headers, Flask's, Django's request.headers..."""
+
+    def get(self, key: str, /) -> Optional[str]: ...
 
 
 class WebhookVerificationError(Exception):
@@ -65,12 +70,13 @@ def _bytes(body: Body) -> bytes:
 def _header(headers: Headers, name: str) -> str:
     v = headers.get(name)
     if v is None:
+        # a plain dict is case-sensitive: look for the name in another case
         want = name.lower()
-        for k, val in headers.items():
-            if k.lower() == want:
-                return val or ""
+        for k, val in getattr(headers, "items", lambda: [])():
+            if isinstance(k, str) and k.lower() == want:
+                return str(val or "")
         return ""
-    return v
+    return str(v)
 
 
 def _check_time(t: int, tolerance: Optional[float], now: Optional[Callable[[], float]]) -> None:
@@ -285,19 +291,28 @@ class JwksCache:
         self._clock = clock
         self._keys: Optional[Dict[str, bytes]] = None
         self._fetched_at: Optional[float] = None
+        self._error: Optional[Exception] = None
         self._lock = threading.Lock()
 
     def keys(self) -> Dict[str, bytes]:
         """The cached keys by kid, fetched the first time."""
         with self._lock:
             if self._keys is None:
+                # A failed fetch is not retried within the minute either: a JWKS route that is down is not hammered.
+                if self._error is not None and self._fetched_at is not None and self._clock() - self._fetched_at < self._interval:
+                    raise self._error
                 self._refresh()
             assert self._keys is not None
             return self._keys
 
     def _refresh(self) -> None:
         self._fetched_at = self._clock()
-        self._keys = parse_jwks(self._fetch(self._url))
+        try:
+            self._keys = parse_jwks(self._fetch(self._url))
+            self._error = None
+        except Exception as e:
+            self._error = e
+            raise
 
     def _refetch_if_due(self, seen: Dict[str, bytes]) -> Dict[str, bytes]:
         with self._lock:
