@@ -84,6 +84,13 @@ var LintSkips = []LintSkip{
 		Reason: "The demo receiver's URL (context demoReceiver, refused on prod) is a webhook endpoint: senders sign " +
 			"the payload (Standard Webhooks), which the function verifies, and cannot sign AWS requests (AWS_IAM)."},
 
+	// The WAF option (api_protection.go).
+	{ID: "CKV_AWS_192", On: ofType("AWS::WAFv2::WebACL"),
+		Reason: "No Log4j (JNDI lookup) managed rule: the functions are Go and run no Java, so there is nothing for " +
+			"such a lookup to reach, and the rule group (AWSManagedRulesKnownBadInputsRuleSet) inspects bodies, " +
+			"headers and paths: it would refuse customers' webhook payloads that merely carry such a string, where " +
+			"an event body is opaque data stored and delivered byte for byte. The web ACL's job is the per-IP rate."},
+
 	// Static egress IPs (egress.go).
 	{ID: "CKV_AWS_111", On: deliverPolicyInVPC,
 		Reason: "Lambda creates and deletes the deliver function's network interfaces in its VPC with the function's " +

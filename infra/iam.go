@@ -30,8 +30,13 @@ var tableGrants = map[string]tableAccess{
 		Indexes: []string{schema.IndexEndpointLog, schema.IndexEndpointStatus, schema.IndexAccountEvents},
 	},
 	// Claims, attempts and outcomes (transactions of puts, updates and
-	// deletes); never a query.
-	FnDeliver: {Actions: []string{"BatchGetItem", "DeleteItem", "GetItem", "PutItem", "UpdateItem"}},
+	// deletes); and the account notifications it ingests as system events
+	// (shared/notify through ingest: the account's partition and its
+	// events by day, the deliveries' batch write).
+	FnDeliver: {
+		Actions: []string{"BatchGetItem", "BatchWriteItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"},
+		Indexes: []string{schema.IndexAccountEvents},
+	},
 	// The sweep and park indexes, and the writes that re-queue or fail.
 	FnSweeper: {
 		Actions: []string{"GetItem", "PutItem", "Query", "UpdateItem"},

@@ -70,12 +70,18 @@ up() {
   # pollers); shorter waits keep retries and rate-limit slots near their
   # times. setsid: LocalStack leads its own process group, so that `down` can stop
   # it together with every function process it started.
+  # The CA variables pass through: LocalStack's Kinesis installs its
+  # backend (npm kinesis-local) on the first call, through the same
+  # registry access as the host's npm. That backend listens on 0.0.0.0:
+  # loopback.cjs, preloaded, binds it to 127.0.0.1.
   env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 TMPDIR="$PWD/$STATE/tmp" \
+    ${NODE_EXTRA_CA_CERTS:+NODE_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS"} ${SSL_CERT_FILE:+SSL_CERT_FILE="$SSL_CERT_FILE"} \
+    NODE_OPTIONS="--require $PWD/localstack/loopback.cjs" \
     GATEWAY_LISTEN="$LISTEN" \
     LOCALSTACK_HOST="localhost.localstack.cloud:${LISTEN##*:}" \
     DNS_ADDRESS=0 SKIP_SSL_CERT_DOWNLOAD=1 DISABLE_EVENTS=1 \
     LOCALSTACK_CLI=0 FILESYSTEM_ROOT= \
-    SERVICES=cloudformation,s3,ssm,sts,iam,ecr,lambda,sqs,dynamodb,apigateway,events,logs,cloudwatch,sns,kms \
+    SERVICES=cloudformation,s3,ssm,sts,iam,ecr,lambda,sqs,dynamodb,apigateway,events,logs,cloudwatch,sns,kms,kinesis \
     PROVIDER_OVERRIDE_DYNAMODB=moto \
     LAMBDA_RUNTIME_EXECUTOR=host \
     LAMBDA_EVENT_SOURCE_MAPPING_POLL_INTERVAL_SEC=0.05 LAMBDA_EVENT_SOURCE_MAPPING_MAX_BACKOFF_ON_EMPTY_POLL_SEC=0.25 \

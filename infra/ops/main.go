@@ -9,6 +9,7 @@
 //	go run ./infra/ops -table <TableName> account set-ingest-limit -account acct_... -per-second 20 -burst 100
 //	go run ./infra/ops -table <TableName> key set-limit -account acct_... -key key_... -per-second 2 -burst 10
 //	go run ./infra/ops -table <TableName> key show-limit -account acct_... -key key_...
+//	go run ./infra/ops -table <TableName> -kms-key <KmsKeyId> endpoints reseal
 //	GIFQ_API_KEY=... go run ./infra/ops -api <ApiUrl> delivery show -id dlv_...
 //	GIFQ_API_KEY=... go run ./infra/ops -api <ApiUrl> delivery resend -id dlv_...
 //	GIFQ_API_KEY=... go run ./infra/ops -api <ApiUrl> event show -id evt_...
@@ -30,7 +31,9 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 
+	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -47,12 +50,14 @@ const usage = `usage: ops [-table NAME] <command>
   key create -account ID
   key list -account ID
   key revoke -account ID -key KEY_ID
+  endpoints reseal   (with -kms-key: seal every secret and custom header written before sealing)
 ` + limitUsage
 
 func run(ctx context.Context, args []string) error {
 	global := flag.NewFlagSet("ops", flag.ContinueOnError)
 	table := global.String("table", os.Getenv("TABLE_NAME"), "the stack's table (TableName output); default $TABLE_NAME")
 	apiURL := global.String("api", os.Getenv("GIFQ_API_URL"), "the API's URL (ApiUrl output), for the API commands; default $GIFQ_API_URL")
+	kmsKey := global.String("kms-key", os.Getenv("KMS_KEY_ID"), "the stack's KMS key (KMS_KEY_ID), for endpoints reseal; default $KMS_KEY_ID")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
@@ -69,7 +74,17 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := store.New(dynamodb.NewFromConfig(cfg), *table)
+	db := dynamodb.NewFromConfig(cfg)
+	st := store.New(db, *table)
+	if rest[0]+" "+rest[1] == "endpoints reseal" {
+		if *kmsKey == "" {
+			return errors.New("endpoints reseal needs -kms-key (the stack's KMS key id)")
+		}
+		st.SealWith(envelope.New(kms.NewFromConfig(cfg), *kmsKey, st))
+		read, sealed, err := st.ResealAll(ctx, db) // no timeout: a whole table's scan
+		fmt.Printf("endpoints read %d, sealed %d\n", read, sealed)
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 

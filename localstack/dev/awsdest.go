@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/gifq/webhooks/shared/app"
-	"github.com/gifq/webhooks/shared/destination/awsdest"
+	"github.com/gifq/webhooks/shared/destination/providers"
 )
 
 // useLocalStackDestinations delivers AWS endpoints (aws_sqs, aws_sns,
@@ -33,6 +33,6 @@ func useLocalStackDestinations(ctx context.Context, a *app.App, endpoint string)
 	if len(a.Config.DestinationRegions) == 0 {
 		a.Config.DestinationRegions = []string{"us-east-1"}
 	}
-	awsdest.Use(a.Destinations, cfg, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
+	providers.UseAWS(a.Destinations, cfg, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
 	return nil
 }

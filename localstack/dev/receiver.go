@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/signing"
 )
 
@@ -63,8 +63,8 @@ func startReceiver(ctx context.Context, a *app.App, addr, accountID string) (*re
 			verdict += fmt.Sprintf("; answering %d as %s asks", status, req.URL.Path)
 		}
 		fmt.Printf("\n<- webhook %s  event %s (%s)  attempt %s  %s\n   %s\n",
-			req.Header.Get(sender.HeaderDelivery), req.Header.Get(sender.HeaderEventID), req.Header.Get(sender.HeaderEvent),
-			req.Header.Get(sender.HeaderAttempt), verdict, body)
+			req.Header.Get(webhook.HeaderDelivery), req.Header.Get(webhook.HeaderEventID), req.Header.Get(webhook.HeaderEvent),
+			req.Header.Get(webhook.HeaderAttempt), verdict, body)
 		w.WriteHeader(status)
 	})}
 	go r.srv.Serve(ln)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -54,7 +54,7 @@ func (c *chaosReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	roll := c.rng.IntN(100)
 	c.total++
-	ev := r.Header.Get(sender.HeaderEventID)
+	ev := r.Header.Get(webhook.HeaderEventID)
 	if want, ok := c.bodies[ev]; ok && want != sha256.Sum256(body) {
 		c.badBody++
 	}
@@ -75,7 +75,7 @@ func (c *chaosReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		outcome = "reset"
 	}
-	c.attempts[r.Header.Get(sender.HeaderDelivery)] = outcome
+	c.attempts[r.Header.Get(webhook.HeaderDelivery)] = outcome
 	if outcome == "200" || outcome == "slow-200" {
 		c.ok[ev+r.URL.Path]++
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/queue"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/signing"
 )
 
@@ -40,13 +40,13 @@ func TestHappyPathSignedAndByteIdentical(t *testing.T) {
 		t.Fatalf("signature does not verify: %v (%s)", r.verified, r.header.Get(signing.Header))
 	}
 	for k, want := range map[string]string{
-		"Content-Type": "application/json", sender.HeaderEvent: "payout.fulfilled", sender.HeaderEventID: ev.ID, sender.HeaderAttempt: "1",
+		"Content-Type": "application/json", webhook.HeaderEvent: "payout.fulfilled", webhook.HeaderEventID: ev.ID, webhook.HeaderAttempt: "1",
 	} {
 		if v := r.header.Get(k); v != want {
 			t.Errorf("%s = %q, want %q", k, v, want)
 		}
 	}
-	if !strings.HasPrefix(r.header.Get(sender.HeaderDelivery), "att_") || !strings.HasPrefix(r.header.Get("User-Agent"), "gifq-webhooks/") {
+	if !strings.HasPrefix(r.header.Get(webhook.HeaderDelivery), "att_") || !strings.HasPrefix(r.header.Get("User-Agent"), "gifq-webhooks/") {
 		t.Errorf("headers %v", r.header)
 	}
 }
@@ -87,12 +87,12 @@ func TestRetriesUntilSuccessOnAttemptThree(t *testing.T) {
 		if r.verified != nil {
 			t.Errorf("attempt %d signature: %v", i+1, r.verified)
 		}
-		if r.header.Get(sender.HeaderAttempt) != []string{"1", "2", "3"}[i] {
-			t.Errorf("attempt %d header %s", i+1, r.header.Get(sender.HeaderAttempt))
+		if r.header.Get(webhook.HeaderAttempt) != []string{"1", "2", "3"}[i] {
+			t.Errorf("attempt %d header %s", i+1, r.header.Get(webhook.HeaderAttempt))
 		}
-		ids[r.header.Get(sender.HeaderDelivery)] = true
+		ids[r.header.Get(webhook.HeaderDelivery)] = true
 		sigs[r.header.Get(signing.Header)] = true
-		if r.header.Get(sender.HeaderEventID) != ev.ID {
+		if r.header.Get(webhook.HeaderEventID) != ev.ID {
 			t.Errorf("event id header changed on attempt %d", i+1)
 		}
 	}

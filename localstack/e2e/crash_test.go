@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -161,7 +161,7 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, r := range rv.requests() {
-		seen[r.header.Get(sender.HeaderEventID)]++
+		seen[r.header.Get(webhook.HeaderEventID)]++
 	}
 	dups := 0
 	for _, ev := range events {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 )
 
 // Issue 24's "done when", break 1: one endpoint that never answers and one
@@ -44,7 +44,7 @@ func TestDeadEndpointsDeliveriesAllFailByTheirDeadline(t *testing.T) {
 	hangs := hang(g, all)
 	h.registerReceiver(t, key, func(i int, w http.ResponseWriter, r *http.Request) (int, string) {
 		mu.Lock()
-		perDelivery[r.Header.Get(sender.HeaderDelivery)]++
+		perDelivery[r.Header.Get(webhook.HeaderDelivery)]++
 		mu.Unlock()
 		return hangs(i, w, r)
 	})

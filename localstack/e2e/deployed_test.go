@@ -17,8 +17,8 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/gifq/webhooks/localstack/window"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/onboard"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -288,7 +288,7 @@ func TestDeployedBurstPacedAtTheAccountRate(t *testing.T) {
 	events := map[string]bool{}
 	for _, r := range rv.requests() {
 		at = append(at, r.at)
-		events[r.header.Get(sender.HeaderEventID)] = true
+		events[r.header.Get(webhook.HeaderEventID)] = true
 	}
 	if len(events) != n {
 		t.Fatalf("%d events delivered, want %d", len(events), n)

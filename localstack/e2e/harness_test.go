@@ -34,7 +34,7 @@ import (
 	"github.com/gifq/webhooks/shared/apiclient"
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
-	"github.com/gifq/webhooks/shared/destination/awsdest"
+	"github.com/gifq/webhooks/shared/destination/providers"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/retry"
@@ -141,7 +141,7 @@ func start(t *testing.T, o opts) *harness {
 		a.UseKMS(k, keyID)
 	}
 	if o.awsDest != nil {
-		awsdest.Use(a.Destinations, *o.awsDest, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
+		providers.UseAWS(a.Destinations, *o.awsDest, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
 	}
 	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers})
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/lifecycle"
-	"github.com/gifq/webhooks/shared/sender"
 )
 
 // Issue 25: a quiet tenant's p99 during a neighbour's outage is at most 3x
@@ -120,7 +120,7 @@ func quietRun(t *testing.T, h *harness, key string, rv *receiver, phase string, 
 				Data struct{ ID string } `json:"data"`
 			}
 			_ = json.Unmarshal(r.body, &body)
-			if p, ok := posted[body.Data.ID]; ok && r.header.Get(sender.HeaderAttempt) == "1" {
+			if p, ok := posted[body.Data.ID]; ok && r.header.Get(webhook.HeaderAttempt) == "1" {
 				lat = append(lat, r.at.Sub(p))
 			}
 		}

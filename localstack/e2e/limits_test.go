@@ -13,7 +13,7 @@ import (
 
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/localstack/window"
-	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 )
 
 // inParallel calls f(i) for i in [0, n) from workers goroutines.
@@ -93,9 +93,9 @@ func TestBurstDrainsAtTheAccountRate(t *testing.T) {
 		events := map[string]bool{}
 		var at []time.Time
 		for _, r := range got {
-			events[r.header.Get(sender.HeaderEventID)] = true
+			events[r.header.Get(webhook.HeaderEventID)] = true
 			at = append(at, r.at)
-			if a := r.header.Get(sender.HeaderAttempt); a != "1" {
+			if a := r.header.Get(webhook.HeaderAttempt); a != "1" {
 				t.Errorf("%s: a delivery needed attempt %s", name, a)
 			}
 		}
@@ -177,8 +177,8 @@ func TestSlowEndpointIsCappedAndDoesNotStarveOthers(t *testing.T) {
 	}
 	attempts := map[string]int{}
 	for _, r := range rvA.requests() {
-		attempts[r.header.Get(sender.HeaderEventID)]++
-		if a, _ := strconv.Atoi(r.header.Get(sender.HeaderAttempt)); a != 1 {
+		attempts[r.header.Get(webhook.HeaderEventID)]++
+		if a, _ := strconv.Atoi(r.header.Get(webhook.HeaderAttempt)); a != 1 {
 			t.Errorf("an A delivery was on attempt %d: waiting for the cap must not use attempts", a)
 		}
 	}

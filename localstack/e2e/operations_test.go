@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/redrive"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -209,7 +209,7 @@ func TestResendDoesNotCancelAutomaticRetries(t *testing.T) {
 	h := start(t, opts{retry: "2s,2s,2s"}) // 4 attempts (a deployed stack: its own schedule)
 	acct, key := h.account(t)
 	rv, _ := h.registerReceiver(t, key, func(_ int, _ http.ResponseWriter, r *http.Request) (int, string) {
-		if r.Header.Get(sender.HeaderAttempt) == "0" { // manual
+		if r.Header.Get(webhook.HeaderAttempt) == "0" { // manual
 			return 200, "manual ok"
 		}
 		return 500, ""

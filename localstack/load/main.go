@@ -29,8 +29,8 @@ import (
 	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/window"
 	"github.com/gifq/webhooks/shared/config"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/ratelimit"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -126,7 +126,7 @@ func newSink() (*sink, error) {
 			return
 		}
 		now := time.Now()
-		id := r.Header.Get(sender.HeaderEventID)
+		id := r.Header.Get(webhook.HeaderEventID)
 		s.mu.Lock()
 		s.total++
 		if _, ok := s.first[id]; !ok {

@@ -17,6 +17,9 @@ type Metrics struct {
 	P50, P99                           float64 // seconds, ingest to delivered, unaffected accounts
 	P99Small                           float64 // the same, the small accounts' (the background's ~9,800)
 	Delivered, DLQ, Attempts, Retries  float64
+	// PastDeadline is the most any delivery failed past its deadline
+	// (lifecycle.Deadline), in seconds (negative: all before it).
+	PastDeadline                       float64
 	CapDeferrals, RateDeferrals        float64
 	Scheduled                          float64
 	Left                               float64 // not finished when the run ended (the burst's backlog)

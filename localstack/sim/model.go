@@ -109,20 +109,21 @@ func newQueue(name string, maxConc int) *queue {
 
 // Sim is one run: a workload under one set of options.
 type Sim struct {
-	o      Options
-	w      Workload
-	scale  float64
-	eng    Engine
-	rnd    *rand.Rand
-	sched  retry.Schedule
-	lat    lognormal
-	tfast  [11]float64 // mean of the slowest of k healthy answers
-	accts  []*account
-	eps    []*endpoint
-	queues []*queue // the fast lane's
-	slow   *queue   // the slow lane's; nil without one
-	all    []*queue
-	burst  int // index of the flooding account
+	o        Options
+	w        Workload
+	scale    float64
+	eng      Engine
+	rnd      *rand.Rand
+	sched    retry.Schedule
+	pastSeen bool // a delivery failed: m.PastDeadline holds
+	lat      lognormal
+	tfast    [11]float64 // mean of the slowest of k healthy answers
+	accts    []*account
+	eps      []*endpoint
+	queues   []*queue // the fast lane's
+	slow     *queue   // the slow lane's; nil without one
+	all      []*queue
+	burst    int // index of the flooding account
 
 	apiTokens  float64
 	failCarry  float64

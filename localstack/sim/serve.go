@@ -5,9 +5,10 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/cost"
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
-	"github.com/gifq/webhooks/shared/retry"
 )
 
 // serve runs one second of a queue's event source mapping with cap
@@ -165,6 +166,7 @@ func (s *Sim) process(c *cohort, q *queue, t float64) {
 		return
 	case lifecycle.Fail, lifecycle.DeadLetter:
 		s.deadLetter(n)
+		s.final(c, t)
 		return
 	case lifecycle.Drop, lifecycle.Quarantine:
 		return
@@ -350,6 +352,7 @@ func (s *Sim) holdSpread(c *cohort, ep *endpoint, t float64) {
 			s.defer_(&r, ep, t)
 		case lifecycle.Fail, lifecycle.DeadLetter:
 			s.deadLetter(float64(r.n))
+			s.final(&r, t)
 		}
 	}
 }
@@ -404,7 +407,7 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 		s.eng.At(at, func() {
 			ep.inflight -= c.n
 			g.slowHeld -= n
-			s.settle(c, a, ep, retry.Result{ErrorClass: retry.ErrTimeout}, at)
+			s.settle(c, a, ep, destination.Outcome{Verdict: destination.Retry, NoAnswer: true, Class: "timeout"}, at)
 		})
 		return
 	}
@@ -415,7 +418,7 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 	nf, nr = min(nf, c.n), min(nr, c.n-min(nf, c.n))
 	ok := c.n - nf - nr
 	if ep != nil && ok > 0 {
-		s.afterAttempt(ep, a, retry.Result{StatusCode: 200}, c.probe, 1, t)
+		s.afterAttempt(ep, a, answer(200), c.probe, 1, t)
 	}
 	s.m.Delivered += float64(ok)
 	s.m.WCU += float64(ok) * cost.SweepRemoveWrite
@@ -434,7 +437,7 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 		}
 		// A 5xx makes a healthy endpoint failing until its next success,
 		// but for a delivery's first attempt, a blip (lifecycle.Blip).
-		blip := lifecycle.Blip(domain.Endpoint{}, c.attempts+1, retry.Result{StatusCode: 503}, lifecycle.Outcome{Status: domain.StatusPending})
+		blip := lifecycle.Blip(domain.Endpoint{}, c.attempts+1, answer(503), lifecycle.Outcome{Status: domain.StatusPending})
 		if turned := min(nf, a.healthy-a.failing); turned > 0 && !blip {
 			a.failing += turned
 			s.m.WCU += float64(turned) * cost.EndpointHealthWrite
@@ -444,12 +447,12 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 	for range nf {
 		one := *c
 		one.n = 1
-		s.settle(&one, a, nil, retry.Result{StatusCode: 503}, t)
+		s.settle(&one, a, nil, answer(503), t)
 	}
 	if nr > 0 {
 		one := *c
 		one.n = nr
-		s.settle(&one, a, nil, retry.Result{StatusCode: 400}, t)
+		s.settle(&one, a, nil, answer(400), t)
 	}
 }
 
@@ -465,8 +468,8 @@ func carry(acc *float64, x float64) int {
 // store writes it (updateHealth): failing_since, and the breaker as
 // lifecycle.BreakerAfterAttempt moves it. One write per attempt that
 // changes anything.
-func (s *Sim) afterAttempt(ep *endpoint, a *account, res retry.Result, probe bool, n int, t float64) {
-	healthy := retry.Classify(res) == retry.Delivered
+func (s *Sim) afterAttempt(ep *endpoint, a *account, res destination.Outcome, probe bool, n int, t float64) {
+	healthy := res.Verdict == destination.Delivered
 	for i := range n {
 		e := &ep.dom
 		changed := false
@@ -511,16 +514,17 @@ func (s *Sim) applyBreaker(e *domain.Endpoint, c lifecycle.BreakerChange) {
 
 // settle applies lifecycle.Settle to the failed attempts of c, one message
 // at a time (each draws its own jitter), and the endpoint's update.
-func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res retry.Result, t float64) {
-	ans := lifecycle.Answer{Result: res, Verdict: retry.Classify(res)}
+func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res destination.Outcome, t float64) {
+	ans := lifecycle.Answer{Outcome: res}
 	if ep != nil {
 		s.afterAttempt(ep, a, res, c.probe, c.n, t)
 	}
 	for range c.n {
 		d := domain.Delivery{Attempts: c.attempts + 1, CreatedAt: millis(c.created)}
-		o := lifecycle.Settle(d, ans, toTime(t), s.sched, s.rnd)
+		o := lifecycle.Settle(d, ans, toTime(t), s.sched, s.rnd, lifecycle.Deadline(d, s.sched, time.Duration(s.w.DeadTimeout*float64(time.Second))))
 		if o.Status != domain.StatusPending {
 			s.deadLetter(1)
+			s.final(c, t)
 			continue
 		}
 		s.m.Retries++
@@ -538,6 +542,14 @@ func (s *Sim) settle(c *cohort, a *account, ep *endpoint, res retry.Result, t fl
 		r.next = fromMillis(o.NextAttemptAt)
 		r.until = r.next
 		s.wait(&r, t, true)
+	}
+}
+
+// final notes c's deliveries failing at t, against their deadline.
+func (s *Sim) final(c *cohort, t float64) {
+	dl := lifecycle.Deadline(domain.Delivery{CreatedAt: millis(c.created)}, s.sched, time.Duration(s.w.DeadTimeout*float64(time.Second)))
+	if past := t - fromMillis(dl.UnixMilli()); !s.pastSeen || past > s.m.PastDeadline {
+		s.m.PastDeadline, s.pastSeen = past, true
 	}
 }
 
@@ -562,4 +574,9 @@ func (s *Sim) touchE(e *endpoint) {
 		e.touched = true
 		s.touchedE = append(s.touchedE, e)
 	}
+}
+
+// answer is the webhook provider's outcome of an HTTP answer.
+func answer(status int) destination.Outcome {
+	return destination.Outcome{Status: status, Verdict: webhook.VerdictOf(status, 0)}
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gifq/webhooks/shared/sender"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 )
 
 // The endpoint kinds every account has, one endpoint each.
@@ -50,7 +50,7 @@ func refusingURL() string {
 func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	kind := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-	key := r.Header.Get(sender.HeaderEventID) + "|" + r.URL.Path
+	key := r.Header.Get(webhook.HeaderEventID) + "|" + r.URL.Path
 	rv.mu.Lock()
 	rv.total++
 	rv.requests[key]++

@@ -32,6 +32,8 @@ import (
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/delivery"
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/lifecycle"
@@ -39,9 +41,7 @@ import (
 	"github.com/gifq/webhooks/shared/opevents"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
-	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/schema"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 	"github.com/gifq/webhooks/shared/sweep"
 )
@@ -414,10 +414,10 @@ func (l *simLimiter) ReserveTaking(ctx context.Context, account string, n int, p
 // simEndpoints answer as the soak's receiver does, in simulated time.
 type simEndpoints struct{ s *sim }
 
-func (e *simEndpoints) Send(_ context.Context, req sender.Request) sender.Result {
+func (e *simEndpoints) Send(_ context.Context, req destination.Request) destination.Outcome {
 	s := e.s
 	if s.faults.dead.Load() { // a dead process sends nothing
-		return sender.Result{Result: retry.Result{ErrorClass: retry.ErrNetwork}, StartedAt: s.clock}
+		return destination.Outcome{Verdict: destination.Retry, NoAnswer: true, Class: webhook.ErrNetwork, StartedAt: s.clock}
 	}
 	path := strings.TrimPrefix(req.URL, "https://sim.example")
 	kind := path[strings.LastIndex(path, "/")+1:]
@@ -427,32 +427,36 @@ func (e *simEndpoints) Send(_ context.Context, req sender.Request) sender.Result
 	s.rv.requests[key]++
 	n := s.rv.requests[key]
 	s.rv.mu.Unlock()
-	res := sender.Result{Result: retry.Result{StatusCode: 200}, StartedAt: s.clock.Add(s.offset), Duration: 50 * time.Millisecond}
+	res := destination.Outcome{Status: 200, StartedAt: s.clock.Add(s.offset), Duration: 50 * time.Millisecond}
 	switch kind {
 	case "slow":
 		res.Duration = 8 * time.Second
 	case "hanging":
-		res.Result, res.Duration = retry.Result{ErrorClass: retry.ErrTimeout}, s.cfg.DeliveryTimeout
+		res.Status, res.NoAnswer, res.Class, res.Duration = 0, true, webhook.ErrTimeout, s.cfg.DeliveryTimeout
 	case "refusing":
-		res.Result = retry.Result{ErrorClass: retry.ErrConnRefused}
+		res.Status, res.NoAnswer, res.Class = 0, true, webhook.ErrConnRefused
 	case "flapping": // down for 3 hours of every 6
 		if s.clock.Sub(simStart)%(6*time.Hour) >= 3*time.Hour {
-			res.StatusCode = 503
+			res.Status = 503
 		}
 	case "fail_then_ok":
 		if n <= failFirst {
-			res.StatusCode = 502
+			res.Status = 502
 		}
 	case "gone":
-		res.StatusCode = 410
+		res.Status = 410
 	case "throttling":
 		if n%2 == 1 {
-			res.Result = retry.Result{StatusCode: 429, RetryAfter: time.Minute}
+			res.Status, res.RetryAfter = 429, time.Minute
 		}
+	}
+	res.Verdict = destination.Retry // no answer
+	if res.Status != 0 {
+		res.Verdict = webhook.VerdictOf(res.Status, res.RetryAfter)
 	}
 	s.rv.mu.Lock()
 	defer s.rv.mu.Unlock()
-	if res.StatusCode/100 == 2 {
+	if res.Status/100 == 2 {
 		s.rv.ok[key]++
 	}
 	// The invocation waits for the answer: one invocation at a time, so

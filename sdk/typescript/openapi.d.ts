@@ -45,7 +45,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The account's events in a window, newest or oldest first
+         * @description The events feed, for reconciliation: the events received between `since` and `until`
+         *     (default: the 30-day retention up to now), optionally of one `type`, with their bodies.
+         *     Test events are not listed. A page reads at most 500 events of the window and holds at most
+         *     4 MiB of bodies, so it may hold fewer than `limit` (even none) while `next_cursor` is set:
+         *     keep following `next_cursor` (with the same query) until it is empty.
+         */
+        get: operations["listEvents"];
         put?: never;
         /**
          * Post an event
@@ -146,7 +154,10 @@ export interface paths {
         /**
          * Change an endpoint
          * @description Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-         *     the DLQ); enabling clears the failure history.
+         *     the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+         *     port) than the endpoint's custom headers were set for is refused with 422
+         *     `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+         *     are kept) or `settings.reset: ["headers"]`.
          */
         patch: operations["updateEndpoint"];
         trace?: never;
@@ -198,6 +209,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{id}/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a polling endpoint's events
+         * @description A polling endpoint's events (those its filter takes), oldest first: after `cursor`, or
+         *     else after the position last committed, or else since the endpoint was registered.
+         *     Events show here 5 s after they are received. Authorization: the endpoint's `poll_token`,
+         *     the account's API key or a portal token. Nothing is delivered to a polling endpoint.
+         */
+        get: operations["pollEndpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints/{id}/poll/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit a polling endpoint's position
+         * @description The consumer handled everything up to `cursor` (a `next_cursor` of a read); reads without a cursor start after it. A commit behind the one stored changes nothing.
+         */
+        post: operations["commitPoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{id}/recover": {
         parameters: {
             query?: never;
@@ -232,7 +292,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver the events of a window the endpoint missed
-         * @description Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+         * @description Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
          */
         post: operations["replayEndpoint"];
         delete?: never;
@@ -325,7 +385,9 @@ export interface paths {
         /**
          * Send this endpoint a test event
          * @description An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-         *     (whatever its `event_types`), signed and retried like any other.
+         *     (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+         *     catalog's example of that type is sent instead (the `webhook.test` body when the type has
+         *     no example). Not for a polling endpoint (409).
          */
         post: operations["sendTestEvent"];
         delete?: never;
@@ -477,7 +539,7 @@ export interface paths {
         };
         /**
          * The authenticated account, with its AWS external id
-         * @description `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+         * @description `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
          */
         get: operations["getAccount"];
         put?: never;
@@ -669,9 +731,17 @@ export interface components {
             body: components["schemas"]["EventBody"];
             deliveries: components["schemas"]["DeliveryWithAttempts"][];
         };
+        FeedEvent: {
+            id: string;
+            event: string;
+            /** Format: date-time */
+            received_at: string;
+            idempotency_key?: string;
+            body: components["schemas"]["EventBody"];
+        };
         /** @description Exact names, prefixes like `payout.*`, or `*`; empty means every event. */
         EventTypes: string[];
-        /** @description An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md. */
+        /** @description An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md. */
         NewEndpoint: {
             type?: components["schemas"]["DestinationType"];
             aws?: components["schemas"]["AWSDestination"];
@@ -790,6 +860,8 @@ export interface components {
             aws?: components["schemas"]["AWSDestination"];
             /** @description `whsec_` + base64 of 32 random bytes. Shown once. */
             secret?: string;
+            /** @description A polling endpoint's token for its poll and commit routes. Shown once, at registration. */
+            poll_token?: string;
             /**
              * Format: date-time
              * @description Rotation only; when the previous secret stops signing.
@@ -993,14 +1065,14 @@ export interface components {
             updated_at: string;
         };
         /**
-         * @description How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is empty for the AWS types.
+         * @description How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
          * @enum {string}
          */
-        DestinationType: "http" | "aws_sqs" | "aws_sns" | "aws_eventbridge";
+        DestinationType: "http" | "aws_eventbridge" | "aws_kinesis" | "aws_sns" | "aws_sqs" | "polling";
         /** @description An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own). */
         AWSDestination: {
             /**
-             * @description `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>` or `...:events:...:event-bus/<name>`, matching the type.
+             * @description `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>`, `...:events:...:event-bus/<name>` or `...:kinesis:...:stream/<name>`, matching the type.
              * @example arn:aws:sqs:eu-west-1:123456789012:gifq-webhooks
              */
             target_arn: string;
@@ -1098,7 +1170,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `body_too_large`: an event over 256 KiB, a batch over 5 MiB, a management body over 64 KiB. */
+        /** @description `body_too_large`: an event over 256 KiB, a batch over 999,999 bytes, a management body over 64 KiB. */
         TooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -1214,6 +1286,44 @@ export interface operations {
                     "application/json": Record<string, unknown>;
                 };
             };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                since?: string;
+                until?: string;
+                type?: string;
+                order?: "newest" | "oldest";
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeedEvent"][];
+                        /** @description Empty on the last page. */
+                        next_cursor: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
         };
     };
     createEvent: {
@@ -1584,6 +1694,83 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
+    pollEndpoint: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description `next_cursor` of the previous read. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events, the cursor to read on from (and to commit once they are handled), and `done` when nothing more is there for now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeedEvent"][];
+                        next_cursor: string;
+                        done: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    commitPoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cursor: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Committed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cursor: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
     recoverEndpoint: {
         parameters: {
             query?: never;
@@ -1693,7 +1880,7 @@ export interface operations {
                         scanned: number;
                         /** @description Deliveries made and queued. */
                         replayed: number;
-                        /** @description Events that got a delivery to the endpoint meanwhile, or expired. */
+                        /** @description Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once). */
                         skipped: number;
                         more: boolean;
                         /** @description Given when `more`: send it as `cursor`. */
@@ -1821,7 +2008,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    event_type?: string;
+                };
+            };
+        };
         responses: {
             /** @description Queued, with its one delivery. */
             202: {
@@ -1832,10 +2025,12 @@ export interface operations {
                     "application/json": components["schemas"]["AcceptedEvent"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
@@ -1916,6 +2111,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2116,6 +2312,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2199,6 +2396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2280,6 +2478,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["SigningKeysUnavailable"];
         };

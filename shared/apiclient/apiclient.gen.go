@@ -143,6 +143,7 @@ func (e DeliveryWithAttemptsAttemptsOrder) Valid() bool {
 // Defines values for DestinationType.
 const (
 	AwsEventbridge DestinationType = "aws_eventbridge"
+	AwsKinesis     DestinationType = "aws_kinesis"
 	AwsSns         DestinationType = "aws_sns"
 	AwsSqs         DestinationType = "aws_sqs"
 	Http           DestinationType = "http"
@@ -153,6 +154,8 @@ const (
 func (e DestinationType) Valid() bool {
 	switch e {
 	case AwsEventbridge:
+		return true
+	case AwsKinesis:
 		return true
 	case AwsSns:
 		return true
@@ -277,7 +280,7 @@ type AWSDestination struct {
 	// RoleArn `arn:<partition>:iam::<account>:role/<name>`, in the target's partition.
 	RoleArn string `json:"role_arn"`
 
-	// TargetArn `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>` or `...:events:...:event-bus/<name>`, matching the type.
+	// TargetArn `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>`, `...:events:...:event-bus/<name>` or `...:kinesis:...:stream/<name>`, matching the type.
 	TargetArn string `json:"target_arn"`
 }
 
@@ -471,7 +474,7 @@ type DeliveryWithAttempts struct {
 // DeliveryWithAttemptsAttemptsOrder One delivery's view only (`GET /v1/deliveries/{id}`): its attempts are its newest 20, newest first.
 type DeliveryWithAttemptsAttemptsOrder string
 
-// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+// DestinationType How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 type DestinationType string
 
 // Endpoint defines model for Endpoint.
@@ -498,7 +501,7 @@ type Endpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -537,7 +540,7 @@ type EndpointFields struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -635,7 +638,7 @@ type EndpointWithSecret struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -728,7 +731,7 @@ type FeedEvent struct {
 // JSONSchema A JSON Schema (draft 2020-12; an object, or true or false), self-contained, at most 64 KiB. Events of the type must pass it as a whole body.
 type JSONSchema = interface{}
 
-// NewEndpoint An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+// NewEndpoint An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422 `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
 type NewEndpoint struct {
 	// Aws An AWS endpoint's target and the customer's role we assume to write to it, with the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default its own).
 	Aws         *AWSDestination `json:"aws,omitempty"`
@@ -743,7 +746,7 @@ type NewEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type *DestinationType `json:"type,omitempty"`
 
 	// Url Required for `http`. https (http too in make dev); no private, loopback, link-local or metadata address unless the deployment allows it.
@@ -820,7 +823,7 @@ type RotatedEndpoint struct {
 	// SignatureScheme What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
-	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
+	// Type How the endpoint is reached: `http` (a signed POST to `url`, the default), or a customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never delivered to. `url` is empty for all but `http`.
 	Type      *DestinationType `json:"type,omitempty"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	Url       string           `json:"url"`
@@ -1181,7 +1184,7 @@ type ClientInterface interface {
 
 	// GetAccount The authenticated account, with its AWS external id
 	//
-	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 	//
 	// Corresponds with GET /v1/account (the `GetAccount` operationId).
 	GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1259,7 +1262,10 @@ type ClientInterface interface {
 	// UpdateEndpointWithBody Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1269,7 +1275,10 @@ type ClientInterface interface {
 	// UpdateEndpoint Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1325,7 +1334,7 @@ type ClientInterface interface {
 
 	// ReplayEndpointWithBody Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1334,7 +1343,7 @@ type ClientInterface interface {
 
 	// ReplayEndpoint Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1611,7 +1620,7 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 
 // GetAccount The authenticated account, with its AWS external id
 //
-// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 //
 // Corresponds with GET /v1/account (the `GetAccount` operationId).
 func (c *Client) GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1799,7 +1808,10 @@ func (c *Client) GetEndpoint(ctx context.Context, id ID, reqEditors ...RequestEd
 // UpdateEndpointWithBody Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1819,7 +1831,10 @@ func (c *Client) UpdateEndpointWithBody(ctx context.Context, id ID, contentType 
 // UpdateEndpoint Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1945,7 +1960,7 @@ func (c *Client) RecoverEndpoint(ctx context.Context, id ID, body RecoverEndpoin
 
 // ReplayEndpointWithBody Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1964,7 +1979,7 @@ func (c *Client) ReplayEndpointWithBody(ctx context.Context, id ID, contentType 
 
 // ReplayEndpoint Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4058,7 +4073,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAccountWithResponse The authenticated account, with its AWS external id
 	//
-	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+	// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4154,7 +4169,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateEndpointWithBodyWithResponse Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4164,7 +4182,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateEndpointWithResponse Change an endpoint
 	//
 	// Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-	// the DLQ); enabling clears the failure history.
+	// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+	// port) than the endpoint's custom headers were set for is refused with 422
+	// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+	// are kept) or `settings.reset: ["headers"]`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4224,7 +4245,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4233,7 +4254,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6080,7 +6101,7 @@ type ReplayEndpointResponse struct {
 		// Scanned Events of the window looked at.
 		Scanned int `json:"scanned"`
 
-		// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+		// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 		Skipped int `json:"skipped"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -6120,7 +6141,7 @@ func (r ReplayEndpointResponse) GetJSON202() *struct {
 	// Scanned Events of the window looked at.
 	Scanned int `json:"scanned"`
 
-	// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+	// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 	Skipped int `json:"skipped"`
 } {
 	return r.JSON202
@@ -6520,6 +6541,11 @@ type CreateEventTypeResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreateEventTypeResponse429Headers the declared response headers of an HTTP 429 response for CreateEventType
+type CreateEventTypeResponse429Headers struct {
+	RetryAfter *int
+}
+
 type CreateEventTypeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6537,10 +6563,14 @@ type CreateEventTypeResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateEventTypeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateEventTypeResponse429Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6576,6 +6606,11 @@ func (r CreateEventTypeResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreateEventTypeResponse) GetJSON422() *Error {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateEventTypeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6693,6 +6728,11 @@ type UpdateEventTypeResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// UpdateEventTypeResponse429Headers the declared response headers of an HTTP 429 response for UpdateEventType
+type UpdateEventTypeResponse429Headers struct {
+	RetryAfter *int
+}
+
 type UpdateEventTypeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6712,10 +6752,14 @@ type UpdateEventTypeResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateEventTypeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateEventTypeResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6756,6 +6800,11 @@ func (r UpdateEventTypeResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r UpdateEventTypeResponse) GetJSON422() *Error {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7418,6 +7467,11 @@ type CreatePortalSessionResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreatePortalSessionResponse429Headers the declared response headers of an HTTP 429 response for CreatePortalSession
+type CreatePortalSessionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type CreatePortalSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7440,10 +7494,14 @@ type CreatePortalSessionResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreatePortalSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePortalSessionResponse429Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -7481,6 +7539,11 @@ func (r CreatePortalSessionResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreatePortalSessionResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7674,6 +7737,11 @@ type RotateSigningKeyResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RotateSigningKeyResponse429Headers the declared response headers of an HTTP 429 response for RotateSigningKey
+type RotateSigningKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
 type RotateSigningKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7691,12 +7759,16 @@ type RotateSigningKeyResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *SigningKeysUnavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RotateSigningKeyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateSigningKeyResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7732,6 +7804,11 @@ func (r RotateSigningKeyResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r RotateSigningKeyResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7788,7 +7865,7 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 
 // GetAccountWithResponse The authenticated account, with its AWS external id
 //
-// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never changes, and is shown only to this account.
+// `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on first use, never changes, and is shown only to this account.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7950,7 +8027,10 @@ func (c *ClientWithResponses) GetEndpointWithResponse(ctx context.Context, id ID
 // UpdateEndpointWithBodyWithResponse Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7966,7 +8046,10 @@ func (c *ClientWithResponses) UpdateEndpointWithBodyWithResponse(ctx context.Con
 // UpdateEndpointWithResponse Change an endpoint
 //
 // Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-// the DLQ); enabling clears the failure history.
+// the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+// port) than the endpoint's custom headers were set for is refused with 422
+// `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+// are kept) or `settings.reset: ["headers"]`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8068,7 +8151,7 @@ func (c *ClientWithResponses) RecoverEndpointWithResponse(ctx context.Context, i
 
 // ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8083,7 +8166,7 @@ func (c *ClientWithResponses) ReplayEndpointWithBodyWithResponse(ctx context.Con
 
 // ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9937,7 +10020,7 @@ func ParseReplayEndpointResponse(rsp *http.Response) (*ReplayEndpointResponse, e
 			// Scanned Events of the window looked at.
 			Scanned int `json:"scanned"`
 
-			// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+			// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 			Skipped int `json:"skipped"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10388,6 +10471,13 @@ func ParseCreateEventTypeResponse(rsp *http.Response) (*CreateEventTypeResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10408,6 +10498,16 @@ func ParseCreateEventTypeResponse(rsp *http.Response) (*CreateEventTypeResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateEventTypeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10550,6 +10650,13 @@ func ParseUpdateEventTypeResponse(rsp *http.Response) (*UpdateEventTypeResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10570,6 +10677,16 @@ func ParseUpdateEventTypeResponse(rsp *http.Response) (*UpdateEventTypeResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateEventTypeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -11192,6 +11309,13 @@ func ParseCreatePortalSessionResponse(rsp *http.Response) (*CreatePortalSessionR
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11212,6 +11336,16 @@ func ParseCreatePortalSessionResponse(rsp *http.Response) (*CreatePortalSessionR
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePortalSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -11420,6 +11554,13 @@ func ParseRotateSigningKeyResponse(rsp *http.Response) (*RotateSigningKeyRespons
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11447,6 +11588,16 @@ func ParseRotateSigningKeyResponse(rsp *http.Response) (*RotateSigningKeyRespons
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateSigningKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

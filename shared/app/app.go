@@ -16,6 +16,7 @@ import (
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/delivery"
 	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/envelope"
 	"github.com/gifq/webhooks/shared/httpapi"
 	"github.com/gifq/webhooks/shared/ingest"
@@ -28,7 +29,6 @@ import (
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
 	"github.com/gifq/webhooks/shared/schema"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 	"github.com/gifq/webhooks/shared/sweep"
 )
@@ -48,7 +48,7 @@ type App struct {
 	Queue   *queue.Queue
 	SQS     SQS
 	Limiter *ratelimit.Limiter
-	Sender  *sender.Sender
+	Sender  *webhook.Sender
 	// OpEvents publishes operational events (package opevents): to the
 	// stack's bus when OPS_EVENT_BUS names one, else as log lines.
 	OpEvents opevents.Publisher
@@ -69,7 +69,7 @@ func New(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, function st
 // logger the SDK's configuration was loaded with).
 func NewWithLogger(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, log *slog.Logger) *App {
 	st := store.New(db, cfg.TableName)
-	web := sender.New(sender.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout})
+	web := webhook.New(webhook.Options{Policy: cfg.Policy(), Timeout: cfg.DeliveryTimeout})
 	qu := queue.New(q, cfg.QueueURL, cfg.DLQURL)
 	if cfg.SlowQueueURL != "" {
 		qu.WithSlowLane(cfg.SlowQueueURL)
@@ -84,7 +84,7 @@ func NewWithLogger(cfg config.Config, db store.DynamoDB, q SQS, out io.Writer, l
 		SQS:          q,
 		Limiter:      ratelimit.New(db, cfg.TableName, store.RateKey, cfg.RatePerSecond).Admitting(schema.Table.TTLAttribute, store.IngestLimitKey),
 		Sender:       web,
-		Destinations: destination.NewRouter(destination.HTTP{Sender: web}),
+		Destinations: destination.NewRouter(web),
 		// No bus client here: onlambda.FromEnv puts the bus in place when the
 		// deployment names one; make dev and the tests log the events.
 		OpEvents: opevents.Log{Log: log},

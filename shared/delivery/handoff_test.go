@@ -9,11 +9,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -26,7 +26,7 @@ type busyReceiver struct {
 	now, mostSeen int
 }
 
-func (b *busyReceiver) Send(ctx context.Context, req sender.Request) sender.Result {
+func (b *busyReceiver) Send(ctx context.Context, req destination.Request) destination.Outcome {
 	b.mu.Lock()
 	b.now++
 	b.mostSeen = max(b.mostSeen, b.now)

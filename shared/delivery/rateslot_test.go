@@ -15,10 +15,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -42,7 +42,7 @@ type gatedReceiver struct {
 	release chan struct{}
 }
 
-func (g *gatedReceiver) Send(ctx context.Context, req sender.Request) sender.Result {
+func (g *gatedReceiver) Send(ctx context.Context, req destination.Request) destination.Outcome {
 	<-g.release
 	return g.receiver.Send(ctx, req)
 }

@@ -30,13 +30,15 @@ func TestAttemptUsesTheEndpointsSettings(t *testing.T) {
 			ep.Settings = tt.settings
 			r.st.endpoints[key] = ep
 			r.w.AttemptTimeout = tt.timeout
+			before := r.w.Now()
 			r.deliver(t, queue.For(r.d))
+			after := r.w.Now()
 			if len(r.recv.got) != 1 {
 				t.Fatalf("%d POSTs", len(r.recv.got))
 			}
 			got := r.recv.got[0]
-			if got.Timeout != tt.want {
-				t.Errorf("timeout %s, want %s", got.Timeout, tt.want)
+			if got.Deadline.Before(before.Add(tt.want)) || got.Deadline.After(after.Add(tt.want)) {
+				t.Errorf("deadline %s after the attempt, want %s", got.Deadline.Sub(before), tt.want)
 			}
 			if len(got.Headers) != len(tt.headers) || got.Headers["Authorization"] != tt.headers["Authorization"] {
 				t.Errorf("headers %v, want %v", got.Headers, tt.headers)

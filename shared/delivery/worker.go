@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gifq/webhooks/shared/deadletter"
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/inflight"
 	"github.com/gifq/webhooks/shared/lifecycle"
@@ -23,8 +24,6 @@ import (
 	"github.com/gifq/webhooks/shared/putback"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
-	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -60,7 +59,7 @@ type Limiter interface {
 
 // Sender makes one attempt.
 type Sender interface {
-	Send(context.Context, sender.Request) sender.Result
+	Send(context.Context, destination.Request) destination.Outcome
 }
 
 // Worker handles the delivery queue's batches under its policy (the
@@ -141,9 +140,9 @@ func (r *run) note(ctx context.Context, e lifecycle.Effect) {
 	if e.Why != "" {
 		var attrs []any // one line per attempt carries it; empty ones left out (CloudWatch Logs bills bytes)
 		if a := r.k.Answer; a != nil {
-			attrs = append(attrs, "attempt", r.k.Claimed.Attempts, "status", a.StatusCode, "duration_ms", r.entry.DurationMs)
-			if a.ErrorClass != "" {
-				attrs = append(attrs, "error_class", a.ErrorClass)
+			attrs = append(attrs, "attempt", r.k.Claimed.Attempts, "status", a.Status, "duration_ms", r.entry.DurationMs)
+			if a.Class != "" {
+				attrs = append(attrs, "error_class", a.Class)
 			}
 		}
 		if e.Level >= slog.LevelWarn {
@@ -269,14 +268,14 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 // send makes the claimed attempt; its slot goes to a message here waiting
 // for one (shared/inflight) as soon as the answer is in.
 func (r *run) send(ctx context.Context, e lifecycle.Effect) {
-	res := r.Sender.Send(ctx, sender.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), r.AttemptTimeout))
+	res := r.Sender.Send(ctx, destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), e.Settings))
 	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
 		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
 		r.m.Count(obs.MetricSlotHandoffs, 1)
 	}
 	r.m.Count(obs.MetricAttempts, 1)
 	r.m.Observe(obs.MetricAttemptDuration, res.Duration)
-	r.k.Answer = &lifecycle.Answer{Result: res.Result, Verdict: retry.Classify(res.Result), Started: res.StartedAt, At: r.Now()}
+	r.k.Answer = &lifecycle.Answer{Outcome: res, Started: res.StartedAt, At: r.Now()}
 	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.claim.AttemptID, e.Number))
 }
 

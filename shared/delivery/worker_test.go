@@ -19,6 +19,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
@@ -26,7 +28,6 @@ import (
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -392,14 +393,14 @@ func (l *nowLimiter) count() int {
 type receiver struct {
 	mu   sync.Mutex
 	code int
-	got  []sender.Request
+	got  []destination.Request
 }
 
-func (r *receiver) Send(_ context.Context, req sender.Request) sender.Result {
+func (r *receiver) Send(_ context.Context, req destination.Request) destination.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, req)
-	return sender.Result{Result: retry.Result{StatusCode: r.code}, StartedAt: time.Now()}
+	return destination.Outcome{Status: r.code, Verdict: webhook.VerdictOf(r.code, 0), StartedAt: time.Now()}
 }
 
 type rig struct {

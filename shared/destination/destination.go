@@ -1,32 +1,35 @@
 // Package destination is the seam between the delivery worker and where an
-// attempt goes: one Provider per destination type (an HTTP POST, a
-// customer's SQS queue, SNS topic or EventBridge bus), each validating its
-// configuration, making one attempt and mapping what came back onto the
-// contract (a sender.Result that retry.Classify reads as delivered, retry
-// or failed for good). The worker and the attempt log do not change per
-// type. See docs/destinations.md.
+// attempt goes. It owns its types: a neutral Request and a neutral Outcome
+// (delivered, retry, rejected, throttled, gone). Each provider is one
+// package (webhook: the signed HTTP POST; awsdest: a customer's SQS queue,
+// SNS topic or EventBridge bus; awskinesis: a Kinesis stream) that declares
+// its config's Schema, validates it, makes one attempt and maps its own
+// answers onto an Outcome. The worker, the rule book (shared/lifecycle) and
+// the attempt log do not change per type. See docs/destinations.md.
 package destination
 
 import (
 	"context"
 	"fmt"
 
+	"slices"
+
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/sender"
 )
 
-// Provider reaches one type of destination.
+// Provider reaches one or more types of destination.
 type Provider interface {
+	// Schemas declare the types this provider delivers to and their config.
+	Schemas() []Schema
 	// Validate checks a destination's configuration without any I/O.
 	Validate(d domain.Destination) error
 	// Check proves, once, that the destination can be used (the AWS
 	// providers assume the customer's role); called when an endpoint is
 	// created or changed, before anything is stored.
 	Check(ctx context.Context, d domain.Destination) error
-	// Send makes one attempt. It never returns an error: a failure is a
-	// Result whose retry.Result classifies it (retry.Classify).
-	Send(ctx context.Context, r sender.Request) sender.Result
+	// Send makes one attempt. It never returns an error: a failure is an
+	// Outcome.
+	Send(ctx context.Context, r Request) Outcome
 }
 
 // ConfigError is a destination configuration refused: Field says which
@@ -53,17 +56,36 @@ type Router struct {
 	providers map[domain.DestinationType]Provider
 }
 
-// NewRouter routes HTTP requests (a nil Destination) to httpProvider.
-func NewRouter(httpProvider Provider) *Router {
-	return &Router{providers: map[domain.DestinationType]Provider{domain.DestinationHTTP: httpProvider}}
-}
-
-// Register makes t's destinations go to p.
-func (r *Router) Register(p Provider, types ...domain.DestinationType) *Router {
-	for _, t := range types {
-		r.providers[t] = p
+// NewRouter routes to the providers given; requests without a
+// Destination go to the one of type http.
+func NewRouter(ps ...Provider) *Router {
+	r := &Router{providers: map[domain.DestinationType]Provider{}}
+	for _, p := range ps {
+		r.Register(p)
 	}
 	return r
+}
+
+// Register makes the types p declares (Provider.Schemas) go to p.
+func (r *Router) Register(p Provider) *Router {
+	for _, s := range p.Schemas() {
+		r.providers[s.Type] = p
+	}
+	return r
+}
+
+// Schemas are every type this deployment delivers to, by type name.
+func (r *Router) Schemas() []Schema {
+	var out []Schema
+	for t, p := range r.providers {
+		for _, s := range p.Schemas() {
+			if s.Type == t {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Schema) int { return cmpType(a.Type, b.Type) })
+	return out
 }
 
 // Supports reports whether this deployment delivers to t.
@@ -87,14 +109,18 @@ func (r *Router) provider(t domain.DestinationType) (Provider, error) {
 	return p, nil
 }
 
+// ClassUnsupported is the class of an attempt to a type this deployment
+// does not deliver to.
+const ClassUnsupported = "unsupported_destination"
+
 // Send makes one attempt through the request's provider.
-func (r *Router) Send(ctx context.Context, req sender.Request) sender.Result {
+func (r *Router) Send(ctx context.Context, req Request) Outcome {
 	p, err := r.provider(typeOf(req.Destination))
 	if err != nil {
 		// Only an endpoint stored by a deployment configured otherwise gets
 		// here; retried, so a deployment that fixes its configuration within
 		// the schedule still delivers.
-		return sender.Result{Result: retry.Result{ErrorClass: retry.ErrAWSError}, Error: err.Error()}
+		return Outcome{Verdict: Retry, Class: ClassUnsupported, Error: err.Error()}
 	}
 	return p.Send(ctx, req)
 }

@@ -19,17 +19,6 @@ const (
 	DestinationPolling DestinationType = "polling"
 )
 
-// ParseDestinationType reads a type; "" is the default, DestinationHTTP.
-func ParseDestinationType(s string) (DestinationType, bool) {
-	switch t := DestinationType(s); t {
-	case "":
-		return DestinationHTTP, true
-	case DestinationHTTP, DestinationSQS, DestinationSNS, DestinationEventBridge, DestinationPolling:
-		return t, true
-	}
-	return "", false
-}
-
 // Destination is where an AWS endpoint delivers: a customer's queue, topic
 // or event bus, written to as the customer's role.
 type Destination struct {

@@ -179,6 +179,10 @@ type EndpointSettings struct {
 	RatePerSecond  float64           `dynamodbav:"rate_per_second,omitempty"`
 	TimeoutSeconds int               `dynamodbav:"timeout_seconds,omitempty"`
 	Headers        map[string]string `dynamodbav:"headers,omitempty"` // write-only: the API shows them masked
+	// SealedHeaders is Headers as the table keeps them where a KMS key is
+	// configured (package store: sealed under the stack's envelope, Headers
+	// then empty); the store opens them on read.
+	SealedHeaders []byte `dynamodbav:"sealed_headers,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

@@ -7,6 +7,7 @@ package endpointcfg
 import (
 	"fmt"
 	"net/textproto"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -86,6 +87,22 @@ type Change struct {
 	Headers        map[string]string `json:"headers"`
 	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers"
 	RemoveHeaders  []string          `json:"remove_headers"` // names, any case
+}
+
+// View is the settings as the API shows them, beside Change, the one shape
+// it takes them in (a registration's settings are a Change with nothing to
+// reset or remove): what the endpoint's owner set, header values write-only
+// and shown masked (Mask). A field left out is the account's or the
+// deployment's.
+type View struct {
+	RateLimit      float64           `json:"rate_limit,omitempty"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
+	Headers        map[string]string `json:"headers"`
+}
+
+// ViewOf is s as the API shows it.
+func ViewOf(s domain.EndpointSettings) View {
+	return View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s)}
 }
 
 // Error is a change the rules refuse; Field names what is wrong.
@@ -243,4 +260,29 @@ func Mask(value string) string {
 		return "****"
 	}
 	return "****" + value[len(value)-2:]
+}
+
+// Origin is a URL's scheme, host and port (the port made explicit), lower
+// case: what the custom headers were set for. An unparsable URL is its own
+// origin.
+func Origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[scheme]
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// HeaderNames are the custom headers' names, sorted.
+func HeaderNames(s domain.EndpointSettings) []string {
+	names := make([]string, 0, len(s.Headers))
+	for k := range s.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -160,3 +160,19 @@ func TestMaskedHeadersShowNoValue(t *testing.T) {
 		t.Errorf("no headers: %#v, want an empty map", got)
 	}
 }
+
+func TestOrigin(t *testing.T) {
+	same := [][2]string{{"https://Example.com/a", "https://example.com:443/b?x=1"}, {"http://h:80/", "http://H/x"}}
+	for _, p := range same {
+		if Origin(p[0]) != Origin(p[1]) {
+			t.Errorf("%s and %s: one origin", p[0], p[1])
+		}
+	}
+	differ := [][2]string{{"https://example.com/", "http://example.com/"}, {"https://example.com/", "https://example.com:8443/"},
+		{"https://a.example.com/", "https://b.example.com/"}, {"https://example.com@evil.example/", "https://example.com/"}}
+	for _, p := range differ {
+		if Origin(p[0]) == Origin(p[1]) {
+			t.Errorf("%s and %s: two origins", p[0], p[1])
+		}
+	}
+}

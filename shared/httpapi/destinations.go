@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
@@ -13,6 +14,7 @@ import (
 // Destinations checks an endpoint's destination before it is stored
 // (destination.Router).
 type Destinations interface {
+	Schemas() []destination.Schema
 	Supports(domain.DestinationType) bool
 	Validate(*domain.Destination) error
 	Check(context.Context, *domain.Destination) error
@@ -36,13 +38,35 @@ func destinationFail(msg string) response {
 	return fail(http.StatusUnprocessableEntity, "invalid_destination", msg)
 }
 
-// destinationType reads a registration's type ("" is http).
-func destinationType(s string) (domain.DestinationType, response, bool) {
-	t, valid := domain.ParseDestinationType(s)
-	if !valid {
-		return "", destinationFail(fmt.Sprintf("type %q is not one of http, aws_sqs, aws_sns, aws_eventbridge, polling", s)), true
+// types are the destination types this deployment delivers to.
+func (a *API) types() []string {
+	if a.Destinations == nil {
+		return []string{string(domain.DestinationHTTP), string(domain.DestinationPolling)}
+	}
+	return append(destination.Types(a.Destinations.Schemas()), string(domain.DestinationPolling))
+}
+
+// destinationType reads a registration's type ("" is http): one a provider
+// registered (shared/destination/providers).
+func (a *API) destinationType(s string) (domain.DestinationType, response, bool) {
+	t := domain.DestinationType(s)
+	if s == "" || t == domain.DestinationHTTP {
+		return domain.DestinationHTTP, response{}, false
+	}
+	if t == domain.DestinationPolling { // read, never delivered to: no provider
+		return t, response{}, false
+	}
+	if a.Destinations == nil || !a.Destinations.Supports(t) || len(s) > 64 {
+		return "", destinationFail(fmt.Sprintf("type %q is not one this deployment delivers to: %s", clipped(s, 64), strings.Join(a.types(), ", "))), true
 	}
 	return t, response{}, false
+}
+
+func clipped(s string, n int) string {
+	if len(s) > n {
+		return strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
 }
 
 // checkDestinationShape refuses what does not go with the type, before
@@ -51,7 +75,7 @@ func destinationType(s string) (domain.DestinationType, response, bool) {
 func checkDestinationShape(t domain.DestinationType, hasURL bool, cfg *awsView, headers bool) (response, bool) {
 	switch {
 	case t == domain.DestinationHTTP && cfg != nil:
-		return destinationFail("aws is only for the aws_sqs, aws_sns and aws_eventbridge types"), true
+		return destinationFail("aws is only for the AWS types (aws_...)"), true
 	case t != domain.DestinationHTTP && hasURL:
 		return destinationFail(fmt.Sprintf("an %s endpoint has no url: its target is aws.target_arn", t)), true
 	case t != domain.DestinationHTTP && cfg == nil:

@@ -8,7 +8,6 @@ import (
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/destination/awsdest"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/sender"
 )
 
 // roleGate is the AWS provider's pure part (its ARN rules) with the one
@@ -19,6 +18,7 @@ type roleGate struct {
 	checked []domain.Destination
 }
 
+func (g *roleGate) Schemas() []destination.Schema       { return g.aws.Schemas() }
 func (g *roleGate) Validate(d domain.Destination) error { return g.aws.Validate(d) }
 func (g *roleGate) Check(_ context.Context, d domain.Destination) error {
 	g.checked = append(g.checked, d)
@@ -27,12 +27,14 @@ func (g *roleGate) Check(_ context.Context, d domain.Destination) error {
 	}
 	return nil
 }
-func (g *roleGate) Send(context.Context, sender.Request) sender.Result { return sender.Result{} }
+func (g *roleGate) Send(context.Context, destination.Request) destination.Outcome {
+	return destination.Outcome{}
+}
 
 func awsFixture(t *testing.T) (*fixture, *roleGate) {
 	f := newFixture(t, nil)
 	g := &roleGate{aws: &awsdest.AWS{Regions: []string{"eu-west-1"}, OwnAccount: ownAccount}}
-	f.app.Destinations.Register(g, domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
+	f.app.Destinations.Register(g)
 	return f, g
 }
 
@@ -96,7 +98,7 @@ func TestAWSEndpointRefusedChangesNothing(t *testing.T) {
 		return `{"type":"` + typ + `","aws":{"target_arn":"` + target + `","role_arn":"` + role + `"}}`
 	}
 	tests := []struct{ body, code, msg string }{
-		{`{"type":"ftp","url":"http://127.0.0.1:9/x"}`, "invalid_destination", `is not one of http, aws_sqs`},
+		{`{"type":"ftp","url":"http://127.0.0.1:9/x"}`, "invalid_destination", `is not one this deployment delivers to: http, aws_eventbridge, aws_sns, aws_sqs`},
 		{body("aws_sqs", "arn:aws:sqs:eu-west-1:123", roleARN), "invalid_destination", "aws.target_arn: "},
 		{body("aws_sqs", "arn:aws:sns:eu-west-1:123456789012:t", roleARN), "invalid_destination", "not sns"},
 		{body("aws_sqs", "arn:aws:sqs:us-east-1:123456789012:q", roleARN), "invalid_destination", "region us-east-1 is not one this deployment delivers to (eu-west-1)"},
@@ -151,7 +153,7 @@ func TestAWSEndpointRefusedChangesNothing(t *testing.T) {
 func TestAWSEndpointWhereNotDelivered(t *testing.T) {
 	f := newFixture(t, nil)
 	a := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"type":"aws_eventbridge","aws":{"target_arn":"arn:aws:events:eu-west-1:123456789012:event-bus/default","role_arn":"`+roleARN+`"}}`)
-	if a.status != 422 || !strings.Contains(a.raw, "this deployment does not deliver to aws_eventbridge destinations") {
+	if a.status != 422 || !strings.Contains(a.raw, `aws_eventbridge\" is not one this deployment delivers to: http, polling"`) {
 		t.Fatalf("%d %s", a.status, a.raw)
 	}
 }

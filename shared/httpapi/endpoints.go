@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,20 +24,20 @@ import (
 // endpointView is an endpoint as the API shows it. The secret appears only
 // in the answers that create it (registration and rotation).
 type endpointView struct {
-	ID             string       `json:"id"`
-	URL            string       `json:"url"`
-	Description    string       `json:"description"`
-	EventTypes     []string     `json:"event_types"`
-	Disabled       bool         `json:"disabled"`
-	DisabledReason string       `json:"disabled_reason,omitempty"`
-	FailingSince   string       `json:"failing_since,omitempty"`
-	Breaker        *breakerView `json:"breaker,omitempty"`
-	Health         healthView   `json:"health"`
-	Settings       settingsView `json:"settings"`
-	CreatedAt      string       `json:"created_at"`
-	UpdatedAt      string       `json:"updated_at"`
-	Secret         string       `json:"secret,omitempty"`
-	PollToken      string       `json:"poll_token,omitempty"` // a polling endpoint's, shown once
+	ID             string           `json:"id"`
+	URL            string           `json:"url"`
+	Description    string           `json:"description"`
+	EventTypes     []string         `json:"event_types"`
+	Disabled       bool             `json:"disabled"`
+	DisabledReason string           `json:"disabled_reason,omitempty"`
+	FailingSince   string           `json:"failing_since,omitempty"`
+	Breaker        *breakerView     `json:"breaker,omitempty"`
+	Health         healthView       `json:"health"`
+	Settings       endpointcfg.View `json:"settings"`
+	CreatedAt      string           `json:"created_at"`
+	UpdatedAt      string           `json:"updated_at"`
+	Secret         string           `json:"secret,omitempty"`
+	PollToken      string           `json:"poll_token,omitempty"` // a polling endpoint's, shown once
 	// SignatureScheme is what webhook-signature carries (docs/signing.md).
 	SignatureScheme domain.SignatureScheme `json:"signature_scheme"`
 	// Type is how the endpoint is reached; AWS its target and role when
@@ -79,27 +80,6 @@ func viewHealth(ep domain.Endpoint, now time.Time) healthView {
 	return h
 }
 
-// settingsView is what the endpoint's owner set; header values are
-// write-only and shown masked (endpointcfg.Mask). A field left out is the
-// account's or the deployment's.
-type settingsView struct {
-	RateLimit      float64           `json:"rate_limit,omitempty"`
-	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
-	Headers        map[string]string `json:"headers"`
-}
-
-func viewSettings(s domain.EndpointSettings) settingsView {
-	return settingsView{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: endpointcfg.MaskedHeaders(s)}
-}
-
-// newSettings is the settings a registration may carry; a change (PATCH)
-// takes endpointcfg.Change, which can also reset and remove.
-type newSettings struct {
-	RateLimit      *float64          `json:"rate_limit"`
-	TimeoutSeconds *float64          `json:"timeout_seconds"`
-	Headers        map[string]string `json:"headers"`
-}
-
 // applySettings checks a change of an endpoint's settings against the rules
 // (endpointcfg.Apply) and returns the settings it makes. A rate limit is
 // checked against the account's, so only then is the account read.
@@ -134,7 +114,7 @@ func viewEndpoint(ep domain.Endpoint, now time.Time) endpointView {
 		ID: ep.ID, URL: ep.URL, Description: ep.Description, EventTypes: types, Disabled: ep.Disabled,
 		DisabledReason: ep.DisabledReason, FailingSince: rfc3339(ep.FailingSince),
 		CreatedAt: rfc3339(ep.CreatedAt), UpdatedAt: rfc3339(ep.UpdatedAt), SignatureScheme: ep.Scheme(),
-		Settings: viewSettings(ep.Settings), Health: viewHealth(ep, now), Type: ep.DestinationOf(), AWS: viewAWS(ep.Destination),
+		Settings: endpointcfg.ViewOf(ep.Settings), Health: viewHealth(ep, now), Type: ep.DestinationOf(), AWS: viewAWS(ep.Destination),
 	}
 	if state, open := breakerStates[lifecycle.BreakerOf(ep, now)]; open {
 		v.Breaker = &breakerView{State: state, OpenUntil: rfc3339(ep.BreakerOpenUntil)}
@@ -177,18 +157,18 @@ func (a *API) checkURL(ctx context.Context, raw string) (string, response, bool)
 
 func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	var in struct {
-		URL             string       `json:"url"`
-		EventTypes      []string     `json:"event_types"`
-		Description     string       `json:"description"`
-		SignatureScheme string       `json:"signature_scheme"`
-		Settings        *newSettings `json:"settings"`
-		Type            string       `json:"type"`
-		AWS             *awsView     `json:"aws"`
+		URL             string              `json:"url"`
+		EventTypes      []string            `json:"event_types"`
+		Description     string              `json:"description"`
+		SignatureScheme string              `json:"signature_scheme"`
+		Settings        *endpointcfg.Change `json:"settings"`
+		Type            string              `json:"type"`
+		AWS             *awsView            `json:"aws"`
 	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
 	}
-	typ, r, failed := destinationType(in.Type)
+	typ, r, failed := a.destinationType(in.Type)
 	if failed {
 		return r
 	}
@@ -216,8 +196,11 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 	}
 	var settings domain.EndpointSettings
 	if in.Settings != nil {
-		c := endpointcfg.Change{RateLimit: in.Settings.RateLimit, TimeoutSeconds: in.Settings.TimeoutSeconds, Headers: in.Settings.Headers}
-		if settings, r, failed = a.applySettings(ctx, req.account, settings, c); failed {
+		if len(in.Settings.Reset) > 0 || len(in.Settings.RemoveHeaders) > 0 {
+			// As for any field a registration does not take.
+			return fail(http.StatusBadRequest, "invalid_json", "unknown field: settings.reset and settings.remove_headers are for a PATCH")
+		}
+		if settings, r, failed = a.applySettings(ctx, req.account, settings, *in.Settings); failed {
 			return r
 		}
 	}
@@ -343,6 +326,17 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	}
 	if in.Description != nil && descriptionTooLong(*in.Description) {
 		return fail(http.StatusUnprocessableEntity, "invalid_description", fmt.Sprintf("description is longer than %d characters", domain.MaxDescriptionLength))
+	}
+	// A new origin is a new receiver: the custom headers (credentials,
+	// often) set for the old one are not sent there unless given again.
+	repointed := in.URL != nil && endpointcfg.Origin(*in.URL) != endpointcfg.Origin(current.URL)
+	if repointed && len(current.Settings.Headers) > 0 {
+		if in.Settings == nil || (len(in.Settings.Headers) == 0 && !slices.Contains(in.Settings.Reset, "headers")) {
+			return fail(http.StatusUnprocessableEntity, "headers_not_confirmed", fmt.Sprintf(
+				"the url's origin changes and the endpoint's custom headers (%s) were set for the old one: give them again in settings.headers, or settings.reset [\"headers\"] to drop them",
+				strings.Join(endpointcfg.HeaderNames(current.Settings), ", ")))
+		}
+		in.Settings.Reset = append(in.Settings.Reset, "headers") // only the headers given go to the new origin
 	}
 	var settings *domain.EndpointSettings
 	if in.Settings != nil {

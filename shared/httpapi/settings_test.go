@@ -152,3 +152,41 @@ func TestSettingsWriteFromAStaleReadConflicts(t *testing.T) {
 		t.Fatalf("write to a deleted endpoint: %v, want ErrNotFound", err)
 	}
 }
+
+// A PATCH that re-points the URL to another origin does not carry the
+// custom headers set for the old one there: it is refused unless it gives
+// them again (then only those given are kept) or resets them. A new path
+// on the same origin keeps them.
+func TestRepointingTheURLDoesNotCarryTheHeaders(t *testing.T) {
+	f := newFixture(t, nil)
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"headers":{"Authorization":"Bearer old-origin-token","X-Tenant":"t1"}}}`)
+	id := created.body["id"].(string)
+	headers := func() map[string]string {
+		ep, err := f.app.Store.GetEndpoint(ctx, f.acctA, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep.Settings.Headers
+	}
+	a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"url":"http://127.0.0.2:9/hook"}`)
+	if a.status != 422 || a.code() != "headers_not_confirmed" || !strings.Contains(a.raw, "Authorization, X-Tenant") {
+		t.Fatalf("re-pointed without the headers: %d %s", a.status, a.raw)
+	}
+	if ep, _ := f.app.Store.GetEndpoint(ctx, f.acctA, id); ep.URL != "http://127.0.0.1:9/hook" || headers()["Authorization"] != "Bearer old-origin-token" {
+		t.Fatalf("a refused PATCH changed the endpoint: %+v", ep)
+	}
+	// Same origin, another path: the headers stay.
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"url":"http://127.0.0.1:9/other"}`); a.status != 200 || len(headers()) != 2 {
+		t.Fatalf("same origin: %d %s %v", a.status, a.raw, headers())
+	}
+	// Given again: only those given go to the new origin.
+	a = f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"url":"http://127.0.0.2:9/hook","settings":{"headers":{"Authorization":"Bearer new-origin-token"}}}`)
+	if h := headers(); a.status != 200 || len(h) != 1 || h["Authorization"] != "Bearer new-origin-token" {
+		t.Fatalf("re-pointed with a header: %d %s %v", a.status, a.raw, h)
+	}
+	// Reset: none.
+	a = f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"url":"http://127.0.0.3:9/hook","settings":{"reset":["headers"]}}`)
+	if h := headers(); a.status != 200 || len(h) != 0 {
+		t.Fatalf("re-pointed with a reset: %d %s %v", a.status, a.raw, h)
+	}
+}

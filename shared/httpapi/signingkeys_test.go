@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/netguard"
-	"github.com/gifq/webhooks/shared/sender"
 	"github.com/gifq/webhooks/shared/signing"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -81,10 +82,10 @@ func TestV1aEndpointVerifiesWithThePublishedJWKS(t *testing.T) {
 		ep := snap.Endpoint
 		now := domain.Millis(time.Now())
 		// The request as the worker builds it (shared/delivery).
-		s := sender.New(sender.Options{Policy: netguard.Policy{AllowPrivate: true}, Timeout: time.Second})
-		res := s.Send(ctx, sender.Request{URL: srv.URL, Body: []byte(`{"event":"a"}`), Secrets: ep.SigningSecrets(now),
+		s := webhook.New(webhook.Options{Policy: netguard.Policy{AllowPrivate: true}, Timeout: time.Second})
+		res := s.Send(ctx, destination.Request{URL: srv.URL, Body: []byte(`{"event":"a"}`), Secrets: ep.SigningSecrets(now),
 			V1aKeys: ep.V1aKeys(now), OmitV1: !ep.SignsV1(), EventType: "a", EventID: "evt_1", DeliveryID: "dlv_1", AttemptID: "att_1", AttemptNum: 1})
-		if res.StatusCode != 200 {
+		if res.Status != 200 {
 			t.Fatalf("send: %+v", res)
 		}
 		if strings.Contains(got.Get(signing.HeaderWebhookSignature), "v1,") {

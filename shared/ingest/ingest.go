@@ -162,7 +162,7 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	if err != nil {
 		return Result{}, err
 	}
-	if err := s.checkSchema(ctx, acct, p); err != nil {
+	if err := s.checkSchema(ctx, acct, p, nil); err != nil {
 		return Result{}, err
 	}
 	now := s.Now()

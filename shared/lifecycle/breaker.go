@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/retry"
 )
 
 // The per-endpoint circuit breaker (issue 11, docs/scale.md): an endpoint
@@ -81,27 +81,16 @@ type BreakerChange struct {
 	PauseMs   int64
 }
 
-// transportFailure: the endpoint did not answer at all (it holds a worker
-// for the timeout, or refuses connections).
-func transportFailure(r retry.Result) bool {
-	if r.StatusCode != 0 {
-		return false
-	}
-	switch r.ErrorClass {
-	case retry.ErrTimeout, retry.ErrConnRefused, retry.ErrConnReset, retry.ErrDNS, retry.ErrTLS, retry.ErrNetwork:
-		return true
-	}
-	return false
-}
-
 // BreakerAfterAttempt decides what an attempt's answer does to the breaker
 // of its endpoint ep (as read before the attempt); probe: this attempt was
-// the half-open probe. Any HTTP answer counts as the endpoint being back:
+// the half-open probe. Any answer (an HTTP status, an AWS error) counts as the endpoint being back:
 // the breaker guards against endpoints that hold workers without answering;
 // an endpoint answering 5xx quickly is the retry schedule's business. rnd
 // draws the jitter (nil: a shared source).
-func BreakerAfterAttempt(ep domain.Endpoint, r retry.Result, probe bool, now time.Time, rnd *rand.Rand) BreakerChange {
-	failed := transportFailure(r)
+func BreakerAfterAttempt(ep domain.Endpoint, r destination.Outcome, probe bool, now time.Time, rnd *rand.Rand) BreakerChange {
+	// The endpoint did not answer at all: it holds a worker for the
+	// timeout, or refuses connections.
+	failed := r.NoAnswer
 	switch {
 	case probe && failed:
 		pause := min(2*max(time.Duration(ep.BreakerPauseMs)*time.Millisecond, BreakerFirstPause), BreakerMaxPause)
@@ -116,7 +105,7 @@ func BreakerAfterAttempt(ep domain.Endpoint, r retry.Result, probe bool, now tim
 		return BreakerChange{On: BreakerTripped, OpenUntil: domain.Millis(now.Add(jitter(BreakerFirstPause, rnd))), PauseMs: BreakerFirstPause.Milliseconds()}
 	case failed:
 		return BreakerChange{On: BreakerFailed, Count: true}
-	case r.StatusCode != 0 && ep.BreakerFails > 0:
+	case r.Answered() && ep.BreakerFails > 0:
 		return BreakerChange{On: BreakerAnswered, Close: true}
 	}
 	return BreakerChange{}

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
-	"github.com/gifq/webhooks/shared/retry"
 )
 
 // A wait up to SQS's delay limit is a delayed copy; beyond it a delivery's
@@ -41,10 +42,10 @@ func TestHowToWait(t *testing.T) {
 var breakerCovered = map[lifecycle.BreakerEvent]bool{}
 
 func TestBreakerAfterAttempt(t *testing.T) {
-	timeout := retry.Result{ErrorClass: retry.ErrTimeout}
-	refused := retry.Result{ErrorClass: retry.ErrConnRefused}
-	answered := retry.Result{StatusCode: 503}
-	ok := retry.Result{StatusCode: 200}
+	timeout := httpOutcome(0, webhook.ErrTimeout, 0)
+	refused := httpOutcome(0, webhook.ErrConnRefused, 0)
+	answered := httpOutcome(503, "", 0)
+	ok := httpOutcome(200, "", 0)
 	open := func(ep *domain.Endpoint) { ep.BreakerOpenUntil, ep.BreakerPauseMs = ms(20*time.Second), 30_000 }
 	halfOpen := func(pauseMs int64) func(*domain.Endpoint) {
 		return func(ep *domain.Endpoint) { ep.BreakerOpenUntil, ep.BreakerPauseMs = ms(-time.Second), pauseMs }
@@ -52,7 +53,7 @@ func TestBreakerAfterAttempt(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(*domain.Endpoint)
-		r     retry.Result
+		r     destination.Outcome
 		probe bool
 		on    lifecycle.BreakerEvent
 		pause time.Duration // > 0: opens with this pause
@@ -119,7 +120,7 @@ func TestBreakerPausesAreJittered(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 7))
 	lo, hi := time.Hour, time.Duration(0)
 	for i := 0; i < 200; i++ {
-		c := lifecycle.BreakerAfterAttempt(ep, retry.Result{ErrorClass: retry.ErrTimeout}, false, now, rnd)
+		c := lifecycle.BreakerAfterAttempt(ep, httpOutcome(0, webhook.ErrTimeout, 0), false, now, rnd)
 		d := time.UnixMilli(c.OpenUntil).Sub(now)
 		lo, hi = min(lo, d), max(hi, d)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/retry"
@@ -121,5 +122,26 @@ func TestHeldDeliveriesComeBackSpreadOverTheirPause(t *testing.T) {
 		if busiest := slices.Max(slices.Collect(maps.Values(perSecond))); busiest > 40 {
 			t.Errorf("%s: %d of 1,000 held deliveries come back in the same second", state, busiest)
 		}
+	}
+}
+
+// A retry's wait ends by the deadline, whatever stretched the series: one
+// that would end past it is cut to it, and an attempt failing at or past
+// the deadline is the last (a probe winner made late by breaker holds ran
+// the rest of its schedule from the probe, up to an hour past it).
+func TestARetryWaitEndsAtTheDeadline(t *testing.T) {
+	sched := retry.Default()
+	now := time.Unix(1_800_000_000, 0)
+	failed := lifecycle.Answer{Outcome: destination.Outcome{Verdict: destination.Retry, Status: 503}}
+	d := domain.Delivery{Attempts: 3, CreatedAt: domain.Millis(now.Add(-time.Hour))}
+	deadline := now.Add(time.Minute) // the 256 s wait would end past it
+	if o := lifecycle.Settle(d, failed, now, sched, nil, deadline); o.Status != domain.StatusPending || o.NextAttemptAt != domain.Millis(deadline) {
+		t.Fatalf("near the deadline: %+v, want the retry at the deadline", o)
+	}
+	if o := lifecycle.Settle(d, failed, deadline, sched, nil, deadline); o.Status != domain.StatusFailed || o.FailReason != domain.ReasonEndpointUnavailable {
+		t.Fatalf("at the deadline: %+v, want failed as endpoint_unavailable", o)
+	}
+	if o := lifecycle.Settle(d, failed, now, sched, nil, now.Add(time.Hour)); o.Status != domain.StatusPending || o.NextAttemptAt >= domain.Millis(now.Add(time.Hour)) {
+		t.Fatalf("far from the deadline: %+v, want the schedule's wait", o)
 	}
 }

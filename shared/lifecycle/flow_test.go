@@ -11,7 +11,6 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
-	"github.com/gifq/webhooks/shared/retry"
 )
 
 // walk drives the step the way the executor does, each effect's result
@@ -108,8 +107,7 @@ func walk(runs int) map[lifecycle.Flow]bool {
 			case lifecycle.DoYield:
 				k.Yielded = true
 			case lifecycle.DoSend:
-				r := retry.Result{StatusCode: []int{200, 500, 410, 0}[pick(4)]}
-				k.Answer = &lifecycle.Answer{Result: r, Verdict: retry.Classify(r), Started: now, At: now}
+				k.Answer = &lifecycle.Answer{Outcome: httpOutcome([]int{200, 500, 410, 0}[pick(4)], "", 0), Started: now, At: now}
 			case lifecycle.DoRecord:
 				k.Recorded = pick(4) != 0
 				k.RecordLost = !k.Recorded

@@ -3,8 +3,8 @@ package lifecycle
 import (
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/retry"
 )
 
 // Lane is the delivery queue a message travels on. The deliver function
@@ -57,7 +57,7 @@ func laneAfter(k Known, p Policy) Lane {
 	switch {
 	case !p.Lanes || k.Endpoint == nil:
 		return LaneFast
-	case k.Answer != nil && k.Answer.Verdict != retry.Delivered:
+	case k.Answer != nil && k.Answer.Verdict != destination.Delivered:
 		return LaneSlow
 	}
 	return LaneOf(*k.Endpoint, k.Now)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/retry"
@@ -182,8 +183,7 @@ func TestSettle(t *testing.T) {
 	sched := retry.Schedule{Waits: []time.Duration{time.Second, 16 * time.Second, 81 * time.Second, 256 * time.Second,
 		625 * time.Second, 1296 * time.Second, 2401 * time.Second}} // the default, without jitter
 	answer := func(code int, class string, after time.Duration) lifecycle.Answer {
-		r := retry.Result{StatusCode: code, ErrorClass: class, RetryAfter: after}
-		return lifecycle.Answer{Result: r, Verdict: retry.Classify(r)}
+		return lifecycle.Answer{Outcome: httpOutcome(code, class, after)}
 	}
 	cases := []struct {
 		name      string
@@ -199,9 +199,9 @@ func TestSettle(t *testing.T) {
 		{"4xx", 1, 0, 0, answer(400, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, domain.OutcomeRejected},
 		{"410 Gone: the endpoint is disabled", 1, 0, 0, answer(410, "", 0),
 			lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected, DisableEndpoint: lifecycle.GoneReason}, domain.OutcomeRejected},
-		{"forbidden address", 1, 0, 0, answer(0, retry.ErrBlockedAddress, 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonBlockedAddress}, domain.OutcomeRejected},
+		{"forbidden address", 1, 0, 0, answer(0, webhook.ErrBlockedAddress, 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonBlockedAddress}, domain.OutcomeRejected},
 		{"5xx after attempt 3", 3, 0, 0, answer(503, "", 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(81 * time.Second)}, domain.OutcomeRetry},
-		{"timeout after attempt 1", 1, 0, 0, answer(0, retry.ErrTimeout, 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Second)}, domain.OutcomeRetry},
+		{"timeout after attempt 1", 1, 0, 0, answer(0, webhook.ErrTimeout, 0), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Second)}, domain.OutcomeRetry},
 		{"503 Retry-After longer than the schedule: at most twice it", 2, 0, 0, answer(503, "", time.Hour), lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(32 * time.Second)}, domain.OutcomeRetry},
 		{"5xx on the last attempt", 8, 0, 0, answer(500, "", 0), lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonExhausted}, domain.OutcomeRetry},
 		{"429 Retry-After: free", 2, 0, 0, answer(429, "", 10*time.Second),
@@ -222,7 +222,7 @@ func TestSettle(t *testing.T) {
 			d, _, _ := pending()
 			d.Attempts, d.Throttles, d.CreatedAt = c.attempts, c.throttles, ms(-c.age)
 			d.Claim, d.LeaseUntil = "clm", ms(time.Minute)
-			got := lifecycle.Settle(d, c.answer, now, sched, nil)
+			got := lifecycle.Settle(d, c.answer, now, sched, nil, time.Time{})
 			if got != c.want {
 				t.Fatalf("Settle = %+v, want %+v", got, c.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/retry"
 )
@@ -42,8 +43,7 @@ type Outcome struct {
 
 // Answer is what came back from one attempt.
 type Answer struct {
-	retry.Result
-	Verdict     retry.Verdict
+	destination.Outcome
 	Started, At time.Time // when the attempt left, and when its answer came
 }
 
@@ -64,18 +64,21 @@ func (o Outcome) Event() Event {
 
 // Settle applies the contract to an automatic attempt's answer. d is the
 // delivery as claimed (Attempts counts this attempt). rnd draws the jitter
-// (nil: a shared source).
-func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *rand.Rand) Outcome {
+// (nil: a shared source). Every retry's wait ends by deadline (Deadline;
+// zero: none), whatever held the series before (breaker holds, a probe):
+// one cut short retries at the deadline, and an attempt failing at or past
+// it is the last (endpoint_unavailable).
+func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *rand.Rand, deadline time.Time) Outcome {
 	switch a.Verdict {
-	case retry.Delivered:
+	case destination.Delivered:
 		return Outcome{Status: domain.StatusDelivered, Healthy: true}
-	case retry.Reject:
+	case destination.Rejected, destination.Gone:
 		reason := domain.ReasonRejected
-		if a.ErrorClass == retry.ErrBlockedAddress {
+		if a.Forbidden {
 			reason = domain.ReasonBlockedAddress
 		}
-		return Outcome{Status: domain.StatusFailed, FailReason: reason, DisableEndpoint: Gone(a.StatusCode)}
-	case retry.Throttle:
+		return Outcome{Status: domain.StatusFailed, FailReason: reason, DisableEndpoint: Gone(a.Verdict)}
+	case destination.Throttled:
 		if d.Throttles < MaxFreeThrottles && now.Sub(time.UnixMilli(d.CreatedAt)) < ThrottleWindow {
 			until := domain.Millis(now.Add(min(a.RetryAfter, MaxThrottlePause)))
 			return Outcome{Status: domain.StatusPending, NextAttemptAt: until, GiveBack: true, PauseUntil: until}
@@ -90,6 +93,12 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 		// as asked, up to twice the schedule.
 		wait = min(a.RetryAfter, 2*wait)
 	}
+	if !deadline.IsZero() && now.Add(wait).After(deadline) {
+		if !now.Before(deadline) {
+			return Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonEndpointUnavailable}
+		}
+		wait = deadline.Sub(now)
+	}
 	return Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(now.Add(wait))}
 }
 
@@ -102,8 +111,8 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 // of the endpoint's item fewer. A transport failure (a timeout, a refused
 // connection) marks the endpoint at once: such endpoints hold workers,
 // which is what the slow lane is for.
-func Blip(ep domain.Endpoint, attempt int, r retry.Result, o Outcome) bool {
-	return o.Status == domain.StatusPending && !o.GiveBack && attempt == 1 && ep.FailingSince == 0 && r.StatusCode != 0
+func Blip(ep domain.Endpoint, attempt int, r destination.Outcome, o Outcome) bool {
+	return o.Status == domain.StatusPending && !o.GiveBack && attempt == 1 && ep.FailingSince == 0 && r.Answered()
 }
 
 // StartsFailing reports whether outcome o of an attempt to ep (as read
@@ -118,27 +127,30 @@ func StartsFailing(ep domain.Endpoint, o Outcome) bool {
 // Recovers reports whether o, a success, clears ep's failing_since.
 func Recovers(ep domain.Endpoint, o Outcome) bool { return o.Healthy && ep.FailingSince != 0 }
 
-// GoneReason is the disabled reason of an endpoint that answered 410.
+// GoneReason is the disabled reason of an endpoint whose destination
+// answered gone (an HTTP 410).
 const GoneReason = "the receiver answered 410 Gone: it asked us to stop sending to this endpoint"
 
-// Gone is what an answer says of its endpoint under Standard Webhooks: a
-// 410 Gone means "stop sending", so the endpoint is disabled at once, with
-// GoneReason (any other answer: ""). Later deliveries to it then fail as
+// Gone is what an answer says of its endpoint: gone (Standard Webhooks'
+// 410) means "stop sending", so the endpoint is disabled at once, with
+// GoneReason (any other verdict: ""). Later deliveries to it then fail as
 // for any disabled endpoint, and the customer enables it again when ready.
-func Gone(status int) string {
-	if status == 410 {
+func Gone(v destination.Verdict) string {
+	if v == destination.Gone {
 		return GoneReason
 	}
 	return ""
 }
 
 // LogOutcome is the attempt log's word for an automatic attempt's answer.
-func LogOutcome(v retry.Verdict, o Outcome) domain.AttemptOutcome {
-	if o.GiveBack {
+func LogOutcome(v destination.Verdict, o Outcome) domain.AttemptOutcome {
+	switch {
+	case o.GiveBack:
 		return domain.OutcomeThrottled
-	}
-	if v == retry.Throttle {
+	case v == destination.Throttled:
 		return domain.OutcomeRetry // a 429 past its free throttles counts like a 5xx
+	case v == destination.Gone:
+		return domain.OutcomeRejected
 	}
 	return domain.AttemptOutcome(v.String())
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/obs"
@@ -275,6 +276,10 @@ type Effect struct {
 	Metric string        // counted once (obs.Metric*)
 	Took   time.Duration // with MetricDelivered: from the delivery's creation to its 2xx (obs.MetricTimeToDeliver)
 	Number int           // DoSend: the attempt's number in its series, 0 for a manual one
+	// Settings (DoSend) are the endpoint's effective settings for this
+	// attempt, resolved once here (settings): the request is built from
+	// them, nothing else reads the endpoint's raw settings.
+	Settings endpointcfg.Effective
 }
 
 // Step is the next effect for a message, from what is known of it.
@@ -315,9 +320,9 @@ func Step(k Known, p Policy) Effect {
 		// The attempt's number in its series (the receiver's header); a
 		// manual attempt is not one of the series': 0.
 		if k.Msg.Kind == KindResend {
-			return Effect{Do: DoSend}
+			return Effect{Do: DoSend, Settings: settings(k, p)}
 		}
-		return Effect{Do: DoSend, Number: k.Claimed.Attempts}
+		return Effect{Do: DoSend, Number: k.Claimed.Attempts, Settings: settings(k, p)}
 	case k.Claim != ClaimNone:
 		return afterClaim(k, p)
 	}
@@ -411,7 +416,7 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		return slotBack(k, p, rate.At, e)
 	}
-	if cfg := settings(ep, p); cfg.OwnRate {
+	if cfg := settings(k, p); cfg.OwnRate {
 		if k.EndpointRate.At.IsZero() {
 			return Effect{Do: DoReserve, Line: LineEndpoint, Rate: cfg.RatePerSecond}
 		}
@@ -494,7 +499,7 @@ func afterSend(k Known, p Policy) Effect {
 	}
 	failed := k.Claimed
 	failed.Status, failed.FailReason, failed.FailedAt = domain.StatusFailed, o.FailReason, domain.Millis(k.Answer.At)
-	failed.LastStatus, failed.LastError = k.Answer.StatusCode, k.Answer.ErrorClass
+	failed.LastStatus, failed.LastError = k.Answer.Status, k.Answer.Class
 	return Effect{Do: DoDeadLetter, Delivery: failed, Held: true, Why: "delivery failed for good", Level: slog.LevelWarn}
 }
 
@@ -504,17 +509,17 @@ func record(k Known, p Policy) Effect {
 	e := Effect{Do: DoRecord, Detach: true}
 	if k.Msg.Kind == KindResend {
 		e.Logged = domain.AttemptOutcome(a.Verdict.String()) // the verdict words are the outcome words
-		e.Outcome = Outcome{Healthy: a.Verdict == retry.Delivered, DisableEndpoint: Gone(a.StatusCode)}
-		if a.Verdict == retry.Throttle {
+		e.Outcome = Outcome{Healthy: a.Verdict == destination.Delivered, DisableEndpoint: Gone(a.Verdict)}
+		if a.Verdict == destination.Throttled {
 			e.Outcome.PauseUntil = domain.Millis(a.At.Add(min(a.RetryAfter, MaxThrottlePause)))
 		}
 		return e
 	}
 	rnd := rand.New(rand.NewPCG(k.Seed, 1))
-	o := Settle(k.Claimed, a, a.At, p.Schedule, rnd)
+	o := Settle(k.Claimed, a, a.At, p.Schedule, rnd, Deadline(k.Claimed, p.Schedule, p.AttemptTimeout))
 	if !p.BreakerOff {
 		probe := BreakerOf(ep, a.Started) == BreakerHalfOpen
-		o.Breaker = BreakerAfterAttempt(ep, a.Result, probe, a.At, rnd)
+		o.Breaker = BreakerAfterAttempt(ep, a.Outcome, probe, a.At, rnd)
 		switch o.Breaker.On {
 		case BreakerTripped, BreakerProbeBad:
 			e.Why, e.Level = "endpoint breaker open: no attempts until its probe", slog.LevelWarn
@@ -527,7 +532,7 @@ func record(k Known, p Policy) Effect {
 		o.DisableEndpoint = "failing without a success since " + failing.UTC().Format(time.RFC3339)
 		e.Why, e.Level = "endpoint disabled: failing for too long", slog.LevelWarn
 	}
-	o.Blip = Blip(ep, k.Claimed.Attempts, a.Result, o)
+	o.Blip = Blip(ep, k.Claimed.Attempts, a.Outcome, o)
 	// A retry due soon after the delivery was due (the schedule's first
 	// waits: 1 s, 16 s, 81 s) leaves its sweep index entry where it is.
 	o.KeepDue = o.Status == domain.StatusPending && p.SweepGrace > 0 &&
@@ -701,8 +706,19 @@ func slotBack(k Known, p Policy, at time.Time, e Effect) Effect {
 	return e
 }
 
-func settings(ep *domain.Endpoint, p Policy) endpointcfg.Effective {
-	return endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: p.AttemptTimeout})
+// settings are the endpoint's effective settings (endpointcfg.Resolve)
+// under its account's real rate, as the account's limiter holds it: the
+// interval of the attempt's account slot. Its interval is truncated (to the
+// µs or, carried by the message, the ms), which can only make the account
+// look faster, so the endpoint's own rate is never skipped when it is the
+// lower; no slot yet (or an interval under a ms): the endpoint's own rate
+// is booked whenever it has one.
+func settings(k Known, p Policy) endpointcfg.Effective {
+	var acct domain.Account
+	if s, ok := accountSlot(k); ok && s.Interval > 0 {
+		acct.RatePerSecond = float64(time.Second) / float64(s.Interval)
+	}
+	return endpointcfg.Resolve(*k.Endpoint, acct, endpointcfg.Defaults{Timeout: p.AttemptTimeout})
 }
 
 // FreeSlots lists the endpoint's in-flight slots (of max) that nobody held

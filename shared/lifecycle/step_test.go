@@ -47,11 +47,7 @@ func claimed() lifecycle.Known {
 // answered is claimed with the attempt answered status (0: a timeout).
 func answered(status int) lifecycle.Known {
 	k := claimed()
-	r := retry.Result{StatusCode: status}
-	if status == 0 {
-		r.ErrorClass = retry.ErrTimeout
-	}
-	k.Answer = &lifecycle.Answer{Result: r, Verdict: retry.Classify(r), Started: now, At: now.Add(100 * time.Millisecond)}
+	k.Answer = &lifecycle.Answer{Outcome: httpOutcome(status, "", 0), Started: now, At: now.Add(100 * time.Millisecond)}
 	return k
 }
 
@@ -506,8 +502,7 @@ func TestStepPath(t *testing.T) {
 				k.Claim, k.Claimed, k.LeaseUntil = lifecycle.ClaimTaken, *full.Delivery, now.Add(time.Minute)
 				k.Claimed.Attempts++
 			case lifecycle.DoSend:
-				r := retry.Result{StatusCode: c.status}
-				k.Answer = &lifecycle.Answer{Result: r, Verdict: retry.Classify(r), Started: now, At: now}
+				k.Answer = &lifecycle.Answer{Outcome: httpOutcome(c.status, "", 0), Started: now, At: now}
 			case lifecycle.DoRecord:
 				k.Recorded = true
 			case lifecycle.DoPutBack:
@@ -712,5 +707,27 @@ func TestABlipLeavesTheEndpointsHealthAsItIs(t *testing.T) {
 		if e.Do != lifecycle.DoRecord || e.Outcome.Blip != c.blip {
 			t.Errorf("%s: %s, blip %v; want a record, blip %v", name, e.Do, e.Outcome.Blip, c.blip)
 		}
+	}
+}
+
+// An endpoint's settings are resolved under its account's real rate (its
+// account slot's interval: 5/s here): an endpoint rate not below it books
+// no slot of its own (a write saved), a lower one does; the send carries
+// the settings resolved for the attempt, which the request is built from.
+func TestSettingsAreResolvedWithTheAccountsRate(t *testing.T) {
+	k := booked() // account slot interval 200 ms: 5 deliveries a second
+	k.Endpoint.Settings.RatePerSecond = 8
+	if e := lifecycle.Step(k, policy); e.Do == lifecycle.DoReserve {
+		t.Fatalf("an endpoint rate above the account's booked its own line: %+v", e)
+	}
+	k.Endpoint.Settings.RatePerSecond = 4
+	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoReserve || e.Line != lifecycle.LineEndpoint || e.Rate != 4 {
+		t.Fatalf("an endpoint rate below the account's: %+v", e)
+	}
+	c := claimed()
+	c.Endpoint.Settings = domain.EndpointSettings{TimeoutSeconds: 3, Headers: map[string]string{"Authorization": "Bearer x"}}
+	e := lifecycle.Step(c, policy)
+	if e.Do != lifecycle.DoSend || e.Settings.Timeout != 3*time.Second || e.Settings.Headers["Authorization"] != "Bearer x" || e.Settings.RatePerSecond != 5 {
+		t.Fatalf("the send's settings: %+v", e)
 	}
 }

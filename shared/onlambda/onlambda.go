@@ -24,7 +24,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
-	"github.com/gifq/webhooks/shared/destination/awsdest"
+	"github.com/gifq/webhooks/shared/destination/providers"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents/eventbus"
 )
@@ -68,7 +68,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 	if cfg.OpsEventBus != "" {
 		a.OpEvents = &eventbus.Bus{Client: eventbridge.NewFromConfig(awsCfg), Name: cfg.OpsEventBus, Log: a.Log, Metrics: a.Metrics}
 	}
-	awsdest.Use(a.Destinations, awsCfg, cfg.DestinationRegions, cfg.DeploymentAccount, cfg.DeliveryTimeout)
+	providers.UseAWS(a.Destinations, awsCfg, cfg.DestinationRegions, cfg.DeploymentAccount, cfg.DeliveryTimeout)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,9 @@ func (s *Store) CreateEndpoint(ctx context.Context, ep domain.Endpoint) error {
 	if ep.Secrets, err = s.sealSecrets(ctx, ep.AccountID, ep.ID, ep.Secrets); err != nil {
 		return err
 	}
+	if ep.Settings, err = s.sealHeaders(ctx, ep.AccountID, ep.ID, ep.Settings); err != nil {
+		return err
+	}
 	it, err := marshal(ep, key(accountPK(ep.AccountID), endpointSK(ep.ID)))
 	if err != nil {
 		return err
@@ -167,7 +170,11 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 		}
 	}
 	if p.Settings != nil {
-		settings, err := attributevalue.Marshal(*p.Settings)
+		sealed, err := s.sealHeaders(ctx, accountID, id, *p.Settings)
+		if err != nil {
+			return domain.Endpoint{}, err
+		}
+		settings, err := attributevalue.Marshal(sealed)
 		if err != nil {
 			return domain.Endpoint{}, err
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -57,9 +58,49 @@ func (s *Store) sealSecrets(ctx context.Context, accountID, endpointID string, s
 	return out, nil
 }
 
-// openSecrets fills each sealed secret's Value. plaintext reports a secret
-// stored unsealed (an item written before sealing).
+// headersAAD is the associated data of an endpoint's sealed headers: its
+// item's, and what the value is, so a sealed secret cannot pass for them.
+func headersAAD(accountID, endpointID string) []byte {
+	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00headers"...)
+}
+
+// sealHeaders returns settings as they are stored: the custom headers'
+// names and values sealed as one value, Headers empty.
+func (s *Store) sealHeaders(ctx context.Context, accountID, endpointID string, st domain.EndpointSettings) (domain.EndpointSettings, error) {
+	if s.sealer == nil || len(st.Headers) == 0 {
+		return st, nil
+	}
+	raw, err := json.Marshal(st.Headers)
+	if err != nil {
+		return st, err
+	}
+	sealed, err := s.sealer.Seal(ctx, raw, headersAAD(accountID, endpointID))
+	if err != nil {
+		return st, err
+	}
+	st.Headers, st.SealedHeaders = nil, sealed
+	return st, nil
+}
+
+// openSecrets fills each sealed secret's Value and the custom headers.
+// plaintext reports a secret or headers stored unsealed (an item written
+// before sealing).
 func (s *Store) openSecrets(ctx context.Context, ep *domain.Endpoint) (plaintext bool, err error) {
+	if st := &ep.Settings; st.SealedHeaders != nil {
+		if s.sealer == nil {
+			return false, ErrNoSealer
+		}
+		raw, err := s.sealer.Open(ctx, st.SealedHeaders, headersAAD(ep.AccountID, ep.ID))
+		if err != nil {
+			return false, fmt.Errorf("endpoint %s headers: %w", ep.ID, err)
+		}
+		if err := json.Unmarshal(raw, &st.Headers); err != nil {
+			return false, fmt.Errorf("endpoint %s headers: %w", ep.ID, err)
+		}
+		st.SealedHeaders = nil
+	} else {
+		plaintext = len(st.Headers) > 0
+	}
 	aad := itemAAD(accountPK(ep.AccountID), endpointSK(ep.ID))
 	for i := range ep.Secrets {
 		sec := &ep.Secrets[i]
@@ -90,15 +131,23 @@ func (s *Store) resealPlaintext(ctx context.Context, ep domain.Endpoint) error {
 	if err != nil {
 		return err
 	}
+	settings, err := s.sealHeaders(ctx, ep.AccountID, ep.ID, ep.Settings)
+	if err != nil {
+		return err
+	}
 	av, err := attributevalue.Marshal(sealed)
+	if err != nil {
+		return err
+	}
+	sv, err := attributevalue.Marshal(settings)
 	if err != nil {
 		return err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(accountPK(ep.AccountID), endpointSK(ep.ID)),
-		UpdateExpression:          aws.String("SET secrets = :s"),
+		UpdateExpression:          aws.String("SET secrets = :s, settings = :set"),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND updated_at = :seen"),
-		ExpressionAttributeValues: item{":s": av, ":seen": num(ep.UpdatedAt)},
+		ExpressionAttributeValues: item{":s": av, ":set": sv, ":seen": num(ep.UpdatedAt)},
 	})
 	if isConditionFailed(err) {
 		return nil
@@ -138,4 +187,53 @@ func (s *Store) CreateDataKey(ctx context.Context, blob []byte) ([]byte, error) 
 		return nil, err
 	}
 	return blob, nil
+}
+
+// ResealAll seals every endpoint item still holding a secret or custom
+// headers in plain text (written before sealing): one paginated scan of
+// the endpoint items, one conditional write per such item (an item changed
+// meanwhile was written sealed by that change). It reports the items read
+// and sealed. For the operators' re-seal command (infra/ops), with db the
+// table's client (the functions' store has no grant to scan).
+func (s *Store) ResealAll(ctx context.Context, db Scanner) (read, sealed int, err error) {
+	if s.sealer == nil {
+		return 0, 0, ErrNoSealer
+	}
+	var start item
+	for {
+		out, err := db.Scan(ctx, &dynamodb.ScanInput{
+			TableName: s.table, ExclusiveStartKey: start,
+			FilterExpression:          aws.String("begins_with(pk, :acct) AND begins_with(sk, :ep)"),
+			ExpressionAttributeValues: item{":acct": str(accountPK("")), ":ep": str(endpointSK(""))},
+		})
+		if err != nil {
+			return read, sealed, err
+		}
+		for _, it := range out.Items {
+			var ep domain.Endpoint
+			if err := attributevalue.UnmarshalMap(it, &ep); err != nil {
+				return read, sealed, err
+			}
+			read++
+			plaintext, err := s.openSecrets(ctx, &ep)
+			if err != nil {
+				return read, sealed, err
+			}
+			if !plaintext {
+				continue
+			}
+			if err := s.resealPlaintext(ctx, ep); err != nil {
+				return read, sealed, err
+			}
+			sealed++
+		}
+		if start = out.LastEvaluatedKey; len(start) == 0 {
+			return read, sealed, nil
+		}
+	}
+}
+
+// Scanner reads a whole table (ResealAll).
+type Scanner interface {
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }

@@ -174,3 +174,107 @@ func TestASealedSecretDoesNotOpenOnAnotherItem(t *testing.T) {
 		t.Fatalf("a secret moved to another item opened there: %v", err)
 	}
 }
+
+// Custom header values (a receiver's API key, say) are sealed like the
+// signing secrets: not in the table in plain text, opened on every read
+// that delivers or shows them; a plaintext item from before is read, and
+// sealed on its next write.
+func TestCustomHeadersAreStoredOnlySealed(t *testing.T) {
+	s, env := sealedStore(t)
+	old := store.New(env.DB, env.Table) // no sealer: items as written before sealing
+	a := account(t, s)
+	value := "Bearer gw_" + signing.NewSecret()
+	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: a.ID, URL: "https://hooks.example.com/x",
+		Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: 1}}, CreatedAt: 1, UpdatedAt: 1,
+		Settings: domain.EndpointSettings{Headers: map[string]string{"Authorization": value}}}
+	if err := s.CreateEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	if raw := rawItem(t, env, ep); bytes.Contains(raw, []byte("gw_")) || bytes.Contains(raw, []byte("Authorization")) {
+		t.Fatalf("the endpoint item holds a header in plain text:\n%q", raw)
+	}
+	check := func(what string, got domain.Endpoint, err error) {
+		t.Helper()
+		if err != nil || got.Settings.Headers["Authorization"] != value || got.Settings.SealedHeaders != nil {
+			t.Fatalf("%s: headers %v, %v", what, got.Settings.Headers, err)
+		}
+	}
+	got, err := s.GetEndpoint(ctx, a.ID, ep.ID)
+	check("GetEndpoint", got, err)
+	snap, err := s.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+	if err != nil || snap.Endpoint == nil {
+		t.Fatal(err)
+	}
+	check("LoadForAttempt", *snap.Endpoint, nil)
+
+	// A PATCH of the settings writes them sealed again.
+	next := got.Settings
+	next.Headers = map[string]string{"Authorization": value, "X-Tenant": "t_" + signing.NewSecret()}
+	got, err = s.UpdateEndpoint(ctx, a.ID, ep.ID, store.EndpointPatch{Settings: &next})
+	check("UpdateEndpoint", got, err)
+	if raw := rawItem(t, env, ep); bytes.Contains(raw, []byte("gw_")) || bytes.Contains(raw, []byte("t_whsec")) {
+		t.Fatalf("after a PATCH the item holds a header in plain text:\n%q", raw)
+	}
+	if _, err := old.GetEndpoint(ctx, a.ID, ep.ID); !errors.Is(err, store.ErrNoSealer) {
+		t.Fatalf("a store without a sealer read sealed headers: %v", err)
+	}
+
+	// An item written before sealing: read as it is, sealed on its next write.
+	plain := ep
+	plain.ID = domain.NewID("ep")
+	if err := old.CreateEndpoint(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(rawItem(t, env, plain), []byte("gw_")) {
+		t.Fatal("setup: the old item should be plaintext")
+	}
+	got, err = s.GetEndpoint(ctx, a.ID, plain.ID)
+	check("a plaintext item", got, err)
+	desc := "sealed on this write"
+	if _, err := s.UpdateEndpoint(ctx, a.ID, plain.ID, store.EndpointPatch{Description: &desc}); err != nil {
+		t.Fatal(err)
+	}
+	if raw := rawItem(t, env, plain); bytes.Contains(raw, []byte("gw_")) {
+		t.Fatalf("after a write the old item still holds a header in plain text:\n%q", raw)
+	}
+	got, err = s.GetEndpoint(ctx, a.ID, plain.ID)
+	check("after resealing", got, err)
+}
+
+// The operators' re-seal seals every item written before sealing, in one
+// pass, and leaves sealed items as they are.
+func TestResealAllSealsEveryPlaintextItem(t *testing.T) {
+	s, env := sealedStore(t)
+	old := store.New(env.DB, env.Table)
+	a := account(t, s)
+	var eps []domain.Endpoint
+	for i := range 3 {
+		ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: a.ID, URL: "https://hooks.example.com/x",
+			Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: 1}}, CreatedAt: 1, UpdatedAt: 1,
+			Settings: domain.EndpointSettings{Headers: map[string]string{"X-Key": fmt.Sprint("plain-header-", i)}}}
+		w := old
+		if i == 2 {
+			w = s // already sealed
+		}
+		if err := w.CreateEndpoint(ctx, ep); err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, ep)
+	}
+	read, sealed, err := s.ResealAll(ctx, env.DB)
+	if err != nil || read != 3 || sealed != 2 {
+		t.Fatalf("read %d, sealed %d, %v; want 3, 2", read, sealed, err)
+	}
+	for i, ep := range eps {
+		if raw := rawItem(t, env, ep); bytes.Contains(raw, []byte("whsec_")) || bytes.Contains(raw, []byte("plain-header")) {
+			t.Fatalf("item %d still holds plain text:\n%q", i, raw)
+		}
+		got, err := s.GetEndpoint(ctx, a.ID, ep.ID)
+		if err != nil || got.Settings.Headers["X-Key"] != fmt.Sprint("plain-header-", i) || got.Secrets[0].Value != ep.Secrets[0].Value {
+			t.Fatalf("item %d after the re-seal: %+v %v", i, got, err)
+		}
+	}
+	if _, sealed, err := s.ResealAll(ctx, env.DB); err != nil || sealed != 0 {
+		t.Fatalf("a second pass sealed %d, %v", sealed, err)
+	}
+}

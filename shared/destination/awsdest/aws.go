@@ -2,27 +2,16 @@ package awsdest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"github.com/aws/smithy-go"
 
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/sender"
 )
 
 // The message attributes (SQS, SNS) every AWS delivery carries; an
@@ -47,10 +36,13 @@ const maxDetailType = 128
 // quarter hour per warm function.
 const SessionDuration = 15 * time.Minute
 
-// AWS reaches customers' SQS queues, SNS topics and EventBridge buses as
-// their roles: sts:AssumeRole with the account's ExternalId, the
-// credentials cached per role for their lifetime.
+// AWS reaches customers' AWS targets (Services: SQS queues, SNS topics,
+// EventBridge buses, Kinesis streams...) as their roles: sts:AssumeRole
+// with the account's ExternalId, the credentials cached per role for their
+// lifetime.
 type AWS struct {
+	// Services are the target types served; nil: Builtin.
+	Services Services
 	// Base is our own configuration (region, HTTP client, endpoint
 	// overrides); its credentials are the function's role, which assumes
 	// the customers'.
@@ -110,6 +102,22 @@ func (p *AWS) credentials(d domain.Destination) *aws.CredentialsCache {
 	return c
 }
 
+func (p *AWS) services() Services {
+	if p.Services == nil {
+		return Builtin
+	}
+	return p.Services
+}
+
+// Schemas are the services' config.
+func (p *AWS) Schemas() []destination.Schema {
+	out := make([]destination.Schema, len(p.services()))
+	for i, s := range p.services() {
+		out[i] = s.Schema
+	}
+	return out
+}
+
 // Validate checks the ARNs, their service, partition and region, and that
 // the role is not in the deployment's own account.
 func (p *AWS) Validate(d domain.Destination) error {
@@ -117,9 +125,9 @@ func (p *AWS) Validate(d domain.Destination) error {
 	return err
 }
 
-// target is ParseTarget, refusing a role in the deployment's own account.
+// target is Services.Parse, refusing a role in the deployment's own account.
 func (p *AWS) target(d domain.Destination) (Target, error) {
-	t, err := ParseTarget(d, p.Regions)
+	t, err := p.services().Parse(d, p.Regions)
 	if err == nil && p.OwnAccount != "" && t.Role.AccountID == p.OwnAccount {
 		return Target{}, &destination.ConfigError{Field: "role_arn", Message: fmt.Sprintf(
 			"account %s is this service's own AWS account; the role must be in your account", p.OwnAccount)}
@@ -142,158 +150,63 @@ func (p *AWS) Check(ctx context.Context, d domain.Destination) error {
 	}
 	// Refused (or an answer we do not know): the customer's to fix. Throttled,
 	// unavailable or unreachable: ours, a 500 that says nothing of their role.
-	if f := classify(StageAssumeRole, err); f.class == retry.ErrAWSAssumeRole || f.class == retry.ErrAWSError {
+	if f := classify(StageAssumeRole, err); f.class == ErrAssumeRole || f.class == ErrUnknown {
 		return &destination.CheckError{Code: f.code, Message: f.message}
 	}
 	return err
 }
 
 // Send makes one attempt: the role's credentials (cached), then one
-// SendMessage, Publish or PutEvents with the SDK's own retries off, so the
-// attempt log's attempt is one request and the contract's schedule is the
-// only retry.
-func (p *AWS) Send(ctx context.Context, r sender.Request) sender.Result {
+// write to the target (the service's Put) with the SDK's own retries off,
+// so the attempt log's attempt is one request and the contract's schedule
+// is the only retry.
+func (p *AWS) Send(ctx context.Context, r destination.Request) destination.Outcome {
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
 	}
 	start := now()
-	res := sender.Result{StartedAt: start}
-	done := func(f failure) sender.Result {
-		res.Duration = now().Sub(start)
-		res.ErrorClass, res.Error = f.class, f.text()
-		return res
+	done := func(o destination.Outcome) destination.Outcome {
+		o.StartedAt, o.Duration = start, now().Sub(start)
+		return o
 	}
 	if r.Destination == nil {
-		return done(failure{class: retry.ErrAWSInvalid, message: "no destination"})
+		return done(failure{class: ErrInvalid, message: "no destination"}.outcome())
 	}
 	d := *r.Destination
+	svc, _ := p.services().of(d.Type)
 	t, err := p.target(d)
 	if err != nil { // stored before a deployment narrowed its regions: the customer must move it
-		return done(failure{class: retry.ErrAWSInvalid, message: err.Error()})
+		return done(failure{class: ErrInvalid, message: err.Error()}.outcome())
 	}
-	timeout := r.Timeout
-	if timeout <= 0 {
-		timeout = p.DefaultTimeout
-	}
-	if timeout > 0 {
+	switch {
+	case !r.Deadline.IsZero():
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithDeadline(ctx, r.Deadline)
+		defer cancel()
+	case p.DefaultTimeout > 0:
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.DefaultTimeout)
 		defer cancel()
 	}
 	creds := p.credentials(d)
 	if _, err := creds.Retrieve(ctx); err != nil {
-		return done(classify(StageAssumeRole, err))
+		return done(classify(StageAssumeRole, err).outcome())
 	}
 	cfg := p.Base.Copy()
 	cfg.Credentials, cfg.Region, cfg.RetryMaxAttempts = creds, t.ARN.Region, 1
-	var id string
-	switch d.Type {
-	case domain.DestinationSQS:
-		id, err = sendSQS(ctx, cfg, t, r)
-	case domain.DestinationSNS:
-		id, err = publishSNS(ctx, cfg, t, r)
-	case domain.DestinationEventBridge:
-		id, err = putEvent(ctx, cfg, t, r)
-	}
+	id, err := svc.Put(ctx, cfg, t, r)
 	if err != nil {
-		return done(classify(StagePublish, err))
+		return done(classifyWith(svc.Codes, StagePublish, err).outcome())
 	}
-	res.StatusCode, res.ResponseBody = 200, id
-	res.Duration = now().Sub(start)
-	return res
+	return done(destination.Outcome{Verdict: destination.Delivered, Response: id})
 }
 
-type attr struct{ name, value string }
-
-func attributes(r sender.Request) []attr {
-	return []attr{
-		{AttrWebhookID, r.DeliveryID}, {AttrEventID, r.EventID}, {AttrEventType, r.EventType},
-		{AttrAttemptID, r.AttemptID}, {AttrAttempt, strconv.Itoa(r.AttemptNum)},
-	}
-}
-
-func sendSQS(ctx context.Context, cfg aws.Config, t Target, r sender.Request) (string, error) {
-	attrs := map[string]sqstypes.MessageAttributeValue{}
-	for _, a := range attributes(r) {
-		if a.value != "" {
-			attrs[a.name] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(a.value)}
-		}
-	}
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.QueueURL), MessageBody: aws.String(string(r.Body)), MessageAttributes: attrs}
-	if t.FIFO {
-		// One group per delivery (webhooks promise no order); the
-		// delivery's id deduplicates a retried send within SQS's 5 minutes.
-		in.MessageGroupId, in.MessageDeduplicationId = aws.String(r.DeliveryID), aws.String(r.DeliveryID)
-	}
-	out, err := sqs.NewFromConfig(cfg).SendMessage(ctx, in)
-	if err != nil {
-		return "", err
-	}
-	return "MessageId " + aws.ToString(out.MessageId), nil
-}
-
-func publishSNS(ctx context.Context, cfg aws.Config, t Target, r sender.Request) (string, error) {
-	attrs := map[string]snstypes.MessageAttributeValue{}
-	for _, a := range attributes(r) {
-		if a.value != "" {
-			attrs[a.name] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(a.value)}
-		}
-	}
-	in := &sns.PublishInput{TopicArn: aws.String(t.ARN.String()), Message: aws.String(string(r.Body)), MessageAttributes: attrs}
-	if t.FIFO {
-		in.MessageGroupId, in.MessageDeduplicationId = aws.String(r.DeliveryID), aws.String(r.DeliveryID)
-	}
-	out, err := sns.NewFromConfig(cfg).Publish(ctx, in)
-	if err != nil {
-		return "", err
-	}
-	return "MessageId " + aws.ToString(out.MessageId), nil
-}
-
-// Detail is an EventBridge event's detail: the webhook's ids beside the
-// event body, byte for byte.
-type Detail struct {
-	WebhookID string          `json:"webhook_id"`
-	EventID   string          `json:"event_id"`
-	EventType string          `json:"event_type"`
-	AttemptID string          `json:"attempt_id"`
-	Attempt   int             `json:"attempt"`
-	Body      json.RawMessage `json:"body"`
-}
-
-func putEvent(ctx context.Context, cfg aws.Config, t Target, r sender.Request) (string, error) {
-	detail, err := json.Marshal(Detail{WebhookID: r.DeliveryID, EventID: r.EventID, EventType: r.EventType,
-		AttemptID: r.AttemptID, Attempt: r.AttemptNum, Body: json.RawMessage(r.Body)})
-	if err != nil {
-		return "", &smithy.GenericAPIError{Code: "MalformedDetail", Message: "the event body is not JSON"}
-	}
-	detailType := r.EventType
-	if len(detailType) > maxDetailType {
-		detailType = detailType[:maxDetailType]
-	}
-	out, err := eventbridge.NewFromConfig(cfg).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
-		EventBusName: aws.String(t.ARN.String()), Source: aws.String(EventBridgeSource), DetailType: aws.String(detailType),
-		Detail: aws.String(string(detail)),
-	}}})
-	if err != nil {
-		return "", err
-	}
-	if len(out.Entries) == 1 && out.Entries[0].ErrorCode != nil {
-		// PutEvents answers 200 and reports a refused entry in the entry.
-		return "", &smithy.GenericAPIError{Code: aws.ToString(out.Entries[0].ErrorCode), Message: aws.ToString(out.Entries[0].ErrorMessage)}
-	}
-	if out.FailedEntryCount > 0 || len(out.Entries) != 1 {
-		return "", &smithy.GenericAPIError{Code: "InternalFailure", Message: "the event was not accepted"}
-	}
-	return "EventId " + aws.ToString(out.Entries[0].EventId), nil
-}
-
-// Use makes r deliver SQS, SNS and EventBridge destinations, assuming the
-// customers' roles with base's credentials, to targets in regions and
-// roles outside ownAccount (the deployment's; "" refuses none), each
-// attempt bounded by timeout unless its request says otherwise.
-func Use(r *destination.Router, base aws.Config, regions []string, ownAccount string, timeout time.Duration) {
-	r.Register(&AWS{Base: base, Regions: regions, OwnAccount: ownAccount, DefaultTimeout: timeout},
-		domain.DestinationSQS, domain.DestinationSNS, domain.DestinationEventBridge)
+// Use makes r deliver to the services' destinations (none given: Builtin),
+// assuming the customers' roles with base's credentials, to targets in
+// regions and roles outside ownAccount (the deployment's; "" refuses
+// none), each attempt bounded by timeout unless its request says
+// otherwise.
+func Use(r *destination.Router, base aws.Config, regions []string, ownAccount string, timeout time.Duration, services ...Service) {
+	r.Register(&AWS{Base: base, Regions: regions, OwnAccount: ownAccount, DefaultTimeout: timeout, Services: services})
 }

@@ -2,14 +2,15 @@ package awsdest
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/retry"
-	"github.com/gifq/webhooks/shared/sender"
 )
 
 // One credential cache per role and external id: a second attempt to the
@@ -35,11 +36,43 @@ func TestCredentialsCachedPerRole(t *testing.T) {
 func TestSendRefusesWhatTheRulesRefuse(t *testing.T) {
 	p := &AWS{Base: aws.Config{Region: "eu-west-1"}, Regions: []string{"eu-west-1"}}
 	d := &domain.Destination{Type: domain.DestinationSQS, TargetARN: "arn:aws:sqs:us-east-1:123456789012:q", RoleARN: role, ExternalID: "gifq-a"}
-	for _, r := range []sender.Request{{Destination: d}, {}} {
+	for _, r := range []destination.Request{{Destination: d}, {}} {
 		res := p.Send(context.Background(), r)
-		if res.ErrorClass != retry.ErrAWSInvalid || retry.Classify(res.Result) != retry.Reject || res.Error == "" {
+		if res.Class != ErrInvalid || res.Verdict != destination.Rejected || res.Error == "" {
 			t.Fatalf("%+v", res)
 		}
+	}
+}
+
+// A manual resend to a FIFO target is its own message: deduplicated by
+// the attempt, not the delivery, so it is not dropped within 5 minutes of
+// the series' send. The series' retries share the delivery's id.
+func TestFIFODeduplicationLetsAResendThrough(t *testing.T) {
+	series := destination.Request{DeliveryID: "dlv_1", AttemptID: "att_2", AttemptNum: 2}
+	if got := DedupID(series); got != "dlv_1" {
+		t.Fatalf("a retry of the series: %s", got)
+	}
+	resend := destination.Request{DeliveryID: "dlv_1", AttemptID: "att_9", AttemptNum: 0}
+	if got := DedupID(resend); got != "att_9" {
+		t.Fatalf("a resend: %s", got)
+	}
+}
+
+// U+FFFE and U+FFFF, valid JSON that ingest accepts and SQS refuses,
+// go as escapes: the same JSON document; other bodies byte for byte.
+func TestMessageBodyEscapesWhatSQSRefuses(t *testing.T) {
+	body := []byte("{\"event\":\"a\",\"note\":\"x\uFFFEy\uFFFF\"}")
+	got := MessageBody(body)
+	if strings.ContainsRune(got, 0xFFFE) || strings.ContainsRune(got, 0xFFFF) || got != `{"event":"a","note":"x\ufffey\uffff"}` {
+		t.Fatalf("%q", got)
+	}
+	var a, b any
+	if json.Unmarshal(body, &a) != nil || json.Unmarshal([]byte(got), &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("not the same document: %v %v", a, b)
+	}
+	plain := []byte(`{"event":"a","é":"\u00e9 ☃"}`)
+	if MessageBody(plain) != string(plain) {
+		t.Fatal("a body without them changed")
 	}
 }
 
@@ -52,8 +85,8 @@ func TestSendRefusesARoleInTheDeploymentsOwnAccount(t *testing.T) {
 	if err := p.Validate(*d); err == nil || !strings.Contains(err.Error(), "own AWS account") {
 		t.Fatalf("Validate: %v", err)
 	}
-	res := p.Send(context.Background(), sender.Request{Destination: d})
-	if res.ErrorClass != retry.ErrAWSInvalid || retry.Classify(res.Result) != retry.Reject || !strings.Contains(res.Error, "own AWS account") {
+	res := p.Send(context.Background(), destination.Request{Destination: d})
+	if res.Class != ErrInvalid || res.Verdict != destination.Rejected || !strings.Contains(res.Error, "own AWS account") {
 		t.Fatalf("%+v", res)
 	}
 }

@@ -35,18 +35,8 @@ func dnsSuffix(partition string) string {
 	return "amazonaws.com"
 }
 
-// serviceOf is the ARN service each AWS destination type writes to.
-var serviceOf = map[domain.DestinationType]string{
-	domain.DestinationSQS:         "sqs",
-	domain.DestinationSNS:         "sns",
-	domain.DestinationEventBridge: "events",
-}
-
 var (
 	accountRE   = regexp.MustCompile(`^[0-9]{12}$`)
-	queueRE     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,75}(\.fifo)?$|^[A-Za-z0-9_-]{1,80}$`)
-	topicRE     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,251}(\.fifo)?$|^[A-Za-z0-9_-]{1,256}$`)
-	busRE       = regexp.MustCompile(`^event-bus/[A-Za-z0-9._/-]{1,256}$`)
 	roleRE      = regexp.MustCompile(`^role(/[\x21-\x7E]{1,510})?/[A-Za-z0-9+=,.@_-]{1,64}$`)
 	maxARNBytes = 2048
 )
@@ -60,17 +50,24 @@ type Target struct {
 	Partition string
 }
 
-// ParseTarget checks an AWS destination against the rules (no I/O):
-// well-formed ARNs of the right service for the type, a role in the same
+// ParseTarget checks a destination of the built-in services (SQS, SNS,
+// EventBridge) against the rules (Services.Parse).
+func ParseTarget(d domain.Destination, regions []string) (Target, error) {
+	return Builtin.Parse(d, regions)
+}
+
+// Parse checks an AWS destination against the rules (no I/O): a type one
+// of ss serves, well-formed ARNs of its service, a role in the same
 // partition, and a target in a region this deployment delivers to
 // (regions; empty: none). The messages say what is wrong in the
 // customer's terms; the first fault found is returned.
-func ParseTarget(d domain.Destination, regions []string) (Target, error) {
+func (ss Services) Parse(d domain.Destination, regions []string) (Target, error) {
 	var t Target
-	service, ok := serviceOf[d.Type]
+	svc, ok := ss.of(d.Type)
 	if !ok {
-		return t, &destination.ConfigError{Field: "type", Message: fmt.Sprintf("%q is not an AWS destination type (aws_sqs, aws_sns, aws_eventbridge)", d.Type)}
+		return t, &destination.ConfigError{Field: "type", Message: fmt.Sprintf("%q is not an AWS destination type (%s)", d.Type, strings.Join(ss.types(), ", "))}
 	}
+	service := svc.ARNService
 	target, err := parseARN("target_arn", d.TargetARN)
 	if err != nil {
 		return t, err
@@ -90,22 +87,9 @@ func ParseTarget(d domain.Destination, regions []string) (Target, error) {
 	if want := PartitionOf(target.Region); target.Partition != want {
 		return t, &destination.ConfigError{Field: "target_arn", Message: fmt.Sprintf("region %s is in partition %s, not %s", target.Region, want, target.Partition)}
 	}
-	switch d.Type {
-	case domain.DestinationSQS:
-		if !queueRE.MatchString(target.Resource) {
-			return t, &destination.ConfigError{Field: "target_arn", Message: "not a queue name (1 to 80 letters, digits, - and _, or a name ending .fifo)"}
-		}
-		t.FIFO = strings.HasSuffix(target.Resource, ".fifo")
-		t.QueueURL = fmt.Sprintf("https://sqs.%s.%s/%s/%s", target.Region, dnsSuffix(target.Partition), target.AccountID, target.Resource)
-	case domain.DestinationSNS:
-		if !topicRE.MatchString(target.Resource) {
-			return t, &destination.ConfigError{Field: "target_arn", Message: "not a topic name (1 to 256 letters, digits, - and _, or a name ending .fifo)"}
-		}
-		t.FIFO = strings.HasSuffix(target.Resource, ".fifo")
-	case domain.DestinationEventBridge:
-		if !busRE.MatchString(target.Resource) {
-			return t, &destination.ConfigError{Field: "target_arn", Message: "not an event bus (the resource is event-bus/<name>)"}
-		}
+	t.ARN = target
+	if err := svc.Resource(&t); err != nil {
+		return t, &destination.ConfigError{Field: "target_arn", Message: err.Error()}
 	}
 	role, err := parseARN("role_arn", d.RoleARN)
 	if err != nil {

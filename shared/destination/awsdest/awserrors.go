@@ -9,8 +9,38 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
 
-	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/destination"
 )
+
+// Error classes of AWS destinations, as recorded in the attempt log; the
+// AWS error code itself is in the attempt's error.
+const (
+	ErrThrottled    = "aws_throttled"       // retried
+	ErrUnavailable  = "aws_unavailable"     // a 5xx or an internal error: retried
+	ErrUnknown      = "aws_error"           // an error code we do not know: retried
+	ErrAssumeRole   = "aws_assume_role"     // the customer's role refused us: failed for good
+	ErrAccessDenied = "aws_access_denied"   // the role may not write to the target: failed for good
+	ErrNotFound     = "aws_not_found"       // the target does not exist: failed for good
+	ErrKMS          = "aws_kms"             // the target's KMS key is disabled or not usable: failed for good
+	ErrInvalid      = "aws_invalid_request" // the message can never be accepted (too large, ...): failed for good
+	ErrTimeout      = "timeout"             // AWS did not answer in time: retried, and counted by the breaker
+	ErrNetwork      = "network"             // AWS could not be reached: retried, and counted by the breaker
+)
+
+// rejectedClasses fail a delivery on the attempt, like a 4xx: each needs
+// the customer to change something in their account, and the dead-letter
+// queue's redrive sends it again once they have.
+var rejectedClasses = map[string]bool{
+	ErrAssumeRole: true, ErrAccessDenied: true, ErrNotFound: true, ErrKMS: true, ErrInvalid: true,
+}
+
+// VerdictOf is what an attempt's error class means for the delivery.
+func VerdictOf(class string) destination.Verdict {
+	if rejectedClasses[class] {
+		return destination.Rejected
+	}
+	return destination.Retry
+}
 
 // Stage is where in an attempt an AWS error came back.
 type Stage int
@@ -57,7 +87,7 @@ func set(codes ...string) map[string]bool {
 
 // ClassOf maps an AWS error (its code and HTTP status; status 0 when
 // unknown) at stage onto the attempt log's error class, and so, through
-// retry.Classify, onto the contract. The reasons are in
+// VerdictOf, onto the contract. The reasons are in
 // docs/destinations.md: what only time fixes is retried; what needs the
 // customer to change their account fails the delivery at once, like a 4xx,
 // and the redrive sends it again once they have; what we do not know is
@@ -66,25 +96,25 @@ func ClassOf(stage Stage, code string, status int) string {
 	c := strings.ToLower(code)
 	switch {
 	case throttledCodes[c] || strings.Contains(c, "throttl"):
-		return retry.ErrAWSThrottled
+		return ErrThrottled
 	case unavailableCodes[c] || status >= 500:
-		return retry.ErrAWSUnavailable
+		return ErrUnavailable
 	case stage == StageAssumeRole && assumeRefusedCodes[c]:
-		return retry.ErrAWSAssumeRole
+		return ErrAssumeRole
 	case stage == StageAssumeRole:
-		return retry.ErrAWSError
+		return ErrUnknown
 	case strings.HasPrefix(c, "kms"):
 		// KmsDisabled, KMSAccessDenied, KMS.NotFoundException, ...: the
 		// target's key refuses us until its owner changes it.
-		return retry.ErrAWSKMS
+		return ErrKMS
 	case accessCodes[c]:
-		return retry.ErrAWSAccessDenied
+		return ErrAccessDenied
 	case notFoundCodes[c]:
-		return retry.ErrAWSNotFound
+		return ErrNotFound
 	case invalidCodes[c]:
-		return retry.ErrAWSInvalid
+		return ErrInvalid
 	}
-	return retry.ErrAWSError
+	return ErrUnknown
 }
 
 // maxErrorText bounds the attempt log's error: AWS messages name ARNs and
@@ -107,13 +137,20 @@ func (f failure) text() string {
 }
 
 // classify reads an SDK error at stage. An error without an AWS answer is
-// a transport error and takes the HTTP sender's classes, so the breaker
-// counts it alike; the SDK's own text names the operation and AWS's
+// a transport error (timeout, network): no answer, which the breaker
+// counts; the SDK's own text names the operation and AWS's
 // endpoint, no secret (a queue's URL is its ARN's parts), and tells a DNS
 // failure from a refused connection.
-func classify(stage Stage, err error) failure {
+func classify(stage Stage, err error) failure { return classifyWith(nil, stage, err) }
+
+// classifyWith is classify, with a service's own codes (Service.Codes)
+// read first at the publish stage.
+func classifyWith(codes map[string]string, stage Stage, err error) failure {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
+		if c, ok := codes[strings.ToLower(apiErr.ErrorCode())]; ok && stage == StagePublish {
+			return failure{c, apiErr.ErrorCode(), apiErr.ErrorMessage()}
+		}
 		status := 0
 		var re *awshttp.ResponseError
 		if errors.As(err, &re) {
@@ -127,9 +164,15 @@ func classify(stage Stage, err error) failure {
 	}
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout() {
-		return failure{class: retry.ErrTimeout, message: prefix + "no response within the timeout: " + err.Error()}
+		return failure{class: ErrTimeout, message: prefix + "no response within the timeout: " + err.Error()}
 	}
-	return failure{class: retry.ErrNetwork, message: prefix + err.Error()}
+	return failure{class: ErrNetwork, message: prefix + err.Error()}
+}
+
+// outcome is the seam's outcome of f.
+func (f failure) outcome() destination.Outcome {
+	return destination.Outcome{Verdict: VerdictOf(f.class), Class: f.class, Error: f.text(),
+		NoAnswer: f.class == ErrTimeout || f.class == ErrNetwork}
 }
 
 func clip(s string) string {

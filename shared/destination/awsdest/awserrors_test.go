@@ -13,7 +13,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/gifq/webhooks/shared/retry"
+	"github.com/gifq/webhooks/shared/destination"
 )
 
 func TestClassOfMapsAWSErrorsOntoTheContract(t *testing.T) {
@@ -22,46 +22,46 @@ func TestClassOfMapsAWSErrorsOntoTheContract(t *testing.T) {
 		code   string
 		status int
 		class  string
-		want   retry.Verdict
+		want   destination.Verdict
 	}{
 		// Only time fixes these: retried on the schedule.
-		{StagePublish, "ThrottlingException", 400, retry.ErrAWSThrottled, retry.Retry},
-		{StagePublish, "RequestThrottled", 403, retry.ErrAWSThrottled, retry.Retry},
-		{StagePublish, "KmsThrottled", 400, retry.ErrAWSThrottled, retry.Retry},
-		{StagePublish, "KMSThrottling", 400, retry.ErrAWSThrottled, retry.Retry},
-		{StagePublish, "InternalError", 500, retry.ErrAWSUnavailable, retry.Retry},
-		{StagePublish, "ServiceUnavailable", 503, retry.ErrAWSUnavailable, retry.Retry},
-		{StagePublish, "SomethingNew", 502, retry.ErrAWSUnavailable, retry.Retry},
-		{StagePublish, "InternalFailure", 0, retry.ErrAWSUnavailable, retry.Retry}, // a PutEvents entry
-		{StagePublish, "ExpiredToken", 400, retry.ErrAWSUnavailable, retry.Retry},
-		{StagePublish, "SomethingNew", 400, retry.ErrAWSError, retry.Retry},
+		{StagePublish, "ThrottlingException", 400, ErrThrottled, destination.Retry},
+		{StagePublish, "RequestThrottled", 403, ErrThrottled, destination.Retry},
+		{StagePublish, "KmsThrottled", 400, ErrThrottled, destination.Retry},
+		{StagePublish, "KMSThrottling", 400, ErrThrottled, destination.Retry},
+		{StagePublish, "InternalError", 500, ErrUnavailable, destination.Retry},
+		{StagePublish, "ServiceUnavailable", 503, ErrUnavailable, destination.Retry},
+		{StagePublish, "SomethingNew", 502, ErrUnavailable, destination.Retry},
+		{StagePublish, "InternalFailure", 0, ErrUnavailable, destination.Retry}, // a PutEvents entry
+		{StagePublish, "ExpiredToken", 400, ErrUnavailable, destination.Retry},
+		{StagePublish, "SomethingNew", 400, ErrUnknown, destination.Retry},
 		// The customer must change their account: failed for good.
-		{StagePublish, "AccessDenied", 403, retry.ErrAWSAccessDenied, retry.Reject},
-		{StagePublish, "AccessDeniedException", 400, retry.ErrAWSAccessDenied, retry.Reject},
-		{StagePublish, "AuthorizationError", 403, retry.ErrAWSAccessDenied, retry.Reject},
-		{StagePublish, "NotAuthorizedForSourceException", 0, retry.ErrAWSAccessDenied, retry.Reject},
-		{StagePublish, "AWS.SimpleQueueService.NonExistentQueue", 400, retry.ErrAWSNotFound, retry.Reject},
-		{StagePublish, "QueueDoesNotExist", 400, retry.ErrAWSNotFound, retry.Reject},
-		{StagePublish, "NotFound", 404, retry.ErrAWSNotFound, retry.Reject},
-		{StagePublish, "ResourceNotFoundException", 400, retry.ErrAWSNotFound, retry.Reject},
-		{StagePublish, "KmsDisabled", 400, retry.ErrAWSKMS, retry.Reject},
-		{StagePublish, "KMSAccessDenied", 400, retry.ErrAWSKMS, retry.Reject},
-		{StagePublish, "KMS.NotFoundException", 400, retry.ErrAWSKMS, retry.Reject},
-		{StagePublish, "InvalidParameterValue", 400, retry.ErrAWSInvalid, retry.Reject},
-		{StagePublish, "ValidationException", 400, retry.ErrAWSInvalid, retry.Reject},
+		{StagePublish, "AccessDenied", 403, ErrAccessDenied, destination.Rejected},
+		{StagePublish, "AccessDeniedException", 400, ErrAccessDenied, destination.Rejected},
+		{StagePublish, "AuthorizationError", 403, ErrAccessDenied, destination.Rejected},
+		{StagePublish, "NotAuthorizedForSourceException", 0, ErrAccessDenied, destination.Rejected},
+		{StagePublish, "AWS.SimpleQueueService.NonExistentQueue", 400, ErrNotFound, destination.Rejected},
+		{StagePublish, "QueueDoesNotExist", 400, ErrNotFound, destination.Rejected},
+		{StagePublish, "NotFound", 404, ErrNotFound, destination.Rejected},
+		{StagePublish, "ResourceNotFoundException", 400, ErrNotFound, destination.Rejected},
+		{StagePublish, "KmsDisabled", 400, ErrKMS, destination.Rejected},
+		{StagePublish, "KMSAccessDenied", 400, ErrKMS, destination.Rejected},
+		{StagePublish, "KMS.NotFoundException", 400, ErrKMS, destination.Rejected},
+		{StagePublish, "InvalidParameterValue", 400, ErrInvalid, destination.Rejected},
+		{StagePublish, "ValidationException", 400, ErrInvalid, destination.Rejected},
 		// Assuming the role.
-		{StageAssumeRole, "AccessDenied", 403, retry.ErrAWSAssumeRole, retry.Reject},
-		{StageAssumeRole, "RegionDisabledException", 403, retry.ErrAWSAssumeRole, retry.Reject},
-		{StageAssumeRole, "Throttling", 400, retry.ErrAWSThrottled, retry.Retry},
-		{StageAssumeRole, "InternalFailure", 500, retry.ErrAWSUnavailable, retry.Retry},
-		{StageAssumeRole, "SomethingNew", 400, retry.ErrAWSError, retry.Retry},
+		{StageAssumeRole, "AccessDenied", 403, ErrAssumeRole, destination.Rejected},
+		{StageAssumeRole, "RegionDisabledException", 403, ErrAssumeRole, destination.Rejected},
+		{StageAssumeRole, "Throttling", 400, ErrThrottled, destination.Retry},
+		{StageAssumeRole, "InternalFailure", 500, ErrUnavailable, destination.Retry},
+		{StageAssumeRole, "SomethingNew", 400, ErrUnknown, destination.Retry},
 	}
 	for _, tt := range tests {
 		class := ClassOf(tt.stage, tt.code, tt.status)
 		if class != tt.class {
 			t.Errorf("%s %d at stage %d: %s, want %s", tt.code, tt.status, tt.stage, class, tt.class)
 		}
-		if v := retry.Classify(retry.Result{ErrorClass: class}); v != tt.want {
+		if v := VerdictOf(class); v != tt.want {
 			t.Errorf("%s: %s classifies %s, want %s", tt.code, class, v, tt.want)
 		}
 	}
@@ -79,18 +79,18 @@ func awsError(code, message string, status int) error {
 func TestClassifyReadsTheSDKError(t *testing.T) {
 	err := fmt.Errorf("operation error SQS: SendMessage: %w", awsError("KmsDisabled", "The KMS key is disabled", 400))
 	f := classify(StagePublish, err)
-	if f.class != retry.ErrAWSKMS || f.text() != "KmsDisabled: The KMS key is disabled" {
+	if f.class != ErrKMS || f.text() != "KmsDisabled: The KMS key is disabled" {
 		t.Fatalf("%+v", f)
 	}
-	if f := classify(StagePublish, awsError("Weird", "", 503)); f.class != retry.ErrAWSUnavailable {
+	if f := classify(StagePublish, awsError("Weird", "", 503)); f.class != ErrUnavailable {
 		t.Fatalf("%+v", f)
 	}
 	f = classify(StageAssumeRole, fmt.Errorf("retrieve: %w", context.DeadlineExceeded))
-	if f.class != retry.ErrTimeout || f.code != "" || !strings.HasPrefix(f.text(), "assuming the role: no response") {
+	if f.class != ErrTimeout || f.code != "" || !strings.HasPrefix(f.text(), "assuming the role: no response") {
 		t.Fatalf("%+v", f)
 	}
 	f = classify(StagePublish, errors.New("dial tcp 127.0.0.1:1: connect: connection refused"))
-	if f.class != retry.ErrNetwork || f.text() != "publishing: dial tcp 127.0.0.1:1: connect: connection refused" {
+	if f.class != ErrNetwork || f.text() != "publishing: dial tcp 127.0.0.1:1: connect: connection refused" {
 		t.Fatalf("%+v", f)
 	}
 	msg := classify(StagePublish, awsError("AccessDenied", strings.Repeat("é", 400), 403)).text()

@@ -13,6 +13,8 @@ from .batch_result import BatchResult
 from .batch_result_status import BatchResultStatus
 from .breaker import Breaker
 from .breaker_state import BreakerState
+from .commit_poll_body import CommitPollBody
+from .commit_poll_response_200 import CommitPollResponse200
 from .create_portal_session_body import CreatePortalSessionBody
 from .create_portal_session_response_201 import CreatePortalSessionResponse201
 from .delivery import Delivery
@@ -39,6 +41,7 @@ from .event_body import EventBody
 from .event_type import EventType
 from .event_type_example import EventTypeExample
 from .event_type_patch import EventTypePatch
+from .feed_event import FeedEvent
 from .get_egress_i_ps_response_200 import GetEgressIPsResponse200
 from .get_jwks_response_200 import GetJwksResponse200
 from .get_jwks_response_200_keys_item import GetJwksResponse200KeysItem
@@ -48,10 +51,13 @@ from .list_delivery_attempts_response_200 import ListDeliveryAttemptsResponse200
 from .list_endpoint_deliveries_response_200 import ListEndpointDeliveriesResponse200
 from .list_endpoints_response_200 import ListEndpointsResponse200
 from .list_event_types_response_200 import ListEventTypesResponse200
+from .list_events_order import ListEventsOrder
+from .list_events_response_200 import ListEventsResponse200
 from .list_portal_sessions_response_200 import ListPortalSessionsResponse200
 from .new_endpoint import NewEndpoint
 from .new_endpoint_settings import NewEndpointSettings
 from .new_event_type import NewEventType
+from .poll_endpoint_response_200 import PollEndpointResponse200
 from .portal_session import PortalSession
 from .portal_session_status import PortalSessionStatus
 from .recover_endpoint_body import RecoverEndpointBody
@@ -63,6 +69,7 @@ from .revoke_portal_sessions_response_200 import RevokePortalSessionsResponse200
 from .rotate_secret_body import RotateSecretBody
 from .rotate_signing_key_body import RotateSigningKeyBody
 from .rotated_endpoint import RotatedEndpoint
+from .send_test_event_body import SendTestEventBody
 from .signature_scheme import SignatureScheme
 from .signing_keys import SigningKeys
 from .signing_keys_data_item import SigningKeysDataItem
@@ -81,6 +88,8 @@ __all__ = (
     "BatchResultStatus",
     "Breaker",
     "BreakerState",
+    "CommitPollBody",
+    "CommitPollResponse200",
     "CreatePortalSessionBody",
     "CreatePortalSessionResponse201",
     "Delivery",
@@ -107,6 +116,7 @@ __all__ = (
     "EventType",
     "EventTypeExample",
     "EventTypePatch",
+    "FeedEvent",
     "GetEgressIPsResponse200",
     "GetJwksResponse200",
     "GetJwksResponse200KeysItem",
@@ -115,11 +125,14 @@ __all__ = (
     "ListDeliveryAttemptsResponse200",
     "ListEndpointDeliveriesResponse200",
     "ListEndpointsResponse200",
+    "ListEventsOrder",
+    "ListEventsResponse200",
     "ListEventTypesResponse200",
     "ListPortalSessionsResponse200",
     "NewEndpoint",
     "NewEndpointSettings",
     "NewEventType",
+    "PollEndpointResponse200",
     "PortalSession",
     "PortalSessionStatus",
     "RecoverEndpointBody",
@@ -131,6 +144,7 @@ __all__ = (
     "RotatedEndpoint",
     "RotateSecretBody",
     "RotateSigningKeyBody",
+    "SendTestEventBody",
     "SignatureScheme",
     "SigningKeys",
     "SigningKeysDataItem",

@@ -14,8 +14,9 @@ class AWSDestination:
     /v1/account`). The target's region must be one the deployment serves (by default its own).
 
         Attributes:
-            target_arn (str): `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>` or
-                `...:events:...:event-bus/<name>`, matching the type. Example: arn:aws:sqs:eu-west-1:123456789012:gifq-webhooks.
+            target_arn (str): `arn:<partition>:sqs:<region>:<account>:<queue>`, `...:sns:...:<topic>`,
+                `...:events:...:event-bus/<name>` or `...:kinesis:...:stream/<name>`, matching the type. Example:
+                arn:aws:sqs:eu-west-1:123456789012:gifq-webhooks.
             role_arn (str): `arn:<partition>:iam::<account>:role/<name>`, in the target's partition. Example:
                 arn:aws:iam::123456789012:role/gifq-webhooks-delivery.
     """

@@ -58,8 +58,9 @@ class Endpoint:
             endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS),
             or `both`. `X-Gifq-Signature` is sent whatever the scheme.
         type_ (DestinationType | Unset): How the endpoint is reached: `http` (a signed POST to `url`, the default), or a
-            customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is
-            empty for the AWS types.
+            customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role
+            (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never
+            delivered to. `url` is empty for all but `http`.
         aws (AWSDestination | Unset): An AWS endpoint's target and the customer's role we assume to write to it, with
             the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default
             its own).

@@ -19,15 +19,16 @@ T = TypeVar("T", bound="NewEndpoint")
 
 @_attrs_define
 class NewEndpoint:
-    """An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`) takes `aws`
-    instead, is checked by assuming its role once with the account's external id, and is refused with 422
+    """An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`)
+    takes `aws` instead, is checked by assuming its role once with the account's external id, and is refused with 422
     `invalid_destination` (a malformed ARN, a service that is not the type's, a region or partition the deployment does
     not serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
 
         Attributes:
             type_ (DestinationType | Unset): How the endpoint is reached: `http` (a signed POST to `url`, the default), or a
-                customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is
-                empty for the AWS types.
+                customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role
+                (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never
+                delivered to. `url` is empty for all but `http`.
             aws (AWSDestination | Unset): An AWS endpoint's target and the customer's role we assume to write to it, with
                 the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default
                 its own).

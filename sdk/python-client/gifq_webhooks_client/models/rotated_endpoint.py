@@ -53,11 +53,14 @@ class RotatedEndpoint:
             endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS),
             or `both`. `X-Gifq-Signature` is sent whatever the scheme.
         type_ (DestinationType | Unset): How the endpoint is reached: `http` (a signed POST to `url`, the default), or a
-            customer's SQS queue, SNS topic or EventBridge bus written to as their role (docs/destinations.md). `url` is
-            empty for the AWS types.
+            customer's SQS queue, SNS topic, EventBridge bus or Kinesis data stream written to as their role
+            (docs/destinations.md), or `polling`: read by its consumer through `GET /v1/endpoints/{id}/poll`, never
+            delivered to. `url` is empty for all but `http`.
         aws (AWSDestination | Unset): An AWS endpoint's target and the customer's role we assume to write to it, with
             the account's external id (`GET /v1/account`). The target's region must be one the deployment serves (by default
             its own).
+        poll_token (str | Unset): A polling endpoint's token for its poll and commit routes. Shown once, at
+            registration.
         previous_secret_expires_at (datetime.datetime | Unset): Rotation only; when the previous secret stops signing.
     """
 
@@ -77,6 +80,7 @@ class RotatedEndpoint:
     signature_scheme: SignatureScheme | Unset = UNSET
     type_: DestinationType | Unset = UNSET
     aws: AWSDestination | Unset = UNSET
+    poll_token: str | Unset = UNSET
     previous_secret_expires_at: datetime.datetime | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -123,6 +127,8 @@ class RotatedEndpoint:
         if not isinstance(self.aws, Unset):
             aws = self.aws.to_dict()
 
+        poll_token = self.poll_token
+
         previous_secret_expires_at: str | Unset = UNSET
         if not isinstance(self.previous_secret_expires_at, Unset):
             previous_secret_expires_at = self.previous_secret_expires_at.isoformat()
@@ -155,6 +161,8 @@ class RotatedEndpoint:
             field_dict["type"] = type_
         if aws is not UNSET:
             field_dict["aws"] = aws
+        if poll_token is not UNSET:
+            field_dict["poll_token"] = poll_token
         if previous_secret_expires_at is not UNSET:
             field_dict["previous_secret_expires_at"] = previous_secret_expires_at
 
@@ -225,6 +233,8 @@ class RotatedEndpoint:
         else:
             aws = AWSDestination.from_dict(_aws)
 
+        poll_token = d.pop("poll_token", UNSET)
+
         _previous_secret_expires_at = d.pop("previous_secret_expires_at", UNSET)
         previous_secret_expires_at: datetime.datetime | Unset
         if isinstance(_previous_secret_expires_at, Unset):
@@ -249,6 +259,7 @@ class RotatedEndpoint:
             signature_scheme=signature_scheme,
             type_=type_,
             aws=aws,
+            poll_token=poll_token,
             previous_secret_expires_at=previous_secret_expires_at,
         )
 

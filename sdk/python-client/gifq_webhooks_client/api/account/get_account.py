@@ -68,8 +68,8 @@ def sync_detailed(
     """The authenticated account, with its AWS external id
 
      `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust
-    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never
-    changes, and is shown only to this account.
+    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on
+    first use, never changes, and is shown only to this account.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -95,8 +95,8 @@ def sync(
     """The authenticated account, with its AWS external id
 
      `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust
-    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never
-    changes, and is shown only to this account.
+    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on
+    first use, never changes, and is shown only to this account.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -118,8 +118,8 @@ async def asyncio_detailed(
     """The authenticated account, with its AWS external id
 
      `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust
-    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never
-    changes, and is shown only to this account.
+    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on
+    first use, never changes, and is shown only to this account.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -143,8 +143,8 @@ async def asyncio(
     """The authenticated account, with its AWS external id
 
      `aws_external_id` is the `sts:ExternalId` this account's AWS roles must require in their trust
-    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`). It is made on first use, never
-    changes, and is shown only to this account.
+    policy (endpoints of type `aws_sqs`, `aws_sns`, `aws_eventbridge`, `aws_kinesis`). It is made on
+    first use, never changes, and is shown only to this account.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

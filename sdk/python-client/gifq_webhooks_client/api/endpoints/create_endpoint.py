@@ -109,10 +109,11 @@ def sync_detailed(
 
     Args:
         body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
-            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
-            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
-            ARN, a service that is not the type's, a region or partition the deployment does not
-            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+            `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming
+            its role once with the account's external id, and is refused with 422
+            `invalid_destination` (a malformed ARN, a service that is not the type's, a region or
+            partition the deployment does not serve) or `role_not_assumable` (naming the AWS error).
+            docs/destinations.md.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -142,10 +143,11 @@ def sync(
 
     Args:
         body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
-            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
-            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
-            ARN, a service that is not the type's, a region or partition the deployment does not
-            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+            `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming
+            its role once with the account's external id, and is refused with 422
+            `invalid_destination` (a malformed ARN, a service that is not the type's, a region or
+            partition the deployment does not serve) or `role_not_assumable` (naming the AWS error).
+            docs/destinations.md.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -170,10 +172,11 @@ async def asyncio_detailed(
 
     Args:
         body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
-            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
-            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
-            ARN, a service that is not the type's, a region or partition the deployment does not
-            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+            `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming
+            its role once with the account's external id, and is refused with 422
+            `invalid_destination` (a malformed ARN, a service that is not the type's, a region or
+            partition the deployment does not serve) or `role_not_assumable` (naming the AWS error).
+            docs/destinations.md.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -201,10 +204,11 @@ async def asyncio(
 
     Args:
         body (NewEndpoint): An `http` endpoint (the default) takes `url`; an AWS one (`aws_sqs`,
-            `aws_sns`, `aws_eventbridge`) takes `aws` instead, is checked by assuming its role once
-            with the account's external id, and is refused with 422 `invalid_destination` (a malformed
-            ARN, a service that is not the type's, a region or partition the deployment does not
-            serve) or `role_not_assumable` (naming the AWS error). docs/destinations.md.
+            `aws_sns`, `aws_eventbridge`, `aws_kinesis`) takes `aws` instead, is checked by assuming
+            its role once with the account's external id, and is refused with 422
+            `invalid_destination` (a malformed ARN, a service that is not the type's, a region or
+            partition the deployment does not serve) or `role_not_assumable` (naming the AWS error).
+            docs/destinations.md.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -8,12 +8,16 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.accepted_event import AcceptedEvent
 from ...models.error import Error
-from ...types import Response
+from ...models.send_test_event_body import SendTestEventBody
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     id: str,
+    *,
+    body: SendTestEventBody | Unset = UNSET,
 ) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -22,6 +26,12 @@ def _get_kwargs(
         ),
     }
 
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
     return _kwargs
 
 
@@ -30,6 +40,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         response_202 = AcceptedEvent.from_dict(response.json())
 
         return response_202
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Error.from_dict(response.json())
@@ -50,6 +65,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         response_409 = Error.from_dict(response.json())
 
         return response_409
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -82,14 +102,18 @@ def sync_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    body: SendTestEventBody | Unset = UNSET,
 ) -> Response[AcceptedEvent | Error]:
     """Send this endpoint a test event
 
      An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-    (whatever its `event_types`), signed and retried like any other.
+    (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+    catalog's example of that type is sent instead (the `webhook.test` body when the type has
+    no example). Not for a polling endpoint (409).
 
     Args:
         id (str):
+        body (SendTestEventBody | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -101,6 +125,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         id=id,
+        body=body,
     )
 
     response = client.get_httpx_client().request(
@@ -114,14 +139,18 @@ def sync(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    body: SendTestEventBody | Unset = UNSET,
 ) -> AcceptedEvent | Error | None:
     """Send this endpoint a test event
 
      An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-    (whatever its `event_types`), signed and retried like any other.
+    (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+    catalog's example of that type is sent instead (the `webhook.test` body when the type has
+    no example). Not for a polling endpoint (409).
 
     Args:
         id (str):
+        body (SendTestEventBody | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -134,6 +163,7 @@ def sync(
     return sync_detailed(
         id=id,
         client=client,
+        body=body,
     ).parsed
 
 
@@ -141,14 +171,18 @@ async def asyncio_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    body: SendTestEventBody | Unset = UNSET,
 ) -> Response[AcceptedEvent | Error]:
     """Send this endpoint a test event
 
      An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-    (whatever its `event_types`), signed and retried like any other.
+    (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+    catalog's example of that type is sent instead (the `webhook.test` body when the type has
+    no example). Not for a polling endpoint (409).
 
     Args:
         id (str):
+        body (SendTestEventBody | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -160,6 +194,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         id=id,
+        body=body,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -171,14 +206,18 @@ async def asyncio(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    body: SendTestEventBody | Unset = UNSET,
 ) -> AcceptedEvent | Error | None:
     """Send this endpoint a test event
 
      An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
-    (whatever its `event_types`), signed and retried like any other.
+    (whatever its `event_types`), signed and retried like any other. With `event_type`, the
+    catalog's example of that type is sent instead (the `webhook.test` body when the type has
+    no example). Not for a polling endpoint (409).
 
     Args:
         id (str):
+        body (SendTestEventBody | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -192,5 +231,6 @@ async def asyncio(
         await asyncio_detailed(
             id=id,
             client=client,
+            body=body,
         )
     ).parsed

@@ -114,7 +114,10 @@ def sync_detailed(
     """Change an endpoint
 
      Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-    the DLQ); enabling clears the failure history.
+    the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+    port) than the endpoint's custom headers were set for is refused with 422
+    `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+    are kept) or `settings.reset: ["headers"]`.
 
     Args:
         id (str):
@@ -149,7 +152,10 @@ def sync(
     """Change an endpoint
 
      Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-    the DLQ); enabling clears the failure history.
+    the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+    port) than the endpoint's custom headers were set for is refused with 422
+    `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+    are kept) or `settings.reset: ["headers"]`.
 
     Args:
         id (str):
@@ -179,7 +185,10 @@ async def asyncio_detailed(
     """Change an endpoint
 
      Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-    the DLQ); enabling clears the failure history.
+    the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+    port) than the endpoint's custom headers were set for is refused with 422
+    `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+    are kept) or `settings.reset: ["headers"]`.
 
     Args:
         id (str):
@@ -212,7 +221,10 @@ async def asyncio(
     """Change an endpoint
 
      Disabling stops its pending deliveries at once (failed, reason `endpoint_disabled`, then
-    the DLQ); enabling clears the failure history.
+    the DLQ); enabling clears the failure history. A `url` on another origin (scheme, host,
+    port) than the endpoint's custom headers were set for is refused with 422
+    `headers_not_confirmed` unless the same PATCH gives `settings.headers` again (only those
+    are kept) or `settings.reset: ["headers"]`.
 
     Args:
         id (str):

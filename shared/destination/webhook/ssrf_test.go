@@ -1,4 +1,4 @@
-package sender
+package webhook
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/netguard"
-	"github.com/gifq/webhooks/shared/retry"
 )
 
 // These tests aim a guarded sender at addresses a webhook must never reach:
@@ -120,11 +120,11 @@ func TestDNSRebindingRefusedAtDialTime(t *testing.T) {
 			// Later the attacker's DNS points the name at the forbidden address.
 			before := dns.lookups(rebindName)
 			res := guarded.Send(context.Background(), req(url))
-			if res.ErrorClass != retry.ErrBlockedAddress || res.StatusCode != 0 {
-				t.Fatalf("attempt to %s (now %s): %+v, want error class %s", url, forbidden, res, retry.ErrBlockedAddress)
+			if res.Class != ErrBlockedAddress || res.Status != 0 {
+				t.Fatalf("attempt to %s (now %s): %+v, want error class %s", url, forbidden, res, ErrBlockedAddress)
 			}
-			if retry.Classify(res.Result) != retry.Reject {
-				t.Fatalf("a blocked address must fail the delivery, got %v", retry.Classify(res.Result))
+			if res.Verdict != destination.Rejected {
+				t.Fatalf("a blocked address must fail the delivery, got %v", res.Verdict)
 			}
 			if strings.Contains(res.Error, forbidden) || strings.Contains(res.Error, rebindName) {
 				t.Fatalf("the stored error names the address or host: %q", res.Error)
@@ -174,13 +174,13 @@ func TestRebindingAfterSuccessfulDeliveries(t *testing.T) {
 
 	dns.point(publicAddr)
 	for i := 0; i < 2; i++ {
-		if res := guarded.Send(context.Background(), req(url)); res.StatusCode != 204 {
+		if res := guarded.Send(context.Background(), req(url)); res.Status != 204 {
 			t.Fatalf("delivery %d to the public address: %+v", i+1, res)
 		}
 	}
 	dns.point("127.0.0.1")
 	res := guarded.Send(context.Background(), req(url))
-	if res.ErrorClass != retry.ErrBlockedAddress {
+	if res.Class != ErrBlockedAddress {
 		t.Fatalf("after rebinding to loopback: %+v", res)
 	}
 	if received.Load() != 2 || loop.accepted.Load() != 0 {
@@ -229,10 +229,10 @@ func TestRedirectToForbiddenAddressIsNotFollowed(t *testing.T) {
 				http.Redirect(w, r, loc, code)
 			}))
 			res := sender.Send(context.Background(), req("http://"+net.JoinHostPort(receiverAddr, receiver.port())+"/hook"))
-			if res.StatusCode != code || res.ErrorClass != "" {
+			if res.Status != code || res.Class != "" {
 				t.Errorf("%d to %s: %+v", code, loc, res)
 			}
-			if retry.Classify(res.Result) != retry.Reject {
+			if res.Verdict != destination.Rejected {
 				t.Errorf("%d to %s: a redirect must fail the delivery", code, loc)
 			}
 			if hits.Load() != 1 {
@@ -256,7 +256,7 @@ func TestZonedLoopbackLiteralRefusedAtDialTime(t *testing.T) {
 	guarded := New(Options{Policy: deployedAddrs, Timeout: 2 * time.Second})
 	lo := loopbackInterface(t)
 	res := guarded.Send(context.Background(), req("http://[::1%25"+lo+"]:"+target.port()+"/hook"))
-	if n := target.accepted.Load(); n != 0 || res.ErrorClass != retry.ErrBlockedAddress {
+	if n := target.accepted.Load(); n != 0 || res.Class != ErrBlockedAddress {
 		t.Fatalf("a zoned IPv6 literal bypassed the SSRF guard: http://[::1%%25%s]/ reached loopback (%d connections, %+v)", lo, n, res)
 	}
 }

@@ -1,12 +1,12 @@
-// Package sender makes the HTTP POST of one attempt: signed, with a timeout,
-// never following redirects, through the SSRF dial guard, and reports what
-// came back in the terms of the attempt log.
-package sender
+// Package webhook is the HTTP destination provider: the POST of one
+// attempt, signed, with a timeout, never following redirects, through the
+// SSRF dial guard; it maps what came back (a status, a transport error)
+// onto the seam's Outcome (Verdict).
+package webhook
 
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -18,10 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/netguard"
 	"github.com/gifq/webhooks/shared/obs"
-	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/signing"
 )
 
@@ -35,42 +35,22 @@ const (
 	UserAgent      = "gifq-webhooks/1.0"
 )
 
-// Request is one attempt to send.
-type Request struct {
-	URL     string
-	Body    []byte
-	Secrets []string // current secret first; two during a rotation
-	// V1aKeys sign webhook-signature's v1a (ed25519) entries: the account's
-	// current key first, two during a rotation's overlap; none for an
-	// endpoint whose scheme is v1. OmitV1 leaves out its v1 (HMAC) entries
-	// (scheme v1a). X-Gifq-Signature is sent whatever the scheme.
-	V1aKeys    []ed25519.PrivateKey
-	OmitV1     bool
-	EventType  string
-	EventID    string
-	DeliveryID string // webhook-id: the same on every attempt of the delivery
-	AttemptID  string
-	AttemptNum int
-	// Timeout of this attempt (endpointcfg.Effective); 0 or longer than the
-	// Sender's: the Sender's.
-	Timeout time.Duration
-	// Headers are the endpoint's own; set before the sender's own headers
-	// and the signature's, so they can never replace them.
-	Headers map[string]string
-	// Destination is an AWS endpoint's target (shared/destination picks the
-	// provider by it); nil: an HTTP POST to URL. Sender itself ignores it.
-	Destination *domain.Destination
-}
+// Request and Outcome are the seam's.
+type (
+	Request = destination.Request
+	Outcome = destination.Outcome
+)
 
-// Result is what one attempt produced.
-type Result struct {
-	retry.Result
-	StartedAt         time.Time
-	Duration          time.Duration
-	Error             string // a short, safe description of a transport error
-	ResponseBody      string // the first bytes, valid UTF-8
-	ResponseTruncated bool
-}
+// Transport error classes, as recorded in the attempt log.
+const (
+	ErrTimeout        = "timeout"
+	ErrDNS            = "dns"
+	ErrConnRefused    = "connection_refused"
+	ErrConnReset      = "connection_reset"
+	ErrTLS            = "tls"
+	ErrBlockedAddress = "blocked_address"
+	ErrNetwork        = "network"
+)
 
 // Sender posts attempts.
 type Sender struct {
@@ -138,18 +118,30 @@ func standardSignature(r Request, at time.Time) string {
 	return strings.Join(parts, " ")
 }
 
-// Send makes one attempt. It never returns an error: a failure is a Result.
-func (s *Sender) Send(ctx context.Context, r Request) Result {
+// Schemas: the http type, configured by the endpoint's url and settings.
+func (s *Sender) Schemas() []destination.Schema {
+	return []destination.Schema{{Type: domain.DestinationHTTP, Label: "HTTPS POST"}}
+}
+
+// Validate has nothing to check: the URL is checked by the API's netguard
+// rules.
+func (s *Sender) Validate(domain.Destination) error { return nil }
+
+// Check has nothing to prove before the first attempt.
+func (s *Sender) Check(context.Context, domain.Destination) error { return nil }
+
+// Send makes one attempt. It never returns an error: a failure is an Outcome.
+func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 	start := s.now()
-	res := Result{StartedAt: start}
-	if r.Timeout > 0 {
+	res := Outcome{StartedAt: start}
+	if !r.Deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		ctx, cancel = context.WithDeadline(ctx, r.Deadline)
 		defer cancel()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
-		res.ErrorClass, res.Error = retry.ErrNetwork, "invalid request URL"
+		res.Verdict, res.NoAnswer, res.Class, res.Error = destination.Retry, true, ErrNetwork, "invalid request URL"
 		return res
 	}
 	h := req.Header
@@ -175,21 +167,48 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	resp, err := s.client.Do(req)
 	if err != nil {
 		res.Duration = s.now().Sub(start)
-		res.ErrorClass, res.Error = classify(err)
+		res.Class, res.Error = classify(err)
+		res.NoAnswer = true
+		res.Verdict = destination.Retry
+		if res.Class == ErrBlockedAddress {
+			// Retrying cannot make a forbidden address allowed.
+			res.Verdict, res.Forbidden, res.NoAnswer = destination.Rejected, true, false
+		}
 		return res
 	}
 	defer resp.Body.Close()
-	res.StatusCode = resp.StatusCode
+	res.Status = resp.StatusCode
 	res.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), start)
+	res.Verdict = VerdictOf(res.Status, res.RetryAfter)
 	buf, _ := io.ReadAll(io.LimitReader(resp.Body, int64(s.maxBody)+1))
 	if len(buf) > s.maxBody {
-		buf, res.ResponseTruncated = buf[:s.maxBody], true
+		buf, res.Truncated = buf[:s.maxBody], true
 	}
-	res.ResponseBody = validUTF8(buf)
+	res.Response = validUTF8(buf)
 	// Drain a little more so the connection can be reused; give up on big bodies.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	res.Duration = s.now().Sub(start)
 	return res
+}
+
+// VerdictOf applies the contract to an HTTP answer: 2xx delivered; 3xx
+// and 4xx failed for good (redirects are never followed); 5xx retried.
+// A 410 Gone is Standard Webhooks' "stop sending": gone. A 429 with a
+// Retry-After header is a throttle, not a rejection: the request is logged
+// but uses no attempt, and the endpoint is paused for the time asked
+// (capped); a 429 without Retry-After stays a 4xx.
+func VerdictOf(status int, retryAfter time.Duration) destination.Verdict {
+	switch {
+	case status >= 200 && status < 300:
+		return destination.Delivered
+	case status == http.StatusGone:
+		return destination.Gone
+	case status == http.StatusTooManyRequests && retryAfter > 0:
+		return destination.Throttled
+	case status >= 500:
+		return destination.Retry
+	}
+	return destination.Rejected // 1xx (never final here), 3xx, 4xx
 }
 
 // validUTF8 makes the stored prefix a valid DynamoDB string; a rune cut by the
@@ -208,21 +227,21 @@ func classify(err error) (class, msg string) {
 	var netErr net.Error
 	switch {
 	case errors.Is(err, netguard.ErrForbidden):
-		return retry.ErrBlockedAddress, "the endpoint resolved to an address deliveries may not reach"
+		return ErrBlockedAddress, "the endpoint resolved to an address deliveries may not reach"
 	case errors.As(err, &dnsErr):
-		return retry.ErrDNS, "DNS lookup failed: " + dnsErr.Err
+		return ErrDNS, "DNS lookup failed: " + dnsErr.Err
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &recErr), errors.As(err, &alert):
-		return retry.ErrTLS, "TLS handshake failed"
+		return ErrTLS, "TLS handshake failed"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return retry.ErrTimeout, "no response within the timeout"
+		return ErrTimeout, "no response within the timeout"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return retry.ErrConnRefused, "connection refused"
+		return ErrConnRefused, "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
-		return retry.ErrConnReset, "connection closed before a response"
+		return ErrConnReset, "connection closed before a response"
 	case strings.Contains(err.Error(), "tls:"), strings.Contains(err.Error(), "x509:"):
-		return retry.ErrTLS, "TLS handshake failed"
+		return ErrTLS, "TLS handshake failed"
 	}
-	return retry.ErrNetwork, "network error"
+	return ErrNetwork, "network error"
 }
 
 // parseRetryAfter reads seconds or an HTTP date; 0 when absent or invalid.

@@ -1,4 +1,4 @@
-package sender
+package webhook
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/netguard"
-	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/signing"
 )
 
@@ -40,7 +40,7 @@ func TestSendSignsAndSetsHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	res := local(time.Second).Send(context.Background(), req(srv.URL))
-	if res.StatusCode != 204 || res.ErrorClass != "" {
+	if res.Status != 204 || res.Class != "" {
 		t.Fatalf("result %+v", res)
 	}
 	if string(body) != `{"event":"payout.fulfilled"}` || got.Method != http.MethodPost {
@@ -114,10 +114,10 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	}))
 	defer srv.Close()
 	res := local(time.Second).Send(context.Background(), req(srv.URL+"/hook"))
-	if res.StatusCode != 302 || followed {
-		t.Fatalf("status %d followed %v", res.StatusCode, followed)
+	if res.Status != 302 || followed {
+		t.Fatalf("status %d followed %v", res.Status, followed)
 	}
-	if retry.Classify(res.Result) != retry.Reject {
+	if res.Verdict != destination.Rejected {
 		t.Fatal("a 302 must fail the delivery")
 	}
 }
@@ -129,10 +129,10 @@ func TestResponseBodyIsCappedAndValidUTF8(t *testing.T) {
 	}))
 	defer srv.Close()
 	res := local(time.Second).Send(context.Background(), req(srv.URL))
-	if !res.ResponseTruncated || len(res.ResponseBody) > 1024+3 || !strings.HasPrefix(res.ResponseBody, strings.Repeat("a", 1023)) {
-		t.Fatalf("stored %d bytes, truncated %v", len(res.ResponseBody), res.ResponseTruncated)
+	if !res.Truncated || len(res.Response) > 1024+3 || !strings.HasPrefix(res.Response, strings.Repeat("a", 1023)) {
+		t.Fatalf("stored %d bytes, truncated %v", len(res.Response), res.Truncated)
 	}
-	if strings.Contains(res.ResponseBody, "b") {
+	if strings.Contains(res.Response, "b") {
 		t.Fatal("kept bytes past the cap")
 	}
 }
@@ -143,7 +143,7 @@ func TestTransportErrorClasses(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}))
 	defer slow.Close()
-	if res := local(100*time.Millisecond).Send(context.Background(), req(slow.URL)); res.ErrorClass != retry.ErrTimeout {
+	if res := local(100*time.Millisecond).Send(context.Background(), req(slow.URL)); res.Class != ErrTimeout {
 		t.Errorf("slow receiver: %+v", res)
 	}
 
@@ -151,7 +151,7 @@ func TestTransportErrorClasses(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	if res := local(time.Second).Send(context.Background(), req("http://"+addr)); res.ErrorClass != retry.ErrConnRefused {
+	if res := local(time.Second).Send(context.Background(), req("http://"+addr)); res.Class != ErrConnRefused {
 		t.Errorf("closed port: %+v", res)
 	}
 
@@ -172,19 +172,19 @@ func TestTransportErrorClasses(t *testing.T) {
 			c.Close()
 		}
 	}()
-	if res := local(time.Second).Send(context.Background(), req("http://"+ln.Addr().String())); res.ErrorClass != retry.ErrConnReset {
+	if res := local(time.Second).Send(context.Background(), req("http://"+ln.Addr().String())); res.Class != ErrConnReset {
 		t.Errorf("reset: %+v", res)
 	}
 
 	// TLS: a plain HTTP client talking to a TLS server with an unknown CA.
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer tlsSrv.Close()
-	if res := local(time.Second).Send(context.Background(), req(tlsSrv.URL)); res.ErrorClass != retry.ErrTLS {
+	if res := local(time.Second).Send(context.Background(), req(tlsSrv.URL)); res.Class != ErrTLS {
 		t.Errorf("untrusted certificate: %+v", res)
 	}
 
 	// DNS: a name that does not resolve.
-	if res := local(time.Second).Send(context.Background(), req("http://no-such-host.invalid/")); res.ErrorClass != retry.ErrDNS {
+	if res := local(time.Second).Send(context.Background(), req("http://no-such-host.invalid/")); res.Class != ErrDNS {
 		t.Errorf("unresolvable: %+v", res)
 	}
 
@@ -193,7 +193,7 @@ func TestTransportErrorClasses(t *testing.T) {
 	defer ok.Close()
 	guarded := New(Options{Policy: netguard.Policy{}, Timeout: time.Second})
 	res := guarded.Send(context.Background(), req(ok.URL))
-	if res.ErrorClass != retry.ErrBlockedAddress || strings.Contains(res.Error, "127.0.0.1") {
+	if res.Class != ErrBlockedAddress || strings.Contains(res.Error, "127.0.0.1") {
 		t.Errorf("guarded: %+v", res)
 	}
 }
@@ -245,7 +245,7 @@ func TestSignatureSchemes(t *testing.T) {
 	} {
 		r := req(srv.URL)
 		r.V1aKeys, r.OmitV1 = c.keys, c.omitV1
-		if res := local(time.Second).Send(context.Background(), r); res.StatusCode != 204 {
+		if res := local(time.Second).Send(context.Background(), r); res.Status != 204 {
 			t.Fatalf("%s: %+v", c.name, res)
 		}
 		sig := got.Get(signing.HeaderWebhookSignature)
@@ -275,7 +275,7 @@ func TestEndpointHeadersAreSentUnderTheSenders(t *testing.T) {
 	r := req(srv.URL)
 	r.Headers = map[string]string{"Authorization": "Bearer gw-token", "X-Tenant": "t1",
 		signing.Header: "t=1,v1=forged", signing.HeaderWebhookID: "forged", "Content-Type": "text/plain", HeaderEvent: "forged"}
-	if res := local(time.Second).Send(context.Background(), r); res.StatusCode != 204 {
+	if res := local(time.Second).Send(context.Background(), r); res.Status != 204 {
 		t.Fatalf("result %+v", res)
 	}
 	if got.Get("Authorization") != "Bearer gw-token" || got.Get("X-Tenant") != "t1" {
@@ -304,9 +304,45 @@ func TestRequestTimeoutIsTheEndpoints(t *testing.T) {
 	defer slow.Close()
 	defer close(release)
 	r := req(slow.URL)
-	r.Timeout = 100 * time.Millisecond
+	r.Deadline = time.Now().Add(100 * time.Millisecond)
 	// The Sender's own timeout is an hour: only the request's can end this.
-	if res := local(time.Hour).Send(context.Background(), r); res.ErrorClass != retry.ErrTimeout {
+	if res := local(time.Hour).Send(context.Background(), r); res.Class != ErrTimeout {
 		t.Errorf("result %+v, want a timeout", res)
+	}
+}
+
+func TestVerdictOf(t *testing.T) {
+	tests := []struct {
+		status     int
+		retryAfter time.Duration
+		want       destination.Verdict
+	}{
+		{200, 0, destination.Delivered}, {201, 0, destination.Delivered}, {204, 0, destination.Delivered}, {299, 0, destination.Delivered},
+		{301, 0, destination.Rejected}, {302, 0, destination.Rejected}, {304, 0, destination.Rejected}, {307, 0, destination.Rejected},
+		{308, 0, destination.Rejected}, {400, 0, destination.Rejected}, {401, 0, destination.Rejected}, {404, 0, destination.Rejected},
+		{408, 0, destination.Rejected}, {410, 0, destination.Gone}, {429, 0, destination.Rejected},
+		{429, 30 * time.Second, destination.Throttled}, {499, 0, destination.Rejected},
+		{500, 0, destination.Retry}, {502, 0, destination.Retry}, {503, time.Minute, destination.Retry}, {504, 0, destination.Retry},
+		{599, 0, destination.Retry}, {100, 0, destination.Rejected},
+	}
+	for _, tt := range tests {
+		if got := VerdictOf(tt.status, tt.retryAfter); got != tt.want {
+			t.Errorf("VerdictOf(%d, %s) = %s, want %s", tt.status, tt.retryAfter, got, tt.want)
+		}
+	}
+}
+
+func TestTransportFailuresAreRetriedUnanswered(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	res := local(time.Second).Send(context.Background(), req("http://"+addr))
+	if res.Verdict != destination.Retry || !res.NoAnswer || res.Answered() {
+		t.Fatalf("a refused connection is retried and counts as no answer: %+v", res)
+	}
+	guarded := New(Options{Policy: netguard.Policy{}, Timeout: time.Second})
+	res = guarded.Send(context.Background(), req("http://127.0.0.1:1/"))
+	if res.Verdict != destination.Rejected || !res.Forbidden || res.Answered() {
+		t.Fatalf("a blocked address fails for good: %+v", res)
 	}
 }
