@@ -26,13 +26,15 @@ import (
 	"sync"
 )
 
-// Bounds of a pattern, checked by Compile. Matching one event costs at most
-// MaxValues comparisons per element of the body's arrays it reaches.
+// Bounds of a pattern, checked by Compile, and of one match: Match stops
+// after MaxSteps comparisons (a body with long arrays) and counts the body as
+// matching, so that a filter never loses an event it could not decide.
 const (
-	MaxBytes  = 4096 // the pattern's JSON
-	MaxFields = 32   // leaf fields (each with its list of conditions)
-	MaxDepth  = 5    // levels of nesting, the top level being 1
-	MaxValues = 100  // conditions and the values in them, over the whole pattern
+	MaxSteps  = 100_000 // comparisons per Match (about 4 ms)
+	MaxBytes  = 4096    // the pattern's JSON
+	MaxFields = 32      // leaf fields (each with its list of conditions)
+	MaxDepth  = 5       // levels of nesting, the top level being 1
+	MaxValues = 100     // conditions and the values in them, over the whole pattern
 )
 
 // Filter is a compiled pattern.
@@ -269,22 +271,26 @@ func Decode(body []byte) Body {
 // Match reports whether the body matches the filter. A nil filter matches
 // every body.
 func (f *Filter) Match(b Body) bool {
-	return f == nil || f.root.match(b.root, true)
+	if f == nil {
+		return true
+	}
+	steps := 0
+	return f.root.match(b.root, true, &steps) || steps > MaxSteps
 }
 
 // match: obj is the body's object at this node (present says whether the
 // field holding it is there at all).
-func (n *node) match(obj any, present bool) bool {
+func (n *node) match(obj any, present bool, steps *int) bool {
 	m, _ := obj.(map[string]any)
 	for k, child := range n.children {
 		v, ok := m[k]
-		if !child.match(v, present && ok) {
+		if !child.match(v, present && ok, steps) {
 			return false
 		}
 	}
 	for k, conds := range n.leaves {
 		v, ok := m[k]
-		if !leaf(conds, v, present && ok && m != nil) {
+		if !leaf(conds, v, present && ok && m != nil, steps) {
 			return false
 		}
 	}
@@ -292,7 +298,9 @@ func (n *node) match(obj any, present bool) bool {
 }
 
 // leaf: any condition holds for the value (or, for an array, any element).
-func leaf(conds []cond, v any, present bool) bool {
+// Past MaxSteps it answers false at once (Match then counts the body as
+// matching).
+func leaf(conds []cond, v any, present bool, steps *int) bool {
 	for _, c := range conds {
 		if c.kind == exists {
 			if c.exists == present {
@@ -305,11 +313,14 @@ func leaf(conds []cond, v any, present bool) bool {
 		}
 		if arr, ok := v.([]any); ok {
 			for _, e := range arr {
+				if *steps++; *steps > MaxSteps {
+					return false
+				}
 				if c.holds(e) {
 					return true
 				}
 			}
-		} else if c.holds(v) {
+		} else if *steps++; c.holds(v) {
 			return true
 		}
 	}

@@ -129,6 +129,22 @@ func TestCached(t *testing.T) {
 	}
 }
 
+func TestMatchStopsAtMaxStepsAndDelivers(t *testing.T) {
+	f, err := Compile([]byte(`{"tags":[{"prefix":"zz"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := func(n int) Body {
+		return Decode([]byte(`{"tags":[` + strings.TrimSuffix(strings.Repeat(`"a",`, n), ",") + `]}`))
+	}
+	if f.Match(long(MaxSteps)) {
+		t.Error("an undecided-within-bounds body matched")
+	}
+	if !f.Match(long(MaxSteps + 1)) {
+		t.Error("a body past MaxSteps must count as matching (never lose an event)")
+	}
+}
+
 // BenchmarkMatchWorstCase: a filter at its bounds against a body of a long
 // array (the cost Match has per endpoint and event).
 func BenchmarkMatchWorstCase(b *testing.B) {
