@@ -53,3 +53,38 @@ func TestEndpointWithAFilterGetsOnlyMatchingEvents(t *testing.T) {
 		t.Fatalf("the unfiltered endpoint got %d requests, want 3", n)
 	}
 }
+
+// Replay honours the endpoint's content filter: of the window's events it
+// delivers only those the filter takes.
+func TestReplayHonoursTheFilter(t *testing.T) {
+	h := start(t, opts{})
+	_, key := h.account(t)
+	since := time.Now().Add(-time.Minute)
+	h.publish(t, key, `{"event":"payout.fulfilled","payout_type":"crypto"}`)
+	h.publish(t, key, `{"event":"payout.fulfilled","payout_type":"gift_cards"}`)
+	h.publish(t, key, `{"event":"payout.fulfilled","payout_type":"crypto","n":2}`)
+	rv := h.receiver(t, always(200))
+	var ep endpointOut
+	if code := h.call(t, key, "POST", "/v1/endpoints", fmt.Sprintf(`{"url":%q,"settings":{"filter":{"payout_type":["crypto"]}}}`, rv.URL), &ep); code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	var res struct{ Scanned, Replayed, Skipped int }
+	body := map[string]string{"since": since.Format(time.RFC3339Nano)}
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/replay", body, &res); code != 202 || res.Scanned != 3 || res.Replayed != 2 {
+		t.Fatalf("replay: %d %+v, want 2 of 3 replayed", code, res)
+	}
+	deadline := time.Now().Add(time.Duration(float64(20*time.Second) * h.slower))
+	for len(rv.requests()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	got := rv.requests()
+	if len(got) != 2 {
+		t.Fatalf("receiver got %d requests, want the 2 crypto payouts", len(got))
+	}
+	for _, r := range got {
+		if !strings.Contains(string(r.body), `"crypto"`) {
+			t.Errorf("replayed a filtered-out event: %s", r.body)
+		}
+	}
+}
