@@ -891,12 +891,14 @@ export interface components {
             headers: {
                 [key: string]: string;
             };
+            filter?: components["schemas"]["EndpointFilter"];
         };
         /** @description Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters. */
         NewEndpointSettings: {
             rate_limit?: number;
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
+            filter?: components["schemas"]["EndpointFilter"];
         };
         /** @description A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first. */
         EndpointSettingsPatch: {
@@ -904,7 +906,31 @@ export interface components {
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
             remove_headers?: string[];
-            reset?: ("rate_limit" | "timeout_seconds" | "headers")[];
+            filter?: components["schemas"]["EndpointFilter"];
+            reset?: ("rate_limit" | "timeout_seconds" | "headers" | "filter")[];
+        };
+        /**
+         * @description A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+         * @example {
+         *       "data": {
+         *         "payout_type": [
+         *           "crypto"
+         *         ],
+         *         "amount": [
+         *           {
+         *             "numeric": [
+         *               ">",
+         *               0,
+         *               "<=",
+         *               500
+         *             ]
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        EndpointFilter: {
+            [key: string]: unknown;
         };
         /**
          * @example {
@@ -1184,7 +1210,7 @@ export interface components {
          *     schema in the account's catalog; `error.pointer` says where), `unknown_event_types` (an
          *     endpoint names types the account's catalog lacks or has deprecated), `invalid_batch`, `invalid_url`,
          *     `invalid_event_types`, `invalid_description`, `invalid_grace`, `invalid_window`, `window_past_retention` (a replay's `since` before the retention), `invalid_cursor`, `invalid_ttl`,
-         *     `batch_exceeds_burst` (a batch with more events than the API key's ingest burst: it can never fit), `invalid_settings` (an endpoint's settings; the message starts with the field).
+         *     `batch_exceeds_burst` (a batch with more events than the API key's ingest burst: it can never fit), `invalid_settings` (an endpoint's settings; the message starts with the field), `invalid_filter` (an endpoint's `settings.filter`).
          */
         Unprocessable: {
             headers: {

@@ -183,6 +183,9 @@ type EndpointSettings struct {
 	// configured (package store: sealed under the stack's envelope, Headers
 	// then empty); the store opens them on read.
 	SealedHeaders []byte `dynamodbav:"sealed_headers,omitempty"`
+	// Filter is the endpoint's content filter (package filter), compact
+	// JSON; empty: every event it subscribes to.
+	Filter string `dynamodbav:"filter,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

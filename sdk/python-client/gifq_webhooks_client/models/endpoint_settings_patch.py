@@ -9,6 +9,7 @@ from ..models.endpoint_settings_patch_reset_item import EndpointSettingsPatchRes
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_headers import EndpointHeaders
 
 
@@ -26,6 +27,11 @@ class EndpointSettingsPatch:
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
             remove_headers (list[str] | Unset):
+            filter_ (EndpointFilter | Unset): A content filter on the event's body (docs/endpoint-settings.md): an
+                EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`,
+                `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
+                levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
+                {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
             reset (list[EndpointSettingsPatchResetItem] | Unset):
     """
 
@@ -33,6 +39,7 @@ class EndpointSettingsPatch:
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
     remove_headers: list[str] | Unset = UNSET
+    filter_: EndpointFilter | Unset = UNSET
     reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,6 +54,10 @@ class EndpointSettingsPatch:
         remove_headers: list[str] | Unset = UNSET
         if not isinstance(self.remove_headers, Unset):
             remove_headers = self.remove_headers
+
+        filter_: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.filter_, Unset):
+            filter_ = self.filter_.to_dict()
 
         reset: list[str] | Unset = UNSET
         if not isinstance(self.reset, Unset):
@@ -66,6 +77,8 @@ class EndpointSettingsPatch:
             field_dict["headers"] = headers
         if remove_headers is not UNSET:
             field_dict["remove_headers"] = remove_headers
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
         if reset is not UNSET:
             field_dict["reset"] = reset
 
@@ -73,6 +86,7 @@ class EndpointSettingsPatch:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -89,6 +103,13 @@ class EndpointSettingsPatch:
 
         remove_headers = cast(list[str], d.pop("remove_headers", UNSET))
 
+        _filter_ = d.pop("filter", UNSET)
+        filter_: EndpointFilter | Unset
+        if isinstance(_filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = EndpointFilter.from_dict(_filter_)
+
         _reset = d.pop("reset", UNSET)
         reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
         if _reset is not UNSET:
@@ -103,6 +124,7 @@ class EndpointSettingsPatch:
             timeout_seconds=timeout_seconds,
             headers=headers,
             remove_headers=remove_headers,
+            filter_=filter_,
             reset=reset,
         )
 

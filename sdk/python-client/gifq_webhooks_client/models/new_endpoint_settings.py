@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_headers import EndpointHeaders
 
 
@@ -26,11 +27,17 @@ class NewEndpointSettings:
             rate_limit (float | Unset):
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+            filter_ (EndpointFilter | Unset): A content filter on the event's body (docs/endpoint-settings.md): an
+                EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`,
+                `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
+                levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
+                {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
     """
 
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
+    filter_: EndpointFilter | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         rate_limit = self.rate_limit
@@ -41,6 +48,10 @@ class NewEndpointSettings:
         if not isinstance(self.headers, Unset):
             headers = self.headers.to_dict()
 
+        filter_: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.filter_, Unset):
+            filter_ = self.filter_.to_dict()
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -50,11 +61,14 @@ class NewEndpointSettings:
             field_dict["timeout_seconds"] = timeout_seconds
         if headers is not UNSET:
             field_dict["headers"] = headers
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -69,10 +83,18 @@ class NewEndpointSettings:
         else:
             headers = EndpointHeaders.from_dict(_headers)
 
+        _filter_ = d.pop("filter", UNSET)
+        filter_: EndpointFilter | Unset
+        if isinstance(_filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = EndpointFilter.from_dict(_filter_)
+
         new_endpoint_settings = cls(
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             headers=headers,
+            filter_=filter_,
         )
 
         return new_endpoint_settings
