@@ -73,7 +73,7 @@ type Options struct {
 	QueueVisibility    float64 // the delivery queue's visibility timeout (a refused Hide leaves this)
 }
 
-// Issue 11's stack (before the slow lane and fair queues), with AWS's
+// The reference stack (before the slow lane and fair queues), with AWS's
 // default quotas: the rows that chose the waiting design start from it.
 func issue11() Options {
 	return Options{
