@@ -86,7 +86,7 @@ func main() {
 // times the load: as it is, sized for it, sized with a finer limiter
 // interval (a code change), and that without the outage and the burst.
 func Table() []Options {
-	old := issue11()
+	old := baseline()
 	api := old
 	api.Name, api.APIRate, api.APIBurst = "A api10k", old.AccountAPIRate, old.AccountAPIBurst
 	isolated := func(name string, w Waiting) Options {
