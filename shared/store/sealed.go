@@ -64,10 +64,29 @@ func headersAAD(accountID, endpointID string) []byte {
 	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00headers"...)
 }
 
+// oauth2AAD is the associated data of an endpoint's sealed OAuth2 client
+// secret.
+func oauth2AAD(accountID, endpointID string) []byte {
+	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00oauth2"...)
+}
+
 // sealHeaders returns settings as they are stored: the custom headers'
-// names and values sealed as one value, Headers empty.
+// names and values sealed as one value, Headers empty, and the OAuth2
+// client secret sealed.
 func (s *Store) sealHeaders(ctx context.Context, accountID, endpointID string, st domain.EndpointSettings) (domain.EndpointSettings, error) {
-	if s.sealer == nil || len(st.Headers) == 0 {
+	if s.sealer == nil {
+		return st, nil
+	}
+	if o := st.OAuth2; o != nil && o.ClientSecret != "" {
+		sealed, err := s.sealer.Seal(ctx, []byte(o.ClientSecret), oauth2AAD(accountID, endpointID))
+		if err != nil {
+			return st, err
+		}
+		c := *o
+		c.ClientSecret, c.SealedClientSecret = "", sealed
+		st.OAuth2 = &c
+	}
+	if len(st.Headers) == 0 {
 		return st, nil
 	}
 	raw, err := json.Marshal(st.Headers)
@@ -100,6 +119,20 @@ func (s *Store) openSecrets(ctx context.Context, ep *domain.Endpoint) (plaintext
 		st.SealedHeaders = nil
 	} else {
 		plaintext = len(st.Headers) > 0
+	}
+	if o := ep.Settings.OAuth2; o != nil && o.SealedClientSecret != nil {
+		if s.sealer == nil {
+			return false, ErrNoSealer
+		}
+		v, err := s.sealer.Open(ctx, o.SealedClientSecret, oauth2AAD(ep.AccountID, ep.ID))
+		if err != nil {
+			return false, fmt.Errorf("endpoint %s oauth2 secret: %w", ep.ID, err)
+		}
+		c := *o
+		c.ClientSecret, c.SealedClientSecret = string(v), nil
+		ep.Settings.OAuth2 = &c
+	} else if o != nil {
+		plaintext = plaintext || o.ClientSecret != ""
 	}
 	aad := itemAAD(accountPK(ep.AccountID), endpointSK(ep.ID))
 	for i := range ep.Secrets {

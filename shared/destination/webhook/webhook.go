@@ -57,6 +57,7 @@ type Sender struct {
 	client  *http.Client
 	maxBody int
 	now     func() time.Time
+	tokens  *tokenCache
 }
 
 // Options configure a Sender.
@@ -100,6 +101,7 @@ func New(o Options) *Sender {
 		},
 		maxBody: o.MaxStoredBody,
 		now:     time.Now,
+		tokens:  newTokenCache(time.Now),
 	}
 }
 
@@ -147,6 +149,14 @@ func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 	h := req.Header
 	for k, v := range r.Headers {
 		h.Set(k, v)
+	}
+	if r.OAuth2 != nil {
+		// Within the attempt's deadline: the token fetch is part of it.
+		tok, err := s.token(ctx, r)
+		if err != nil {
+			return tokenOutcome(err, start, s.now().Sub(start))
+		}
+		h.Set("Authorization", "Bearer "+tok)
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
