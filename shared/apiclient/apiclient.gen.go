@@ -194,9 +194,46 @@ func (e EndpointHealthBreaker) Valid() bool {
 	}
 }
 
+// Defines values for EndpointOAuth2AuthMethod.
+const (
+	EndpointOAuth2AuthMethodClientSecretBasic EndpointOAuth2AuthMethod = "client_secret_basic"
+	EndpointOAuth2AuthMethodClientSecretPost  EndpointOAuth2AuthMethod = "client_secret_post"
+)
+
+// Valid indicates whether the value is a known member of the EndpointOAuth2AuthMethod enum.
+func (e EndpointOAuth2AuthMethod) Valid() bool {
+	switch e {
+	case EndpointOAuth2AuthMethodClientSecretBasic:
+		return true
+	case EndpointOAuth2AuthMethodClientSecretPost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointOAuth2ViewAuthMethod.
+const (
+	EndpointOAuth2ViewAuthMethodClientSecretBasic EndpointOAuth2ViewAuthMethod = "client_secret_basic"
+	EndpointOAuth2ViewAuthMethodClientSecretPost  EndpointOAuth2ViewAuthMethod = "client_secret_post"
+)
+
+// Valid indicates whether the value is a known member of the EndpointOAuth2ViewAuthMethod enum.
+func (e EndpointOAuth2ViewAuthMethod) Valid() bool {
+	switch e {
+	case EndpointOAuth2ViewAuthMethodClientSecretBasic:
+		return true
+	case EndpointOAuth2ViewAuthMethodClientSecretPost:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointSettingsPatchReset.
 const (
 	Headers        EndpointSettingsPatchReset = "headers"
+	Oauth2         EndpointSettingsPatchReset = "oauth2"
 	RateLimit      EndpointSettingsPatchReset = "rate_limit"
 	TimeoutSeconds EndpointSettingsPatchReset = "timeout_seconds"
 )
@@ -205,6 +242,8 @@ const (
 func (e EndpointSettingsPatchReset) Valid() bool {
 	switch e {
 	case Headers:
+		return true
+	case Oauth2:
 		return true
 	case RateLimit:
 		return true
@@ -310,7 +349,7 @@ type Attempt struct {
 
 	// ErrorClass A transport failure instead of a status.
 	//
-	// Examples: timeout, dns, connection_refused, connection_reset, tls, blocked_address, network
+	// Examples: timeout, dns, connection_refused, connection_reset, tls, blocked_address, network, oauth_invalid_client, oauth_token_refused, oauth_token_unavailable
 	ErrorClass *string `json:"error_class,omitempty"`
 	Id         string  `json:"id"`
 
@@ -566,6 +605,34 @@ type EndpointHealth struct {
 // EndpointHealthBreaker defines model for EndpointHealth.Breaker.
 type EndpointHealthBreaker string
 
+// EndpointOAuth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+type EndpointOAuth2 struct {
+	Audience     *string                   `json:"audience,omitempty"`
+	AuthMethod   *EndpointOAuth2AuthMethod `json:"auth_method,omitempty"`
+	ClientId     string                    `json:"client_id"`
+	ClientSecret *string                   `json:"client_secret,omitempty"`
+	Scopes       *[]string                 `json:"scopes,omitempty"`
+	TokenUrl     string                    `json:"token_url"`
+}
+
+// EndpointOAuth2AuthMethod defines model for EndpointOAuth2.AuthMethod.
+type EndpointOAuth2AuthMethod string
+
+// EndpointOAuth2View defines model for EndpointOAuth2View.
+type EndpointOAuth2View struct {
+	Audience   *string                      `json:"audience,omitempty"`
+	AuthMethod EndpointOAuth2ViewAuthMethod `json:"auth_method"`
+	ClientId   string                       `json:"client_id"`
+
+	// ClientSecret Always masked.
+	ClientSecret string    `json:"client_secret"`
+	Scopes       *[]string `json:"scopes,omitempty"`
+	TokenUrl     string    `json:"token_url"`
+}
+
+// EndpointOAuth2ViewAuthMethod defines model for EndpointOAuth2View.AuthMethod.
+type EndpointOAuth2ViewAuthMethod string
+
 // EndpointPatch defines model for EndpointPatch.
 type EndpointPatch struct {
 	// Aws An AWS endpoint's new target and role, checked as on registration. A type cannot change.
@@ -586,7 +653,8 @@ type EndpointPatch struct {
 
 // EndpointSettings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
 type EndpointSettings struct {
-	Headers map[string]string `json:"headers"`
+	Headers map[string]string   `json:"headers"`
+	Oauth2  *EndpointOAuth2View `json:"oauth2,omitempty"`
 
 	// RateLimit Deliveries a second; at least 0.01 and at most the account's.
 	RateLimit      *float32 `json:"rate_limit,omitempty"`
@@ -595,7 +663,10 @@ type EndpointSettings struct {
 
 // EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
 type EndpointSettingsPatch struct {
-	Headers        *EndpointHeaders              `json:"headers,omitempty"`
+	Headers *EndpointHeaders `json:"headers,omitempty"`
+
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	Oauth2         *EndpointOAuth2               `json:"oauth2,omitempty"`
 	RateLimit      *float32                      `json:"rate_limit,omitempty"`
 	RemoveHeaders  *[]string                     `json:"remove_headers,omitempty"`
 	Reset          *[]EndpointSettingsPatchReset `json:"reset,omitempty"`
@@ -755,9 +826,12 @@ type NewEndpoint struct {
 
 // NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
 type NewEndpointSettings struct {
-	Headers        *EndpointHeaders `json:"headers,omitempty"`
-	RateLimit      *float32         `json:"rate_limit,omitempty"`
-	TimeoutSeconds *int             `json:"timeout_seconds,omitempty"`
+	Headers *EndpointHeaders `json:"headers,omitempty"`
+
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	Oauth2         *EndpointOAuth2 `json:"oauth2,omitempty"`
+	RateLimit      *float32        `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int            `json:"timeout_seconds,omitempty"`
 }
 
 // NewEventType defines model for NewEventType.

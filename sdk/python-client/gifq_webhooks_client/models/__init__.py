@@ -28,6 +28,10 @@ from .endpoint_fields import EndpointFields
 from .endpoint_headers import EndpointHeaders
 from .endpoint_health import EndpointHealth
 from .endpoint_health_breaker import EndpointHealthBreaker
+from .endpoint_o_auth_2 import EndpointOAuth2
+from .endpoint_o_auth_2_auth_method import EndpointOAuth2AuthMethod
+from .endpoint_o_auth_2_view import EndpointOAuth2View
+from .endpoint_o_auth_2_view_auth_method import EndpointOAuth2ViewAuthMethod
 from .endpoint_patch import EndpointPatch
 from .endpoint_settings import EndpointSettings
 from .endpoint_settings_headers import EndpointSettingsHeaders
@@ -103,6 +107,10 @@ __all__ = (
     "EndpointHeaders",
     "EndpointHealth",
     "EndpointHealthBreaker",
+    "EndpointOAuth2",
+    "EndpointOAuth2AuthMethod",
+    "EndpointOAuth2View",
+    "EndpointOAuth2ViewAuthMethod",
     "EndpointPatch",
     "EndpointSettings",
     "EndpointSettingsHeaders",

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.endpoint_o_auth_2_view import EndpointOAuth2View
     from ..models.endpoint_settings_headers import EndpointSettingsHeaders
 
 
@@ -24,11 +25,13 @@ class EndpointSettings:
             headers (EndpointSettingsHeaders):
             rate_limit (float | Unset): Deliveries a second; at least 0.01 and at most the account's.
             timeout_seconds (int | Unset):
+            oauth2 (EndpointOAuth2View | Unset):
     """
 
     headers: EndpointSettingsHeaders
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
+    oauth2: EndpointOAuth2View | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         headers = self.headers.to_dict()
@@ -36,6 +39,10 @@ class EndpointSettings:
         rate_limit = self.rate_limit
 
         timeout_seconds = self.timeout_seconds
+
+        oauth2: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.oauth2, Unset):
+            oauth2 = self.oauth2.to_dict()
 
         field_dict: dict[str, Any] = {}
 
@@ -48,11 +55,14 @@ class EndpointSettings:
             field_dict["rate_limit"] = rate_limit
         if timeout_seconds is not UNSET:
             field_dict["timeout_seconds"] = timeout_seconds
+        if oauth2 is not UNSET:
+            field_dict["oauth2"] = oauth2
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_o_auth_2_view import EndpointOAuth2View  # noqa: PLC0415
         from ..models.endpoint_settings_headers import EndpointSettingsHeaders  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -62,10 +72,18 @@ class EndpointSettings:
 
         timeout_seconds = d.pop("timeout_seconds", UNSET)
 
+        _oauth2 = d.pop("oauth2", UNSET)
+        oauth2: EndpointOAuth2View | Unset
+        if isinstance(_oauth2, Unset):
+            oauth2 = UNSET
+        else:
+            oauth2 = EndpointOAuth2View.from_dict(_oauth2)
+
         endpoint_settings = cls(
             headers=headers,
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
+            oauth2=oauth2,
         )
 
         return endpoint_settings

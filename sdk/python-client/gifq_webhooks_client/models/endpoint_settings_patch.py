@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.endpoint_headers import EndpointHeaders
+    from ..models.endpoint_o_auth_2 import EndpointOAuth2
 
 
 T = TypeVar("T", bound="EndpointSettingsPatch")
@@ -26,6 +27,12 @@ class EndpointSettingsPatch:
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
             remove_headers (list[str] | Unset):
+            oauth2 (EndpointOAuth2 | Unset): OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender
+                gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization:
+                Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private
+                address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out
+                to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's
+                origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
             reset (list[EndpointSettingsPatchResetItem] | Unset):
     """
 
@@ -33,6 +40,7 @@ class EndpointSettingsPatch:
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
     remove_headers: list[str] | Unset = UNSET
+    oauth2: EndpointOAuth2 | Unset = UNSET
     reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,6 +55,10 @@ class EndpointSettingsPatch:
         remove_headers: list[str] | Unset = UNSET
         if not isinstance(self.remove_headers, Unset):
             remove_headers = self.remove_headers
+
+        oauth2: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.oauth2, Unset):
+            oauth2 = self.oauth2.to_dict()
 
         reset: list[str] | Unset = UNSET
         if not isinstance(self.reset, Unset):
@@ -66,6 +78,8 @@ class EndpointSettingsPatch:
             field_dict["headers"] = headers
         if remove_headers is not UNSET:
             field_dict["remove_headers"] = remove_headers
+        if oauth2 is not UNSET:
+            field_dict["oauth2"] = oauth2
         if reset is not UNSET:
             field_dict["reset"] = reset
 
@@ -74,6 +88,7 @@ class EndpointSettingsPatch:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
+        from ..models.endpoint_o_auth_2 import EndpointOAuth2  # noqa: PLC0415
 
         d = dict(src_dict)
         rate_limit = d.pop("rate_limit", UNSET)
@@ -89,6 +104,13 @@ class EndpointSettingsPatch:
 
         remove_headers = cast(list[str], d.pop("remove_headers", UNSET))
 
+        _oauth2 = d.pop("oauth2", UNSET)
+        oauth2: EndpointOAuth2 | Unset
+        if isinstance(_oauth2, Unset):
+            oauth2 = UNSET
+        else:
+            oauth2 = EndpointOAuth2.from_dict(_oauth2)
+
         _reset = d.pop("reset", UNSET)
         reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
         if _reset is not UNSET:
@@ -103,6 +125,7 @@ class EndpointSettingsPatch:
             timeout_seconds=timeout_seconds,
             headers=headers,
             remove_headers=remove_headers,
+            oauth2=oauth2,
             reset=reset,
         )
 

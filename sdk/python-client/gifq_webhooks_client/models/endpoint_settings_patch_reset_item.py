@@ -3,6 +3,7 @@ from enum import StrEnum
 
 class EndpointSettingsPatchResetItem(StrEnum):
     HEADERS = "headers"
+    OAUTH2 = "oauth2"
     RATE_LIMIT = "rate_limit"
     TIMEOUT_SECONDS = "timeout_seconds"
 

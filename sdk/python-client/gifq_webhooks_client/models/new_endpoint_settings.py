@@ -9,6 +9,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.endpoint_headers import EndpointHeaders
+    from ..models.endpoint_o_auth_2 import EndpointOAuth2
 
 
 T = TypeVar("T", bound="NewEndpointSettings")
@@ -26,11 +27,18 @@ class NewEndpointSettings:
             rate_limit (float | Unset):
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+            oauth2 (EndpointOAuth2 | Unset): OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender
+                gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization:
+                Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private
+                address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out
+                to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's
+                origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
     """
 
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
+    oauth2: EndpointOAuth2 | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         rate_limit = self.rate_limit
@@ -41,6 +49,10 @@ class NewEndpointSettings:
         if not isinstance(self.headers, Unset):
             headers = self.headers.to_dict()
 
+        oauth2: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.oauth2, Unset):
+            oauth2 = self.oauth2.to_dict()
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -50,12 +62,15 @@ class NewEndpointSettings:
             field_dict["timeout_seconds"] = timeout_seconds
         if headers is not UNSET:
             field_dict["headers"] = headers
+        if oauth2 is not UNSET:
+            field_dict["oauth2"] = oauth2
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
+        from ..models.endpoint_o_auth_2 import EndpointOAuth2  # noqa: PLC0415
 
         d = dict(src_dict)
         rate_limit = d.pop("rate_limit", UNSET)
@@ -69,10 +84,18 @@ class NewEndpointSettings:
         else:
             headers = EndpointHeaders.from_dict(_headers)
 
+        _oauth2 = d.pop("oauth2", UNSET)
+        oauth2: EndpointOAuth2 | Unset
+        if isinstance(_oauth2, Unset):
+            oauth2 = UNSET
+        else:
+            oauth2 = EndpointOAuth2.from_dict(_oauth2)
+
         new_endpoint_settings = cls(
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             headers=headers,
+            oauth2=oauth2,
         )
 
         return new_endpoint_settings
