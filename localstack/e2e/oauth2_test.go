@@ -67,7 +67,9 @@ func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
 		{"token_url": tokens.URL, "client_id": "x", "client_secret": "y", "auth_method": "private_key_jwt"},
 		{"token_url": tokens.URL, "client_id": "x", "client_secret": "y", "scopes": []string{"a b"}},
 	} {
-		var e struct{ Error struct{ Code, Message string } }
+		var e struct {
+			Error struct{ Code, Message string }
+		}
 		if st := h.call(t, key, "POST", "/v1/endpoints", map[string]any{"url": rv.URL, "settings": map[string]any{"oauth2": bad}}, &e); st != 422 || e.Error.Code != "invalid_settings" {
 			t.Fatalf("oauth2 %v: %d %+v, want 422 invalid_settings", bad, st, e)
 		}
@@ -119,4 +121,16 @@ func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
 	if strings.Contains(string(raw), clientSecret) || !strings.Contains(string(raw), "gifq-hooks") {
 		t.Fatal("the table holds the OAuth2 client secret in plain text (or no OAuth2 settings)")
 	}
+	// Re-pointed to another origin, the credentials must be confirmed.
+	var e struct{ Error struct{ Code string } }
+	var after struct {
+		Settings struct{ OAuth2 map[string]any }
+	}
+	if st := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"url": "http://127.0.0.2:9/hook"}, &e); st != 422 || e.Error.Code != "oauth2_not_confirmed" {
+		t.Fatalf("re-pointing kept the OAuth2 credentials: %d %s", st, e.Error.Code)
+	}
+	if st := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"url": "http://127.0.0.2:9/hook", "settings": map[string]any{"reset": []string{"oauth2"}}}, &after); st != 200 || after.Settings.OAuth2 != nil {
+		t.Fatalf("re-point with reset oauth2: %d %v", st, after.Settings.OAuth2)
+	}
+
 }
