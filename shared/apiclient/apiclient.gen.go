@@ -236,6 +236,7 @@ const (
 	Oauth2         EndpointSettingsPatchReset = "oauth2"
 	RateLimit      EndpointSettingsPatchReset = "rate_limit"
 	TimeoutSeconds EndpointSettingsPatchReset = "timeout_seconds"
+	Tls            EndpointSettingsPatchReset = "tls"
 )
 
 // Valid indicates whether the value is a known member of the EndpointSettingsPatchReset enum.
@@ -248,6 +249,8 @@ func (e EndpointSettingsPatchReset) Valid() bool {
 	case RateLimit:
 		return true
 	case TimeoutSeconds:
+		return true
+	case Tls:
 		return true
 	default:
 		return false
@@ -657,8 +660,9 @@ type EndpointSettings struct {
 	Oauth2  *EndpointOAuth2View `json:"oauth2,omitempty"`
 
 	// RateLimit Deliveries a second; at least 0.01 and at most the account's.
-	RateLimit      *float32 `json:"rate_limit,omitempty"`
-	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
+	RateLimit      *float32         `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int             `json:"timeout_seconds,omitempty"`
+	Tls            *EndpointTLSView `json:"tls,omitempty"`
 }
 
 // EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
@@ -671,10 +675,29 @@ type EndpointSettingsPatch struct {
 	RemoveHeaders  *[]string                     `json:"remove_headers,omitempty"`
 	Reset          *[]EndpointSettingsPatchReset `json:"reset,omitempty"`
 	TimeoutSeconds *int                          `json:"timeout_seconds,omitempty"`
+
+	// Tls Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
+	Tls *EndpointTLS `json:"tls,omitempty"`
 }
 
 // EndpointSettingsPatchReset defines model for EndpointSettingsPatch.Reset.
 type EndpointSettingsPatchReset string
+
+// EndpointTLS Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
+type EndpointTLS struct {
+	CaBundle   *string `json:"ca_bundle,omitempty"`
+	ClientCert *string `json:"client_cert,omitempty"`
+	ClientKey  *string `json:"client_key,omitempty"`
+}
+
+// EndpointTLSView defines model for EndpointTLSView.
+type EndpointTLSView struct {
+	CaBundle   *string `json:"ca_bundle,omitempty"`
+	ClientCert *string `json:"client_cert,omitempty"`
+
+	// ClientKey Always masked.
+	ClientKey *string `json:"client_key,omitempty"`
+}
 
 // EndpointWithSecret defines model for EndpointWithSecret.
 type EndpointWithSecret struct {
@@ -832,6 +855,9 @@ type NewEndpointSettings struct {
 	Oauth2         *EndpointOAuth2 `json:"oauth2,omitempty"`
 	RateLimit      *float32        `json:"rate_limit,omitempty"`
 	TimeoutSeconds *int            `json:"timeout_seconds,omitempty"`
+
+	// Tls Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
+	Tls *EndpointTLS `json:"tls,omitempty"`
 }
 
 // NewEventType defines model for NewEventType.

@@ -186,6 +186,20 @@ type EndpointSettings struct {
 	// OAuth2 is the client credentials the sender gets a bearer token with
 	// before each POST; nil: none.
 	OAuth2 *OAuth2 `dynamodbav:"oauth2,omitempty"`
+	// TLS is the client certificate the sender presents to the receiver
+	// and the CA bundle it trusts for it; nil: neither.
+	TLS *ClientTLS `dynamodbav:"tls,omitempty"`
+}
+
+// ClientTLS is an endpoint's mutual TLS: a client certificate and key (PEM)
+// and an optional CA bundle (PEM) for a receiver with a private certificate.
+type ClientTLS struct {
+	CertPEM string `dynamodbav:"cert,omitempty"`
+	// KeyPEM is write-only; where a KMS key is configured the table keeps it
+	// only as SealedKey (package store opens it on read).
+	KeyPEM    string `dynamodbav:"key,omitempty"`
+	SealedKey []byte `dynamodbav:"sealed_key,omitempty"`
+	CABundle  string `dynamodbav:"ca_bundle,omitempty"`
 }
 
 // OAuth2 is an endpoint's OAuth 2.0 client credentials grant (RFC 6749

@@ -5,6 +5,8 @@
 package endpointcfg
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/textproto"
 	"net/url"
@@ -52,6 +54,9 @@ type Effective struct {
 	// OAuth2: get a bearer token with these client credentials before
 	// each POST (nil: none).
 	OAuth2 *domain.OAuth2
+	// TLS: the client certificate to present and the CA bundle to trust
+	// (nil: neither).
+	TLS *domain.ClientTLS
 }
 
 // Resolve is the one place an endpoint's settings become effective. An
@@ -78,7 +83,7 @@ func Resolve(ep domain.Endpoint, acct domain.Account, d Defaults) Effective {
 			e.Headers[k] = v
 		}
 	}
-	e.OAuth2 = s.OAuth2
+	e.OAuth2, e.TLS = s.OAuth2, s.TLS
 	return e
 }
 
@@ -92,7 +97,31 @@ type Change struct {
 	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers", "oauth2"
 	RemoveHeaders  []string          `json:"remove_headers"` // names, any case
 	OAuth2         *OAuth2Change     `json:"oauth2"`
+	TLS            *TLSChange        `json:"tls"`
 }
+
+// TLSChange sets the endpoint's mutual TLS as a whole: a client
+// certificate with its key (PEM), a CA bundle (PEM), or both. ClientKey may
+// be left out to keep the current one for the same certificate.
+type TLSChange struct {
+	ClientCert string `json:"client_cert"`
+	ClientKey  string `json:"client_key"`
+	CABundle   string `json:"ca_bundle"`
+}
+
+// TLSView is the TLS settings as the API shows them: the key masked.
+type TLSView struct {
+	ClientCert string `json:"client_cert,omitempty"`
+	ClientKey  string `json:"client_key,omitempty"`
+	CABundle   string `json:"ca_bundle,omitempty"`
+}
+
+// Limits of the TLS settings (PEM bytes).
+const (
+	MaxTLSCert     = 16 << 10
+	MaxTLSKey      = 16 << 10
+	MaxTLSCABundle = 64 << 10
+)
 
 // OAuth2Change sets the endpoint's OAuth2 client credentials as a whole;
 // ClientSecret may be left out to keep the current one when the token URL's
@@ -138,6 +167,7 @@ type View struct {
 	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
 	Headers        map[string]string `json:"headers"`
 	OAuth2         *OAuth2View       `json:"oauth2,omitempty"`
+	TLS            *TLSView          `json:"tls,omitempty"`
 }
 
 // ViewOf is s as the API shows it.
@@ -146,6 +176,12 @@ func ViewOf(s domain.EndpointSettings) View {
 	if o := s.OAuth2; o != nil {
 		v.OAuth2 = &OAuth2View{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: Mask(o.ClientSecret),
 			Scopes: o.Scopes, Audience: o.Audience, AuthMethod: authMethod(o.AuthMethod)}
+	}
+	if t := s.TLS; t != nil {
+		v.TLS = &TLSView{ClientCert: t.CertPEM, CABundle: t.CABundle}
+		if t.CertPEM != "" {
+			v.TLS.ClientKey = "****"
+		}
 	}
 	return v
 }
@@ -173,7 +209,7 @@ func refuse(field, format string, args ...any) *Error {
 // makes from cur. accountRate is the account's effective rate (its own or
 // the deployment's): an endpoint's rate may not be above it.
 func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.EndpointSettings, *Error) {
-	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, OAuth2: cur.OAuth2}
+	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, OAuth2: cur.OAuth2, TLS: cur.TLS}
 	headers := make(map[string]string, len(cur.Headers))
 	for k, v := range cur.Headers {
 		headers[k] = v
@@ -188,8 +224,10 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 			clear(headers)
 		case "oauth2":
 			next.OAuth2 = nil
+		case "tls":
+			next.TLS = nil
 		default:
-			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds, headers or oauth2, not %q", f)
+			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds, headers, oauth2 or tls, not %q", f)
 		}
 	}
 	if c.RateLimit != nil {
@@ -249,7 +287,43 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 		}
 		next.OAuth2 = o
 	}
+	if c.TLS != nil {
+		t, err := applyTLS(next.TLS, *c.TLS)
+		if err != nil {
+			return cur, err
+		}
+		next.TLS = t
+	}
 	return next, nil
+}
+
+// applyTLS checks a TLS change: the certificate and key make a pair, the
+// CA bundle holds certificates.
+func applyTLS(cur *domain.ClientTLS, c TLSChange) (*domain.ClientTLS, *Error) {
+	switch {
+	case len(c.ClientCert) > MaxTLSCert || len(c.ClientKey) > MaxTLSKey || len(c.CABundle) > MaxTLSCABundle:
+		return nil, refuse("tls", "tls takes a client_cert and a client_key of at most %d bytes each and a ca_bundle of at most %d", MaxTLSCert, MaxTLSCABundle)
+	case c.ClientCert == "" && c.CABundle == "":
+		return nil, refuse("tls", "tls needs a client_cert and client_key, a ca_bundle, or both (reset [\"tls\"] removes them)")
+	case c.ClientCert == "" && c.ClientKey != "":
+		return nil, refuse("tls.client_key", "a client_key needs its client_cert")
+	}
+	key := c.ClientKey
+	if c.ClientCert != "" && key == "" {
+		if cur == nil || cur.CertPEM != c.ClientCert || cur.KeyPEM == "" {
+			return nil, refuse("tls.client_key", "client_key is required (it may be left out only to keep the current one for the same client_cert)")
+		}
+		key = cur.KeyPEM
+	}
+	if c.ClientCert != "" {
+		if _, err := tls.X509KeyPair([]byte(c.ClientCert), []byte(key)); err != nil {
+			return nil, refuse("tls.client_cert", "client_cert and client_key are not a PEM certificate and its private key")
+		}
+	}
+	if c.CABundle != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(c.CABundle)) {
+		return nil, refuse("tls.ca_bundle", "ca_bundle holds no PEM certificate")
+	}
+	return &domain.ClientTLS{CertPEM: c.ClientCert, KeyPEM: key, CABundle: c.CABundle}, nil
 }
 
 // applyOAuth2 checks an OAuth2 change (the token URL's address is the

@@ -187,7 +187,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 		if r, failed := checkPollingShape(in.URL != "", in.AWS != nil, in.Settings != nil); failed {
 			return r
 		}
-	} else if r, failed := checkDestinationShape(typ, in.URL != "", in.AWS, in.Settings != nil && (len(in.Settings.Headers) > 0 || in.Settings.OAuth2 != nil)); failed {
+	} else if r, failed := checkDestinationShape(typ, in.URL != "", in.AWS, in.Settings != nil && (len(in.Settings.Headers) > 0 || in.Settings.OAuth2 != nil || in.Settings.TLS != nil)); failed {
 		return r
 	}
 	if in.URL == "" && typ == domain.DestinationHTTP {
@@ -320,7 +320,7 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	if typ == domain.DestinationHTTP && in.AWS != nil {
 		return destinationFail("the endpoint's type is http, and a type cannot change: register a new endpoint")
 	}
-	if typ != domain.DestinationHTTP && (in.URL != nil || (in.Settings != nil && (len(in.Settings.Headers) > 0 || in.Settings.OAuth2 != nil))) {
+	if typ != domain.DestinationHTTP && (in.URL != nil || (in.Settings != nil && (len(in.Settings.Headers) > 0 || in.Settings.OAuth2 != nil || in.Settings.TLS != nil))) {
 		return destinationFail(fmt.Sprintf("an %s endpoint has no url or headers: change aws.target_arn or aws.role_arn", typ))
 	}
 	if in.URL != nil {

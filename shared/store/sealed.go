@@ -70,9 +70,14 @@ func oauth2AAD(accountID, endpointID string) []byte {
 	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00oauth2"...)
 }
 
+// tlsKeyAAD is the associated data of an endpoint's sealed TLS client key.
+func tlsKeyAAD(accountID, endpointID string) []byte {
+	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00tls"...)
+}
+
 // sealHeaders returns settings as they are stored: the custom headers'
 // names and values sealed as one value, Headers empty, and the OAuth2
-// client secret sealed.
+// client secret and the TLS client key sealed.
 func (s *Store) sealHeaders(ctx context.Context, accountID, endpointID string, st domain.EndpointSettings) (domain.EndpointSettings, error) {
 	if s.sealer == nil {
 		return st, nil
@@ -85,6 +90,15 @@ func (s *Store) sealHeaders(ctx context.Context, accountID, endpointID string, s
 		c := *o
 		c.ClientSecret, c.SealedClientSecret = "", sealed
 		st.OAuth2 = &c
+	}
+	if t := st.TLS; t != nil && t.KeyPEM != "" {
+		sealed, err := s.sealer.Seal(ctx, []byte(t.KeyPEM), tlsKeyAAD(accountID, endpointID))
+		if err != nil {
+			return st, err
+		}
+		c := *t
+		c.KeyPEM, c.SealedKey = "", sealed
+		st.TLS = &c
 	}
 	if len(st.Headers) == 0 {
 		return st, nil
@@ -133,6 +147,20 @@ func (s *Store) openSecrets(ctx context.Context, ep *domain.Endpoint) (plaintext
 		ep.Settings.OAuth2 = &c
 	} else if o != nil {
 		plaintext = plaintext || o.ClientSecret != ""
+	}
+	if t := ep.Settings.TLS; t != nil && t.SealedKey != nil {
+		if s.sealer == nil {
+			return false, ErrNoSealer
+		}
+		v, err := s.sealer.Open(ctx, t.SealedKey, tlsKeyAAD(ep.AccountID, ep.ID))
+		if err != nil {
+			return false, fmt.Errorf("endpoint %s tls key: %w", ep.ID, err)
+		}
+		c := *t
+		c.KeyPEM, c.SealedKey = string(v), nil
+		ep.Settings.TLS = &c
+	} else if t != nil {
+		plaintext = plaintext || t.KeyPEM != ""
 	}
 	aad := itemAAD(accountPK(ep.AccountID), endpointSK(ep.ID))
 	for i := range ep.Secrets {

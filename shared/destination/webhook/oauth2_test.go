@@ -140,7 +140,7 @@ func TestOAuth2TokenEndpointFailures(t *testing.T) {
 		defer close(block)
 		r := oauthReq(rcv.URL, srv.URL, "")
 		r.Deadline = time.Now().Add(200 * time.Millisecond)
-		out := local(5 * time.Second).Send(context.Background(), r)
+		out := local(5*time.Second).Send(context.Background(), r)
 		if out.Verdict != destination.Retry || out.Class != ErrTimeout || !out.NoAnswer {
 			t.Fatalf("outcome %+v", out)
 		}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -58,6 +59,10 @@ type Sender struct {
 	maxBody int
 	now     func() time.Time
 	tokens  *tokenCache
+	base    *http.Transport // each mutual-TLS endpoint's transport is a clone of it
+	timeout time.Duration
+	tlsMu   sync.Mutex
+	tlsBy   map[string]*http.Client // tlsKey: endpoint and digest of its TLS settings
 }
 
 // Options configure a Sender.
@@ -91,17 +96,24 @@ func New(o Options) *Sender {
 		DisableCompression:    true,
 	}
 	return &Sender{
-		client: &http.Client{
-			// A span per attempt when tracing is on (obs.StartTracing:
-			// deployed functions with Active tracing); otherwise tr as it is.
-			Transport: obs.TracedTransport(tr),
-			Timeout:   o.Timeout,
-			// Redirects are never followed: a 3xx is the receiver's answer.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		client:  newClient(tr, o.Timeout),
 		maxBody: o.MaxStoredBody,
 		now:     time.Now,
 		tokens:  newTokenCache(time.Now),
+		base:    tr,
+		timeout: o.Timeout,
+		tlsBy:   map[string]*http.Client{},
+	}
+}
+
+func newClient(tr *http.Transport, timeout time.Duration) *http.Client {
+	return &http.Client{
+		// A span per attempt when tracing is on (obs.StartTracing:
+		// deployed functions with Active tracing); otherwise tr as it is.
+		Transport: obs.TracedTransport(tr),
+		Timeout:   timeout,
+		// Redirects are never followed: a 3xx is the receiver's answer.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
@@ -174,7 +186,12 @@ func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 		h.Set(signing.HeaderWebhookSignature, sig)
 	}
 
-	resp, err := s.client.Do(req)
+	client, err := s.clientFor(r)
+	if err != nil {
+		res.Verdict, res.Class, res.Error = destination.Rejected, ErrTLS, "the endpoint's client certificate or CA bundle does not load"
+		return res
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		res.Duration = s.now().Sub(start)
 		res.Class, res.Error = classify(err)

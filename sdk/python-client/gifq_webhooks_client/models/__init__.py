@@ -37,6 +37,8 @@ from .endpoint_settings import EndpointSettings
 from .endpoint_settings_headers import EndpointSettingsHeaders
 from .endpoint_settings_patch import EndpointSettingsPatch
 from .endpoint_settings_patch_reset_item import EndpointSettingsPatchResetItem
+from .endpoint_tls import EndpointTLS
+from .endpoint_tls_view import EndpointTLSView
 from .endpoint_with_secret import EndpointWithSecret
 from .error import Error
 from .error_detail import ErrorDetail
@@ -116,6 +118,8 @@ __all__ = (
     "EndpointSettingsHeaders",
     "EndpointSettingsPatch",
     "EndpointSettingsPatchResetItem",
+    "EndpointTLS",
+    "EndpointTLSView",
     "EndpointWithSecret",
     "Error",
     "ErrorDetail",

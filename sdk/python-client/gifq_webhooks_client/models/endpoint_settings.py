@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.endpoint_o_auth_2_view import EndpointOAuth2View
     from ..models.endpoint_settings_headers import EndpointSettingsHeaders
+    from ..models.endpoint_tls_view import EndpointTLSView
 
 
 T = TypeVar("T", bound="EndpointSettings")
@@ -26,12 +27,14 @@ class EndpointSettings:
             rate_limit (float | Unset): Deliveries a second; at least 0.01 and at most the account's.
             timeout_seconds (int | Unset):
             oauth2 (EndpointOAuth2View | Unset):
+            tls (EndpointTLSView | Unset):
     """
 
     headers: EndpointSettingsHeaders
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     oauth2: EndpointOAuth2View | Unset = UNSET
+    tls: EndpointTLSView | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         headers = self.headers.to_dict()
@@ -43,6 +46,10 @@ class EndpointSettings:
         oauth2: dict[str, Any] | Unset = UNSET
         if not isinstance(self.oauth2, Unset):
             oauth2 = self.oauth2.to_dict()
+
+        tls: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.tls, Unset):
+            tls = self.tls.to_dict()
 
         field_dict: dict[str, Any] = {}
 
@@ -57,6 +64,8 @@ class EndpointSettings:
             field_dict["timeout_seconds"] = timeout_seconds
         if oauth2 is not UNSET:
             field_dict["oauth2"] = oauth2
+        if tls is not UNSET:
+            field_dict["tls"] = tls
 
         return field_dict
 
@@ -64,6 +73,7 @@ class EndpointSettings:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.endpoint_o_auth_2_view import EndpointOAuth2View  # noqa: PLC0415
         from ..models.endpoint_settings_headers import EndpointSettingsHeaders  # noqa: PLC0415
+        from ..models.endpoint_tls_view import EndpointTLSView  # noqa: PLC0415
 
         d = dict(src_dict)
         headers = EndpointSettingsHeaders.from_dict(d.pop("headers"))
@@ -79,11 +89,19 @@ class EndpointSettings:
         else:
             oauth2 = EndpointOAuth2View.from_dict(_oauth2)
 
+        _tls = d.pop("tls", UNSET)
+        tls: EndpointTLSView | Unset
+        if isinstance(_tls, Unset):
+            tls = UNSET
+        else:
+            tls = EndpointTLSView.from_dict(_tls)
+
         endpoint_settings = cls(
             headers=headers,
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             oauth2=oauth2,
+            tls=tls,
         )
 
         return endpoint_settings

@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.endpoint_headers import EndpointHeaders
     from ..models.endpoint_o_auth_2 import EndpointOAuth2
+    from ..models.endpoint_tls import EndpointTLS
 
 
 T = TypeVar("T", bound="NewEndpointSettings")
@@ -33,12 +34,17 @@ class NewEndpointSettings:
                 address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out
                 to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's
                 origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+            tls (EndpointTLS | Unset): Mutual TLS: a client certificate and its private key (PEM) the sender presents to the
+                receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a
+                whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same
+                `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
     """
 
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
     oauth2: EndpointOAuth2 | Unset = UNSET
+    tls: EndpointTLS | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         rate_limit = self.rate_limit
@@ -53,6 +59,10 @@ class NewEndpointSettings:
         if not isinstance(self.oauth2, Unset):
             oauth2 = self.oauth2.to_dict()
 
+        tls: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.tls, Unset):
+            tls = self.tls.to_dict()
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -64,6 +74,8 @@ class NewEndpointSettings:
             field_dict["headers"] = headers
         if oauth2 is not UNSET:
             field_dict["oauth2"] = oauth2
+        if tls is not UNSET:
+            field_dict["tls"] = tls
 
         return field_dict
 
@@ -71,6 +83,7 @@ class NewEndpointSettings:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
         from ..models.endpoint_o_auth_2 import EndpointOAuth2  # noqa: PLC0415
+        from ..models.endpoint_tls import EndpointTLS  # noqa: PLC0415
 
         d = dict(src_dict)
         rate_limit = d.pop("rate_limit", UNSET)
@@ -91,11 +104,19 @@ class NewEndpointSettings:
         else:
             oauth2 = EndpointOAuth2.from_dict(_oauth2)
 
+        _tls = d.pop("tls", UNSET)
+        tls: EndpointTLS | Unset
+        if isinstance(_tls, Unset):
+            tls = UNSET
+        else:
+            tls = EndpointTLS.from_dict(_tls)
+
         new_endpoint_settings = cls(
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             headers=headers,
             oauth2=oauth2,
+            tls=tls,
         )
 
         return new_endpoint_settings
