@@ -99,6 +99,19 @@ func (c *tokenCache) get(ctx context.Context, key string, fetch func(context.Con
 	return tok, nil
 }
 
+// drop forgets key's token: the receiver refused it (401), so the next
+// attempt fetches a new one.
+func (c *tokenCache) drop(key string) {
+	c.mu.Lock()
+	e := c.entries[key]
+	c.mu.Unlock()
+	if e != nil {
+		e.mu.Lock()
+		e.token = ""
+		e.mu.Unlock()
+	}
+}
+
 // token is the bearer token for r's endpoint, fetched through the sender's
 // client (the SSRF dial guard, no redirects) within ctx, the attempt's
 // deadline.

@@ -103,6 +103,29 @@ func TestOAuth2TokenFetchedOncePerExpiryAndRefreshedEarly(t *testing.T) {
 	}
 }
 
+// A receiver that refuses the token (revoked before its expiry) makes the
+// next attempt fetch a new one.
+func TestOAuth2TokenDroppedWhenTheReceiverRefusesIt(t *testing.T) {
+	var fetches atomic.Int32
+	tokens := tokenServer(t, 3600, &fetches)
+	n := 0
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n++; n == 1 {
+			w.WriteHeader(401)
+			return
+		}
+		w.WriteHeader(204)
+	}))
+	defer rcv.Close()
+	s := local(2 * time.Second)
+	if out := s.Send(context.Background(), oauthReq(rcv.URL, tokens.URL, "")); out.Status != 401 {
+		t.Fatalf("first: %+v", out)
+	}
+	if out := s.Send(context.Background(), oauthReq(rcv.URL, tokens.URL, "")); out.Verdict != destination.Delivered || fetches.Load() != 2 {
+		t.Fatalf("second: %+v, %d fetches, want 2", out, fetches.Load())
+	}
+}
+
 func TestOAuth2TokenEndpointFailures(t *testing.T) {
 	var seen []string
 	rcv := bearerReceiver(t, &seen)

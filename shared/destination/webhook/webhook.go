@@ -205,6 +205,9 @@ func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 	}
 	defer resp.Body.Close()
 	res.Status = resp.StatusCode
+	if r.OAuth2 != nil && res.Status == http.StatusUnauthorized {
+		s.tokens.drop(tokenKey(r.EndpointID, r.OAuth2)) // revoked early, perhaps
+	}
 	res.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), start)
 	res.Verdict = VerdictOf(res.Status, res.RetryAfter)
 	buf, _ := io.ReadAll(io.LimitReader(resp.Body, int64(s.maxBody)+1))
