@@ -891,6 +891,7 @@ export interface components {
             headers: {
                 [key: string]: string;
             };
+            filter?: components["schemas"]["EndpointFilter"];
             oauth2?: components["schemas"]["EndpointOAuth2View"];
             tls?: components["schemas"]["EndpointTLSView"];
         };
@@ -899,6 +900,7 @@ export interface components {
             rate_limit?: number;
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
+            filter?: components["schemas"]["EndpointFilter"];
             oauth2?: components["schemas"]["EndpointOAuth2"];
             tls?: components["schemas"]["EndpointTLS"];
         };
@@ -908,9 +910,10 @@ export interface components {
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
             remove_headers?: string[];
+            filter?: components["schemas"]["EndpointFilter"];
             oauth2?: components["schemas"]["EndpointOAuth2"];
             tls?: components["schemas"]["EndpointTLS"];
-            reset?: ("rate_limit" | "timeout_seconds" | "headers" | "oauth2" | "tls")[];
+            reset?: ("rate_limit" | "timeout_seconds" | "headers" | "filter" | "oauth2" | "tls")[];
         };
         /** @description OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`). */
         EndpointOAuth2: {
@@ -946,6 +949,29 @@ export interface components {
             audience?: string;
             /** @enum {string} */
             auth_method: "client_secret_basic" | "client_secret_post";
+        };
+        /**
+         * @description A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+         * @example {
+         *       "data": {
+         *         "payout_type": [
+         *           "crypto"
+         *         ],
+         *         "amount": [
+         *           {
+         *             "numeric": [
+         *               ">",
+         *               0,
+         *               "<=",
+         *               500
+         *             ]
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        EndpointFilter: {
+            [key: string]: unknown;
         };
         /**
          * @example {
@@ -1228,7 +1254,7 @@ export interface components {
          *     schema in the account's catalog; `error.pointer` says where), `unknown_event_types` (an
          *     endpoint names types the account's catalog lacks or has deprecated), `invalid_batch`, `invalid_url`,
          *     `invalid_event_types`, `invalid_description`, `invalid_grace`, `invalid_window`, `window_past_retention` (a replay's `since` before the retention), `invalid_cursor`, `invalid_ttl`,
-         *     `batch_exceeds_burst` (a batch with more events than the API key's ingest burst: it can never fit), `invalid_settings` (an endpoint's settings; the message starts with the field).
+         *     `batch_exceeds_burst` (a batch with more events than the API key's ingest burst: it can never fit), `invalid_settings` (an endpoint's settings; the message starts with the field), `invalid_filter` (an endpoint's `settings.filter`).
          */
         Unprocessable: {
             headers: {

@@ -232,6 +232,7 @@ func (e EndpointOAuth2ViewAuthMethod) Valid() bool {
 
 // Defines values for EndpointSettingsPatchReset.
 const (
+	Filter         EndpointSettingsPatchReset = "filter"
 	Headers        EndpointSettingsPatchReset = "headers"
 	Oauth2         EndpointSettingsPatchReset = "oauth2"
 	RateLimit      EndpointSettingsPatchReset = "rate_limit"
@@ -242,6 +243,8 @@ const (
 // Valid indicates whether the value is a known member of the EndpointSettingsPatchReset enum.
 func (e EndpointSettingsPatchReset) Valid() bool {
 	switch e {
+	case Filter:
+		return true
 	case Headers:
 		return true
 	case Oauth2:
@@ -588,6 +591,9 @@ type EndpointFields struct {
 	Url       string           `json:"url"`
 }
 
+// EndpointFilter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+type EndpointFilter map[string]interface{}
+
 // EndpointHeaders defines model for EndpointHeaders.
 type EndpointHeaders map[string]string
 
@@ -656,6 +662,8 @@ type EndpointPatch struct {
 
 // EndpointSettings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
 type EndpointSettings struct {
+	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+	Filter  *EndpointFilter     `json:"filter,omitempty"`
 	Headers map[string]string   `json:"headers"`
 	Oauth2  *EndpointOAuth2View `json:"oauth2,omitempty"`
 
@@ -667,6 +675,8 @@ type EndpointSettings struct {
 
 // EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
 type EndpointSettingsPatch struct {
+	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
 	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
@@ -849,6 +859,8 @@ type NewEndpoint struct {
 
 // NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
 type NewEndpointSettings struct {
+	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
 	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).

@@ -189,6 +189,9 @@ type EndpointSettings struct {
 	// TLS is the client certificate the sender presents to the receiver
 	// and the CA bundle it trusts for it; nil: neither.
 	TLS *ClientTLS `dynamodbav:"tls,omitempty"`
+	// Filter is the endpoint's content filter (package filter), compact
+	// JSON; empty: every event it subscribes to.
+	Filter string `dynamodbav:"filter,omitempty"`
 }
 
 // ClientTLS is an endpoint's mutual TLS: a client certificate and key (PEM)

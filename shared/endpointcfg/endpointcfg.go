@@ -5,8 +5,10 @@
 package endpointcfg
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"net/textproto"
 	"net/url"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/filter"
 )
 
 // Limits of the settings.
@@ -94,8 +97,9 @@ type Change struct {
 	RateLimit      *float64          `json:"rate_limit"`
 	TimeoutSeconds *float64          `json:"timeout_seconds"` // a float, so that 5.0 reads as 5 and 5.5 is refused
 	Headers        map[string]string `json:"headers"`
-	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers", "oauth2"
+	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers", "filter", "oauth2", "tls"
 	RemoveHeaders  []string          `json:"remove_headers"` // names, any case
+	Filter         json.RawMessage   `json:"filter"`         // a content filter (package filter); null: none given
 	OAuth2         *OAuth2Change     `json:"oauth2"`
 	TLS            *TLSChange        `json:"tls"`
 }
@@ -166,6 +170,7 @@ type View struct {
 	RateLimit      float64           `json:"rate_limit,omitempty"`
 	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
 	Headers        map[string]string `json:"headers"`
+	Filter         json.RawMessage   `json:"filter,omitempty"`
 	OAuth2         *OAuth2View       `json:"oauth2,omitempty"`
 	TLS            *TLSView          `json:"tls,omitempty"`
 }
@@ -182,6 +187,9 @@ func ViewOf(s domain.EndpointSettings) View {
 		if t.CertPEM != "" {
 			v.TLS.ClientKey = "****"
 		}
+	}
+	if s.Filter != "" {
+		v.Filter = json.RawMessage(s.Filter)
 	}
 	return v
 }
@@ -209,7 +217,7 @@ func refuse(field, format string, args ...any) *Error {
 // makes from cur. accountRate is the account's effective rate (its own or
 // the deployment's): an endpoint's rate may not be above it.
 func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.EndpointSettings, *Error) {
-	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, OAuth2: cur.OAuth2, TLS: cur.TLS}
+	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, Filter: cur.Filter, OAuth2: cur.OAuth2, TLS: cur.TLS}
 	headers := make(map[string]string, len(cur.Headers))
 	for k, v := range cur.Headers {
 		headers[k] = v
@@ -222,13 +230,25 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 			next.TimeoutSeconds = 0
 		case "headers":
 			clear(headers)
+		case "filter":
+			next.Filter = ""
 		case "oauth2":
 			next.OAuth2 = nil
 		case "tls":
 			next.TLS = nil
 		default:
-			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds, headers, oauth2 or tls, not %q", f)
+			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds, headers, filter, oauth2 or tls, not %q", f)
 		}
+	}
+	if len(c.Filter) > 0 && string(c.Filter) != "null" {
+		if _, err := filter.Compile(c.Filter); err != nil {
+			return cur, refuse("filter", "%s", err.Error())
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, c.Filter); err != nil {
+			return cur, refuse("filter", "%s", err.Error())
+		}
+		next.Filter = compact.String()
 	}
 	if c.RateLimit != nil {
 		r := *c.RateLimit

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_o_auth_2_view import EndpointOAuth2View
     from ..models.endpoint_settings_headers import EndpointSettingsHeaders
     from ..models.endpoint_tls_view import EndpointTLSView
@@ -26,6 +27,11 @@ class EndpointSettings:
             headers (EndpointSettingsHeaders):
             rate_limit (float | Unset): Deliveries a second; at least 0.01 and at most the account's.
             timeout_seconds (int | Unset):
+            filter_ (EndpointFilter | Unset): A content filter on the event's body (docs/endpoint-settings.md): an
+                EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`,
+                `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
+                levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
+                {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
             oauth2 (EndpointOAuth2View | Unset):
             tls (EndpointTLSView | Unset):
     """
@@ -33,6 +39,7 @@ class EndpointSettings:
     headers: EndpointSettingsHeaders
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
+    filter_: EndpointFilter | Unset = UNSET
     oauth2: EndpointOAuth2View | Unset = UNSET
     tls: EndpointTLSView | Unset = UNSET
 
@@ -42,6 +49,10 @@ class EndpointSettings:
         rate_limit = self.rate_limit
 
         timeout_seconds = self.timeout_seconds
+
+        filter_: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.filter_, Unset):
+            filter_ = self.filter_.to_dict()
 
         oauth2: dict[str, Any] | Unset = UNSET
         if not isinstance(self.oauth2, Unset):
@@ -62,6 +73,8 @@ class EndpointSettings:
             field_dict["rate_limit"] = rate_limit
         if timeout_seconds is not UNSET:
             field_dict["timeout_seconds"] = timeout_seconds
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
         if oauth2 is not UNSET:
             field_dict["oauth2"] = oauth2
         if tls is not UNSET:
@@ -71,6 +84,7 @@ class EndpointSettings:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_o_auth_2_view import EndpointOAuth2View  # noqa: PLC0415
         from ..models.endpoint_settings_headers import EndpointSettingsHeaders  # noqa: PLC0415
         from ..models.endpoint_tls_view import EndpointTLSView  # noqa: PLC0415
@@ -81,6 +95,13 @@ class EndpointSettings:
         rate_limit = d.pop("rate_limit", UNSET)
 
         timeout_seconds = d.pop("timeout_seconds", UNSET)
+
+        _filter_ = d.pop("filter", UNSET)
+        filter_: EndpointFilter | Unset
+        if isinstance(_filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = EndpointFilter.from_dict(_filter_)
 
         _oauth2 = d.pop("oauth2", UNSET)
         oauth2: EndpointOAuth2View | Unset
@@ -100,6 +121,7 @@ class EndpointSettings:
             headers=headers,
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
+            filter_=filter_,
             oauth2=oauth2,
             tls=tls,
         )

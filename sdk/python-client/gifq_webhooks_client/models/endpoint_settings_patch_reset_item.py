@@ -2,6 +2,7 @@ from enum import StrEnum
 
 
 class EndpointSettingsPatchResetItem(StrEnum):
+    FILTER = "filter"
     HEADERS = "headers"
     OAUTH2 = "oauth2"
     RATE_LIMIT = "rate_limit"

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_headers import EndpointHeaders
     from ..models.endpoint_o_auth_2 import EndpointOAuth2
     from ..models.endpoint_tls import EndpointTLS
@@ -28,6 +29,11 @@ class NewEndpointSettings:
             rate_limit (float | Unset):
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+            filter_ (EndpointFilter | Unset): A content filter on the event's body (docs/endpoint-settings.md): an
+                EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`,
+                `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
+                levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
+                {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
             oauth2 (EndpointOAuth2 | Unset): OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender
                 gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization:
                 Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private
@@ -43,6 +49,7 @@ class NewEndpointSettings:
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
+    filter_: EndpointFilter | Unset = UNSET
     oauth2: EndpointOAuth2 | Unset = UNSET
     tls: EndpointTLS | Unset = UNSET
 
@@ -54,6 +61,10 @@ class NewEndpointSettings:
         headers: dict[str, Any] | Unset = UNSET
         if not isinstance(self.headers, Unset):
             headers = self.headers.to_dict()
+
+        filter_: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.filter_, Unset):
+            filter_ = self.filter_.to_dict()
 
         oauth2: dict[str, Any] | Unset = UNSET
         if not isinstance(self.oauth2, Unset):
@@ -72,6 +83,8 @@ class NewEndpointSettings:
             field_dict["timeout_seconds"] = timeout_seconds
         if headers is not UNSET:
             field_dict["headers"] = headers
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
         if oauth2 is not UNSET:
             field_dict["oauth2"] = oauth2
         if tls is not UNSET:
@@ -81,6 +94,7 @@ class NewEndpointSettings:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
         from ..models.endpoint_o_auth_2 import EndpointOAuth2  # noqa: PLC0415
         from ..models.endpoint_tls import EndpointTLS  # noqa: PLC0415
@@ -96,6 +110,13 @@ class NewEndpointSettings:
             headers = UNSET
         else:
             headers = EndpointHeaders.from_dict(_headers)
+
+        _filter_ = d.pop("filter", UNSET)
+        filter_: EndpointFilter | Unset
+        if isinstance(_filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = EndpointFilter.from_dict(_filter_)
 
         _oauth2 = d.pop("oauth2", UNSET)
         oauth2: EndpointOAuth2 | Unset
@@ -115,6 +136,7 @@ class NewEndpointSettings:
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             headers=headers,
+            filter_=filter_,
             oauth2=oauth2,
             tls=tls,
         )
