@@ -1238,6 +1238,13 @@ export interface components {
          *     creates no deliveries; the same key with another body answers 409.
          */
         IdempotencyKey: string;
+        /**
+         * @description 1-128 printable ASCII characters (else 422 `invalid_ordering_key`). The event gets the
+         *     next number of the account's sequence for this key; every delivery carries
+         *     `X-Gifq-Ordering-Key` and `X-Gifq-Sequence`, and an endpoint with `ordered` set gets the
+         *     key's events one at a time, in that order (docs/receivers.md).
+         */
+        OrderingKey: string;
     };
     requestBodies: never;
     headers: never;
@@ -1335,6 +1342,13 @@ export interface operations {
                  *     creates no deliveries; the same key with another body answers 409.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description 1-128 printable ASCII characters (else 422 `invalid_ordering_key`). The event gets the
+                 *     next number of the account's sequence for this key; every delivery carries
+                 *     `X-Gifq-Ordering-Key` and `X-Gifq-Sequence`, and an endpoint with `ordered` set gets the
+                 *     key's events one at a time, in that order (docs/receivers.md).
+                 */
+                "Ordering-Key"?: components["parameters"]["OrderingKey"];
             };
             path?: never;
             cookie?: never;

@@ -853,6 +853,9 @@ type ID = string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// OrderingKey defines model for OrderingKey.
+type OrderingKey = string
+
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
 
@@ -976,6 +979,12 @@ type CreateEventParams struct {
 	// IdempotencyKey 1-255 printable ASCII characters. A repeat within 24 hours answers the first event and
 	// creates no deliveries; the same key with another body answers 409.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// OrderingKey 1-128 printable ASCII characters (else 422 `invalid_ordering_key`). The event gets the
+	// next number of the account's sequence for this key; every delivery carries
+	// `X-Gifq-Ordering-Key` and `X-Gifq-Sequence`, and an endpoint with `ordered` set gets the
+	// key's events one at a time, in that order (docs/receivers.md).
+	OrderingKey *OrderingKey `json:"Ordering-Key,omitempty"`
 }
 
 // ListPortalSessionsParams defines parameters for ListPortalSessions.
@@ -3678,6 +3687,17 @@ func NewCreateEventRequestWithBody(server string, params *CreateEventParams, con
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.OrderingKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Ordering-Key", *params.OrderingKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Ordering-Key", headerParam1)
 		}
 
 	}
