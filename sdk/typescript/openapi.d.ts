@@ -292,7 +292,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver the events of a window the endpoint missed
-         * @description Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+         * @description Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
          */
         post: operations["replayEndpoint"];
         delete?: never;
@@ -1894,7 +1894,7 @@ export interface operations {
                         scanned: number;
                         /** @description Deliveries made and queued. */
                         replayed: number;
-                        /** @description Events that got a delivery to the endpoint meanwhile, or expired. */
+                        /** @description Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once). */
                         skipped: number;
                         more: boolean;
                         /** @description Given when `more`: send it as `cursor`. */
@@ -2125,6 +2125,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2325,6 +2326,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2408,6 +2410,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };
@@ -2489,6 +2492,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["SigningKeysUnavailable"];
         };

@@ -1343,7 +1343,7 @@ type ClientInterface interface {
 
 	// ReplayEndpointWithBody Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1352,7 +1352,7 @@ type ClientInterface interface {
 
 	// ReplayEndpoint Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1969,7 +1969,7 @@ func (c *Client) RecoverEndpoint(ctx context.Context, id ID, body RecoverEndpoin
 
 // ReplayEndpointWithBody Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1988,7 +1988,7 @@ func (c *Client) ReplayEndpointWithBody(ctx context.Context, id ID, contentType 
 
 // ReplayEndpoint Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4265,7 +4265,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4274,7 +4274,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
 	//
-	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+	// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6121,7 +6121,7 @@ type ReplayEndpointResponse struct {
 		// Scanned Events of the window looked at.
 		Scanned int `json:"scanned"`
 
-		// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+		// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 		Skipped int `json:"skipped"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -6161,7 +6161,7 @@ func (r ReplayEndpointResponse) GetJSON202() *struct {
 	// Scanned Events of the window looked at.
 	Scanned int `json:"scanned"`
 
-	// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+	// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 	Skipped int `json:"skipped"`
 } {
 	return r.JSON202
@@ -6561,6 +6561,11 @@ type CreateEventTypeResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreateEventTypeResponse429Headers the declared response headers of an HTTP 429 response for CreateEventType
+type CreateEventTypeResponse429Headers struct {
+	RetryAfter *int
+}
+
 type CreateEventTypeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6578,10 +6583,14 @@ type CreateEventTypeResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateEventTypeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateEventTypeResponse429Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6617,6 +6626,11 @@ func (r CreateEventTypeResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreateEventTypeResponse) GetJSON422() *Error {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateEventTypeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6734,6 +6748,11 @@ type UpdateEventTypeResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// UpdateEventTypeResponse429Headers the declared response headers of an HTTP 429 response for UpdateEventType
+type UpdateEventTypeResponse429Headers struct {
+	RetryAfter *int
+}
+
 type UpdateEventTypeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6753,10 +6772,14 @@ type UpdateEventTypeResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateEventTypeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateEventTypeResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6797,6 +6820,11 @@ func (r UpdateEventTypeResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r UpdateEventTypeResponse) GetJSON422() *Error {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateEventTypeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7459,6 +7487,11 @@ type CreatePortalSessionResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreatePortalSessionResponse429Headers the declared response headers of an HTTP 429 response for CreatePortalSession
+type CreatePortalSessionResponse429Headers struct {
+	RetryAfter *int
+}
+
 type CreatePortalSessionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7481,10 +7514,14 @@ type CreatePortalSessionResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreatePortalSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePortalSessionResponse429Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -7522,6 +7559,11 @@ func (r CreatePortalSessionResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreatePortalSessionResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7715,6 +7757,11 @@ type RotateSigningKeyResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RotateSigningKeyResponse429Headers the declared response headers of an HTTP 429 response for RotateSigningKey
+type RotateSigningKeyResponse429Headers struct {
+	RetryAfter *int
+}
+
 type RotateSigningKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7732,12 +7779,16 @@ type RotateSigningKeyResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *SigningKeysUnavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RotateSigningKeyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateSigningKeyResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7773,6 +7824,11 @@ func (r RotateSigningKeyResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r RotateSigningKeyResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateSigningKeyResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -8115,7 +8171,7 @@ func (c *ClientWithResponses) RecoverEndpointWithResponse(ctx context.Context, i
 
 // ReplayEndpointWithBodyWithResponse Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8130,7 +8186,7 @@ func (c *ClientWithResponses) ReplayEndpointWithBodyWithResponse(ctx context.Con
 
 // ReplayEndpointWithResponse Deliver the events of a window the endpoint missed
 //
-// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+// Delivers to the endpoint the events received between `since` and `until` that match its `event_types` and never had a delivery to it (it was created or re-filtered after them); test events are not replayed, nor events within an hour of the end of their 30-day retention (their delivery would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9984,7 +10040,7 @@ func ParseReplayEndpointResponse(rsp *http.Response) (*ReplayEndpointResponse, e
 			// Scanned Events of the window looked at.
 			Scanned int `json:"scanned"`
 
-			// Skipped Events that got a delivery to the endpoint meanwhile, or expired.
+			// Skipped Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their delivery would fail as `event_expired` at once).
 			Skipped int `json:"skipped"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10435,6 +10491,13 @@ func ParseCreateEventTypeResponse(rsp *http.Response) (*CreateEventTypeResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10455,6 +10518,16 @@ func ParseCreateEventTypeResponse(rsp *http.Response) (*CreateEventTypeResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateEventTypeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10597,6 +10670,13 @@ func ParseUpdateEventTypeResponse(rsp *http.Response) (*UpdateEventTypeResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10617,6 +10697,16 @@ func ParseUpdateEventTypeResponse(rsp *http.Response) (*UpdateEventTypeResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateEventTypeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -11239,6 +11329,13 @@ func ParseCreatePortalSessionResponse(rsp *http.Response) (*CreatePortalSessionR
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11259,6 +11356,16 @@ func ParseCreatePortalSessionResponse(rsp *http.Response) (*CreatePortalSessionR
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePortalSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -11467,6 +11574,13 @@ func ParseRotateSigningKeyResponse(rsp *http.Response) (*RotateSigningKeyRespons
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11494,6 +11608,16 @@ func ParseRotateSigningKeyResponse(rsp *http.Response) (*RotateSigningKeyRespons
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateSigningKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

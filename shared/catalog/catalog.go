@@ -123,13 +123,39 @@ func compileProblem(err error) *Problem {
 // Check validates an event body (known to be a JSON object) against s. A
 // failure is a *Problem at the most specific place that failed. A body
 // whose check could cost more than CheckBudget is refused unchecked.
-func (s *Schema) Check(body []byte) error {
+func (s *Schema) Check(body []byte) error { return s.CheckWithin(body, nil) }
+
+// Budget is what the checks of one request may cost together (a batch's
+// events share one), in CheckBudget's units.
+type Budget struct{ left int }
+
+// BatchCheckBudget is a batch's: four events at the single bound (a batch
+// carries at most 5 MB, twenty bodies of the largest size).
+const BatchCheckBudget = 4 * CheckBudget
+
+// NewBudget is a budget of units.
+func NewBudget(units int) *Budget { return &Budget{left: units} }
+
+// CheckWithin is Check drawing on b as well (nil: none): each event costs
+// at most CheckBudget, and the events of b together at most what b holds.
+func (s *Schema) CheckWithin(body []byte, b *Budget) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
 		return &Problem{Reason: "not JSON"}
 	}
-	m := meter{left: CheckBudget}
-	if !m.estimate(s.s, v) {
+	limit := CheckBudget
+	if b != nil {
+		limit = min(limit, b.left)
+	}
+	m := meter{left: limit}
+	fits := m.estimate(s.s, v)
+	if b != nil {
+		b.left -= limit - max(m.left, 0)
+	}
+	switch {
+	case !fits && limit < CheckBudget:
+		return &Problem{Reason: fmt.Sprintf("the request's events together are too costly to check against their schemas (over %d units): send this one in another request", BatchCheckBudget)}
+	case !fits:
 		return &Problem{Reason: fmt.Sprintf("the body is too costly to check against this schema (over %d units, about one subschema applied to one value each): send smaller events or simplify the schema", CheckBudget)}
 	}
 	err = s.s.Validate(v)

@@ -146,3 +146,22 @@ func TestSubschemasCoverEverySchemaField(t *testing.T) {
 		}
 	}
 }
+
+// A batch's events share one budget: each within CheckBudget, together
+// within BatchCheckBudget; past it the rest are refused unchecked.
+func TestABatchSharesOneCheckBudget(t *testing.T) {
+	s := mustCompile(t, `{"properties":{"d":{"items":{"type":"integer"}}}}`)
+	body := []byte(`{"event":"x","d":[` + strings.TrimSuffix(strings.Repeat("1,", 30000), ",") + `]}`) // ~90,000 units
+	b := NewBudget(BatchCheckBudget)
+	for i := 0; i < 4; i++ {
+		if err := s.CheckWithin(body, b); err != nil {
+			t.Fatalf("event %d within the batch's budget: %v", i+1, err)
+		}
+	}
+	if p := problem(t, s.CheckWithin(body, b)); !strings.Contains(p.Reason, "events together are too costly") {
+		t.Fatalf("the fifth: %v", p)
+	}
+	if err := s.Check(body); err != nil {
+		t.Fatalf("the same event alone: %v", err)
+	}
+}

@@ -268,7 +268,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 // send makes the claimed attempt; its slot goes to a message here waiting
 // for one (shared/inflight) as soon as the answer is in.
 func (r *run) send(ctx context.Context, e lifecycle.Effect) {
-	res := r.Sender.Send(ctx, destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), r.AttemptTimeout))
+	res := r.Sender.Send(ctx, destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), e.Settings))
 	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
 		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
 		r.m.Count(obs.MetricSlotHandoffs, 1)

@@ -48,11 +48,11 @@ type Request struct {
 
 // For is the request of one attempt of delivery deliveryID (ev to ep):
 // attempt num of its series (0: a manual one), signed with the secrets and
-// keys live at now, under the endpoint's effective settings
-// (endpointcfg.Resolve: its timeout within the deployment's, its headers),
-// to its destination (an AWS endpoint's target; nil: its URL).
-func For(ep *domain.Endpoint, ev *domain.Event, deliveryID, attemptID string, num int, now time.Time, timeout time.Duration) Request {
-	cfg := endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: timeout})
+// keys live at now, under the endpoint's effective settings for the
+// attempt (cfg, resolved once by the step: its timeout within the
+// deployment's, its headers), to its destination (an AWS endpoint's
+// target; nil: its URL).
+func For(ep *domain.Endpoint, ev *domain.Event, deliveryID, attemptID string, num int, now time.Time, cfg endpointcfg.Effective) Request {
 	at := domain.Millis(now)
 	var deadline time.Time
 	if cfg.Timeout > 0 {

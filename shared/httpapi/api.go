@@ -170,12 +170,13 @@ var routes = []route{
 }
 
 // notManagement are the writes outside the management limit: those charged
-// to the key's ingest bucket (events and what makes deliveries), and
-// revoking portal sessions (ending access is never limited).
+// to the key's ingest bucket (events and what makes deliveries), revoking
+// portal sessions (ending access is never limited) and a polling
+// consumer's commit (reading, not managing).
 var notManagement = map[string]bool{
 	"POST /v1/events": true, "POST /v1/events/batch": true, "POST /v1/endpoints/*/recover": true,
 	"POST /v1/endpoints/*/replay": true, "POST /v1/deliveries/*/resend": true, "POST /v1/endpoints/*/test-event": true,
-	"DELETE /v1/portal/sessions/*": true, "DELETE /v1/portal/sessions": true,
+	"DELETE /v1/portal/sessions/*": true, "DELETE /v1/portal/sessions": true, "POST /v1/endpoints/*/poll/commit": true,
 }
 
 // managementWrite reports whether rt is a write the management limit counts.

@@ -153,7 +153,7 @@ func TestAWSEndpointRefusedChangesNothing(t *testing.T) {
 func TestAWSEndpointWhereNotDelivered(t *testing.T) {
 	f := newFixture(t, nil)
 	a := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"type":"aws_eventbridge","aws":{"target_arn":"arn:aws:events:eu-west-1:123456789012:event-bus/default","role_arn":"`+roleARN+`"}}`)
-	if a.status != 422 || !strings.Contains(a.raw, `aws_eventbridge\" is not one this deployment delivers to: http"`) {
+	if a.status != 422 || !strings.Contains(a.raw, `aws_eventbridge\" is not one this deployment delivers to: http, polling"`) {
 		t.Fatalf("%d %s", a.status, a.raw)
 	}
 }

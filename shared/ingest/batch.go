@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gifq/webhooks/shared/catalog"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/store"
@@ -61,9 +62,10 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 	if err != nil {
 		return nil, err
 	}
+	budget := catalog.NewBudget(catalog.BatchCheckBudget) // the batch's schema checks together
 	for i := range items {
 		if out[i].Err == nil && !out[i].Replayed {
-			out[i].Err = s.checkSchema(ctx, acct, valid[i])
+			out[i].Err = s.checkSchema(ctx, acct, valid[i], budget)
 		}
 	}
 	now := s.Now()

@@ -175,7 +175,7 @@ func (s *Service) IngestKeyed(ctx context.Context, accountID string, body []byte
 	if err != nil {
 		return Result{}, err
 	}
-	if err := s.checkSchema(ctx, acct, p); err != nil {
+	if err := s.checkSchema(ctx, acct, p, nil); err != nil {
 		return Result{}, err
 	}
 	now := s.Now()

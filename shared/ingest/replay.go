@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -36,26 +37,33 @@ type ReplayWindow struct {
 type ReplayResult struct {
 	Scanned  int    // events read from the index
 	Replayed int    // new deliveries made and queued
-	Skipped  int    // events that got a delivery to the endpoint meanwhile, or expired
+	Skipped  int    // events that got a delivery to the endpoint meanwhile, expired, or expire within the hour
 	More     bool   // the window holds more events: call again with Cursor
 	Cursor   string // the last event this call looked at
 }
 
 // missing is the pure decision: of refs (oldest first), the events ep
-// subscribes to and has no delivery for, at most max; and how many refs
-// that consumed (the cursor stops at the last one looked at).
-func missing(ep domain.Endpoint, refs []store.EventRef, max int) (picked []store.EventRef, consumed int) {
+// subscribes to and has no delivery for, at most max; how many refs that
+// consumed (the cursor stops at the last one looked at); and how many it
+// passed over because their retention ends within lifecycle.ExpiryMargin of
+// now: a delivery made for one would be failed as event_expired and
+// dead-lettered at once, so it is skipped (counted with the replay's
+// skipped), not replayed.
+func missing(ep domain.Endpoint, refs []store.EventRef, max int, now time.Time) (picked []store.EventRef, consumed, expiring int) {
 	for _, r := range refs {
 		if len(picked) == max {
 			break
 		}
 		consumed++
-		if !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID) || ep.DestinationOf() == domain.DestinationPolling {
-			continue
+		switch {
+		case !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID) || ep.DestinationOf() == domain.DestinationPolling:
+		case lifecycle.NearExpiry(r.ExpiresAt, now):
+			expiring++
+		default:
+			picked = append(picked, r)
 		}
-		picked = append(picked, r)
 	}
-	return picked, consumed
+	return picked, consumed, expiring
 }
 
 // ErrReplayUnsupported: the service's store cannot list events by time.
@@ -81,12 +89,12 @@ func (s *Service) ReplayMissing(ctx context.Context, accountID, endpointID strin
 	if err != nil {
 		return ReplayResult{}, err
 	}
-	picked, consumed := missing(*ep, refs, MaxReplayCreated)
-	res := ReplayResult{Scanned: consumed, More: more || consumed < len(refs)}
+	now := s.Now()
+	picked, consumed, expiring := missing(*ep, refs, MaxReplayCreated, now)
+	res := ReplayResult{Scanned: consumed, Skipped: expiring, More: more || consumed < len(refs)}
 	if consumed > 0 {
 		res.Cursor = refs[consumed-1].ID
 	}
-	now := s.Now()
 	slots, ivl, err := s.reserve(ctx, acct, len(picked), now) // and the request's gate (gate.go)
 	if err != nil || len(picked) == 0 {
 		return res, err

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/store"
@@ -30,7 +31,7 @@ func TestMissingPicksUnsentMatchingEvents(t *testing.T) {
 		{0, nil, 0},
 	}
 	for _, c := range cases {
-		picked, consumed := missing(ep, refs, c.max)
+		picked, consumed, _ := missing(ep, refs, c.max, time.Now())
 		var got []string
 		for _, r := range picked {
 			got = append(got, r.ID)
@@ -46,7 +47,25 @@ func TestMissingPicksUnsentMatchingEvents(t *testing.T) {
 		}
 	}
 	// An endpoint with no filter takes every type.
-	if picked, _ := missing(domain.Endpoint{ID: "ep_c"}, refs, 10); len(picked) != 5 {
+	if picked, _, _ := missing(domain.Endpoint{ID: "ep_c"}, refs, 10, time.Now()); len(picked) != 5 {
 		t.Errorf("no filter: %d picked", len(picked))
+	}
+}
+
+// An event whose retention ends within the expiry margin (an hour) is not
+// replayed: its delivery would be failed as event_expired and dead-lettered
+// at once. It is passed over and counted, and the cursor moves past it.
+func TestMissingSkipsEventsInTheirLastHour(t *testing.T) {
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	ep := domain.Endpoint{ID: "ep_a"}
+	refs := []store.EventRef{
+		{ID: "evt_1", Type: "a", ExpiresAt: now.Add(59 * time.Minute).Unix()}, // its last hour
+		{ID: "evt_2", Type: "a", ExpiresAt: now.Add(2 * time.Hour).Unix()},
+		{ID: "evt_3", Type: "a", ExpiresAt: now.Add(-time.Minute).Unix()}, // past (DynamoDB deletes late)
+		{ID: "evt_4", Type: "a", ExpiresAt: now.Add(29 * 24 * time.Hour).Unix()},
+	}
+	picked, consumed, expiring := missing(ep, refs, 10, now)
+	if len(picked) != 2 || picked[0].ID != "evt_2" || picked[1].ID != "evt_4" || consumed != 4 || expiring != 2 {
+		t.Fatalf("picked %v, consumed %d, expiring %d; want evt_2 and evt_4, 4, 2", picked, consumed, expiring)
 	}
 }

@@ -102,13 +102,14 @@ func (s *Service) schemaFor(ctx context.Context, acct domain.Account, eventType 
 	return sch, nil
 }
 
-// checkSchema validates a body against its type's schema, when there is one.
-func (s *Service) checkSchema(ctx context.Context, acct domain.Account, p checked) error {
+// checkSchema validates a body against its type's schema, when there is
+// one, drawing on budget (a batch's, shared by its events; nil: none).
+func (s *Service) checkSchema(ctx context.Context, acct domain.Account, p checked, budget *catalog.Budget) error {
 	sch, err := s.schemaFor(ctx, acct, p.eventType)
 	if err != nil || sch == nil {
 		return err
 	}
-	if err := sch.Check(p.body); err != nil {
+	if err := sch.CheckWithin(p.body, budget); err != nil {
 		var prob *catalog.Problem
 		if errors.As(err, &prob) {
 			return &SchemaError{EventType: p.eventType, Problem: prob}

@@ -276,6 +276,10 @@ type Effect struct {
 	Metric string        // counted once (obs.Metric*)
 	Took   time.Duration // with MetricDelivered: from the delivery's creation to its 2xx (obs.MetricTimeToDeliver)
 	Number int           // DoSend: the attempt's number in its series, 0 for a manual one
+	// Settings (DoSend) are the endpoint's effective settings for this
+	// attempt, resolved once here (settings): the request is built from
+	// them, nothing else reads the endpoint's raw settings.
+	Settings endpointcfg.Effective
 }
 
 // Step is the next effect for a message, from what is known of it.
@@ -316,9 +320,9 @@ func Step(k Known, p Policy) Effect {
 		// The attempt's number in its series (the receiver's header); a
 		// manual attempt is not one of the series': 0.
 		if k.Msg.Kind == KindResend {
-			return Effect{Do: DoSend}
+			return Effect{Do: DoSend, Settings: settings(k, p)}
 		}
-		return Effect{Do: DoSend, Number: k.Claimed.Attempts}
+		return Effect{Do: DoSend, Number: k.Claimed.Attempts, Settings: settings(k, p)}
 	case k.Claim != ClaimNone:
 		return afterClaim(k, p)
 	}
@@ -412,7 +416,7 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		return slotBack(k, p, rate.At, e)
 	}
-	if cfg := settings(ep, p); cfg.OwnRate {
+	if cfg := settings(k, p); cfg.OwnRate {
 		if k.EndpointRate.At.IsZero() {
 			return Effect{Do: DoReserve, Line: LineEndpoint, Rate: cfg.RatePerSecond}
 		}
@@ -702,8 +706,19 @@ func slotBack(k Known, p Policy, at time.Time, e Effect) Effect {
 	return e
 }
 
-func settings(ep *domain.Endpoint, p Policy) endpointcfg.Effective {
-	return endpointcfg.Resolve(*ep, domain.Account{}, endpointcfg.Defaults{Timeout: p.AttemptTimeout})
+// settings are the endpoint's effective settings (endpointcfg.Resolve)
+// under its account's real rate, as the account's limiter holds it: the
+// interval of the attempt's account slot. Its interval is truncated (to the
+// µs or, carried by the message, the ms), which can only make the account
+// look faster, so the endpoint's own rate is never skipped when it is the
+// lower; no slot yet (or an interval under a ms): the endpoint's own rate
+// is booked whenever it has one.
+func settings(k Known, p Policy) endpointcfg.Effective {
+	var acct domain.Account
+	if s, ok := accountSlot(k); ok && s.Interval > 0 {
+		acct.RatePerSecond = float64(time.Second) / float64(s.Interval)
+	}
+	return endpointcfg.Resolve(*k.Endpoint, acct, endpointcfg.Defaults{Timeout: p.AttemptTimeout})
 }
 
 // FreeSlots lists the endpoint's in-flight slots (of max) that nobody held

@@ -709,3 +709,25 @@ func TestABlipLeavesTheEndpointsHealthAsItIs(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint's settings are resolved under its account's real rate (its
+// account slot's interval: 5/s here): an endpoint rate not below it books
+// no slot of its own (a write saved), a lower one does; the send carries
+// the settings resolved for the attempt, which the request is built from.
+func TestSettingsAreResolvedWithTheAccountsRate(t *testing.T) {
+	k := booked() // account slot interval 200 ms: 5 deliveries a second
+	k.Endpoint.Settings.RatePerSecond = 8
+	if e := lifecycle.Step(k, policy); e.Do == lifecycle.DoReserve {
+		t.Fatalf("an endpoint rate above the account's booked its own line: %+v", e)
+	}
+	k.Endpoint.Settings.RatePerSecond = 4
+	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoReserve || e.Line != lifecycle.LineEndpoint || e.Rate != 4 {
+		t.Fatalf("an endpoint rate below the account's: %+v", e)
+	}
+	c := claimed()
+	c.Endpoint.Settings = domain.EndpointSettings{TimeoutSeconds: 3, Headers: map[string]string{"Authorization": "Bearer x"}}
+	e := lifecycle.Step(c, policy)
+	if e.Do != lifecycle.DoSend || e.Settings.Timeout != 3*time.Second || e.Settings.Headers["Authorization"] != "Bearer x" || e.Settings.RatePerSecond != 5 {
+		t.Fatalf("the send's settings: %+v", e)
+	}
+}

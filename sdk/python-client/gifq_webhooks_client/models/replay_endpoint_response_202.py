@@ -16,7 +16,8 @@ class ReplayEndpointResponse202:
     Attributes:
         scanned (int): Events of the window looked at.
         replayed (int): Deliveries made and queued.
-        skipped (int): Events that got a delivery to the endpoint meanwhile, or expired.
+        skipped (int): Events that got a delivery to the endpoint meanwhile, expired, or expire within the hour (their
+            delivery would fail as `event_expired` at once).
         more (bool):
         next_cursor (str | Unset): Given when `more`: send it as `cursor`.
     """

@@ -114,10 +114,12 @@ def sync_detailed(
 
      Delivers to the endpoint the events received between `since` and `until` that match its
     `event_types` and never had a delivery to it (it was created or re-filtered after them); test events
-    are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by
-    the account's rate like new events; while `more`, call again with the same window and `cursor` set
-    to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention
-    (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+    are not replayed, nor events within an hour of the end of their 30-day retention (their delivery
+    would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events
+    and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call
+    again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice.
+    `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event
+    against the API key's ingest limit.
 
     Args:
         id (str):
@@ -153,10 +155,12 @@ def sync(
 
      Delivers to the endpoint the events received between `since` and `until` that match its
     `event_types` and never had a delivery to it (it was created or re-filtered after them); test events
-    are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by
-    the account's rate like new events; while `more`, call again with the same window and `cursor` set
-    to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention
-    (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+    are not replayed, nor events within an hour of the end of their 30-day retention (their delivery
+    would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events
+    and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call
+    again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice.
+    `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event
+    against the API key's ingest limit.
 
     Args:
         id (str):
@@ -187,10 +191,12 @@ async def asyncio_detailed(
 
      Delivers to the endpoint the events received between `since` and `until` that match its
     `event_types` and never had a delivery to it (it was created or re-filtered after them); test events
-    are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by
-    the account's rate like new events; while `more`, call again with the same window and `cursor` set
-    to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention
-    (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+    are not replayed, nor events within an hour of the end of their 30-day retention (their delivery
+    would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events
+    and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call
+    again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice.
+    `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event
+    against the API key's ingest limit.
 
     Args:
         id (str):
@@ -224,10 +230,12 @@ async def asyncio(
 
      Delivers to the endpoint the events received between `since` and `until` that match its
     `event_types` and never had a delivery to it (it was created or re-filtered after them); test events
-    are not replayed. Each call reads at most 1,000 events and makes at most 100 deliveries, paced by
-    the account's rate like new events; while `more`, call again with the same window and `cursor` set
-    to `next_cursor`. Calling it again sends nothing twice. `since` must be within the 30-day retention
-    (else 422 `window_past_retention`). Counts as one event against the API key's ingest limit.
+    are not replayed, nor events within an hour of the end of their 30-day retention (their delivery
+    would fail as `event_expired` at once; counted in `skipped`). Each call reads at most 1,000 events
+    and makes at most 100 deliveries, paced by the account's rate like new events; while `more`, call
+    again with the same window and `cursor` set to `next_cursor`. Calling it again sends nothing twice.
+    `since` must be within the 30-day retention (else 422 `window_past_retention`). Counts as one event
+    against the API key's ingest limit.
 
     Args:
         id (str):
