@@ -891,18 +891,23 @@ export interface components {
             headers: {
                 [key: string]: string;
             };
+            /** @description Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false. */
+            ordered?: boolean;
         };
         /** @description Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters. */
         NewEndpointSettings: {
             rate_limit?: number;
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
+            /** @description Keyed events arrive one at a time per key, in sequence. */
+            ordered?: boolean;
         };
         /** @description A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first. */
         EndpointSettingsPatch: {
             rate_limit?: number;
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
+            ordered?: boolean;
             remove_headers?: string[];
             reset?: ("rate_limit" | "timeout_seconds" | "headers")[];
         };

@@ -588,6 +588,9 @@ type EndpointPatch struct {
 type EndpointSettings struct {
 	Headers map[string]string `json:"headers"`
 
+	// Ordered Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false.
+	Ordered *bool `json:"ordered,omitempty"`
+
 	// RateLimit Deliveries a second; at least 0.01 and at most the account's.
 	RateLimit      *float32 `json:"rate_limit,omitempty"`
 	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
@@ -596,6 +599,7 @@ type EndpointSettings struct {
 // EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
 type EndpointSettingsPatch struct {
 	Headers        *EndpointHeaders              `json:"headers,omitempty"`
+	Ordered        *bool                         `json:"ordered,omitempty"`
 	RateLimit      *float32                      `json:"rate_limit,omitempty"`
 	RemoveHeaders  *[]string                     `json:"remove_headers,omitempty"`
 	Reset          *[]EndpointSettingsPatchReset `json:"reset,omitempty"`
@@ -755,9 +759,12 @@ type NewEndpoint struct {
 
 // NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
 type NewEndpointSettings struct {
-	Headers        *EndpointHeaders `json:"headers,omitempty"`
-	RateLimit      *float32         `json:"rate_limit,omitempty"`
-	TimeoutSeconds *int             `json:"timeout_seconds,omitempty"`
+	Headers *EndpointHeaders `json:"headers,omitempty"`
+
+	// Ordered Keyed events arrive one at a time per key, in sequence.
+	Ordered        *bool    `json:"ordered,omitempty"`
+	RateLimit      *float32 `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
 }
 
 // NewEventType defines model for NewEventType.

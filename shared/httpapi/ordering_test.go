@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,5 +45,26 @@ func TestOrderingKeyNumbersEvents(t *testing.T) {
 	}
 	if a := f.postKeyed(t, f.keyA, strings.Repeat("k", 128), `{"event":"a.b"}`); a.status != 202 {
 		t.Fatalf("128 bytes: %d %s", a.status, a.raw)
+	}
+}
+
+// An endpoint opts in to ordered delivery in its settings, at registration
+// or by PATCH, and out again; the other settings stay.
+func TestOrderedSetting(t *testing.T) {
+	f := newFixture(t, nil)
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"ordered":true,"timeout_seconds":5}}`)
+	if s := fmt.Sprint(created.body["settings"]); created.status != 201 || s != `map[headers:map[] ordered:true timeout_seconds:5]` {
+		t.Fatalf("create: %d %s", created.status, created.raw)
+	}
+	id := created.body["id"].(string)
+	if ep, err := f.app.Store.GetEndpoint(ctx, f.acctA, id); err != nil || !ep.Settings.Ordered {
+		t.Fatalf("stored %+v %v", ep.Settings, err)
+	}
+	a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"ordered":false}}`)
+	if s := fmt.Sprint(a.body["settings"]); a.status != 200 || s != `map[headers:map[] timeout_seconds:5]` {
+		t.Fatalf("PATCH: %d %s", a.status, a.raw)
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"ordered":"yes"}}`); a.status/100 != 4 {
+		t.Fatalf("a string: %d %s", a.status, a.raw)
 	}
 }

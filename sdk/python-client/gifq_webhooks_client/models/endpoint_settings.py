@@ -24,11 +24,14 @@ class EndpointSettings:
             headers (EndpointSettingsHeaders):
             rate_limit (float | Unset): Deliveries a second; at least 0.01 and at most the account's.
             timeout_seconds (int | Unset):
+            ordered (bool | Unset): Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-
+                settings.md). Left out: false.
     """
 
     headers: EndpointSettingsHeaders
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
+    ordered: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         headers = self.headers.to_dict()
@@ -36,6 +39,8 @@ class EndpointSettings:
         rate_limit = self.rate_limit
 
         timeout_seconds = self.timeout_seconds
+
+        ordered = self.ordered
 
         field_dict: dict[str, Any] = {}
 
@@ -48,6 +53,8 @@ class EndpointSettings:
             field_dict["rate_limit"] = rate_limit
         if timeout_seconds is not UNSET:
             field_dict["timeout_seconds"] = timeout_seconds
+        if ordered is not UNSET:
+            field_dict["ordered"] = ordered
 
         return field_dict
 
@@ -62,10 +69,13 @@ class EndpointSettings:
 
         timeout_seconds = d.pop("timeout_seconds", UNSET)
 
+        ordered = d.pop("ordered", UNSET)
+
         endpoint_settings = cls(
             headers=headers,
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
+            ordered=ordered,
         )
 
         return endpoint_settings

@@ -25,6 +25,7 @@ class EndpointSettingsPatch:
             rate_limit (float | Unset):
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+            ordered (bool | Unset):
             remove_headers (list[str] | Unset):
             reset (list[EndpointSettingsPatchResetItem] | Unset):
     """
@@ -32,6 +33,7 @@ class EndpointSettingsPatch:
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
+    ordered: bool | Unset = UNSET
     remove_headers: list[str] | Unset = UNSET
     reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
 
@@ -43,6 +45,8 @@ class EndpointSettingsPatch:
         headers: dict[str, Any] | Unset = UNSET
         if not isinstance(self.headers, Unset):
             headers = self.headers.to_dict()
+
+        ordered = self.ordered
 
         remove_headers: list[str] | Unset = UNSET
         if not isinstance(self.remove_headers, Unset):
@@ -64,6 +68,8 @@ class EndpointSettingsPatch:
             field_dict["timeout_seconds"] = timeout_seconds
         if headers is not UNSET:
             field_dict["headers"] = headers
+        if ordered is not UNSET:
+            field_dict["ordered"] = ordered
         if remove_headers is not UNSET:
             field_dict["remove_headers"] = remove_headers
         if reset is not UNSET:
@@ -87,6 +93,8 @@ class EndpointSettingsPatch:
         else:
             headers = EndpointHeaders.from_dict(_headers)
 
+        ordered = d.pop("ordered", UNSET)
+
         remove_headers = cast(list[str], d.pop("remove_headers", UNSET))
 
         _reset = d.pop("reset", UNSET)
@@ -102,6 +110,7 @@ class EndpointSettingsPatch:
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             headers=headers,
+            ordered=ordered,
             remove_headers=remove_headers,
             reset=reset,
         )

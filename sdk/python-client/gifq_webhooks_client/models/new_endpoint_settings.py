@@ -26,11 +26,13 @@ class NewEndpointSettings:
             rate_limit (float | Unset):
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+            ordered (bool | Unset): Keyed events arrive one at a time per key, in sequence.
     """
 
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
+    ordered: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         rate_limit = self.rate_limit
@@ -41,6 +43,8 @@ class NewEndpointSettings:
         if not isinstance(self.headers, Unset):
             headers = self.headers.to_dict()
 
+        ordered = self.ordered
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -50,6 +54,8 @@ class NewEndpointSettings:
             field_dict["timeout_seconds"] = timeout_seconds
         if headers is not UNSET:
             field_dict["headers"] = headers
+        if ordered is not UNSET:
+            field_dict["ordered"] = ordered
 
         return field_dict
 
@@ -69,10 +75,13 @@ class NewEndpointSettings:
         else:
             headers = EndpointHeaders.from_dict(_headers)
 
+        ordered = d.pop("ordered", UNSET)
+
         new_endpoint_settings = cls(
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             headers=headers,
+            ordered=ordered,
         )
 
         return new_endpoint_settings
