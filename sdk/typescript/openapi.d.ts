@@ -679,6 +679,11 @@ export interface components {
                  *     characters, or the event is refused in its result (400 `invalid_idempotency_key`).
                  */
                 idempotency_key?: string;
+                /**
+                 * @description As the Ordering-Key header of `POST /v1/events` (else 422 `invalid_ordering_key`
+                 *     in its result); a batch's events of one key are numbered in the batch's order.
+                 */
+                ordering_key?: string;
             }[];
         };
         /**

@@ -352,6 +352,10 @@ type BatchRequest struct {
 		// IdempotencyKey As the Idempotency-Key header of `POST /v1/events`: 1-255 printable ASCII
 		// characters, or the event is refused in its result (400 `invalid_idempotency_key`).
 		IdempotencyKey *string `json:"idempotency_key,omitempty"`
+
+		// OrderingKey As the Ordering-Key header of `POST /v1/events` (else 422 `invalid_ordering_key`
+		// in its result); a batch's events of one key are numbered in the batch's order.
+		OrderingKey *string `json:"ordering_key,omitempty"`
 	} `json:"events"`
 }
 

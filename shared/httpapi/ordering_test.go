@@ -68,3 +68,31 @@ func TestOrderedSetting(t *testing.T) {
 		t.Fatalf("a string: %d %s", a.status, a.raw)
 	}
 }
+
+// A batch's entries take an ordering_key: one key's events are numbered in
+// the batch's order, after the key's earlier events; a bad key is refused
+// in its own result.
+func TestBatchOrderingKey(t *testing.T) {
+	f := newFixture(t, nil)
+	f.endpoint(t, f.keyA)
+	f.postKeyed(t, f.keyA, "k", `{"event":"a.b"}`) // number 1
+	a := f.do(t, f.keyA, "POST", "/v1/events/batch", `{"events":[
+		{"body":{"event":"a.b","i":0},"ordering_key":"k"},
+		{"body":{"event":"a.b","i":1}},
+		{"body":{"event":"a.b","i":2},"ordering_key":"k"},
+		{"body":{"event":"a.b","i":3},"ordering_key":"`+strings.Repeat("k", 129)+`"}]}`)
+	if a.status != 200 {
+		t.Fatalf("%d %s", a.status, a.raw)
+	}
+	results := a.body["results"].([]any)
+	for i, want := range []int64{2, 0, 3} {
+		id := results[i].(map[string]any)["event"].(map[string]any)["id"].(string)
+		ev, err := f.app.Store.GetEvent(ctx, f.acctA, id)
+		if err != nil || ev.Seq != want {
+			t.Fatalf("entry %d: seq %d, want %d (%v)", i, ev.Seq, want, err)
+		}
+	}
+	if r := results[3].(map[string]any); r["status"].(float64) != 422 || !strings.Contains(fmt.Sprint(r["error"]), "invalid_ordering_key") {
+		t.Fatalf("a key too long: %v", r)
+	}
+}
