@@ -99,3 +99,41 @@ func eventN(body []byte) int {
 	_ = json.Unmarshal(body, &b)
 	return b.N
 }
+
+// A key's head that fails for good releases the next event, which says so
+// (X-Gifq-Previous: failed); the head is dead-lettered as any other.
+func TestOrderedHeadFailedForGoodReleasesTheNext(t *testing.T) {
+	h := start(t, opts{})
+	_, key := h.account(t)
+	var rv *receiver
+	rv = h.receiver(t, func(i int, _ http.ResponseWriter, _ *http.Request) (int, string) {
+		if eventN(rv.requests()[i-1].body) == 1 {
+			return 500, ""
+		}
+		return 200, ""
+	})
+	ep := h.createEndpoint(t, key, map[string]any{"url": rv.URL, "settings": map[string]any{"ordered": true}})
+	rv.setSecret(ep.Secret)
+	e1 := h.publish(t, key, `{"event":"ledger.entry","n":1}`, "Ordering-Key", "k")
+	e2 := h.publish(t, key, `{"event":"ledger.entry","n":2}`, "Ordering-Key", "k")
+	d1 := h.waitFor(t, key, e1.Deliveries[0].ID, 60*time.Second, settled)
+	d2 := h.waitFor(t, key, e2.Deliveries[0].ID, 60*time.Second, settled)
+	if d1.Status != "failed" || d1.AttemptCount != h.attempts || d2.Status != "delivered" {
+		t.Fatalf("e1 %s after %d attempts, e2 %s", d1.Status, d1.AttemptCount, d2.Status)
+	}
+	e1s := 0
+	for _, r := range rv.requests() {
+		switch eventN(r.body) {
+		case 1:
+			e1s++
+			if p := r.header.Get("X-Gifq-Previous"); p != "" {
+				t.Errorf("the head carries X-Gifq-Previous %q", p)
+			}
+		case 2:
+			if e1s != h.attempts || r.header.Get("X-Gifq-Previous") != "failed" || r.header.Get("X-Gifq-Sequence") != "2" {
+				t.Errorf("e2 sent after %d of e1's %d attempts, X-Gifq-Previous %q, sequence %q", e1s, h.attempts,
+					r.header.Get("X-Gifq-Previous"), r.header.Get("X-Gifq-Sequence"))
+			}
+		}
+	}
+}
