@@ -733,6 +733,10 @@ export interface components {
             /** Format: date-time */
             received_at: string;
             idempotency_key?: string;
+            /** @description Its Ordering-Key, if it was posted with one. */
+            ordering_key?: string;
+            /** @description With ordering_key: its number in the key's sequence (X-Gifq-Sequence). */
+            sequence?: number;
             body: components["schemas"]["EventBody"];
             deliveries: components["schemas"]["DeliveryWithAttempts"][];
         };

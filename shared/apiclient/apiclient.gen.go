@@ -677,7 +677,13 @@ type Event struct {
 	Event          string                 `json:"event"`
 	Id             string                 `json:"id"`
 	IdempotencyKey *string                `json:"idempotency_key,omitempty"`
-	ReceivedAt     time.Time              `json:"received_at"`
+
+	// OrderingKey Its Ordering-Key, if it was posted with one.
+	OrderingKey *string   `json:"ordering_key,omitempty"`
+	ReceivedAt  time.Time `json:"received_at"`
+
+	// Sequence With ordering_key: its number in the key's sequence (X-Gifq-Sequence).
+	Sequence *int `json:"sequence,omitempty"`
 }
 
 // EventBody The webhook body, delivered byte for byte. At most 256 KiB.

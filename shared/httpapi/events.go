@@ -94,6 +94,8 @@ type eventView struct {
 	Event          string          `json:"event"`
 	ReceivedAt     string          `json:"received_at"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	OrderingKey    string          `json:"ordering_key,omitempty"`
+	Sequence       int64           `json:"sequence,omitempty"`
 	Body           json.RawMessage `json:"body"`
 	Deliveries     []deliveryView  `json:"deliveries"`
 }
@@ -139,7 +141,7 @@ func (a *API) getEvent(ctx context.Context, req *request) response {
 		}()
 	}
 	wg.Wait()
-	out := eventView{ID: ev.ID, Event: ev.Type, ReceivedAt: rfc3339(ev.ReceivedAt), IdempotencyKey: ev.IdempotencyKey,
+	out := eventView{ID: ev.ID, Event: ev.Type, ReceivedAt: rfc3339(ev.ReceivedAt), IdempotencyKey: ev.IdempotencyKey, OrderingKey: ev.OrderingKey, Sequence: ev.Seq,
 		Body: json.RawMessage(ev.Body), Deliveries: []deliveryView{}}
 	for i, err := range errs {
 		switch {

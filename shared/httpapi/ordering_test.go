@@ -28,6 +28,10 @@ func TestOrderingKeyNumbersEvents(t *testing.T) {
 		if err != nil || ev.OrderingKey != "order-7" || ev.Seq != want {
 			t.Fatalf("event %d: key %q seq %d, %v", i, ev.OrderingKey, ev.Seq, err)
 		}
+		got := f.do(t, f.keyA, "GET", "/v1/events/"+ev.ID, "")
+		if got.body["ordering_key"] != "order-7" || got.body["sequence"] != float64(want) {
+			t.Fatalf("GET shows %s", got.raw)
+		}
 	}
 	if a := f.postKeyed(t, f.keyA, "other", `{"event":"a.b"}`); a.status != 202 {
 		t.Fatalf("other key: %d %s", a.status, a.raw)
