@@ -153,6 +153,9 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await page.getByRole('button', { name: 'Resend now' }).click();
   await page.getByText(/Resend queued/).waitFor();
   await reloadUntil(page, page.locator('#attempts tbody tr', { hasText: 'Resend' }).filter({ hasText: 'HTTP 500' }), 'the resend in the attempts');
+  // Each series apart, with its own count and when it began.
+  assert.match(await page.locator('#series').innerText(), /Automatic: \d+ attempts?, began /);
+  assert.match(await page.locator('#series').innerText(), /Resent: 1 attempt, began /);
   await page.screenshot({ path: join(shots, 'portal-delivery.png'), fullPage: true });
 
   // A long log: the page shows the newest 20 attempts; "Older attempts" fetches the rest.
@@ -166,6 +169,8 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   await until('the older attempts shown', async () => await page.locator('#attempts tbody tr', { hasText: '#1' }).count() > 0);
   assert.ok(await page.locator('#attempts tbody tr').count() > 20);
   assert.equal(await page.getByRole('button', { name: 'Older attempts' }).count(), 0, 'no more to fetch');
+  const resends = await page.locator('#attempts tbody tr', { hasText: 'Resend' }).count();
+  assert.match(await page.locator('#series').innerText(), new RegExp('Resent: ' + resends + ' attempts, began '), 'every resend shown is counted');
 
   // Rotate the failing endpoint's secret: the new one is shown once, the old one keeps signing.
   await page.getByRole('link', { name: 'Endpoint', exact: true }).click();
@@ -203,6 +208,29 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
 
   assert.deepEqual(page.problems, [], 'no script errors or CSP violations');
   assert.ok(!dev.log().includes(token.split('.')[1]), 'the token never appears in a log line');
+  await page.context().close();
+});
+
+test('the events screen lists what was sent, newest first, of one type if asked', async () => {
+  const s = await session();
+  const tag = 'po_feed_' + Date.now();
+  const sent = [];
+  for (const event of ['payout.fulfilled', 'order.paid', 'payout.fulfilled']) {
+    sent.push((await call('POST', '/v1/events', { event, payout_type: 'crypto', data: { id: tag } })).body.id);
+  }
+  const page = await newPage();
+  await page.goto(s.url);
+  await page.locator('#nav-events').click();
+  const rows = page.locator('#events tbody tr');
+  await rows.first().waitFor();
+  assert.equal(await rows.first().locator('.mono').innerText(), sent[2], 'newest first');
+  await rows.first().locator('summary').click();
+  assert.match(await rows.first().locator('pre').innerText(), new RegExp(tag), 'the body as posted');
+  await page.screenshot({ path: join(shots, 'portal-events.png'), fullPage: true });
+  await page.locator('#event-type-filter').fill('order.paid');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await until('only order.paid', async () => (await rows.first().locator('.mono').innerText().catch(() => '')) === sent[1]);
+  for (const t of await rows.locator('summary').allInnerTexts()) assert.equal(t, 'order.paid');
   await page.context().close();
 });
 

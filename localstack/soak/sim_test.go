@@ -411,10 +411,6 @@ func (l *simLimiter) ReserveTaking(ctx context.Context, account string, n int, p
 	return l.Reserve(ctx, account, n, perSecond)
 }
 
-func (l *simLimiter) ReserveAhead(ctx context.Context, account string, n int, perSecond float64, _ time.Duration) (ratelimit.Reservation, error) {
-	return l.Reserve(ctx, account, n, perSecond)
-}
-
 // simEndpoints answer as the soak's receiver does, in simulated time.
 type simEndpoints struct{ s *sim }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 // keyedStore remembers idempotency keys as the table does (one account,
 // sixteen subscribed endpoints).
 type keyedStore struct {
+	mu         sync.Mutex        // a batch writes its events concurrently
 	keys       map[string]string // key -> first event id
 	events     map[string]domain.Event
 	deliveries map[string]domain.Delivery // as written, due_at included
@@ -38,6 +40,8 @@ func (s *keyedStore) GetEventType(context.Context, string, string) (domain.Event
 }
 
 func (s *keyedStore) CreateEvent(_ context.Context, ne store.NewEvent) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if first, ok := s.keys[ne.Event.IdempotencyKey]; ok {
 		return first, store.ErrDuplicate
 	}
@@ -53,6 +57,8 @@ func (s *keyedStore) CreateEvent(_ context.Context, ne store.NewEvent) (string, 
 }
 
 func (s *keyedStore) PriorEvent(_ context.Context, _, key string, _ []byte) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if first, ok := s.keys[key]; ok {
 		return first, store.ErrDuplicate
 	}
@@ -60,6 +66,8 @@ func (s *keyedStore) PriorEvent(_ context.Context, _, key string, _ []byte) (str
 }
 
 func (s *keyedStore) GetEvent(_ context.Context, _, id string) (domain.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.events[id], nil
 }
 func (s *keyedStore) GetDeliveries(context.Context, []string) ([]domain.Delivery, error) {

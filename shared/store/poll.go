@@ -19,10 +19,11 @@ func (s *Store) CommitPollPosition(ctx context.Context, accountID, endpointID, p
 		ExpressionAttributeValues: item{":p": str(position)},
 	})
 	if isConditionFailed(err) {
-		if _, gerr := s.EndpointState(ctx, accountID, endpointID); gerr != nil {
-			return gerr
+		var ep struct {
+			ID string `dynamodbav:"id"`
 		}
-		return nil
+		return s.get(ctx, key(accountPK(accountID), endpointSK(endpointID)), &ep) // ErrNotFound, or nil: behind the committed one
+
 	}
 	return err
 }

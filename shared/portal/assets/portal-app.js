@@ -244,6 +244,29 @@
       h('ul', { class: 'types', id: 'catalog' }, types.map((t) => h('li', {}, h('div', {}, typeName(t)), typeDetails(t)))));
   }
 
+  // The events feed: what was sent, newest first, of one type if asked, a
+  // page at a time; each row opens its body.
+  async function eventsView(query) {
+    const type = query.get('type') || '';
+    const cursor = query.get('cursor') || '';
+    const page = await call('GET', 'events?limit=20' + (type ? '&type=' + encodeURIComponent(type) : '') + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+    const filter = h('input', { type: 'text', id: 'event-type-filter', value: type, placeholder: 'payout.fulfilled' });
+    const form = h('form', { class: 'row', onsubmit: (e) => { e.preventDefault(); location.hash = '#/events' + (filter.value.trim() ? '?type=' + encodeURIComponent(filter.value.trim()) : ''); } },
+      h('label', { for: 'event-type-filter' }, 'Type'), filter, h('button', { type: 'submit' }, 'Filter'));
+    const next = new URLSearchParams(type ? { type } : {});
+    next.set('cursor', page.next_cursor);
+    show(h('h1', {}, 'Events'),
+      h('p', { class: 'muted' }, 'Every event sent to this account in the last 30 days, newest first.'),
+      form,
+      page.data.length ? h('div', { class: 'table-wrap' }, h('table', { id: 'events' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Received'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Event'))),
+        h('tbody', {}, page.data.map((e) => h('tr', {},
+          h('td', {}, when(e.received_at)),
+          h('td', {}, h('details', {}, h('summary', {}, e.event), h('pre', { class: 'payload' }, JSON.stringify(e.body, null, 2)))),
+          h('td', { class: 'hide-narrow mono' }, e.id)))))) : h('p', { class: 'muted', id: 'no-events' }, 'No events here.'),
+      page.next_cursor ? h('div', { class: 'row pager' }, h('a', { class: 'button', id: 'older-events', href: '#/events?' + next }, 'Older events')) : null);
+  }
+
   // The subscription picker: one checkbox per catalogued type an endpoint
   // may choose (deprecated ones only when it has them already), and a field
   // for prefixes like payout.* (or *). Returns the fields and a reader.
@@ -584,15 +607,36 @@
     let older = d.attempts_next_cursor || '';
     const attemptRow = (a) => h('tr', {},
       h('td', {}, when(a.started_at)),
-      h('td', {}, a.kind === 'manual' ? 'Resend' : a.kind === 'interrupted' ? '#' + a.number + ' (interrupted)' : '#' + a.number),
+      h('td', {}, a.kind === 'manual' ? 'Resend' : (a.series > 1 ? 'Series ' + a.series + ' ' : '') + '#' + a.number + (a.kind === 'interrupted' ? ' (interrupted)' : '')),
       h('td', {}, a.status_code ? 'HTTP ' + a.status_code : (a.error_class || a.outcome)),
       h('td', { class: 'hide-narrow' }, a.duration_ms + ' ms'),
       h('td', {}, a.response_body ? h('pre', {}, a.response_body + (a.response_truncated ? '…' : '')) : h('span', { class: 'muted' }, a.error || '—')));
     const rows = h('tbody', {}, attempts.map(attemptRow));
+    // Each series apart (the automatic one, each redrive or recover that
+    // restarted it, the manual resends), with its own count and when it
+    // began, so two "#1" rows read as what they are.
+    const seriesOf = (list) => {
+      const by = new Map();
+      for (const a of list) {
+        const k = a.kind === 'manual' ? 'resent' : 'series-' + a.series;
+        const s = by.get(k) || { key: k, series: a.series, manual: a.kind === 'manual', count: 0, began: a.started_at };
+        s.count++;
+        if (a.started_at < s.began) s.began = a.started_at;
+        by.set(k, s);
+      }
+      return [...by.values()].sort((x, y) => (x.began < y.began ? -1 : 1));
+    };
+    const seriesItem = (s) => h('li', { 'data-series': s.key },
+      s.manual ? 'Resent' : s.series === 1 ? 'Automatic' : 'Series ' + s.series + ' (redriven)',
+      ': ' + s.count + (s.count === 1 ? ' attempt' : ' attempts') + (older ? ' shown' : '') + ', began ' + when(s.began));
+    const seriesList = h('ul', { id: 'series', class: 'muted' }, seriesOf(attempts).map(seriesItem));
+    const shown = [...attempts];
     const more = older ? h('div', { class: 'row pager' }, h('button', { type: 'button', id: 'older-attempts', onclick: action(async () => {
       const page = await call('GET', 'deliveries/' + id + '/attempts?limit=100&cursor=' + encodeURIComponent(older));
       rows.append(...page.data.map(attemptRow));
+      shown.push(...page.data);
       older = page.next_cursor;
+      seriesList.replaceChildren(...seriesOf(shown).map(seriesItem));
       if (!older) more.remove();
     }) }, 'Older attempts')) : null;
     const resend = readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: action(async () => {
@@ -612,6 +656,7 @@
         fact('Created', when(d.created_at))),
       resend ? h('div', { class: 'row panel soft' }, resend, h('span', { class: 'muted' }, 'One extra attempt now; automatic retries carry on.')) : null,
       h('h2', {}, 'Attempts'),
+      attempts.length ? seriesList : null,
       attempts.length ? h('div', { class: 'table-wrap' }, h('table', { id: 'attempts' },
         h('thead', {}, h('tr', {},
           h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Attempt'), h('th', { scope: 'col' }, 'Result'),
@@ -635,6 +680,7 @@
       if (parts[0] === 'deliveries' && parts[1]) return await deliveryView(parts[1]);
       if (parts[0] === 'new' && !readOnly) return await newEndpointView();
       if (parts[0] === 'event-types') return await eventTypesView();
+      if (parts[0] === 'events') return await eventsView(query);
       return await endpointsView();
     } catch (e) {
       if (e.status === 404) return show(h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/endpoints' }, 'Back to endpoints')));
