@@ -6,6 +6,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/obs"
 )
 
 // The hold of ordered delivery, one row per rule: a keyed delivery to an
@@ -82,7 +83,7 @@ func TestOrderedHold(t *testing.T) {
 				if got := e.Until.Sub(now); got != c.until {
 					t.Fatalf("back in %v, want %v", got, c.until)
 				}
-				if !e.Unslot || e.Park {
+				if !e.Unslot || e.Park || e.Metric != obs.MetricOrderedHolds {
 					t.Fatalf("a hold goes back without its slot, in the queue: %+v", e)
 				}
 			}

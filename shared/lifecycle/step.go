@@ -396,7 +396,7 @@ func beforeClaim(k Known, p Policy) Effect {
 			return Effect{Do: DoPrev}
 		case OrderHold:
 			until := holdUntil(k)
-			return putBack(k, p, until, Effect{Refunds: giveBack(k), Unslot: true, MoveDue: until,
+			return putBack(k, p, until, Effect{Refunds: giveBack(k), Unslot: true, MoveDue: until, Metric: obs.MetricOrderedHolds,
 				Why: "held: the previous event of its ordering key is not final on this endpoint", Level: slog.LevelDebug})
 		}
 	}
