@@ -171,7 +171,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 // only the reads); every other route refuses portal tokens.
 var portalRoutes = map[string]string{
 	"GET /v1/endpoints": "read", "GET /v1/endpoints/*": "read", "GET /v1/endpoints/*/deliveries": "read",
-	"GET /v1/deliveries/*": "read", "GET /v1/deliveries/*/attempts": "read", "GET /v1/events/*": "read", "DELETE /v1/portal/sessions/*": "read",
+	"GET /v1/deliveries/*": "read", "GET /v1/deliveries/*/attempts": "read", "GET /v1/events/*": "read", "GET /v1/events": "read", "DELETE /v1/portal/sessions/*": "read",
 	"GET /v1/event-types": "read", "GET /v1/event-types/*": "read", "GET /v1/signing-keys": "read", "GET /v1/egress-ips": "read",
 	"POST /v1/endpoints": "write", "PATCH /v1/endpoints/*": "write", "DELETE /v1/endpoints/*": "write",
 	"POST /v1/endpoints/*/rotate-secret": "write", "POST /v1/endpoints/*/recover": "write", "POST /v1/endpoints/*/replay": "write",

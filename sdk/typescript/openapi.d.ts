@@ -900,6 +900,7 @@ export interface components {
             headers: {
                 [key: string]: string;
             };
+            filter?: components["schemas"]["EndpointFilter"];
             /** @description Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false. */
             ordered?: boolean;
         };
@@ -908,6 +909,7 @@ export interface components {
             rate_limit?: number;
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
+            filter?: components["schemas"]["EndpointFilter"];
             /** @description Keyed events arrive one at a time per key, in sequence. */
             ordered?: boolean;
         };
@@ -918,7 +920,31 @@ export interface components {
             headers?: components["schemas"]["EndpointHeaders"];
             ordered?: boolean;
             remove_headers?: string[];
-            reset?: ("rate_limit" | "timeout_seconds" | "headers")[];
+            filter?: components["schemas"]["EndpointFilter"];
+            reset?: ("rate_limit" | "timeout_seconds" | "headers" | "filter")[];
+        };
+        /**
+         * @description A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+         * @example {
+         *       "data": {
+         *         "payout_type": [
+         *           "crypto"
+         *         ],
+         *         "amount": [
+         *           {
+         *             "numeric": [
+         *               ">",
+         *               0,
+         *               "<=",
+         *               500
+         *             ]
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        EndpointFilter: {
+            [key: string]: unknown;
         };
         /**
          * @example {
@@ -1198,7 +1224,7 @@ export interface components {
          *     schema in the account's catalog; `error.pointer` says where), `unknown_event_types` (an
          *     endpoint names types the account's catalog lacks or has deprecated), `invalid_batch`, `invalid_url`,
          *     `invalid_event_types`, `invalid_description`, `invalid_grace`, `invalid_window`, `window_past_retention` (a replay's `since` before the retention), `invalid_cursor`, `invalid_ttl`,
-         *     `batch_exceeds_burst` (a batch with more events than the API key's ingest burst: it can never fit), `invalid_settings` (an endpoint's settings; the message starts with the field).
+         *     `batch_exceeds_burst` (a batch with more events than the API key's ingest burst: it can never fit), `invalid_settings` (an endpoint's settings; the message starts with the field), `invalid_filter` (an endpoint's `settings.filter`).
          */
         Unprocessable: {
             headers: {

@@ -196,6 +196,7 @@ func (e EndpointHealthBreaker) Valid() bool {
 
 // Defines values for EndpointSettingsPatchReset.
 const (
+	Filter         EndpointSettingsPatchReset = "filter"
 	Headers        EndpointSettingsPatchReset = "headers"
 	RateLimit      EndpointSettingsPatchReset = "rate_limit"
 	TimeoutSeconds EndpointSettingsPatchReset = "timeout_seconds"
@@ -204,6 +205,8 @@ const (
 // Valid indicates whether the value is a known member of the EndpointSettingsPatchReset enum.
 func (e EndpointSettingsPatchReset) Valid() bool {
 	switch e {
+	case Filter:
+		return true
 	case Headers:
 		return true
 	case RateLimit:
@@ -550,6 +553,9 @@ type EndpointFields struct {
 	Url       string           `json:"url"`
 }
 
+// EndpointFilter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+type EndpointFilter map[string]interface{}
+
 // EndpointHeaders defines model for EndpointHeaders.
 type EndpointHeaders map[string]string
 
@@ -590,6 +596,8 @@ type EndpointPatch struct {
 
 // EndpointSettings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
 type EndpointSettings struct {
+	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+	Filter  *EndpointFilter   `json:"filter,omitempty"`
 	Headers map[string]string `json:"headers"`
 
 	// Ordered Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false.
@@ -602,6 +610,8 @@ type EndpointSettings struct {
 
 // EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
 type EndpointSettingsPatch struct {
+	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+	Filter         *EndpointFilter               `json:"filter,omitempty"`
 	Headers        *EndpointHeaders              `json:"headers,omitempty"`
 	Ordered        *bool                         `json:"ordered,omitempty"`
 	RateLimit      *float32                      `json:"rate_limit,omitempty"`
@@ -769,6 +779,8 @@ type NewEndpoint struct {
 
 // NewEndpointSettings Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters.
 type NewEndpointSettings struct {
+	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
 	// Ordered Keyed events arrive one at a time per key, in sequence.

@@ -187,6 +187,9 @@ type EndpointSettings struct {
 	// Ordered: keyed events reach the endpoint one at a time per key, in
 	// their sequence (lifecycle.Hold).
 	Ordered bool `dynamodbav:"ordered,omitempty"`
+	// Filter is the endpoint's content filter (package filter), compact
+	// JSON; empty: every event it subscribes to.
+	Filter string `dynamodbav:"filter,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

@@ -5,6 +5,8 @@
 package endpointcfg
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/textproto"
 	"net/url"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/filter"
 )
 
 // Limits of the settings.
@@ -89,8 +92,9 @@ type Change struct {
 	TimeoutSeconds *float64          `json:"timeout_seconds"` // a float, so that 5.0 reads as 5 and 5.5 is refused
 	Ordered        *bool             `json:"ordered"`
 	Headers        map[string]string `json:"headers"`
-	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers"
+	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers", "filter"
 	RemoveHeaders  []string          `json:"remove_headers"` // names, any case
+	Filter         json.RawMessage   `json:"filter"`         // a content filter (package filter); null: none given
 }
 
 // View is the settings as the API shows them, beside Change, the one shape
@@ -103,11 +107,16 @@ type View struct {
 	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
 	Headers        map[string]string `json:"headers"`
 	Ordered        bool              `json:"ordered,omitempty"`
+	Filter         json.RawMessage   `json:"filter,omitempty"`
 }
 
 // ViewOf is s as the API shows it.
 func ViewOf(s domain.EndpointSettings) View {
-	return View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s), Ordered: s.Ordered}
+	v := View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s), Ordered: s.Ordered}
+	if s.Filter != "" {
+		v.Filter = json.RawMessage(s.Filter)
+	}
+	return v
 }
 
 // Error is a change the rules refuse; Field names what is wrong.
@@ -126,7 +135,7 @@ func refuse(field, format string, args ...any) *Error {
 // makes from cur. accountRate is the account's effective rate (its own or
 // the deployment's): an endpoint's rate may not be above it.
 func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.EndpointSettings, *Error) {
-	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, Ordered: cur.Ordered}
+	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, Filter: cur.Filter, Ordered: cur.Ordered}
 	if c.Ordered != nil {
 		next.Ordered = *c.Ordered
 	}
@@ -142,9 +151,21 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 			next.TimeoutSeconds = 0
 		case "headers":
 			clear(headers)
+		case "filter":
+			next.Filter = ""
 		default:
-			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds or headers, not %q", f)
+			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds, headers or filter, not %q", f)
 		}
+	}
+	if len(c.Filter) > 0 && string(c.Filter) != "null" {
+		if _, err := filter.Compile(c.Filter); err != nil {
+			return cur, refuse("filter", "%s", err.Error())
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, c.Filter); err != nil {
+			return cur, refuse("filter", "%s", err.Error())
+		}
+		next.Filter = compact.String()
 	}
 	if c.RateLimit != nil {
 		r := *c.RateLimit

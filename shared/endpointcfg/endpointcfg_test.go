@@ -192,3 +192,23 @@ func TestOrderedApplied(t *testing.T) {
 		t.Fatal("off")
 	}
 }
+
+func TestApplyFilter(t *testing.T) {
+	cur := domain.EndpointSettings{TimeoutSeconds: 3}
+	next, err := Apply(cur, Change{Filter: []byte(`{ "event": ["payout.paid"] }`)}, 0)
+	if err != nil || next.Filter != `{"event":["payout.paid"]}` || next.TimeoutSeconds != 3 {
+		t.Fatalf("set: %+v %v", next, err)
+	}
+	if kept, err := Apply(next, Change{}, 0); err != nil || kept.Filter != next.Filter {
+		t.Fatalf("a change without a filter dropped it: %+v %v", kept, err)
+	}
+	if reset, err := Apply(next, Change{Reset: []string{"filter"}}, 0); err != nil || reset.Filter != "" {
+		t.Fatalf("reset: %+v %v", reset, err)
+	}
+	if _, err := Apply(next, Change{Filter: []byte(`{"event":"payout.paid"}`)}, 0); err == nil || err.Field != "filter" {
+		t.Fatalf("a bad filter: %v", err)
+	}
+	if got := ViewOf(next).Filter; string(got) != next.Filter {
+		t.Fatalf("view shows %s", got)
+	}
+}

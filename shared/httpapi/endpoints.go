@@ -96,7 +96,11 @@ func (a *API) applySettings(ctx context.Context, account string, cur domain.Endp
 	}
 	next, err := endpointcfg.Apply(cur, c, rate)
 	if err != nil {
-		return cur, fail(http.StatusUnprocessableEntity, "invalid_settings", "settings."+err.Field+": "+err.Message), true
+		code := "invalid_settings"
+		if err.Field == "filter" {
+			code = "invalid_filter"
+		}
+		return cur, fail(http.StatusUnprocessableEntity, code, "settings."+err.Field+": "+err.Message), true
 	}
 	return next, response{}, false
 }

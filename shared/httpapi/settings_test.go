@@ -88,6 +88,9 @@ func TestEndpointSettingsRefusedChangeNothing(t *testing.T) {
 		{"rate 0", `{"rate_limit":0}`, 422, "rate_limit"},
 		{"11 headers", `{"headers":{` + strings.Join(eleven, ",") + `}}`, 422, "at most 10"},
 		{"a string rate", `{"rate_limit":"2"}`, 400, "invalid_json"},
+		{"a filter not an object", `{"filter":["x"]}`, 422, "invalid_filter"},
+		{"a filter with a bare value", `{"filter":{"data":{"kind":"crypto"}}}`, 422, "settings.filter: data.kind: must be a list"},
+		{"an unknown condition", `{"filter":{"event":[{"suffix":".paid"}]}}`, 422, "invalid_filter"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f.calls.Reset()
@@ -120,6 +123,37 @@ func TestEndpointSettingsRefusedChangeNothing(t *testing.T) {
 	}
 	if list := f.do(t, f.keyA, "GET", "/v1/endpoints", ""); len(list.body["data"].([]any)) != 1 {
 		t.Errorf("refused registrations stored endpoints: %s", list.raw)
+	}
+}
+
+// A content filter is stored compact, shown as given, kept by a PATCH
+// that does not name it, replaced by one that does, and removed by reset.
+func TestEndpointFilterStoredShownAndReset(t *testing.T) {
+	f := newFixture(t, nil)
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"filter":{ "data": {"payout_type": ["crypto"]} }}}`)
+	if created.status != 201 {
+		t.Fatalf("create: %d %s", created.status, created.raw)
+	}
+	id := created.body["id"].(string)
+	want := `map[filter:map[data:map[payout_type:[crypto]]] headers:map[]]`
+	if got := fmt.Sprint(created.body["settings"]); got != want {
+		t.Fatalf("created settings %s, want %s", got, want)
+	}
+	ep, err := f.app.Store.GetEndpoint(ctx, f.acctA, id)
+	if err != nil || ep.Settings.Filter != `{"data":{"payout_type":["crypto"]}}` {
+		t.Fatalf("stored %+v, %v", ep.Settings, err)
+	}
+	a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"timeout_seconds":3}}`)
+	if s := fmt.Sprint(a.body["settings"]); a.status != 200 || s != `map[filter:map[data:map[payout_type:[crypto]]] headers:map[] timeout_seconds:3]` {
+		t.Fatalf("PATCH without the filter: %d %s", a.status, a.raw)
+	}
+	a = f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"filter":{"event":[{"prefix":"payout."}]}}}`)
+	if s := fmt.Sprint(a.body["settings"]); a.status != 200 || s != `map[filter:map[event:[map[prefix:payout.]]] headers:map[] timeout_seconds:3]` {
+		t.Fatalf("PATCH of the filter: %d %s", a.status, a.raw)
+	}
+	a = f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"settings":{"reset":["filter"]}}`)
+	if s := fmt.Sprint(a.body["settings"]); a.status != 200 || s != `map[headers:map[] timeout_seconds:3]` {
+		t.Fatalf("reset of the filter: %d %s", a.status, a.raw)
 	}
 }
 

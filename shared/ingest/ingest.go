@@ -258,15 +258,16 @@ func newDelivery(accountID, endpointID, eventID, eventType string, expiresAt int
 }
 
 // fanOut makes the event and one delivery per enabled endpoint that
-// subscribes to its type.
+// subscribes to its type and whose content filter takes its body.
 func fanOut(accountID string, endpoints []domain.Endpoint, p checked, now time.Time) store.NewEvent {
 	ev := domain.Event{
 		ID: domain.NewID("evt"), AccountID: accountID, Type: p.eventType, Body: p.body, IdempotencyKey: p.idempotencyKey,
 		ReceivedAt: domain.Millis(now), ExpiresAt: now.Add(domain.DefaultRetention).Unix(), DeliveryIDs: []string{},
 	}
 	var deliveries []domain.Delivery
+	body := bodyOf(p.body)
 	for _, ep := range endpoints {
-		if ep.Disabled || ep.DestinationOf() == domain.DestinationPolling || !ep.Subscribes(p.eventType) {
+		if ep.Disabled || ep.DestinationOf() == domain.DestinationPolling || !ep.Subscribes(p.eventType) || !body.passes(ep) {
 			continue
 		}
 		d := newDelivery(accountID, ep.ID, ev.ID, p.eventType, ev.ExpiresAt, now)

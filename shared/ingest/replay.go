@@ -14,14 +14,18 @@ import (
 
 // Replay's bounds per call: how many of the account's events it reads and
 // how many deliveries it makes. The caller goes on from the cursor.
+// An endpoint with a content filter reads the events' bodies, so fewer per
+// call (at most MaxReplayScanFiltered x 256 KiB in memory).
 const (
-	MaxReplayScan    = 1000
-	MaxReplayCreated = 100
+	MaxReplayScan         = 1000
+	MaxReplayScanFiltered = 100
+	MaxReplayCreated      = 100
 )
 
 // ReplayStore is what replay needs of the table besides Store.
 type ReplayStore interface {
 	AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
+	AccountEventsWithBodies(ctx context.Context, accountID, after string, since, until int64, limit int) ([]store.EventRef, bool, error)
 	AddReplayDelivery(ctx context.Context, d domain.Delivery, dueAt int64) error
 }
 
@@ -43,7 +47,8 @@ type ReplayResult struct {
 }
 
 // missing is the pure decision: of refs (oldest first), the events ep
-// subscribes to and has no delivery for, at most max; how many refs that
+// subscribes to, whose body its content filter takes (an event read without
+// its body passes) and that have no delivery to it, at most max; how many refs that
 // consumed (the cursor stops at the last one looked at); and how many it
 // passed over because their retention ends within lifecycle.ExpiryMargin of
 // now: a delivery made for one would be failed as event_expired and
@@ -57,6 +62,7 @@ func missing(ep domain.Endpoint, refs []store.EventRef, max int, now time.Time) 
 		consumed++
 		switch {
 		case !ep.Subscribes(r.Type) || slices.Contains(r.EndpointIDs, ep.ID) || ep.DestinationOf() == domain.DestinationPolling:
+		case len(r.Body) > 0 && !bodyOf(r.Body).passes(ep):
 		case lifecycle.NearExpiry(r.ExpiresAt, now):
 			expiring++
 		default:
@@ -85,7 +91,11 @@ func (s *Service) ReplayMissing(ctx context.Context, accountID, endpointID strin
 	if err != nil {
 		return ReplayResult{}, err
 	}
-	refs, more, err := rs.AccountEvents(ctx, accountID, w.After, w.Since, w.Until, MaxReplayScan)
+	list, scan := rs.AccountEvents, MaxReplayScan
+	if ep.Settings.Filter != "" {
+		list, scan = rs.AccountEventsWithBodies, MaxReplayScanFiltered
+	}
+	refs, more, err := list(ctx, accountID, w.After, w.Since, w.Until, scan)
 	if err != nil {
 		return ReplayResult{}, err
 	}

@@ -23,8 +23,6 @@ var routes = map[string]Access{
 	"GET /v1/deliveries/*/attempts":      Read,
 	"GET /v1/events/*":                   Read,
 	"GET /v1/events":                     Read, // the events feed
-	"GET /v1/endpoints/*/poll":           Read,
-	"POST /v1/endpoints/*/poll/commit":   Write,
 	"GET /v1/event-types":                Read, // the catalog, to choose subscriptions from
 	"GET /v1/event-types/*":              Read,
 	"GET /v1/signing-keys":               Read, // the JWKS link of a v1a endpoint; rotation stays the API key's

@@ -21,6 +21,9 @@ type EventRef struct {
 	Type        string   `dynamodbav:"event_type"`
 	EndpointIDs []string `dynamodbav:"endpoint_ids"`
 	ExpiresAt   int64    `dynamodbav:"ttl"`
+	// Body is read by AccountEventsWithBodies only (an event of the legacy
+	// index has none).
+	Body []byte `dynamodbav:"body,omitempty"`
 }
 
 // AccountEvents lists an account's events received between since and until
@@ -34,18 +37,25 @@ type EventRef struct {
 // layout is read from the account_events index under the same key, and the
 // two lists are merged by id.
 func (s *Store) AccountEvents(ctx context.Context, accountID, after string, since, until int64, limit int) (refs []EventRef, more bool, err error) {
-	return s.accountEvents(ctx, accountID, after, since, until, limit, false)
+	return s.accountEvents(ctx, accountID, after, since, until, limit, false, false)
+}
+
+// AccountEventsWithBodies is AccountEvents with each event's body (for an
+// endpoint's content filter): the same read units (a query bills the
+// items' whole size), more bytes over the wire and in memory.
+func (s *Store) AccountEventsWithBodies(ctx context.Context, accountID, after string, since, until int64, limit int) (refs []EventRef, more bool, err error) {
+	return s.accountEvents(ctx, accountID, after, since, until, limit, false, true)
 }
 
 // AccountEventsNewestFirst is AccountEvents newest first: the events whose
 // id sorts before after ("" from the end of the window).
 func (s *Store) AccountEventsNewestFirst(ctx context.Context, accountID, after string, since, until int64, limit int) (refs []EventRef, more bool, err error) {
-	return s.accountEvents(ctx, accountID, after, since, until, limit, true)
+	return s.accountEvents(ctx, accountID, after, since, until, limit, true, false)
 }
 
 // accountEvents is the one listing of an account's events by time, in
 // either order (events feed, replay).
-func (s *Store) accountEvents(ctx context.Context, accountID, after string, since, until int64, limit int, newestFirst bool) (refs []EventRef, more bool, err error) {
+func (s *Store) accountEvents(ctx context.Context, accountID, after string, since, until int64, limit int, newestFirst, bodies bool) (refs []EventRef, more bool, err error) {
 	lo := domain.IDBound("evt", since, false)
 	hi := domain.IDBound("evt", until, true)
 	switch {
@@ -76,11 +86,11 @@ func (s *Store) accountEvents(ctx context.Context, accountID, after string, sinc
 		if newestFirst && after != "" {
 			want++
 		}
-		own, err := s.eventRefs(ctx, "", "sk", pk, lo, hi, want, newestFirst)
+		own, err := s.eventRefs(ctx, "", "sk", pk, lo, hi, want, newestFirst, bodies)
 		if err != nil {
 			return nil, false, err
 		}
-		legacy, err := s.eventRefs(ctx, schema.IndexAccountEvents, "gsi3sk", pk, lo, hi, want, newestFirst)
+		legacy, err := s.eventRefs(ctx, schema.IndexAccountEvents, "gsi3sk", pk, lo, hi, want, newestFirst, false)
 		if err != nil {
 			return nil, false, err
 		}
@@ -96,7 +106,7 @@ func (s *Store) accountEvents(ctx context.Context, accountID, after string, sinc
 // eventRefs is the first limit events (not test events, not expired) of
 // one account's day, pk, with ids from lo to hi: from the table's items
 // (index "", the id in sk) or the legacy index (its id in gsi3sk).
-func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string, limit int, newestFirst bool) ([]EventRef, error) {
+func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string, limit int, newestFirst, bodies bool) ([]EventRef, error) {
 	var refs []EventRef
 	var start map[string]types.AttributeValue
 	in := &dynamodb.QueryInput{
@@ -114,6 +124,9 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 		// What replay decides on; the body stays unread (a query still
 		// bills the items' whole size).
 		in.ProjectionExpression = aws.String("id, event_type, endpoint_ids, #ttl")
+		if bodies {
+			in.ProjectionExpression = aws.String("id, event_type, endpoint_ids, #ttl, body")
+		}
 		in.ExpressionAttributeNames["#ttl"] = "ttl"
 	}
 	for len(refs) < limit {

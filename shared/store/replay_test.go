@@ -65,8 +65,13 @@ func TestAccountEventsByTimeAcrossDays(t *testing.T) {
 	if got := ids(refs); more || len(got) != 3 || got[0] != e1.ID || got[1] != e2.ID || got[2] != e3.ID {
 		t.Fatalf("all: %v more=%v, want %s %s %s", got, more, e1.ID, e2.ID, e3.ID)
 	}
-	if refs[0].Type != "order.paid" || len(refs[0].EndpointIDs) != 1 || refs[0].EndpointIDs[0] != "ep_x" || refs[0].ExpiresAt != e1.ExpiresAt {
+	if refs[0].Type != "order.paid" || len(refs[0].EndpointIDs) != 1 || refs[0].EndpointIDs[0] != "ep_x" || refs[0].ExpiresAt != e1.ExpiresAt || refs[0].Body != nil {
 		t.Errorf("ref: %+v", refs[0])
+	}
+	// With bodies (an endpoint's content filter): the same events, each with its body.
+	withBodies, more, err := s.AccountEventsWithBodies(ctx, a.ID, "", since, until, 10)
+	if err != nil || more || len(withBodies) != 3 || string(withBodies[1].Body) != string(e2.Body) || withBodies[1].ID != e2.ID {
+		t.Fatalf("with bodies: %+v more=%v %v", withBodies, more, err)
 	}
 	page, more, err := s.AccountEvents(ctx, a.ID, "", since, until, 2)
 	if err != nil || !more || len(page) != 2 || page[1].ID != e2.ID {

@@ -3,11 +3,13 @@ package awsdest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/smithy-go"
 
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
@@ -88,5 +90,38 @@ func TestSendRefusesARoleInTheDeploymentsOwnAccount(t *testing.T) {
 	res := p.Send(context.Background(), destination.Request{Destination: d})
 	if res.Class != ErrInvalid || res.Verdict != destination.Rejected || !strings.Contains(res.Error, "own AWS account") {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// A body that ingest accepts (up to 256 KiB) but that does not fit in an
+// SNS message or an EventBridge entry beside our attributes or wrapper is
+// refused before any call, as aws_invalid_request (failed at once, not
+// retried), saying why; one that fits goes on to the call.
+func TestOversizedMessagesFailAtOnceWithTheReason(t *testing.T) {
+	body := func(n int) []byte {
+		pre := `{"event":"payout.paid","pad":"`
+		return []byte(pre + strings.Repeat("x", n-len(pre)-2) + `"}`)
+	}
+	r := destination.Request{DeliveryID: domain.NewID("dlv"), EventID: domain.NewID("evt"), EventType: "payout.paid",
+		AttemptID: domain.NewID("att"), AttemptNum: 1, Body: body(domain.MaxBodyBytes)}
+	for name, put := range map[string]func(context.Context, aws.Config, Target, destination.Request) (string, error){
+		"SNS": publishSNS, "EventBridge": putEvent,
+	} {
+		_, err := put(context.Background(), aws.Config{}, Target{}, r)
+		var api smithy.APIError
+		if !errors.As(err, &api) || api.ErrorCode() != "MessageTooLong" || !strings.Contains(api.ErrorMessage(), name+" takes at most 262144") {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c := ClassOf(StagePublish, api.ErrorCode(), 400); c != ErrInvalid || VerdictOf(c) != destination.Rejected {
+			t.Fatalf("%s: class %s", name, c)
+		}
+		small := r
+		small.Body = body(200 * 1024)
+		if _, err := put(context.Background(), aws.Config{}, Target{}, small); errors.As(err, &api) && api.ErrorCode() == "MessageTooLong" {
+			t.Fatalf("%s: a 200 KiB body refused as too large", name)
+		}
+	}
+	if n := snsSize(string(r.Body), attributes(r)); n <= domain.MaxBodyBytes {
+		t.Fatalf("the attributes are not counted: %d", n)
 	}
 }

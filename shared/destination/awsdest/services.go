@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -152,14 +153,45 @@ func sendSQS(ctx context.Context, cfg aws.Config, t Target, r destination.Reques
 	return "MessageId " + aws.ToString(out.MessageId), nil
 }
 
+// MaxMessageBytes is what SNS takes in one message (its attributes' names,
+// types and values counted) and EventBridge in one entry (source, detail
+// type and detail counted): 256 KiB. An event body near ingest's own 256
+// KiB does not fit beside our attributes or wrapper.
+const MaxMessageBytes = 262_144
+
+// tooLarge is the refusal of a message that cannot fit, made before any
+// call: the class is aws_invalid_request (failed at once, not retried) and
+// the message says why. SQS is left to the queue, whose maximum its owner
+// sets (256 KiB by default, up to 1 MiB): its refusal is classed the same.
+func tooLarge(service string, size int) error {
+	return &smithy.GenericAPIError{Code: "MessageTooLong", Message: fmt.Sprintf(
+		"the message is %d bytes with the webhook's attributes; %s takes at most %d: the event body is too large for this destination",
+		size, service, MaxMessageBytes)}
+}
+
+// snsSize is an SNS message's size as SNS counts it.
+func snsSize(message string, attrs []attr) int {
+	n := len(message)
+	for _, a := range attrs {
+		if a.value != "" {
+			n += len(a.name) + len("String") + len(a.value)
+		}
+	}
+	return n
+}
+
 func publishSNS(ctx context.Context, cfg aws.Config, t Target, r destination.Request) (string, error) {
+	message := MessageBody(r.Body)
+	if n := snsSize(message, attributes(r)); n > MaxMessageBytes {
+		return "", tooLarge("SNS", n)
+	}
 	attrs := map[string]snstypes.MessageAttributeValue{}
 	for _, a := range attributes(r) {
 		if a.value != "" {
 			attrs[a.name] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(a.value)}
 		}
 	}
-	in := &sns.PublishInput{TopicArn: aws.String(t.ARN.String()), Message: aws.String(MessageBody(r.Body)), MessageAttributes: attrs}
+	in := &sns.PublishInput{TopicArn: aws.String(t.ARN.String()), Message: aws.String(message), MessageAttributes: attrs}
 	if t.FIFO {
 		in.MessageGroupId, in.MessageDeduplicationId = aws.String(r.DeliveryID), aws.String(DedupID(r))
 	}
@@ -230,6 +262,9 @@ func putEvent(ctx context.Context, cfg aws.Config, t Target, r destination.Reque
 	detailType := r.EventType
 	if len(detailType) > maxDetailType {
 		detailType = detailType[:maxDetailType]
+	}
+	if n := len(EventBridgeSource) + len(detailType) + len(detail); n > MaxMessageBytes {
+		return "", tooLarge("EventBridge", n)
 	}
 	out, err := eventbridge.NewFromConfig(cfg).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
 		EventBusName: aws.String(t.ARN.String()), Source: aws.String(EventBridgeSource), DetailType: aws.String(detailType),

@@ -25,6 +25,7 @@ from .delivery_with_attempts import DeliveryWithAttempts
 from .destination_type import DestinationType
 from .endpoint import Endpoint
 from .endpoint_fields import EndpointFields
+from .endpoint_filter import EndpointFilter
 from .endpoint_headers import EndpointHeaders
 from .endpoint_health import EndpointHealth
 from .endpoint_health_breaker import EndpointHealthBreaker
@@ -100,6 +101,7 @@ __all__ = (
     "DestinationType",
     "Endpoint",
     "EndpointFields",
+    "EndpointFilter",
     "EndpointHeaders",
     "EndpointHealth",
     "EndpointHealthBreaker",

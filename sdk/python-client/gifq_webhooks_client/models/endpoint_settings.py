@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_settings_headers import EndpointSettingsHeaders
 
 
@@ -24,6 +25,11 @@ class EndpointSettings:
             headers (EndpointSettingsHeaders):
             rate_limit (float | Unset): Deliveries a second; at least 0.01 and at most the account's.
             timeout_seconds (int | Unset):
+            filter_ (EndpointFilter | Unset): A content filter on the event's body (docs/endpoint-settings.md): an
+                EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`,
+                `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
+                levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
+                {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
             ordered (bool | Unset): Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-
                 settings.md). Left out: false.
     """
@@ -31,6 +37,7 @@ class EndpointSettings:
     headers: EndpointSettingsHeaders
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
+    filter_: EndpointFilter | Unset = UNSET
     ordered: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -39,6 +46,10 @@ class EndpointSettings:
         rate_limit = self.rate_limit
 
         timeout_seconds = self.timeout_seconds
+
+        filter_: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.filter_, Unset):
+            filter_ = self.filter_.to_dict()
 
         ordered = self.ordered
 
@@ -53,6 +64,8 @@ class EndpointSettings:
             field_dict["rate_limit"] = rate_limit
         if timeout_seconds is not UNSET:
             field_dict["timeout_seconds"] = timeout_seconds
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
         if ordered is not UNSET:
             field_dict["ordered"] = ordered
 
@@ -60,6 +73,7 @@ class EndpointSettings:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_settings_headers import EndpointSettingsHeaders  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -69,12 +83,20 @@ class EndpointSettings:
 
         timeout_seconds = d.pop("timeout_seconds", UNSET)
 
+        _filter_ = d.pop("filter", UNSET)
+        filter_: EndpointFilter | Unset
+        if isinstance(_filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = EndpointFilter.from_dict(_filter_)
+
         ordered = d.pop("ordered", UNSET)
 
         endpoint_settings = cls(
             headers=headers,
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
+            filter_=filter_,
             ordered=ordered,
         )
 

@@ -9,6 +9,7 @@ from ..models.endpoint_settings_patch_reset_item import EndpointSettingsPatchRes
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_headers import EndpointHeaders
 
 
@@ -27,6 +28,11 @@ class EndpointSettingsPatch:
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
             ordered (bool | Unset):
             remove_headers (list[str] | Unset):
+            filter_ (EndpointFilter | Unset): A content filter on the event's body (docs/endpoint-settings.md): an
+                EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`,
+                `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
+                levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
+                {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
             reset (list[EndpointSettingsPatchResetItem] | Unset):
     """
 
@@ -35,6 +41,7 @@ class EndpointSettingsPatch:
     headers: EndpointHeaders | Unset = UNSET
     ordered: bool | Unset = UNSET
     remove_headers: list[str] | Unset = UNSET
+    filter_: EndpointFilter | Unset = UNSET
     reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,6 +58,10 @@ class EndpointSettingsPatch:
         remove_headers: list[str] | Unset = UNSET
         if not isinstance(self.remove_headers, Unset):
             remove_headers = self.remove_headers
+
+        filter_: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.filter_, Unset):
+            filter_ = self.filter_.to_dict()
 
         reset: list[str] | Unset = UNSET
         if not isinstance(self.reset, Unset):
@@ -72,6 +83,8 @@ class EndpointSettingsPatch:
             field_dict["ordered"] = ordered
         if remove_headers is not UNSET:
             field_dict["remove_headers"] = remove_headers
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
         if reset is not UNSET:
             field_dict["reset"] = reset
 
@@ -79,6 +92,7 @@ class EndpointSettingsPatch:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -97,6 +111,13 @@ class EndpointSettingsPatch:
 
         remove_headers = cast(list[str], d.pop("remove_headers", UNSET))
 
+        _filter_ = d.pop("filter", UNSET)
+        filter_: EndpointFilter | Unset
+        if isinstance(_filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = EndpointFilter.from_dict(_filter_)
+
         _reset = d.pop("reset", UNSET)
         reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
         if _reset is not UNSET:
@@ -112,6 +133,7 @@ class EndpointSettingsPatch:
             headers=headers,
             ordered=ordered,
             remove_headers=remove_headers,
+            filter_=filter_,
             reset=reset,
         )
 

@@ -2,6 +2,7 @@ from enum import StrEnum
 
 
 class EndpointSettingsPatchResetItem(StrEnum):
+    FILTER = "filter"
     HEADERS = "headers"
     RATE_LIMIT = "rate_limit"
     TIMEOUT_SECONDS = "timeout_seconds"
