@@ -141,7 +141,7 @@ fmt:
 load:
 	$(GO) run ./localstack/load $(ARGS)
 
-# Issue 14's three throughput targets, each against its own fresh make dev,
+# The three throughput targets, each against its own fresh make dev,
 # one table at the end (docs/performance.md); PPROF=1 adds CPU profiles.
 .PHONY: load-targets
 load-targets: emulators dynoxide-fast
@@ -174,7 +174,7 @@ soak: emulators
 bench:
 	$(GO) test -tags emulators -run '^$$' -bench . -benchmem ./shared/...
 
-# Our CPU per delivery and per SDK call (issue 25: at most 1 ms), against the
+# Our CPU per delivery and per SDK call (at most 1 ms), against the
 # in-process fake of AWS (localstack/fakeaws), not the emulators
 # (docs/performance.md "Our CPU per delivery"). Not part of make test.
 # BENCH_CPU_ARGS passes more flags ('-count 6'); a profile needs one package:

@@ -51,7 +51,7 @@ var LintSkips = []LintSkip{
 		Reason: "The table is encrypted at rest with the AWS-managed key. A customer-managed key would add KMS cost " +
 			"to every read and write yet protect nothing from the functions, which must read the table: API keys are " +
 			"stored only as SHA-256 hashes, and endpoint signing secrets need encryption in the application " +
-			"(issue 26, item 4), which a table key does not give."},
+			"(the deployment audit), which a table key does not give."},
 
 	// The REST API.
 	{ID: "CKV_AWS_59", On: ofType("AWS::ApiGateway::Method"),

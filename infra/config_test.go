@@ -169,12 +169,10 @@ func TestNewStackRejectsInvalidConfig(t *testing.T) {
 	NewStack(nil, "Never", &StackProps{Config: cfg, AssetDir: "unused"})
 }
 
-// The stack's defaults are the ones docs/scale.md's simulation chose (issue
-// 11): 300 concurrent deliver batches of 10 (50 fell behind by 01:07 on the
+// The stack's defaults are the ones docs/scale.md's simulation chose: 300 concurrent deliver batches of 10 (50 fell behind by 01:07 on the
 // simulated day); the API stage throttle well below the account's 10,000
-// rps / 5,000 burst that every API in the region shares (issue 26; the old
-// 50 rps was below the day's mean; each key's ingest limit isolates
-// producers).
+// rps / 5,000 burst that every API in the region shares (50 rps would be
+// below the day's mean; each key's ingest limit isolates producers).
 func TestDefaultsFromTheSimulation(t *testing.T) {
 	c := DefaultConfig()
 	if c.DeliverMaxConcurrency != 300 || c.APIThrottleRate != 2000 || c.APIThrottleBurst != 500 {

@@ -101,7 +101,7 @@ func TestSchedulesHaveADLQ(t *testing.T) {
 	}
 }
 
-// Issue 24 item 4: deliver puts its retries back on the queue that invokes
+// Deliver puts its retries back on the queue that invokes
 // it, so Lambda must not cut the chain after 16 hops; every other function
 // keeps the default, and one alarm watches every function's dropped count.
 func TestRecursion(t *testing.T) {

@@ -35,7 +35,7 @@ func (h *harness) postBatch(t *testing.T, key string, from, n int) (status, acce
 	return resp.StatusCode, out.Accepted
 }
 
-// Issue 24, break 8: with the deployment's default per-key ingest limit,
+// With the deployment's default per-key ingest limit,
 // a burst of 500 events for one account was mostly refused (33 of 60
 // accepted at 10/s, burst 50), where the contract spreads a burst at the
 // account's delivery rate. Now 500 events posted at once one by one, and

@@ -136,7 +136,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	ev := h.publish(t, key, payout)
 	waitStatus(ev.Deliveries[0].ID, domain.StatusDelivered)
 	got := calls.Snapshot()
-	// Issue 25: no paid sleeping on the way of a lone event (this machine's speed, emulators included).
+	// No paid sleeping on the way of a lone event (this machine's speed, emulators included).
 	t.Logf("billed deliver time per delivery: %v", (h.local.DeliverBilled() - billed).Round(time.Millisecond))
 	// The log lines one delivery writes at info, every function's (the api's
 	// request line and the worker's one line for the attempt), as CloudWatch
@@ -155,7 +155,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	}
 	// The per-endpoint cap adds two writes to the slot item: the take
 	// before the claim and the release after the record. Without it, the
-	// worker reads the endpoint again as it claims (defect 7; with it, the
+	// worker reads the endpoint again as it claims (with it, the
 	// take is conditioned on the endpoint's route as loaded).
 	slotWrites, reread := 0, 1
 	if capped {
@@ -228,7 +228,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool) {
 	// endpoint's health is not written: a first attempt's 500 on a healthy
 	// endpoint is a blip (lifecycle.Blip), and the 200 has nothing to clear.
 	extra := map[string]int{
-		// the retry's wait is a delayed copy of the message (issue 11), and the
+		// the retry's wait is a delayed copy of the message, and the
 		// received copy is deleted: never a ChangeMessageVisibility
 		"SQS.SendMessageBatch": 1, "SQS.SendMessage": 0, "SQS.DeleteMessageBatch": 1, "SQS.ReceiveMessage": 1, "SQS.ChangeMessageVisibility": 0,
 		// the retry's attempt too fits on the delivery's item
@@ -302,7 +302,7 @@ func noise(n int) string {
 }
 
 // perDelivery prints what one delivery cost, in the lines docs/cost.md
-// quotes (issue 25): write units, read units, AWS requests.
+// quotes: write units, read units, AWS requests.
 func perDelivery(t *testing.T, what string, calls *testenv.Calls) {
 	t.Logf("write units per delivery%s: %g", what, calls.WriteUnits())
 	t.Logf("read units per delivery%s: %g", what, calls.ReadUnits())

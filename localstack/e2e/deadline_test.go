@@ -12,7 +12,7 @@ import (
 	"github.com/gifq/webhooks/shared/destination/webhook"
 )
 
-// Issue 24's "done when", break 1: one endpoint that never answers and one
+// One endpoint that never answers and one
 // that refuses connections, 30 events each, a 1 s x 7 schedule. Before, the
 // breaker held their deliveries without using attempts (0 of 60 failed 207
 // s after the last post; with the real schedule, all still pending after

@@ -258,7 +258,7 @@ func TestAWSProviderWritesAsTheCustomersRole(t *testing.T) {
 	}
 }
 
-// Issue 28 item 2, end to end: an account registers its SQS queue, SNS
+// End to end: an account registers its SQS queue, SNS
 // topic and EventBridge bus through the API (the role assumed once with its
 // external id), and the worker delivers one event to each as the role; a
 // queue that does not exist fails the delivery at once (aws_not_found), and

@@ -15,7 +15,7 @@ import (
 	"github.com/gifq/webhooks/shared/app"
 )
 
-// Issue 11, test (a): with one account's 16 endpoints answering 5xx and
+// With one account's 16 endpoints answering 5xx and
 // well over a thousand deliveries waiting for their retries at once, the
 // delivery queue's ApproximateNumberOfMessagesNotVisible, sampled through
 // the run, stays at most the workers' concurrency times the batch size (the

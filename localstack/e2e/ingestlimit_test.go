@@ -65,7 +65,7 @@ func (c *tally) add(t *testing.T, r postResult) {
 	}
 }
 
-// (c) of issue 11: a flood from one API key is answered 429 with
+// A flood from one API key is answered 429 with
 // Retry-After, while another account's key and another key of the same
 // account have every event accepted. The flooding key's rate is so slow
 // that no token refills during the test: the counts are exact whatever the
@@ -145,7 +145,7 @@ func TestIngestLimitPerAccountAndPerKey(t *testing.T) {
 	}
 }
 
-// The reviewer's case (issue 27): with a key's events limited to 202 202
+// The reviewer's case: with a key's events limited to 202 202
 // 429, its test events and resends were all accepted, each booking a slot
 // of the account's rate. Now they share the key's bucket: past it, 429
 // with Retry-After, for them and for recovers.

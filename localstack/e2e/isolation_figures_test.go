@@ -17,7 +17,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 )
 
-// Issue 25: a quiet tenant's p99 during a neighbour's outage is at most 3x
+// A quiet tenant's p99 during a neighbour's outage is at most 3x
 // its own p99 without it, in the same run, with deliver concurrency far
 // below what the neighbour's endpoints could hold: 4 invocations on the
 // delivery queue and 1 on the slow lane, against account A's 16 hanging
@@ -25,7 +25,7 @@ import (
 // the 10 s timeout). Account B posts 10 events a second for 20 s to one
 // healthy endpoint, first alone, then while A's 320 deliveries (and 16 more
 // a second, posted meanwhile) hang. On one shared queue B's p99 was 50.5 s
-// against 6 ms (issue 25's measurement with 4 pollers).
+// against 6 ms (the measurement with 4 pollers).
 //
 // A's first attempts, made before anything knows its endpoints are dead,
 // are on the delivery queue and hold its invocations for one timeout:

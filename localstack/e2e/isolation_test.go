@@ -77,7 +77,7 @@ func hang(g, all *gauge) respondFunc {
 	}
 }
 
-// Issue 11, test (b): while account A's endpoints all time out, A holds
+// While account A's endpoints all time out, A holds
 // at most its share of the workers, measured at its receivers as requests
 // in progress: the in-flight cap per endpoint times its endpoints until the
 // breakers open, then one probe per endpoint at a time; and account B's

@@ -119,7 +119,7 @@ func TestBurstDrainsAtTheAccountRate(t *testing.T) {
 	perDelivery := float64(received) / (2 * n)
 	t.Logf("posted 2x%d in %s; A drained in %s, B in %s (pace %s); %d messages received = %.2f receives per delivery",
 		n, posted.Round(time.Millisecond), doneA.Sub(start).Round(time.Millisecond), doneB.Sub(start).Round(time.Millisecond), pace, received, perDelivery)
-	// Issue 25: what a paced burst costs in Lambda time, sleeps for slots included.
+	// What a paced burst costs in Lambda time, sleeps for slots included.
 	t.Logf("billed deliver time per delivery in a paced burst: %v", (h.local.DeliverBilled() / (2 * n)).Round(time.Millisecond))
 	if perDelivery >= 2 {
 		t.Errorf("%.2f SQS receives per delivery, want under 2", perDelivery)

@@ -57,7 +57,7 @@ func queueArn(t *testing.T, h *harness, url string) string {
 	return out.Attributes[string(types.QueueAttributeNameQueueArn)]
 }
 
-// Issue 26: the runbook's first redrive is the SQS console's "Start DLQ
+// The runbook's first redrive is the SQS console's "Start DLQ
 // redrive -> Redrive to a custom destination" with the stack's
 // DeliveryQueueArn output ("redrive to source" fails: the app writes its
 // dead letters with SendMessage, so SQS recorded no source). That console

@@ -206,7 +206,7 @@ func TestAuthorizationMatrixPortalTokens(t *testing.T) {
 	if code := h.call(t, keyA, "DELETE", "/v1/portal/sessions/"+revokedID, nil, nil); code != 204 {
 		t.Fatalf("revoke: %d", code)
 	}
-	// A session whose API key was revoked after it was minted (issue 27).
+	// A session whose API key was revoked after it was minted.
 	doomedKey, doomedSecret, err := h.store.CreateAPIKey(ctx, acctA)
 	if err != nil {
 		t.Fatal(err)

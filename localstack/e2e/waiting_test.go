@@ -41,7 +41,7 @@ func scheduleEvery(t *testing.T, h *harness, every time.Duration) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// Issue 11: a delivery whose retries wait 1 s (a delayed copy) and 4 s
+// A delivery whose retries wait 1 s (a delayed copy) and 4 s
 // (parked, then sent by the scheduler delayed to its time) is delivered on
 // its third attempt, and no wait asked SQS to change a message's
 // visibility. Its generation went up once: the scheduler's unpark.

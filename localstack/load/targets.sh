@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make load-targets: issue 14's three throughput runs, each against a fresh
+# make load-targets: the three throughput runs, each against a fresh
 # make dev (its own data directory and free loopback ports, so a running
 # make dev is left alone), and one table of the results:
 #   1. 2,000 events unpaced to one endpoint, per-endpoint cap off

@@ -36,7 +36,7 @@ type SQS interface {
 //
 // One long poll is waiting at a time, and a batch is received only when an
 // invocation is free to take it: the invocations run concurrently, up to
-// Concurrency. (One poll loop per invocation was tried first: the SQS
+// Concurrency. (One poll loop per invocation would not do: the SQS
 // emulator wakes every waiting long poll for each message sent and all but
 // one come back empty, so 32 loops made 24,880 receives for 2,000 messages,
 // most of make dev's SQS work; 4 loops still made 930. docs/performance.md.)

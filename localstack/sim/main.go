@@ -1,5 +1,5 @@
 // Command sim is a discrete-event simulation of the deployed delivery
-// system over a day of issue 11's workload: API Gateway, the api function,
+// system over the reference day: API Gateway, the api function,
 // the delivery queues (fast and slow lanes, SQS fair queues) and their
 // Lambda event sources, the deliver function with the real decisions
 // (lifecycle.Decide and Settle, BreakerAfterAttempt and BreakerOf, LaneOf,
@@ -68,7 +68,7 @@ func main() {
 		}()
 	}
 	wg.Wait()
-	fmt.Printf("issue 11's day at scale %g (times a row's own): %.0f M deliveries, %d accounts (Zipf s=%g), %.0f%% of endpoints down %s-%s (dead1%%: 1%% of accounts all day), %.0fk events burst at %s, seed %d\n\n",
+	fmt.Printf("the reference day at scale %g (times a row's own): %.0f M deliveries, %d accounts (Zipf s=%g), %.0f%% of endpoints down %s-%s (dead1%%: 1%% of accounts all day), %.0fk events burst at %s, seed %d\n\n",
 		*scale, w.DeliveriesPerDay**scale/1e6, w.Accounts, w.ZipfS, 100*w.DownFraction, clock(w.OutageAt), clock(w.OutageAt+w.OutageFor), w.BurstEvents/1e3, clock(w.BurstAt), *seed)
 	if *md {
 		markdown(os.Stdout, opts, results)
@@ -79,14 +79,14 @@ func main() {
 	report(os.Stdout, opts, results)
 }
 
-// Table is the options compared: issue 11's stack; then the four waiting
+// Table is the options compared: the reference stack; then the four waiting
 // designs with the same isolation settings; then that proposal (BC) with
-// one setting at a time taken back; then today's shipped stack (issue 25):
+// one setting at a time taken back; then today's shipped stack:
 // as it is, with 1 % of the accounts' endpoints dead all day, and at ten
 // times the load: as it is, sized for it, sized with a finer limiter
 // interval (a code change), and that without the outage and the burst.
 func Table() []Options {
-	old := issue11()
+	old := baseline()
 	api := old
 	api.Name, api.APIRate, api.APIBurst = "A api10k", old.AccountAPIRate, old.AccountAPIBurst
 	isolated := func(name string, w Waiting) Options {

@@ -73,11 +73,11 @@ type Options struct {
 	QueueVisibility    float64 // the delivery queue's visibility timeout (a refused Hide leaves this)
 }
 
-// Issue 11's stack (before the slow lane and fair queues), with AWS's
+// The reference stack (before the slow lane and fair queues), with AWS's
 // default quotas: the rows that chose the waiting design start from it.
-func issue11() Options {
+func baseline() Options {
 	return Options{
-		Name: "issue 11", Waiting: Hidden,
+		Name: "baseline", Waiting: Hidden,
 		MaxConcurrency: 50, BatchSize: 10, Queues: 1, EndpointCap: 5,
 		APIRate: 50, APIBurst: 100, SchedulerEvery: 60, SweepShards: schema.SweepShards,
 		InFlightLimit: 120_000, AccountConcurrency: 1_000, ScaleUpPerMinute: 300,
@@ -92,7 +92,7 @@ func issue11() Options {
 // burst 500, each key's ingest limit 100/s with a burst of 1,000, and a
 // late slot booked again (lifecycle.SlotTolerance).
 func Today() Options {
-	o := issue11()
+	o := baseline()
 	o.Name, o.Waiting = "BC iso today", Mixed
 	o.MaxConcurrency, o.SlowConcurrency, o.FairQueues, o.Breaker = 300, 50, true, true
 	o.PacedConcurrency = 50

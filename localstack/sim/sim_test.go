@@ -87,7 +87,7 @@ func TestHiddenWaitIsInFlightAndDelayedIsNot(t *testing.T) {
 		w      Waiting
 		hidden int
 	}{{Hidden, 100}, {Delayed, 0}, {Mixed, 0}} {
-		o := issue11()
+		o := baseline()
 		o.Waiting = c.w
 		s := tiny(o, false)
 		q := s.queues[0]
@@ -104,7 +104,7 @@ func TestHiddenWaitIsInFlightAndDelayedIsNot(t *testing.T) {
 }
 
 func TestHiddenWaitOverTwelveHoursComesBackAfterTheQueueTimeout(t *testing.T) {
-	s := tiny(issue11(), false)
+	s := tiny(baseline(), false)
 	q := s.queues[0]
 	s.wait(&cohort{acct: 0, ep: -1, n: 1, until: 13 * 3600}, 0, true)
 	s.eng.RunUntil(180)
@@ -116,7 +116,7 @@ func TestHiddenWaitOverTwelveHoursComesBackAfterTheQueueTimeout(t *testing.T) {
 // A message to an endpoint that never answers: 8 attempts on the contract's
 // schedule (1+16+81+256+625+1296+2401 s plus up to 15 % jitter), then the DLQ.
 func TestDeadEndpointUsesEightAttemptsThenDeadLetters(t *testing.T) {
-	o := issue11()
+	o := baseline()
 	o.APIRate, o.APIBurst = o.AccountAPIRate, o.AccountAPIBurst
 	s := tiny(o, true)
 	ep := s.accts[0].eps[0]
@@ -131,7 +131,7 @@ func TestDeadEndpointUsesEightAttemptsThenDeadLetters(t *testing.T) {
 // first lifecycle.BreakerAfter time out, the breaker opens (BreakerOf), and
 // the rest wait without using attempts.
 func TestBreakerHoldsWithoutUsingAttempts(t *testing.T) {
-	o := issue11()
+	o := baseline()
 	o.Breaker, o.EndpointCap = true, 5
 	s := tiny(o, true)
 	ep := s.accts[0].eps[0]
@@ -147,7 +147,7 @@ func TestBreakerHoldsWithoutUsingAttempts(t *testing.T) {
 }
 
 func TestHealthyMessagesAreDeliveredAndTimed(t *testing.T) {
-	o := issue11()
+	o := baseline()
 	s := tiny(o, false)
 	s.eng.At(0, func() { s.enqueueNew(&cohort{acct: 0, ep: -1, n: 10, slotted: true}, 0) })
 	m := s.Run(0)

@@ -27,7 +27,7 @@ type Workload struct {
 	IngestDelay              float64 // API, DynamoDB and SQS hop before a message can be received
 }
 
-// DefaultWorkload is issue 11's day.
+// DefaultWorkload is the reference day (docs/scale.md).
 func DefaultWorkload() Workload {
 	return Workload{
 		Accounts: 10_000, ZipfS: 1, DeliveriesPerDay: 100e6, Diurnal: 0.6, RateFloor: 5, RateHeadroom: 3,

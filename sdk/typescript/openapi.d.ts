@@ -901,6 +901,8 @@ export interface components {
                 [key: string]: string;
             };
             filter?: components["schemas"]["EndpointFilter"];
+            oauth2?: components["schemas"]["EndpointOAuth2View"];
+            tls?: components["schemas"]["EndpointTLSView"];
             /** @description Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false. */
             ordered?: boolean;
         };
@@ -910,6 +912,8 @@ export interface components {
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
             filter?: components["schemas"]["EndpointFilter"];
+            oauth2?: components["schemas"]["EndpointOAuth2"];
+            tls?: components["schemas"]["EndpointTLS"];
             /** @description Keyed events arrive one at a time per key, in sequence. */
             ordered?: boolean;
         };
@@ -921,7 +925,44 @@ export interface components {
             ordered?: boolean;
             remove_headers?: string[];
             filter?: components["schemas"]["EndpointFilter"];
-            reset?: ("rate_limit" | "timeout_seconds" | "headers" | "filter")[];
+            oauth2?: components["schemas"]["EndpointOAuth2"];
+            tls?: components["schemas"]["EndpointTLS"];
+            reset?: ("rate_limit" | "timeout_seconds" | "headers" | "filter" | "oauth2" | "tls")[];
+        };
+        /** @description OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`). */
+        EndpointOAuth2: {
+            token_url: string;
+            client_id: string;
+            client_secret?: string;
+            scopes?: string[];
+            audience?: string;
+            /**
+             * @default client_secret_basic
+             * @enum {string}
+             */
+            auth_method: "client_secret_basic" | "client_secret_post";
+        };
+        /** @description Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate. */
+        EndpointTLS: {
+            client_cert?: string;
+            client_key?: string;
+            ca_bundle?: string;
+        };
+        EndpointTLSView: {
+            client_cert?: string;
+            /** @description Always masked. */
+            client_key?: string;
+            ca_bundle?: string;
+        };
+        EndpointOAuth2View: {
+            token_url: string;
+            client_id: string;
+            /** @description Always masked. */
+            client_secret: string;
+            scopes?: string[];
+            audience?: string;
+            /** @enum {string} */
+            auth_method: "client_secret_basic" | "client_secret_post";
         };
         /**
          * @description A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
@@ -1061,6 +1102,9 @@ export interface components {
              * @example tls
              * @example blocked_address
              * @example network
+             * @example oauth_invalid_client
+             * @example oauth_token_refused
+             * @example oauth_token_unavailable
              */
             error_class?: string;
             error?: string;

@@ -194,12 +194,50 @@ func (e EndpointHealthBreaker) Valid() bool {
 	}
 }
 
+// Defines values for EndpointOAuth2AuthMethod.
+const (
+	EndpointOAuth2AuthMethodClientSecretBasic EndpointOAuth2AuthMethod = "client_secret_basic"
+	EndpointOAuth2AuthMethodClientSecretPost  EndpointOAuth2AuthMethod = "client_secret_post"
+)
+
+// Valid indicates whether the value is a known member of the EndpointOAuth2AuthMethod enum.
+func (e EndpointOAuth2AuthMethod) Valid() bool {
+	switch e {
+	case EndpointOAuth2AuthMethodClientSecretBasic:
+		return true
+	case EndpointOAuth2AuthMethodClientSecretPost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointOAuth2ViewAuthMethod.
+const (
+	EndpointOAuth2ViewAuthMethodClientSecretBasic EndpointOAuth2ViewAuthMethod = "client_secret_basic"
+	EndpointOAuth2ViewAuthMethodClientSecretPost  EndpointOAuth2ViewAuthMethod = "client_secret_post"
+)
+
+// Valid indicates whether the value is a known member of the EndpointOAuth2ViewAuthMethod enum.
+func (e EndpointOAuth2ViewAuthMethod) Valid() bool {
+	switch e {
+	case EndpointOAuth2ViewAuthMethodClientSecretBasic:
+		return true
+	case EndpointOAuth2ViewAuthMethodClientSecretPost:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointSettingsPatchReset.
 const (
 	Filter         EndpointSettingsPatchReset = "filter"
 	Headers        EndpointSettingsPatchReset = "headers"
+	Oauth2         EndpointSettingsPatchReset = "oauth2"
 	RateLimit      EndpointSettingsPatchReset = "rate_limit"
 	TimeoutSeconds EndpointSettingsPatchReset = "timeout_seconds"
+	Tls            EndpointSettingsPatchReset = "tls"
 )
 
 // Valid indicates whether the value is a known member of the EndpointSettingsPatchReset enum.
@@ -209,9 +247,13 @@ func (e EndpointSettingsPatchReset) Valid() bool {
 		return true
 	case Headers:
 		return true
+	case Oauth2:
+		return true
 	case RateLimit:
 		return true
 	case TimeoutSeconds:
+		return true
+	case Tls:
 		return true
 	default:
 		return false
@@ -313,7 +355,7 @@ type Attempt struct {
 
 	// ErrorClass A transport failure instead of a status.
 	//
-	// Examples: timeout, dns, connection_refused, connection_reset, tls, blocked_address, network
+	// Examples: timeout, dns, connection_refused, connection_reset, tls, blocked_address, network, oauth_invalid_client, oauth_token_refused, oauth_token_unavailable
 	ErrorClass *string `json:"error_class,omitempty"`
 	Id         string  `json:"id"`
 
@@ -576,6 +618,34 @@ type EndpointHealth struct {
 // EndpointHealthBreaker defines model for EndpointHealth.Breaker.
 type EndpointHealthBreaker string
 
+// EndpointOAuth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+type EndpointOAuth2 struct {
+	Audience     *string                   `json:"audience,omitempty"`
+	AuthMethod   *EndpointOAuth2AuthMethod `json:"auth_method,omitempty"`
+	ClientId     string                    `json:"client_id"`
+	ClientSecret *string                   `json:"client_secret,omitempty"`
+	Scopes       *[]string                 `json:"scopes,omitempty"`
+	TokenUrl     string                    `json:"token_url"`
+}
+
+// EndpointOAuth2AuthMethod defines model for EndpointOAuth2.AuthMethod.
+type EndpointOAuth2AuthMethod string
+
+// EndpointOAuth2View defines model for EndpointOAuth2View.
+type EndpointOAuth2View struct {
+	Audience   *string                      `json:"audience,omitempty"`
+	AuthMethod EndpointOAuth2ViewAuthMethod `json:"auth_method"`
+	ClientId   string                       `json:"client_id"`
+
+	// ClientSecret Always masked.
+	ClientSecret string    `json:"client_secret"`
+	Scopes       *[]string `json:"scopes,omitempty"`
+	TokenUrl     string    `json:"token_url"`
+}
+
+// EndpointOAuth2ViewAuthMethod defines model for EndpointOAuth2View.AuthMethod.
+type EndpointOAuth2ViewAuthMethod string
+
 // EndpointPatch defines model for EndpointPatch.
 type EndpointPatch struct {
 	// Aws An AWS endpoint's new target and role, checked as on registration. A type cannot change.
@@ -597,31 +667,55 @@ type EndpointPatch struct {
 // EndpointSettings The endpoint's own delivery settings as its owner set them. A field left out is the account's rate or the deployment's timeout (DELIVERY_TIMEOUT). Header values are write-only: every answer shows them masked (`****`, plus the last 2 characters of a value of 12 or more).
 type EndpointSettings struct {
 	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
-	Filter  *EndpointFilter   `json:"filter,omitempty"`
-	Headers map[string]string `json:"headers"`
+	Filter  *EndpointFilter     `json:"filter,omitempty"`
+	Headers map[string]string   `json:"headers"`
+	Oauth2  *EndpointOAuth2View `json:"oauth2,omitempty"`
 
 	// Ordered Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false.
 	Ordered *bool `json:"ordered,omitempty"`
 
 	// RateLimit Deliveries a second; at least 0.01 and at most the account's.
-	RateLimit      *float32 `json:"rate_limit,omitempty"`
-	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
+	RateLimit      *float32         `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int             `json:"timeout_seconds,omitempty"`
+	Tls            *EndpointTLSView `json:"tls,omitempty"`
 }
 
 // EndpointSettingsPatch A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first.
 type EndpointSettingsPatch struct {
 	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
-	Filter         *EndpointFilter               `json:"filter,omitempty"`
-	Headers        *EndpointHeaders              `json:"headers,omitempty"`
+	Filter  *EndpointFilter  `json:"filter,omitempty"`
+	Headers *EndpointHeaders `json:"headers,omitempty"`
+
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	Oauth2         *EndpointOAuth2               `json:"oauth2,omitempty"`
 	Ordered        *bool                         `json:"ordered,omitempty"`
 	RateLimit      *float32                      `json:"rate_limit,omitempty"`
 	RemoveHeaders  *[]string                     `json:"remove_headers,omitempty"`
 	Reset          *[]EndpointSettingsPatchReset `json:"reset,omitempty"`
 	TimeoutSeconds *int                          `json:"timeout_seconds,omitempty"`
+
+	// Tls Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
+	Tls *EndpointTLS `json:"tls,omitempty"`
 }
 
 // EndpointSettingsPatchReset defines model for EndpointSettingsPatch.Reset.
 type EndpointSettingsPatchReset string
+
+// EndpointTLS Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
+type EndpointTLS struct {
+	CaBundle   *string `json:"ca_bundle,omitempty"`
+	ClientCert *string `json:"client_cert,omitempty"`
+	ClientKey  *string `json:"client_key,omitempty"`
+}
+
+// EndpointTLSView defines model for EndpointTLSView.
+type EndpointTLSView struct {
+	CaBundle   *string `json:"ca_bundle,omitempty"`
+	ClientCert *string `json:"client_cert,omitempty"`
+
+	// ClientKey Always masked.
+	ClientKey *string `json:"client_key,omitempty"`
+}
 
 // EndpointWithSecret defines model for EndpointWithSecret.
 type EndpointWithSecret struct {
@@ -783,10 +877,16 @@ type NewEndpointSettings struct {
 	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	Oauth2 *EndpointOAuth2 `json:"oauth2,omitempty"`
+
 	// Ordered Keyed events arrive one at a time per key, in sequence.
 	Ordered        *bool    `json:"ordered,omitempty"`
 	RateLimit      *float32 `json:"rate_limit,omitempty"`
 	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
+
+	// Tls Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
+	Tls *EndpointTLS `json:"tls,omitempty"`
 }
 
 // NewEventType defines model for NewEventType.

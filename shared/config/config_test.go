@@ -79,7 +79,7 @@ func TestWaitingAndBreakerSettings(t *testing.T) {
 	}
 }
 
-// Issue 24, break 8: the default per-key ingest limit takes two bursts of
+// The default per-key ingest limit takes two bursts of
 // 500 events at once (the contract spreads a burst, it does not drop it),
 // and still answers a flood with 429: a key posting at 1,000 events a
 // second is refused most of them within two seconds.

@@ -103,8 +103,8 @@ func Round2(d float64) float64 { return math.Round(d*100) / 100 }
 // Counted is what localstack/e2e counts one event costing on its way, with
 // the shipped settings (cap on): TestAWSCallsPerDelivery asserts the single
 // delivery's units against the emulator's consumed capacity, so the two
-// move together; the fan-out's and the batch's are docs/cost.md's counts
-// (issue 10's runs).
+// move together; the fan-out's and the batch's are docs/cost.md's measured
+// counts.
 const (
 	// One event, one endpoint, delivered on the first attempt.
 	SingleWriteUnits, SingleReadUnits = 10, 2

@@ -102,7 +102,7 @@ const (
 	// eventual read of ingest's first message.
 	LoadEndpointRead, FirstLoadEndpointRead = 1, 0.5
 	// Deliver, per claim with the cap off: the endpoint again, strongly
-	// consistent, alongside the claim (ACCT#<account>; defect 7). With
+	// consistent, alongside the claim (ACCT#<account>). With
 	// the cap on, the slot's take is conditioned on the endpoint's route
 	// as loaded instead, and nothing is read again.
 	ClaimEndpointReread = 1

@@ -1,6 +1,6 @@
 package delivery
 
-// Regression tests for the contract breaks of issue 24 that live in the
+// Regression tests for contract breaks that live in the
 // worker, with the in-memory stand-ins of worker_test.go.
 
 import (
@@ -161,7 +161,7 @@ func TestAResendsFailedOutcomeWriteIsRetriedOrTakenOver(t *testing.T) {
 	}
 }
 
-// Issue 27: a 410 Gone answer disables the endpoint at once, with the
+// A 410 Gone answer disables the endpoint at once, with the
 // reason shown on it (Standard Webhooks: "stop sending"); the delivery fails
 // as rejected, and the next delivery to it fails as endpoint_disabled
 // without a request.

@@ -28,7 +28,7 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
-// BenchmarkDelivery is our CPU per delivery (issue 25: at most 1 ms,
+// BenchmarkDelivery is our CPU per delivery (at most 1 ms,
 // docs/performance.md "Our CPU per delivery"): the deliver function's
 // handler for one first-attempt delivery that a receiver answers 200, wired
 // by onlambda.FromEnv exactly as the deployed function is (the real SDK clients,

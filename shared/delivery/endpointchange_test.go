@@ -34,7 +34,7 @@ func (p *patchAfterLoad) LoadForAttempt(ctx context.Context, r store.Ref) (store
 	return snap, err
 }
 
-// Defect 7: a claim must not POST after a PATCH that disabled the endpoint
+// A claim must not POST after a PATCH that disabled the endpoint
 // or changed its URL has answered, with the per-endpoint cap on (the slot
 // no longer lives on the endpoint item, so no claim condition sees the
 // endpoint) and off.

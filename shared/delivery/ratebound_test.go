@@ -6,7 +6,7 @@ package delivery
 // and the worker's slot rules (ratelimit.MaxEarly, bookedSlot, lifecycle.ClaimAhead, a new
 // reservation waited for at most lifecycle.MaxWaitInWorker, or the message sent back for it),
 // with a pipeline latency drawn per message, and every POST's time is
-// counted per sliding second. Issue 10, defect 3: with the old rules (the
+// counted per sliding second. With looser rules (the
 // delay rounded down from the slot, no lead, slots up to 1 s late used) a
 // burst showed rate x (1 + latency) in one second.
 

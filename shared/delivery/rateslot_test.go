@@ -1,6 +1,6 @@
 package delivery
 
-// Rate slots and the claim (issue 10, defects 2 and 3), and the worker's
+// Rate slots and the claim, and the worker's
 // checks before the claim, with the in-memory stand-ins of worker_test.go.
 
 import (
@@ -64,7 +64,7 @@ func handleOne(t *testing.T, w *Worker, m queue.Message) {
 	}
 }
 
-// Defect 2: ten workers needing a fresh rate slot (retries: no slot booked
+// Ten workers needing a fresh rate slot (retries: no slot booked
 // at ingest) for one endpoint with one free in-flight slot reserved ten
 // account slots and made one POST: the nine losing the cap threw theirs
 // away (2 s of a 5/s budget), and the account's other endpoints waited
@@ -111,7 +111,7 @@ func TestWorkersLosingTheCapReserveNoRateSlot(t *testing.T) {
 // is left exactly as it was (attempt count, no lease, the endpoint slot
 // free), and the message goes back carrying that slot, for this attempt,
 // with the delivery's due time moved to it (so the sweeper leaves it
-// alone). Issue 24, break 4: it used to claim first and give the claim
+// alone). A worker that claimed first would give the claim
 // back; when giving it back failed, the rate wait became a counted attempt
 // and the next receive logged it as interrupted (attempts 1 -> 3 for one
 // POST). yieldFails makes every give-back fail, as it did then.

@@ -25,7 +25,7 @@ func (r *rig) handle(t *testing.T, m queue.Message) bool {
 	return len(resp.BatchItemFailures) == 0
 }
 
-// Issue 11, design BC: every wait is a fresh delayed copy of the message
+// Design BC: every wait is a fresh delayed copy of the message
 // (up to 15 minutes) or a park in the table (longer), never a
 // ChangeMessageVisibility; the received copy is finished either way. Before
 // the change every one of these cases hid the message for the wait.

@@ -262,7 +262,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 	case lifecycle.DoQuarantine:
 		// As it came, but for the event's body it may carry: the ids are
 		// what a human needs, and a dead letter holds no customer's payload
-		// (that body may be another account's: defect 4).
+		// (that body may be another account's).
 		m := r.msg
 		m.Body = nil
 		err := r.Queue.DeadLetterRaw(ctx, m.Encode(), queue.ReasonMismatch)

@@ -456,7 +456,7 @@ func (r *rig) deliver(t *testing.T, m queue.Message) {
 	t.Fatal("the message never finished")
 }
 
-// Defect 1: a transient failure of the outcome write after the POST must not
+// A transient failure of the outcome write after the POST must not
 // make the next claim POST again. Before the fix the receiver answered 400
 // and still got attempt 2.
 func TestTransientOutcomeWriteFailureDoesNotPostAgain(t *testing.T) {
@@ -475,7 +475,7 @@ func TestTransientOutcomeWriteFailureDoesNotPostAgain(t *testing.T) {
 	}
 }
 
-// Defect 1, the 8th attempt: its 2xx must be recorded as delivered, not as
+// Its 2xx must be recorded as delivered, not as
 // attempts_exhausted after a transient write failure.
 func TestTwoHundredOnTheLastAttemptIsDeliveredDespiteAWriteFailure(t *testing.T) {
 	r := newRig(t, 200)
@@ -490,7 +490,7 @@ func TestTwoHundredOnTheLastAttemptIsDeliveredDespiteAWriteFailure(t *testing.T)
 	}
 }
 
-// Defect 4: a message naming account A's event and account B's delivery
+// A message naming account A's event and account B's delivery
 // must be refused and kept for a human, not POST A's body to B's URL.
 func TestMessageNamingAnotherAccountsEventIsQuarantined(t *testing.T) {
 	r := newRig(t, 200)

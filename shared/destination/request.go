@@ -36,8 +36,14 @@ type Request struct {
 	// The endpoint's config, by provider. HTTP: URL and Headers (set before
 	// the provider's own headers, so they can never replace them). AWS:
 	// Destination.
-	URL         string
-	Headers     map[string]string
+	URL     string
+	Headers map[string]string
+	// OAuth2: the client credentials to get the bearer token with (nil:
+	// none); EndpointID keys the token cache.
+	OAuth2     *domain.OAuth2
+	EndpointID string
+	// TLS: the client certificate and CA bundle (nil: neither).
+	TLS         *domain.ClientTLS
 	Destination *domain.Destination
 	// Signing: the current secret first, two during a rotation; V1aKeys
 	// sign webhook-signature's v1a entries; OmitV1 leaves out its v1 ones.
@@ -60,5 +66,5 @@ func For(ep *domain.Endpoint, ev *domain.Event, deliveryID, attemptID string, nu
 	}
 	return Request{URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(at), V1aKeys: ep.V1aKeys(at), OmitV1: !ep.SignsV1(),
 		EventType: ev.Type, EventID: ev.ID, OrderingKey: ev.OrderingKey, Seq: ev.Seq, DeliveryID: deliveryID, AttemptID: attemptID, AttemptNum: num,
-		Deadline: deadline, Headers: cfg.Headers, Destination: ep.Destination}
+		Deadline: deadline, Headers: cfg.Headers, OAuth2: cfg.OAuth2, TLS: cfg.TLS, EndpointID: ep.ID, Destination: ep.Destination}
 }

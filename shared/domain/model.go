@@ -187,9 +187,41 @@ type EndpointSettings struct {
 	// Ordered: keyed events reach the endpoint one at a time per key, in
 	// their sequence (lifecycle.Hold).
 	Ordered bool `dynamodbav:"ordered,omitempty"`
+	// OAuth2 is the client credentials the sender gets a bearer token with
+	// before each POST; nil: none.
+	OAuth2 *OAuth2 `dynamodbav:"oauth2,omitempty"`
+	// TLS is the client certificate the sender presents to the receiver
+	// and the CA bundle it trusts for it; nil: neither.
+	TLS *ClientTLS `dynamodbav:"tls,omitempty"`
 	// Filter is the endpoint's content filter (package filter), compact
 	// JSON; empty: every event it subscribes to.
 	Filter string `dynamodbav:"filter,omitempty"`
+}
+
+// ClientTLS is an endpoint's mutual TLS: a client certificate and key (PEM)
+// and an optional CA bundle (PEM) for a receiver with a private certificate.
+type ClientTLS struct {
+	CertPEM string `dynamodbav:"cert,omitempty"`
+	// KeyPEM is write-only; where a KMS key is configured the table keeps it
+	// only as SealedKey (package store opens it on read).
+	KeyPEM    string `dynamodbav:"key,omitempty"`
+	SealedKey []byte `dynamodbav:"sealed_key,omitempty"`
+	CABundle  string `dynamodbav:"ca_bundle,omitempty"`
+}
+
+// OAuth2 is an endpoint's OAuth 2.0 client credentials grant (RFC 6749
+// 4.4) to its receiver's token endpoint.
+type OAuth2 struct {
+	TokenURL string `dynamodbav:"token_url"`
+	ClientID string `dynamodbav:"client_id"`
+	// ClientSecret is write-only; where a KMS key is configured the table
+	// keeps it only as SealedClientSecret (package store opens it on read).
+	ClientSecret       string   `dynamodbav:"client_secret,omitempty"`
+	SealedClientSecret []byte   `dynamodbav:"sealed_client_secret,omitempty"`
+	Scopes             []string `dynamodbav:"scopes,omitempty"`
+	Audience           string   `dynamodbav:"audience,omitempty"`
+	// AuthMethod: "client_secret_basic" (the default) or "client_secret_post".
+	AuthMethod string `dynamodbav:"auth_method,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

@@ -6,6 +6,8 @@ package endpointcfg
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/textproto"
@@ -55,6 +57,12 @@ type Effective struct {
 	// Ordered: a keyed delivery waits until the key's previous one to the
 	// endpoint is final (lifecycle.Hold).
 	Ordered bool
+	// OAuth2: get a bearer token with these client credentials before
+	// each POST (nil: none).
+	OAuth2 *domain.OAuth2
+	// TLS: the client certificate to present and the CA bundle to trust
+	// (nil: neither).
+	TLS *domain.ClientTLS
 }
 
 // Resolve is the one place an endpoint's settings become effective. An
@@ -81,6 +89,7 @@ func Resolve(ep domain.Endpoint, acct domain.Account, d Defaults) Effective {
 			e.Headers[k] = v
 		}
 	}
+	e.OAuth2, e.TLS = s.OAuth2, s.TLS
 	return e
 }
 
@@ -92,10 +101,69 @@ type Change struct {
 	TimeoutSeconds *float64          `json:"timeout_seconds"` // a float, so that 5.0 reads as 5 and 5.5 is refused
 	Ordered        *bool             `json:"ordered"`
 	Headers        map[string]string `json:"headers"`
-	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers", "filter"
+	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers", "filter", "oauth2", "tls"
 	RemoveHeaders  []string          `json:"remove_headers"` // names, any case
 	Filter         json.RawMessage   `json:"filter"`         // a content filter (package filter); null: none given
+	OAuth2         *OAuth2Change     `json:"oauth2"`
+	TLS            *TLSChange        `json:"tls"`
 }
+
+// TLSChange sets the endpoint's mutual TLS as a whole: a client
+// certificate with its key (PEM), a CA bundle (PEM), or both. ClientKey may
+// be left out to keep the current one for the same certificate.
+type TLSChange struct {
+	ClientCert string `json:"client_cert"`
+	ClientKey  string `json:"client_key"`
+	CABundle   string `json:"ca_bundle"`
+}
+
+// TLSView is the TLS settings as the API shows them: the key masked.
+type TLSView struct {
+	ClientCert string `json:"client_cert,omitempty"`
+	ClientKey  string `json:"client_key,omitempty"`
+	CABundle   string `json:"ca_bundle,omitempty"`
+}
+
+// Limits of the TLS settings (PEM bytes).
+const (
+	MaxTLSCert     = 16 << 10
+	MaxTLSKey      = 16 << 10
+	MaxTLSCABundle = 64 << 10
+)
+
+// OAuth2Change sets the endpoint's OAuth2 client credentials as a whole;
+// ClientSecret may be left out to keep the current one when the token URL's
+// origin and the client id stay the same.
+type OAuth2Change struct {
+	TokenURL     string   `json:"token_url"`
+	ClientID     string   `json:"client_id"`
+	ClientSecret string   `json:"client_secret"`
+	Scopes       []string `json:"scopes"`
+	Audience     string   `json:"audience"`
+	AuthMethod   string   `json:"auth_method"`
+}
+
+// OAuth2View is the OAuth2 settings as the API shows them: the secret
+// masked.
+type OAuth2View struct {
+	TokenURL     string   `json:"token_url"`
+	ClientID     string   `json:"client_id"`
+	ClientSecret string   `json:"client_secret"`
+	Scopes       []string `json:"scopes,omitempty"`
+	Audience     string   `json:"audience,omitempty"`
+	AuthMethod   string   `json:"auth_method"`
+}
+
+// Limits of the OAuth2 settings.
+const (
+	MaxOAuth2ClientID     = 256
+	MaxOAuth2ClientSecret = 1024
+	MaxOAuth2Scopes       = 20
+	MaxOAuth2Scope        = 128
+	MaxOAuth2Audience     = 1024
+	AuthMethodBasic       = "client_secret_basic"
+	AuthMethodPost        = "client_secret_post"
+)
 
 // View is the settings as the API shows them, beside Change, the one shape
 // it takes them in (a registration's settings are a Change with nothing to
@@ -108,15 +176,34 @@ type View struct {
 	Headers        map[string]string `json:"headers"`
 	Ordered        bool              `json:"ordered,omitempty"`
 	Filter         json.RawMessage   `json:"filter,omitempty"`
+	OAuth2         *OAuth2View       `json:"oauth2,omitempty"`
+	TLS            *TLSView          `json:"tls,omitempty"`
 }
 
 // ViewOf is s as the API shows it.
 func ViewOf(s domain.EndpointSettings) View {
 	v := View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s), Ordered: s.Ordered}
+	if o := s.OAuth2; o != nil {
+		v.OAuth2 = &OAuth2View{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: Mask(o.ClientSecret),
+			Scopes: o.Scopes, Audience: o.Audience, AuthMethod: authMethod(o.AuthMethod)}
+	}
+	if t := s.TLS; t != nil {
+		v.TLS = &TLSView{ClientCert: t.CertPEM, CABundle: t.CABundle}
+		if t.CertPEM != "" {
+			v.TLS.ClientKey = "****"
+		}
+	}
 	if s.Filter != "" {
 		v.Filter = json.RawMessage(s.Filter)
 	}
 	return v
+}
+
+func authMethod(m string) string {
+	if m == "" {
+		return AuthMethodBasic
+	}
+	return m
 }
 
 // Error is a change the rules refuse; Field names what is wrong.
@@ -135,7 +222,7 @@ func refuse(field, format string, args ...any) *Error {
 // makes from cur. accountRate is the account's effective rate (its own or
 // the deployment's): an endpoint's rate may not be above it.
 func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.EndpointSettings, *Error) {
-	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, Filter: cur.Filter, Ordered: cur.Ordered}
+	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, Filter: cur.Filter, OAuth2: cur.OAuth2, TLS: cur.TLS, Ordered: cur.Ordered}
 	if c.Ordered != nil {
 		next.Ordered = *c.Ordered
 	}
@@ -153,8 +240,12 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 			clear(headers)
 		case "filter":
 			next.Filter = ""
+		case "oauth2":
+			next.OAuth2 = nil
+		case "tls":
+			next.TLS = nil
 		default:
-			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds, headers or filter, not %q", f)
+			return cur, refuse("reset", "reset takes rate_limit, timeout_seconds, headers, filter, oauth2 or tls, not %q", f)
 		}
 	}
 	if len(c.Filter) > 0 && string(c.Filter) != "null" {
@@ -217,7 +308,113 @@ func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.E
 	if len(headers) > 0 {
 		next.Headers = headers
 	}
+	if c.OAuth2 != nil {
+		o, err := applyOAuth2(next.OAuth2, *c.OAuth2)
+		if err != nil {
+			return cur, err
+		}
+		next.OAuth2 = o
+	}
+	if c.TLS != nil {
+		t, err := applyTLS(next.TLS, *c.TLS)
+		if err != nil {
+			return cur, err
+		}
+		next.TLS = t
+	}
 	return next, nil
+}
+
+// applyTLS checks a TLS change: the certificate and key make a pair, the
+// CA bundle holds certificates.
+func applyTLS(cur *domain.ClientTLS, c TLSChange) (*domain.ClientTLS, *Error) {
+	switch {
+	case len(c.ClientCert) > MaxTLSCert || len(c.ClientKey) > MaxTLSKey || len(c.CABundle) > MaxTLSCABundle:
+		return nil, refuse("tls", "tls takes a client_cert and a client_key of at most %d bytes each and a ca_bundle of at most %d", MaxTLSCert, MaxTLSCABundle)
+	case c.ClientCert == "" && c.CABundle == "":
+		return nil, refuse("tls", "tls needs a client_cert and client_key, a ca_bundle, or both (reset [\"tls\"] removes them)")
+	case c.ClientCert == "" && c.ClientKey != "":
+		return nil, refuse("tls.client_key", "a client_key needs its client_cert")
+	}
+	key := c.ClientKey
+	if c.ClientCert != "" && key == "" {
+		if cur == nil || cur.CertPEM != c.ClientCert || cur.KeyPEM == "" {
+			return nil, refuse("tls.client_key", "client_key is required (it may be left out only to keep the current one for the same client_cert)")
+		}
+		key = cur.KeyPEM
+	}
+	if c.ClientCert != "" {
+		if _, err := tls.X509KeyPair([]byte(c.ClientCert), []byte(key)); err != nil {
+			return nil, refuse("tls.client_cert", "client_cert and client_key are not a PEM certificate and its private key")
+		}
+	}
+	if c.CABundle != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(c.CABundle)) {
+		return nil, refuse("tls.ca_bundle", "ca_bundle holds no PEM certificate")
+	}
+	return &domain.ClientTLS{CertPEM: c.ClientCert, KeyPEM: key, CABundle: c.CABundle}, nil
+}
+
+// applyOAuth2 checks an OAuth2 change (the token URL's address is the
+// API's to check, with the endpoint URL's rules) and returns the settings
+// it makes from cur (nil: none yet).
+func applyOAuth2(cur *domain.OAuth2, c OAuth2Change) (*domain.OAuth2, *Error) {
+	u, err := url.Parse(c.TokenURL)
+	switch {
+	case c.TokenURL == "" || len(c.TokenURL) > domain.MaxURLLength || err != nil || u.Host == "":
+		return nil, refuse("oauth2.token_url", "token_url must be an absolute URL of at most %d characters", domain.MaxURLLength)
+	case u.User != nil || u.Fragment != "":
+		return nil, refuse("oauth2.token_url", "token_url may not carry user information or a fragment")
+	case c.ClientID == "" || len(c.ClientID) > MaxOAuth2ClientID || hasControl(c.ClientID):
+		return nil, refuse("oauth2.client_id", "client_id needs 1 to %d characters, no control characters", MaxOAuth2ClientID)
+	case len(c.ClientSecret) > MaxOAuth2ClientSecret || hasControl(c.ClientSecret):
+		return nil, refuse("oauth2.client_secret", "client_secret may have at most %d characters, no control characters", MaxOAuth2ClientSecret)
+	case len(c.Audience) > MaxOAuth2Audience || hasControl(c.Audience):
+		return nil, refuse("oauth2.audience", "audience may have at most %d characters, no control characters", MaxOAuth2Audience)
+	case len(c.Scopes) > MaxOAuth2Scopes:
+		return nil, refuse("oauth2.scopes", "at most %d scopes", MaxOAuth2Scopes)
+	}
+	for _, sc := range c.Scopes {
+		if sc == "" || len(sc) > MaxOAuth2Scope || !isScopeToken(sc) {
+			return nil, refuse("oauth2.scopes", "scope %q is not a scope token (RFC 6749 3.3) of at most %d characters", sc, MaxOAuth2Scope)
+		}
+	}
+	method := c.AuthMethod
+	if method == "" {
+		method = AuthMethodBasic
+	}
+	if method != AuthMethodBasic && method != AuthMethodPost {
+		return nil, refuse("oauth2.auth_method", "auth_method is %s or %s", AuthMethodBasic, AuthMethodPost)
+	}
+	secret := c.ClientSecret
+	if secret == "" {
+		// Keeping the secret is for the same client at the same server only:
+		// a secret never follows a token URL to another origin.
+		if cur == nil || cur.ClientSecret == "" || cur.ClientID != c.ClientID || Origin(cur.TokenURL) != Origin(c.TokenURL) {
+			return nil, refuse("oauth2.client_secret", "client_secret is required (it may be left out only to keep the current one for the same client_id and token_url origin)")
+		}
+		secret = cur.ClientSecret
+	}
+	return &domain.OAuth2{TokenURL: c.TokenURL, ClientID: c.ClientID, ClientSecret: secret,
+		Scopes: c.Scopes, Audience: c.Audience, AuthMethod: method}, nil
+}
+
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// isScopeToken is RFC 6749's scope-token: %x21 / %x23-5B / %x5D-7E.
+func isScopeToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c == 0x22 || c == 0x5c || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // hopByHop are the headers of one connection, not of the request (RFC 9110

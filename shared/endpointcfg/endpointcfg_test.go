@@ -193,6 +193,47 @@ func TestOrderedApplied(t *testing.T) {
 	}
 }
 
+func TestApplyOAuth2(t *testing.T) {
+	good := OAuth2Change{TokenURL: "https://auth.example.com/token", ClientID: "c1", ClientSecret: "s1", Scopes: []string{"hooks:write"}}
+	next, err := Apply(domain.EndpointSettings{}, Change{OAuth2: &good}, 0)
+	if err != nil || next.OAuth2 == nil || next.OAuth2.ClientSecret != "s1" || next.OAuth2.AuthMethod != AuthMethodBasic {
+		t.Fatalf("set: %+v %v", next.OAuth2, err)
+	}
+	if v := ViewOf(next); v.OAuth2 == nil || v.OAuth2.ClientSecret != "****" {
+		t.Fatalf("view shows %+v", v.OAuth2)
+	}
+	if e := Resolve(domain.Endpoint{Settings: next}, domain.Account{}, Defaults{}); e.OAuth2 != next.OAuth2 {
+		t.Fatal("Resolve drops the OAuth2 settings")
+	}
+	// The secret may be left out for the same client at the same origin only.
+	keep := good
+	keep.ClientSecret, keep.TokenURL = "", "https://auth.example.com/v2/token"
+	if kept, err := Apply(next, Change{OAuth2: &keep}, 0); err != nil || kept.OAuth2.ClientSecret != "s1" {
+		t.Fatalf("keep the secret: %+v %v", kept.OAuth2, err)
+	}
+	other := keep
+	other.TokenURL = "https://evil.example.net/token"
+	if _, err := Apply(next, Change{OAuth2: &other}, 0); err == nil || err.Field != "oauth2.client_secret" {
+		t.Fatalf("a secret followed the token URL to another origin: %v", err)
+	}
+	if reset, err := Apply(next, Change{Reset: []string{"oauth2"}}, 0); err != nil || reset.OAuth2 != nil {
+		t.Fatalf("reset: %+v %v", reset.OAuth2, err)
+	}
+	bad := func(mut func(*OAuth2Change)) OAuth2Change { c := good; mut(&c); return c }
+	for field, c := range map[string]OAuth2Change{
+		"oauth2.token_url":     bad(func(c *OAuth2Change) { c.TokenURL = "/token" }),
+		"oauth2.client_id":     bad(func(c *OAuth2Change) { c.ClientID = strings.Repeat("x", MaxOAuth2ClientID+1) }),
+		"oauth2.client_secret": bad(func(c *OAuth2Change) { c.ClientSecret = "" }),
+		"oauth2.scopes":        bad(func(c *OAuth2Change) { c.Scopes = []string{`a"b`} }),
+		"oauth2.audience":      bad(func(c *OAuth2Change) { c.Audience = "a\nb" }),
+		"oauth2.auth_method":   bad(func(c *OAuth2Change) { c.AuthMethod = "private_key_jwt" }),
+	} {
+		if _, err := Apply(domain.EndpointSettings{}, Change{OAuth2: &c}, 0); err == nil || err.Field != field {
+			t.Errorf("%s: got %v", field, err)
+		}
+	}
+}
+
 func TestApplyFilter(t *testing.T) {
 	cur := domain.EndpointSettings{TimeoutSeconds: 3}
 	next, err := Apply(cur, Change{Filter: []byte(`{ "event": ["payout.paid"] }`)}, 0)

@@ -94,6 +94,17 @@ func (a *API) applySettings(ctx context.Context, account string, cur domain.Endp
 			rate = a.DefaultRate
 		}
 	}
+	if c.OAuth2 != nil && c.OAuth2.TokenURL != "" {
+		// The token URL is fetched from the sender as the endpoint's URL is:
+		// the same rules (https in deployed stacks, no private address).
+		u, r, failed := a.checkURL(ctx, c.OAuth2.TokenURL)
+		if e, ok := r.body.(errorBody); failed && ok && r.status == http.StatusUnprocessableEntity {
+			return cur, fail(r.status, "invalid_settings", "settings.oauth2.token_url: "+e.Error.Message), true
+		} else if failed {
+			return cur, r, true
+		}
+		c.OAuth2.TokenURL = u
+	}
 	next, err := endpointcfg.Apply(cur, c, rate)
 	if err != nil {
 		code := "invalid_settings"
@@ -180,7 +191,7 @@ func (a *API) createEndpoint(ctx context.Context, req *request) response {
 		if r, failed := checkPollingShape(in.URL != "", in.AWS != nil, in.Settings != nil); failed {
 			return r
 		}
-	} else if r, failed := checkDestinationShape(typ, in.URL != "", in.AWS, in.Settings != nil && len(in.Settings.Headers) > 0); failed {
+	} else if r, failed := checkDestinationShape(typ, in.URL != "", in.AWS, in.Settings != nil && (len(in.Settings.Headers) > 0 || in.Settings.OAuth2 != nil || in.Settings.TLS != nil)); failed {
 		return r
 	}
 	if in.URL == "" && typ == domain.DestinationHTTP {
@@ -313,7 +324,7 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	if typ == domain.DestinationHTTP && in.AWS != nil {
 		return destinationFail("the endpoint's type is http, and a type cannot change: register a new endpoint")
 	}
-	if typ != domain.DestinationHTTP && (in.URL != nil || (in.Settings != nil && len(in.Settings.Headers) > 0)) {
+	if typ != domain.DestinationHTTP && (in.URL != nil || (in.Settings != nil && (len(in.Settings.Headers) > 0 || in.Settings.OAuth2 != nil || in.Settings.TLS != nil))) {
 		return destinationFail(fmt.Sprintf("an %s endpoint has no url or headers: change aws.target_arn or aws.role_arn", typ))
 	}
 	if in.URL != nil {
@@ -334,6 +345,11 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 	// A new origin is a new receiver: the custom headers (credentials,
 	// often) set for the old one are not sent there unless given again.
 	repointed := in.URL != nil && endpointcfg.Origin(*in.URL) != endpointcfg.Origin(current.URL)
+	if repointed && current.Settings.OAuth2 != nil && (in.Settings == nil || (in.Settings.OAuth2 == nil && !slices.Contains(in.Settings.Reset, "oauth2"))) {
+		// The bearer token is a credential for the old receiver too.
+		return fail(http.StatusUnprocessableEntity, "oauth2_not_confirmed",
+			"the url's origin changes and the endpoint's oauth2 client credentials were set for the old one: give them again in settings.oauth2, or settings.reset [\"oauth2\"] to drop them")
+	}
 	if repointed && len(current.Settings.Headers) > 0 {
 		if in.Settings == nil || (len(in.Settings.Headers) == 0 && !slices.Contains(in.Settings.Reset, "headers")) {
 			return fail(http.StatusUnprocessableEntity, "headers_not_confirmed", fmt.Sprintf(

@@ -71,7 +71,7 @@ func (q *recordingQueue) SendAll(_ context.Context, msgs []queue.Outgoing) ([]in
 	return nil, nil
 }
 
-// Issue 24, break 2: when the account's limiter could not be reached, ingest
+// When the account's limiter could not be reached, ingest
 // stamped every message with a slot of "now", so a whole burst (16
 // deliveries here) left at once. The messages must carry no slot, so that
 // the worker books one before each attempt.

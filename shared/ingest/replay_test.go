@@ -85,7 +85,7 @@ type discardQueue struct{}
 
 func (discardQueue) SendAll(context.Context, []queue.Outgoing) ([]int, error) { return nil, nil }
 
-// Defect 10: an idempotent replay of POST /v1/events reserved the account's
+// An idempotent replay of POST /v1/events reserved the account's
 // rate slots again (one per subscribed endpoint, up to 16), delaying every
 // later event for nothing.
 func TestIdempotentReplayReservesNoRateSlots(t *testing.T) {

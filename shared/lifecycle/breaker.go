@@ -8,7 +8,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 )
 
-// The per-endpoint circuit breaker (issue 11, docs/scale.md): an endpoint
+// The per-endpoint circuit breaker: an endpoint
 // that keeps timing out or refusing connections holds a worker for the whole
 // timeout per attempt; the breaker stops sending to it, so one customer's
 // outage cannot take the workers every other customer needs.

@@ -28,7 +28,7 @@ func TestDeadlineIsWhenTheScheduleWouldHaveEnded(t *testing.T) {
 	}
 }
 
-// Issue 24, break 1: while the breaker was open, deliveries waited without
+// While the breaker was open, deliveries waited without
 // using attempts, so a dead endpoint's deliveries never failed (200 still
 // pending after 24 h). A breaker wait now ends at the deadline, and there
 // the delivery fails as endpoint_unavailable.

@@ -14,7 +14,7 @@ import (
 // endpoints that are failing (and the paced lane, below). A timed-out
 // attempt holds its invocation for the whole delivery
 // timeout; on one shared queue, a tenant whose endpoints hang fills the
-// concurrency and every other tenant waits behind it (issue 25: a quiet
+// concurrency and every other tenant waits behind it (a quiet
 // tenant's p99 went from 6 ms to 50 s with 4 pollers). On two lanes, the
 // failing endpoints hold at most the slow lane's concurrency, and the fast
 // lane keeps serving the healthy ones. SQS fair queues (MessageGroupId: the
@@ -64,7 +64,7 @@ func laneAfter(k Known, p Policy) Lane {
 }
 
 // PacedAhead is how far ahead of now a message's slot must be for it to go
-// on the paced lane: nearer, the worker's sleep is already under issue 25's
+// on the paced lane: nearer, the worker's sleep is already under the
 // 0.2 s and the batching window would only add to its latency.
 const PacedAhead = 200 * time.Millisecond
 

@@ -112,7 +112,7 @@ func TestDecide(t *testing.T) {
 		{"event gone", func(_ *lifecycle.Message, d *domain.Delivery, ep *domain.Endpoint, _ *domain.Event) (*domain.Delivery, *domain.Endpoint, *domain.Event) {
 			return d, ep, nil
 		}, lifecycle.Fail, lifecycle.Unattemptable, domain.ReasonEventExpired, time.Time{}},
-		// Defect 5: a pending delivery near its TTL is dead-lettered, not left for DynamoDB to delete.
+		// A pending delivery near its TTL is dead-lettered, not left for DynamoDB to delete.
 		{"TTL within the margin", func(_ *lifecycle.Message, d *domain.Delivery, ep *domain.Endpoint, ev *domain.Event) (*domain.Delivery, *domain.Endpoint, *domain.Event) {
 			d.ExpiresAt = now.Add(30 * time.Minute).Unix()
 			return d, ep, ev
@@ -125,7 +125,7 @@ func TestDecide(t *testing.T) {
 			ep.PausedUntil = ms(30 * time.Second)
 			return d, ep, ev
 		}, lifecycle.Wait, lifecycle.Deferred, "", now.Add(30 * time.Second)},
-		// Defect 4: a message naming one account's event and another's delivery.
+		// A message naming one account's event and another's delivery.
 		{"message names another account", func(m *lifecycle.Message, d *domain.Delivery, ep *domain.Endpoint, ev *domain.Event) (*domain.Delivery, *domain.Endpoint, *domain.Event) {
 			m.AccountID = "acct_b"
 			return d, ep, ev
@@ -208,7 +208,7 @@ func TestSettle(t *testing.T) {
 			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(10 * time.Second), GiveBack: true, PauseUntil: ms(10 * time.Second)}, domain.OutcomeThrottled},
 		{"429 Retry-After: pause capped", 2, 0, 0, answer(429, "", 5*time.Hour),
 			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(time.Hour), GiveBack: true, PauseUntil: ms(time.Hour)}, domain.OutcomeThrottled},
-		// Defect 9: the free throttles run out; then a 429 counts like a 5xx.
+		// The free throttles run out; then a 429 counts like a 5xx.
 		{"429 after MaxFreeThrottles: an attempt", 2, lifecycle.MaxFreeThrottles, 0, answer(429, "", time.Second),
 			lifecycle.Outcome{Status: domain.StatusPending, NextAttemptAt: ms(16 * time.Second)}, domain.OutcomeRetry},
 		{"429 after MaxFreeThrottles on the last attempt", 8, lifecycle.MaxFreeThrottles, 0, answer(429, "", time.Second),

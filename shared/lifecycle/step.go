@@ -344,7 +344,7 @@ func Step(k Known, p Policy) Effect {
 		// ingest has just read it strongly, and what an attempt needs of it
 		// is checked where it matters, as the attempt is claimed (the
 		// slot's take is made only for the route as loaded; with the cap
-		// off, the endpoint is read again alongside the claim: defect 7).
+		// off, the endpoint is read again alongside the claim).
 		// Anything but going on to the claim (the endpoint missing,
 		// disabled, paused, failing, its breaker open, its slots held) may
 		// come from an item a second old: read it again, strongly, first.
@@ -441,7 +441,7 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 	}
 	// Wait for the slot before the claim, which holds an in-flight slot that
-	// must not sit idle meanwhile. (Claiming ahead of the slot was tried: at
+	// must not sit idle meanwhile. (Claiming ahead of the slot would not do: at
 	// 20/s with the cap of 5 the slots ran out and a burst drained at half
 	// the rate.)
 	if at := sendAt(k, p).Add(-ClaimAhead); now.Before(at) && k.Slept.Before(at) {

@@ -32,11 +32,12 @@ const (
 	EndpointCreated      Type = "endpoint.created"
 	EndpointUpdated      Type = "endpoint.updated"
 	EndpointDeleted      Type = "endpoint.deleted"
+	EndpointAuthFailed   Type = "endpoint.auth_failed"
 )
 
 // Types lists the detail-types, in the order docs/operational-events.md has them.
 var Types = []Type{EndpointDisabled, DeliveryDeadLettered, BreakerOpened, BreakerClosed, SecretRotated,
-	EndpointFailing, EndpointRecovered, EndpointCreated, EndpointUpdated, EndpointDeleted}
+	EndpointFailing, EndpointRecovered, EndpointCreated, EndpointUpdated, EndpointDeleted, EndpointAuthFailed}
 
 // Event is one fact. Detail is the detail-type's struct below; its JSON is
 // the event's detail on the bus.
@@ -120,6 +121,17 @@ type EndpointFailingDetail struct {
 	FailingSince string `json:"failing_since"`
 	LastStatus   int    `json:"last_status,omitempty"` // the failed attempt's HTTP status
 	LastError    string `json:"last_error,omitempty"`  // or its error class, when there was no answer
+}
+
+// EndpointAuthFailedDetail is endpoint.auth_failed's detail: the
+// receiver's token endpoint refused the endpoint's OAuth2 client
+// (invalid_client). It never carries a secret or a token.
+type EndpointAuthFailedDetail struct {
+	AccountID  string `json:"account_id"`
+	EndpointID string `json:"endpoint_id"`
+	DeliveryID string `json:"delivery_id"`
+	Error      string `json:"error"` // the attempt's error class
+	FailedAt   string `json:"failed_at"`
 }
 
 // EndpointRecoveredDetail is endpoint.recovered's detail: a success after

@@ -108,7 +108,8 @@ func TestDocumented(t *testing.T) {
 	details := map[Type]any{EndpointDisabled: EndpointDisabledDetail{}, DeliveryDeadLettered: DeliveryDeadLetteredDetail{},
 		BreakerOpened: BreakerOpenedDetail{}, BreakerClosed: BreakerClosedDetail{}, SecretRotated: SecretRotatedDetail{},
 		EndpointFailing: EndpointFailingDetail{}, EndpointRecovered: EndpointRecoveredDetail{},
-		EndpointCreated: EndpointChangedDetail{}, EndpointUpdated: EndpointChangedDetail{}, EndpointDeleted: EndpointChangedDetail{}}
+		EndpointCreated: EndpointChangedDetail{}, EndpointUpdated: EndpointChangedDetail{}, EndpointDeleted: EndpointChangedDetail{},
+		EndpointAuthFailed: EndpointAuthFailedDetail{}}
 	if len(details) != len(Types) {
 		t.Fatalf("%d details for %d types", len(details), len(Types))
 	}
@@ -189,6 +190,14 @@ func TestAfterAttempt(t *testing.T) {
 	rec := AfterAttempt(ep, domain.Attempt{StatusCode: 200}, lifecycle.Outcome{Status: domain.StatusDelivered, Healthy: true}, at)[0].Detail.(EndpointRecoveredDetail)
 	if rec.FailingSince != "2026-12-02T09:00:00Z" || rec.RecoveredAt != "2026-12-02T10:00:00Z" {
 		t.Errorf("recovered: %+v", rec)
+	}
+	refused := AfterAttempt(ep, domain.Attempt{DeliveryID: "dlv_1", ErrorClass: "oauth_invalid_client"}, lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, at)
+	if len(refused) != 1 || refused[0].Type != EndpointAuthFailed || refused[0].Detail.(EndpointAuthFailedDetail) != (EndpointAuthFailedDetail{
+		AccountID: "acct_1", EndpointID: "ep_1", DeliveryID: "dlv_1", Error: "oauth_invalid_client", FailedAt: "2026-12-02T10:00:00Z"}) {
+		t.Errorf("invalid_client: %+v", refused)
+	}
+	if got := AfterAttempt(ep, domain.Attempt{ErrorClass: "oauth_token_unavailable"}, lifecycle.Outcome{Status: domain.StatusPending}, at); len(got) != 0 {
+		t.Errorf("a token endpoint's 5xx: %+v", got)
 	}
 	opened := AfterAttempt(ep, domain.Attempt{}, lifecycle.Outcome{Breaker: trip}, at)[0].Detail.(BreakerOpenedDetail)
 	if opened.ConsecutiveFailures != 5 || opened.OpenUntil != "2026-12-02T10:00:30Z" {

@@ -3,6 +3,7 @@ package opevents
 import (
 	"time"
 
+	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
@@ -10,6 +11,14 @@ import (
 
 // The constructors below are the one place each fact's detail is made from
 // the domain values, so the API, the sweeper and the worker say the same.
+
+// AuthFailed is endpoint.auth_failed for ep, whose attempt a the token
+// endpoint refused.
+func AuthFailed(ep domain.Endpoint, a domain.Attempt, at time.Time) Event {
+	return Event{Type: EndpointAuthFailed, At: at, Detail: EndpointAuthFailedDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, DeliveryID: a.DeliveryID, Error: a.ErrorClass, FailedAt: stamp(at),
+	}}
+}
 
 // Disabled is endpoint.disabled for ep (as written, disabled) by by. The
 // URL is shown as logs show it: without its query (tokens ride there).
@@ -102,6 +111,9 @@ func AfterAttempt(ep domain.Endpoint, a domain.Attempt, o lifecycle.Outcome, at 
 		out = append(out, BreakerOpen(ep, o.Breaker, at))
 	case lifecycle.BreakerProbeOK:
 		out = append(out, BreakerClose(ep, at))
+	}
+	if a.ErrorClass == webhook.ErrOAuthInvalidClient {
+		out = append(out, AuthFailed(ep, a, at))
 	}
 	if o.DisableEndpoint != "" && !ep.Disabled {
 		by := ByFailures

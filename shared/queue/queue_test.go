@@ -214,7 +214,7 @@ func (r *recordingSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessage
 	return r.SQS.SendMessageBatch(ctx, in, o...)
 }
 
-// Issue 25: every delivery-queue message carries its account as its
+// Every delivery-queue message carries its account as its
 // MessageGroupId, which turns on SQS fair queues for the standard queue; the
 // emulator takes such messages, with their per-message delays, and hands
 // them back.

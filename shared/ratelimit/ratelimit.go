@@ -519,7 +519,7 @@ func numAV(v int64) types.AttributeValue {
 // booking gets it. A slot from the middle of a booked run is not given
 // back: moving tat back past slots already handed out would put two
 // attempts in one slot at the end of the run and break the receiver's
-// per-second bound (TestBurstDrainsAtTheAccountRate saw 29 in a second at
+// per-second bound (TestBurstDrainsAtTheAccountRate would see 29 in a second at
 // 20/s), so such a slot is spent, as every unused slot was before. Without
 // refunds, a lone deferred delivery cost its account two slots for one POST.
 func (l *Limiter) Refund(ctx context.Context, account string, r Reservation) error {

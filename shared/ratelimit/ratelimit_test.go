@@ -310,11 +310,11 @@ func TestBookingIsOneWritePlusOnePerBookingInBetween(t *testing.T) {
 	}
 }
 
-// Issue 24, break 3: a slot booked and not used (the endpoint at its cap)
+// A slot booked and not used (the endpoint at its cap)
 // is given back while it is the last one booked, so a lone deferred
 // delivery costs its account one slot, not two. A slot from the middle of
 // a booked run is spent: giving it back would put two attempts in one slot
-// at the end of the run (the burst test saw 29 in a second at 20/s).
+// at the end of the run (the burst test would see 29 in a second at 20/s).
 func TestOnlyTheLastSlotBookedIsGivenBack(t *testing.T) {
 	l := limiter(t, 5)
 	if _, err := l.Reserve(ctx, "acct_1", 1, 5); err != nil { // the account busy: the next run is ahead of now

@@ -59,7 +59,7 @@ func (q *sentMessages) Send(_ context.Context, m queue.Message, _ time.Duration)
 	return nil
 }
 
-// Defect 8: a resend message SQS gave up on (maxReceiveCount) is redriven as
+// A resend message SQS gave up on (maxReceiveCount) is redriven as
 // itself, one manual attempt under its id, not as a fresh automatic series.
 func TestPoisonedResendIsRedrivenAsItself(t *testing.T) {
 	resend := queue.Message{Kind: queue.KindResend, DeliveryID: domain.NewID("dlv"), EventID: domain.NewID("evt"),

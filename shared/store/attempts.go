@@ -207,7 +207,7 @@ type Claim struct {
 	AttemptID string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
 	// URL is the endpoint URL the attempt will POST to, as read. The store
 	// does not check it: with a slot, Route is checked instead; without
-	// one, the worker reads the endpoint again as it claims (defect 7).
+	// one, the worker reads the endpoint again as it claims.
 	URL string
 	// Route is the endpoint's route as read (domain.Endpoint.Route): the
 	// slot is taken only while it is still the endpoint's.
@@ -246,7 +246,7 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 		UpdateExpression: aws.String("SET attempts = attempts + :one, claim = :c, claim_attempt = :aid, lease_until = :lease, updated_at = :now"),
 		// The ids too: seen may be what a message said (Ref.Delivery), not
 		// what was read, and a message naming another account's delivery
-		// must not claim it (defect 4).
+		// must not claim it.
 		ConditionExpression: aws.String("#st = :pending AND gen = :gen AND attempts = :attempts AND next_attempt_at <= :now" +
 			" AND (attribute_not_exists(lease_until) OR lease_until < :now)" +
 			" AND account_id = :acct AND endpoint_id = :ep AND event_id = :evt"),

@@ -124,7 +124,7 @@ func TestStaleParkIsCleared(t *testing.T) {
 	}
 }
 
-// Issue 24, break 6: a wait past the item's TTL (a rate backlog longer than
+// A wait past the item's TTL (a rate backlog longer than
 // the retention) was parked, and the delivery vanished with the item,
 // never dead-lettered. Parking now refuses a wait that would end within the
 // expiry margin of the TTL (ErrOutlives), and writes nothing.

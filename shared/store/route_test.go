@@ -11,7 +11,7 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
-// Defect 7 with the per-endpoint cap on: a worker that read the endpoint
+// With the per-endpoint cap on: a worker that read the endpoint
 // before it was disabled (through the API or by its 410), deleted,
 // re-pointed or its secret rotated takes no in-flight slot for it, so it makes no claim and no
 // POST: the slot's take is conditioned on the endpoint's route as read,

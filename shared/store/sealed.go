@@ -64,10 +64,43 @@ func headersAAD(accountID, endpointID string) []byte {
 	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00headers"...)
 }
 
+// oauth2AAD is the associated data of an endpoint's sealed OAuth2 client
+// secret.
+func oauth2AAD(accountID, endpointID string) []byte {
+	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00oauth2"...)
+}
+
+// tlsKeyAAD is the associated data of an endpoint's sealed TLS client key.
+func tlsKeyAAD(accountID, endpointID string) []byte {
+	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00tls"...)
+}
+
 // sealHeaders returns settings as they are stored: the custom headers'
-// names and values sealed as one value, Headers empty.
+// names and values sealed as one value, Headers empty, and the OAuth2
+// client secret and the TLS client key sealed.
 func (s *Store) sealHeaders(ctx context.Context, accountID, endpointID string, st domain.EndpointSettings) (domain.EndpointSettings, error) {
-	if s.sealer == nil || len(st.Headers) == 0 {
+	if s.sealer == nil {
+		return st, nil
+	}
+	if o := st.OAuth2; o != nil && o.ClientSecret != "" {
+		sealed, err := s.sealer.Seal(ctx, []byte(o.ClientSecret), oauth2AAD(accountID, endpointID))
+		if err != nil {
+			return st, err
+		}
+		c := *o
+		c.ClientSecret, c.SealedClientSecret = "", sealed
+		st.OAuth2 = &c
+	}
+	if t := st.TLS; t != nil && t.KeyPEM != "" {
+		sealed, err := s.sealer.Seal(ctx, []byte(t.KeyPEM), tlsKeyAAD(accountID, endpointID))
+		if err != nil {
+			return st, err
+		}
+		c := *t
+		c.KeyPEM, c.SealedKey = "", sealed
+		st.TLS = &c
+	}
+	if len(st.Headers) == 0 {
 		return st, nil
 	}
 	raw, err := json.Marshal(st.Headers)
@@ -100,6 +133,34 @@ func (s *Store) openSecrets(ctx context.Context, ep *domain.Endpoint) (plaintext
 		st.SealedHeaders = nil
 	} else {
 		plaintext = len(st.Headers) > 0
+	}
+	if o := ep.Settings.OAuth2; o != nil && o.SealedClientSecret != nil {
+		if s.sealer == nil {
+			return false, ErrNoSealer
+		}
+		v, err := s.sealer.Open(ctx, o.SealedClientSecret, oauth2AAD(ep.AccountID, ep.ID))
+		if err != nil {
+			return false, fmt.Errorf("endpoint %s oauth2 secret: %w", ep.ID, err)
+		}
+		c := *o
+		c.ClientSecret, c.SealedClientSecret = string(v), nil
+		ep.Settings.OAuth2 = &c
+	} else if o != nil {
+		plaintext = plaintext || o.ClientSecret != ""
+	}
+	if t := ep.Settings.TLS; t != nil && t.SealedKey != nil {
+		if s.sealer == nil {
+			return false, ErrNoSealer
+		}
+		v, err := s.sealer.Open(ctx, t.SealedKey, tlsKeyAAD(ep.AccountID, ep.ID))
+		if err != nil {
+			return false, fmt.Errorf("endpoint %s tls key: %w", ep.ID, err)
+		}
+		c := *t
+		c.KeyPEM, c.SealedKey = string(v), nil
+		ep.Settings.TLS = &c
+	} else if t != nil {
+		plaintext = plaintext || t.KeyPEM != ""
 	}
 	aad := itemAAD(accountPK(ep.AccountID), endpointSK(ep.ID))
 	for i := range ep.Secrets {

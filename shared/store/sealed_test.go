@@ -278,3 +278,42 @@ func TestResealAllSealsEveryPlaintextItem(t *testing.T) {
 		t.Fatalf("a second pass sealed %d, %v", sealed, err)
 	}
 }
+
+// The OAuth2 client secret and the TLS client key too (both hold secret).
+func TestOAuth2ClientSecretIsStoredOnlySealed(t *testing.T) {
+	s, env := sealedStore(t)
+	a := account(t, s)
+	secret := "oa_" + signing.NewSecret()
+	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: a.ID, URL: "https://hooks.example.com/x",
+		Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: 1}}, CreatedAt: 1, UpdatedAt: 1,
+		Settings: domain.EndpointSettings{OAuth2: &domain.OAuth2{TokenURL: "https://auth.example.com/token", ClientID: "c1", ClientSecret: secret},
+			TLS: &domain.ClientTLS{CertPEM: "CERT", KeyPEM: "tlskey_" + secret}}}
+	if err := s.CreateEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	if ep.Settings.OAuth2.ClientSecret != secret {
+		t.Fatal("sealing changed the caller's settings")
+	}
+	if raw := rawItem(t, env, ep); bytes.Contains(raw, []byte("oa_")) || !bytes.Contains(raw, []byte("auth.example.com")) {
+		t.Fatalf("the endpoint item holds the OAuth2 secret in plain text (or no OAuth2 settings):\n%q", raw)
+	}
+	got, err := s.GetEndpoint(ctx, a.ID, ep.ID)
+	if err != nil || got.Settings.TLS == nil || got.Settings.TLS.KeyPEM != "tlskey_"+secret || got.Settings.TLS.SealedKey != nil {
+		t.Fatalf("GetEndpoint TLS: %+v, %v", got.Settings.TLS, err)
+	}
+	if err != nil || got.Settings.OAuth2 == nil || got.Settings.OAuth2.ClientSecret != secret || got.Settings.OAuth2.SealedClientSecret != nil {
+		t.Fatalf("GetEndpoint: %+v, %v", got.Settings.OAuth2, err)
+	}
+	snap, err := s.LoadForAttempt(ctx, store.Ref{AccountID: a.ID, EndpointID: ep.ID, DeliveryID: "dlv_none", EventID: "evt_none"})
+	if err != nil || snap.Endpoint == nil || snap.Endpoint.Settings.OAuth2.ClientSecret != secret {
+		t.Fatalf("LoadForAttempt: %v", err)
+	}
+	next := got.Settings
+	next.RatePerSecond = 3
+	if _, err := s.UpdateEndpoint(ctx, a.ID, ep.ID, store.EndpointPatch{Settings: &next}); err != nil {
+		t.Fatal(err)
+	}
+	if raw := rawItem(t, env, ep); bytes.Contains(raw, []byte("oa_")) {
+		t.Fatalf("after a PATCH the item holds the OAuth2 secret in plain text:\n%q", raw)
+	}
+}

@@ -42,7 +42,7 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, id string, r domain
 		// A new route, as a PATCH that re-points the endpoint gives: a worker
 		// that read the endpoint before this answered (a load of ingest's
 		// first message is eventually consistent) takes no slot to sign
-		// with the secrets it read (defect 7's check).
+		// with the secrets it read.
 		route := domain.NewID("rte")
 		out, err := s.updateRouted(ctx, &dynamodb.UpdateItemInput{
 			TableName: s.table, Key: key(accountPK(accountID), endpointSK(id)),

@@ -34,7 +34,7 @@ const slotTTL = 24 * time.Hour
 // written with the endpoint in one transaction whenever the endpoint is
 // disabled, deleted or re-pointed (routeUpdate). A slot is taken only for
 // the route the worker read, so that take is what sees a PATCH answered
-// before it (defect 7) and the worker need not read the endpoint again. An
+// before it and the worker need not read the endpoint again. An
 // item without a route accepts any: the endpoint never changed so, or its
 // last change was more than slotTTL ago (the item expired since), long
 // before any worker read it.

@@ -554,7 +554,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Defect 6: a late mark from generation g must not clear generation g+1's
+// A late mark from generation g must not clear generation g+1's
 // pending DLQ message (nor take it out of the sweep index).
 func TestLateDeadLetterMarkOfAnOlderGenerationChangesNothing(t *testing.T) {
 	s := newStore(t)
@@ -590,7 +590,7 @@ func TestLateDeadLetterMarkOfAnOlderGenerationChangesNothing(t *testing.T) {
 	}
 }
 
-// Defect 8: a manual attempt left in progress by a worker that died is
+// A manual attempt left in progress by a worker that died is
 // taken over once its lease has run out; under a live lease it is a duplicate.
 func TestManualAttemptLeftInProgressIsTakenOverAfterItsLease(t *testing.T) {
 	s := newStore(t)
@@ -613,7 +613,7 @@ func TestManualAttemptLeftInProgressIsTakenOverAfterItsLease(t *testing.T) {
 	}
 }
 
-// Defect 10: the last attempt of a series, claimed by a worker that died,
+// The last attempt of a series, claimed by a worker that died,
 // is logged as interrupted when the delivery is failed as exhausted.
 func TestFailingAnInterruptedLastAttemptLogsIt(t *testing.T) {
 	s := newStore(t)

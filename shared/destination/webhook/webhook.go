@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,6 +64,11 @@ type Sender struct {
 	client  *http.Client
 	maxBody int
 	now     func() time.Time
+	tokens  *tokenCache
+	base    *http.Transport // each mutual-TLS endpoint's transport is a clone of it
+	timeout time.Duration
+	tlsMu   sync.Mutex
+	tlsBy   map[string]*http.Client // tlsKey: endpoint and digest of its TLS settings
 }
 
 // Options configure a Sender.
@@ -96,16 +102,24 @@ func New(o Options) *Sender {
 		DisableCompression:    true,
 	}
 	return &Sender{
-		client: &http.Client{
-			// A span per attempt when tracing is on (obs.StartTracing:
-			// deployed functions with Active tracing); otherwise tr as it is.
-			Transport: obs.TracedTransport(tr),
-			Timeout:   o.Timeout,
-			// Redirects are never followed: a 3xx is the receiver's answer.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		client:  newClient(tr, o.Timeout),
 		maxBody: o.MaxStoredBody,
 		now:     time.Now,
+		tokens:  newTokenCache(time.Now),
+		base:    tr,
+		timeout: o.Timeout,
+		tlsBy:   map[string]*http.Client{},
+	}
+}
+
+func newClient(tr *http.Transport, timeout time.Duration) *http.Client {
+	return &http.Client{
+		// A span per attempt when tracing is on (obs.StartTracing:
+		// deployed functions with Active tracing); otherwise tr as it is.
+		Transport: obs.TracedTransport(tr),
+		Timeout:   timeout,
+		// Redirects are never followed: a 3xx is the receiver's answer.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
@@ -154,6 +168,14 @@ func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 	for k, v := range r.Headers {
 		h.Set(k, v)
 	}
+	if r.OAuth2 != nil {
+		// Within the attempt's deadline: the token fetch is part of it.
+		tok, err := s.token(ctx, r)
+		if err != nil {
+			return tokenOutcome(err, start, s.now().Sub(start))
+		}
+		h.Set("Authorization", "Bearer "+tok)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
 	h.Set(HeaderEvent, r.EventType)
@@ -177,7 +199,12 @@ func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 		h.Set(signing.HeaderWebhookSignature, sig)
 	}
 
-	resp, err := s.client.Do(req)
+	client, err := s.clientFor(r)
+	if err != nil {
+		res.Verdict, res.Class, res.Error = destination.Rejected, ErrTLS, "the endpoint's client certificate or CA bundle does not load"
+		return res
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		res.Duration = s.now().Sub(start)
 		res.Class, res.Error = classify(err)
@@ -191,6 +218,9 @@ func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 	}
 	defer resp.Body.Close()
 	res.Status = resp.StatusCode
+	if r.OAuth2 != nil && res.Status == http.StatusUnauthorized {
+		s.tokens.drop(tokenKey(r.EndpointID, r.OAuth2)) // revoked early, perhaps
+	}
 	res.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), start)
 	res.Verdict = VerdictOf(res.Status, res.RetryAfter)
 	buf, _ := io.ReadAll(io.LimitReader(resp.Body, int64(s.maxBody)+1))

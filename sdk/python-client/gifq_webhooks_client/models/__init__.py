@@ -29,11 +29,17 @@ from .endpoint_filter import EndpointFilter
 from .endpoint_headers import EndpointHeaders
 from .endpoint_health import EndpointHealth
 from .endpoint_health_breaker import EndpointHealthBreaker
+from .endpoint_o_auth_2 import EndpointOAuth2
+from .endpoint_o_auth_2_auth_method import EndpointOAuth2AuthMethod
+from .endpoint_o_auth_2_view import EndpointOAuth2View
+from .endpoint_o_auth_2_view_auth_method import EndpointOAuth2ViewAuthMethod
 from .endpoint_patch import EndpointPatch
 from .endpoint_settings import EndpointSettings
 from .endpoint_settings_headers import EndpointSettingsHeaders
 from .endpoint_settings_patch import EndpointSettingsPatch
 from .endpoint_settings_patch_reset_item import EndpointSettingsPatchResetItem
+from .endpoint_tls import EndpointTLS
+from .endpoint_tls_view import EndpointTLSView
 from .endpoint_with_secret import EndpointWithSecret
 from .error import Error
 from .error_detail import ErrorDetail
@@ -105,11 +111,17 @@ __all__ = (
     "EndpointHeaders",
     "EndpointHealth",
     "EndpointHealthBreaker",
+    "EndpointOAuth2",
+    "EndpointOAuth2AuthMethod",
+    "EndpointOAuth2View",
+    "EndpointOAuth2ViewAuthMethod",
     "EndpointPatch",
     "EndpointSettings",
     "EndpointSettingsHeaders",
     "EndpointSettingsPatch",
     "EndpointSettingsPatchResetItem",
+    "EndpointTLS",
+    "EndpointTLSView",
     "EndpointWithSecret",
     "Error",
     "ErrorDetail",

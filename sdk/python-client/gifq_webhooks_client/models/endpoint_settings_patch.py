@@ -11,6 +11,8 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_headers import EndpointHeaders
+    from ..models.endpoint_o_auth_2 import EndpointOAuth2
+    from ..models.endpoint_tls import EndpointTLS
 
 
 T = TypeVar("T", bound="EndpointSettingsPatch")
@@ -33,6 +35,16 @@ class EndpointSettingsPatch:
                 `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
                 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
                 {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
+            oauth2 (EndpointOAuth2 | Unset): OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender
+                gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization:
+                Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private
+                address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out
+                to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's
+                origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+            tls (EndpointTLS | Unset): Mutual TLS: a client certificate and its private key (PEM) the sender presents to the
+                receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a
+                whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same
+                `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
             reset (list[EndpointSettingsPatchResetItem] | Unset):
     """
 
@@ -42,6 +54,8 @@ class EndpointSettingsPatch:
     ordered: bool | Unset = UNSET
     remove_headers: list[str] | Unset = UNSET
     filter_: EndpointFilter | Unset = UNSET
+    oauth2: EndpointOAuth2 | Unset = UNSET
+    tls: EndpointTLS | Unset = UNSET
     reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,6 +76,14 @@ class EndpointSettingsPatch:
         filter_: dict[str, Any] | Unset = UNSET
         if not isinstance(self.filter_, Unset):
             filter_ = self.filter_.to_dict()
+
+        oauth2: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.oauth2, Unset):
+            oauth2 = self.oauth2.to_dict()
+
+        tls: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.tls, Unset):
+            tls = self.tls.to_dict()
 
         reset: list[str] | Unset = UNSET
         if not isinstance(self.reset, Unset):
@@ -85,6 +107,10 @@ class EndpointSettingsPatch:
             field_dict["remove_headers"] = remove_headers
         if filter_ is not UNSET:
             field_dict["filter"] = filter_
+        if oauth2 is not UNSET:
+            field_dict["oauth2"] = oauth2
+        if tls is not UNSET:
+            field_dict["tls"] = tls
         if reset is not UNSET:
             field_dict["reset"] = reset
 
@@ -94,6 +120,8 @@ class EndpointSettingsPatch:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
+        from ..models.endpoint_o_auth_2 import EndpointOAuth2  # noqa: PLC0415
+        from ..models.endpoint_tls import EndpointTLS  # noqa: PLC0415
 
         d = dict(src_dict)
         rate_limit = d.pop("rate_limit", UNSET)
@@ -118,6 +146,20 @@ class EndpointSettingsPatch:
         else:
             filter_ = EndpointFilter.from_dict(_filter_)
 
+        _oauth2 = d.pop("oauth2", UNSET)
+        oauth2: EndpointOAuth2 | Unset
+        if isinstance(_oauth2, Unset):
+            oauth2 = UNSET
+        else:
+            oauth2 = EndpointOAuth2.from_dict(_oauth2)
+
+        _tls = d.pop("tls", UNSET)
+        tls: EndpointTLS | Unset
+        if isinstance(_tls, Unset):
+            tls = UNSET
+        else:
+            tls = EndpointTLS.from_dict(_tls)
+
         _reset = d.pop("reset", UNSET)
         reset: list[EndpointSettingsPatchResetItem] | Unset = UNSET
         if _reset is not UNSET:
@@ -134,6 +176,8 @@ class EndpointSettingsPatch:
             ordered=ordered,
             remove_headers=remove_headers,
             filter_=filter_,
+            oauth2=oauth2,
+            tls=tls,
             reset=reset,
         )
 

@@ -10,6 +10,8 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.endpoint_filter import EndpointFilter
     from ..models.endpoint_headers import EndpointHeaders
+    from ..models.endpoint_o_auth_2 import EndpointOAuth2
+    from ..models.endpoint_tls import EndpointTLS
 
 
 T = TypeVar("T", bound="NewEndpointSettings")
@@ -32,6 +34,16 @@ class NewEndpointSettings:
                 `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5
                 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it. Example: {'data':
                 {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
+            oauth2 (EndpointOAuth2 | Unset): OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender
+                gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization:
+                Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private
+                address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out
+                to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's
+                origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+            tls (EndpointTLS | Unset): Mutual TLS: a client certificate and its private key (PEM) the sender presents to the
+                receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a
+                whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same
+                `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
             ordered (bool | Unset): Keyed events arrive one at a time per key, in sequence.
     """
 
@@ -39,6 +51,8 @@ class NewEndpointSettings:
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
     filter_: EndpointFilter | Unset = UNSET
+    oauth2: EndpointOAuth2 | Unset = UNSET
+    tls: EndpointTLS | Unset = UNSET
     ordered: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -54,6 +68,14 @@ class NewEndpointSettings:
         if not isinstance(self.filter_, Unset):
             filter_ = self.filter_.to_dict()
 
+        oauth2: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.oauth2, Unset):
+            oauth2 = self.oauth2.to_dict()
+
+        tls: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.tls, Unset):
+            tls = self.tls.to_dict()
+
         ordered = self.ordered
 
         field_dict: dict[str, Any] = {}
@@ -67,6 +89,10 @@ class NewEndpointSettings:
             field_dict["headers"] = headers
         if filter_ is not UNSET:
             field_dict["filter"] = filter_
+        if oauth2 is not UNSET:
+            field_dict["oauth2"] = oauth2
+        if tls is not UNSET:
+            field_dict["tls"] = tls
         if ordered is not UNSET:
             field_dict["ordered"] = ordered
 
@@ -76,6 +102,8 @@ class NewEndpointSettings:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.endpoint_filter import EndpointFilter  # noqa: PLC0415
         from ..models.endpoint_headers import EndpointHeaders  # noqa: PLC0415
+        from ..models.endpoint_o_auth_2 import EndpointOAuth2  # noqa: PLC0415
+        from ..models.endpoint_tls import EndpointTLS  # noqa: PLC0415
 
         d = dict(src_dict)
         rate_limit = d.pop("rate_limit", UNSET)
@@ -96,6 +124,20 @@ class NewEndpointSettings:
         else:
             filter_ = EndpointFilter.from_dict(_filter_)
 
+        _oauth2 = d.pop("oauth2", UNSET)
+        oauth2: EndpointOAuth2 | Unset
+        if isinstance(_oauth2, Unset):
+            oauth2 = UNSET
+        else:
+            oauth2 = EndpointOAuth2.from_dict(_oauth2)
+
+        _tls = d.pop("tls", UNSET)
+        tls: EndpointTLS | Unset
+        if isinstance(_tls, Unset):
+            tls = UNSET
+        else:
+            tls = EndpointTLS.from_dict(_tls)
+
         ordered = d.pop("ordered", UNSET)
 
         new_endpoint_settings = cls(
@@ -103,6 +145,8 @@ class NewEndpointSettings:
             timeout_seconds=timeout_seconds,
             headers=headers,
             filter_=filter_,
+            oauth2=oauth2,
+            tls=tls,
             ordered=ordered,
         )
 

@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// A receiver behind an API gateway that takes only bearer tokens from its
+// OAuth token server: every attempt (a retry too) carries a token the
+// server issued, and the token is fetched once for all the deliveries.
+func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
+	localOnly(t)
+	h := start(t, opts{kms: true})
+	_, key := h.account(t)
+
+	const clientSecret = "cs_e2e_very_secret_value"
+	var fetches atomic.Int32
+	var mu sync.Mutex
+	issued := map[string]bool{}
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		id, secret, _ := r.BasicAuth()
+		if id != "gifq-hooks" || secret != clientSecret || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("scope") != "hooks.write" {
+			w.WriteHeader(401)
+			_, _ = w.Write([]byte(`{"error":"invalid_client"}`))
+			return
+		}
+		tok := fmt.Sprintf("at_%d_%d", fetches.Add(1), time.Now().UnixNano())
+		mu.Lock()
+		issued[tok] = true
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
+	}))
+	defer tokens.Close()
+
+	var unauthorized atomic.Int32
+	rv := h.receiver(t, func(n int, w http.ResponseWriter, r *http.Request) (int, string) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		mu.Lock()
+		valid := ok && issued[tok]
+		mu.Unlock()
+		if !valid {
+			unauthorized.Add(1)
+			return 401, "no valid bearer token"
+		}
+		if n == 1 {
+			return 503, "" // one retry: it must carry the token too
+		}
+		return 204, ""
+	})
+	oauth := map[string]any{"token_url": tokens.URL + "/oauth/token", "client_id": "gifq-hooks", "client_secret": clientSecret, "scopes": []string{"hooks.write"}}
+
+	// Bad settings are refused with 422 and register nothing.
+	for _, bad := range []map[string]any{
+		{"token_url": "ftp://127.0.0.1/token", "client_id": "x", "client_secret": "y"},
+		{"token_url": tokens.URL, "client_id": "x"}, // no secret
+		{"token_url": tokens.URL, "client_id": "x", "client_secret": "y", "auth_method": "private_key_jwt"},
+		{"token_url": tokens.URL, "client_id": "x", "client_secret": "y", "scopes": []string{"a b"}},
+	} {
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		if st := h.call(t, key, "POST", "/v1/endpoints", map[string]any{"url": rv.URL, "settings": map[string]any{"oauth2": bad}}, &e); st != 422 || e.Error.Code != "invalid_settings" {
+			t.Fatalf("oauth2 %v: %d %+v, want 422 invalid_settings", bad, st, e)
+		}
+	}
+	var list struct{ Data []json.RawMessage }
+	h.call(t, key, "GET", "/v1/endpoints", nil, &list)
+	if len(list.Data) != 0 {
+		t.Fatalf("a refused registration made %d endpoints", len(list.Data))
+	}
+
+	var ep struct {
+		ID       string
+		Settings struct{ OAuth2 map[string]any }
+	}
+	if st := h.call(t, key, "POST", "/v1/endpoints", map[string]any{"url": rv.URL, "settings": map[string]any{"oauth2": oauth}}, &ep); st != 201 {
+		t.Fatalf("register: %d", st)
+	}
+	if s := fmt.Sprint(ep.Settings.OAuth2["client_secret"]); strings.Contains(s, "secret") || ep.Settings.OAuth2["auth_method"] != "client_secret_basic" {
+		t.Fatalf("the answer shows oauth2 as %v", ep.Settings.OAuth2)
+	}
+	// A PATCH with a bad token URL changes nothing.
+	if st := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"settings": map[string]any{"oauth2": map[string]any{"token_url": "http://[::1", "client_id": "gifq-hooks"}}}, nil); st != 422 {
+		t.Fatalf("PATCH bad token_url: %d", st)
+	}
+
+	var ids []string
+	for range 4 {
+		ev := h.publish(t, key, payout)
+		ids = append(ids, ev.Deliveries[0].ID)
+	}
+	for _, id := range ids {
+		if d := h.waitFor(t, key, id, 30*time.Second, settled); d.Status != "delivered" {
+			t.Fatalf("delivery %s: %+v", id, d)
+		}
+	}
+	if n := len(rv.requests()); n != 5 || unauthorized.Load() != 0 {
+		t.Fatalf("receiver saw %d requests (%d without a valid token), want 5 (4 deliveries, 1 retry), all with one", n, unauthorized.Load())
+	}
+	if f := fetches.Load(); f != 1 {
+		t.Fatalf("the token server saw %d fetches for 5 attempts, want 1", f)
+	}
+
+	// The client secret is in the table only sealed.
+	out, err := h.env.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(h.env.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out.Items)
+	if strings.Contains(string(raw), clientSecret) || !strings.Contains(string(raw), "gifq-hooks") {
+		t.Fatal("the table holds the OAuth2 client secret in plain text (or no OAuth2 settings)")
+	}
+	// Re-pointed to another origin, the credentials must be confirmed.
+	var e struct{ Error struct{ Code string } }
+	var after struct {
+		Settings struct{ OAuth2 map[string]any }
+	}
+	if st := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"url": "http://127.0.0.2:9/hook"}, &e); st != 422 || e.Error.Code != "oauth2_not_confirmed" {
+		t.Fatalf("re-pointing kept the OAuth2 credentials: %d %s", st, e.Error.Code)
+	}
+	if st := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"url": "http://127.0.0.2:9/hook", "settings": map[string]any{"reset": []string{"oauth2"}}}, &after); st != 200 || after.Settings.OAuth2 != nil {
+		t.Fatalf("re-point with reset oauth2: %d %v", st, after.Settings.OAuth2)
+	}
+
+}

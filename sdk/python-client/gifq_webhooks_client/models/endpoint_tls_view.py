@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="EndpointTLSView")
+
+
+@_attrs_define
+class EndpointTLSView:
+    """
+    Attributes:
+        client_cert (str | Unset):
+        client_key (str | Unset): Always masked.
+        ca_bundle (str | Unset):
+    """
+
+    client_cert: str | Unset = UNSET
+    client_key: str | Unset = UNSET
+    ca_bundle: str | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        client_cert = self.client_cert
+
+        client_key = self.client_key
+
+        ca_bundle = self.ca_bundle
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if client_cert is not UNSET:
+            field_dict["client_cert"] = client_cert
+        if client_key is not UNSET:
+            field_dict["client_key"] = client_key
+        if ca_bundle is not UNSET:
+            field_dict["ca_bundle"] = ca_bundle
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        client_cert = d.pop("client_cert", UNSET)
+
+        client_key = d.pop("client_key", UNSET)
+
+        ca_bundle = d.pop("ca_bundle", UNSET)
+
+        endpoint_tls_view = cls(
+            client_cert=client_cert,
+            client_key=client_key,
+            ca_bundle=ca_bundle,
+        )
+
+        return endpoint_tls_view
