@@ -679,6 +679,11 @@ export interface components {
                  *     characters, or the event is refused in its result (400 `invalid_idempotency_key`).
                  */
                 idempotency_key?: string;
+                /**
+                 * @description As the Ordering-Key header of `POST /v1/events` (else 422 `invalid_ordering_key`
+                 *     in its result); a batch's events of one key are numbered in the batch's order.
+                 */
+                ordering_key?: string;
             }[];
         };
         /**
@@ -728,6 +733,10 @@ export interface components {
             /** Format: date-time */
             received_at: string;
             idempotency_key?: string;
+            /** @description Its Ordering-Key, if it was posted with one. */
+            ordering_key?: string;
+            /** @description With ordering_key: its number in the key's sequence (X-Gifq-Sequence). */
+            sequence?: number;
             body: components["schemas"]["EventBody"];
             deliveries: components["schemas"]["DeliveryWithAttempts"][];
         };
@@ -894,6 +903,8 @@ export interface components {
             filter?: components["schemas"]["EndpointFilter"];
             oauth2?: components["schemas"]["EndpointOAuth2View"];
             tls?: components["schemas"]["EndpointTLSView"];
+            /** @description Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false. */
+            ordered?: boolean;
         };
         /** @description Settings at registration. `rate_limit`: deliveries a second, at least 0.01 and at most the account's (422 otherwise). `timeout_seconds`: 1 to 10, never longer than the deployment's DELIVERY_TIMEOUT. `headers`: up to 10, sent on every attempt; names are HTTP tokens, case-insensitive; Host, Content-Type, Content-Length, User-Agent, hop-by-hop headers, X-Gifq-* and webhook-* cannot be set (422 naming the header); values 1 to 1024 bytes, no control characters. */
         NewEndpointSettings: {
@@ -903,12 +914,15 @@ export interface components {
             filter?: components["schemas"]["EndpointFilter"];
             oauth2?: components["schemas"]["EndpointOAuth2"];
             tls?: components["schemas"]["EndpointTLS"];
+            /** @description Keyed events arrive one at a time per key, in sequence. */
+            ordered?: boolean;
         };
         /** @description A change of the settings: the fields given are set, the ones left out stay. `headers` adds or replaces the headers it names and keeps the others; `remove_headers` removes headers by name; `reset` sends `rate_limit` or `timeout_seconds` back to the account's or the deployment's, or removes every header. Reset and remove apply first. */
         EndpointSettingsPatch: {
             rate_limit?: number;
             timeout_seconds?: number;
             headers?: components["schemas"]["EndpointHeaders"];
+            ordered?: boolean;
             remove_headers?: string[];
             filter?: components["schemas"]["EndpointFilter"];
             oauth2?: components["schemas"]["EndpointOAuth2"];
@@ -1308,6 +1322,13 @@ export interface components {
          *     creates no deliveries; the same key with another body answers 409.
          */
         IdempotencyKey: string;
+        /**
+         * @description 1-128 printable ASCII characters (else 422 `invalid_ordering_key`). The event gets the
+         *     next number of the account's sequence for this key; every delivery carries
+         *     `X-Gifq-Ordering-Key` and `X-Gifq-Sequence`, and an endpoint with `ordered` set gets the
+         *     key's events one at a time, in that order (docs/receivers.md).
+         */
+        OrderingKey: string;
     };
     requestBodies: never;
     headers: never;
@@ -1405,6 +1426,13 @@ export interface operations {
                  *     creates no deliveries; the same key with another body answers 409.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description 1-128 printable ASCII characters (else 422 `invalid_ordering_key`). The event gets the
+                 *     next number of the account's sequence for this key; every delivery carries
+                 *     `X-Gifq-Ordering-Key` and `X-Gifq-Sequence`, and an endpoint with `ordered` set gets the
+                 *     key's events one at a time, in that order (docs/receivers.md).
+                 */
+                "Ordering-Key"?: components["parameters"]["OrderingKey"];
             };
             path?: never;
             cookie?: never;

@@ -397,6 +397,10 @@ type BatchRequest struct {
 		// IdempotencyKey As the Idempotency-Key header of `POST /v1/events`: 1-255 printable ASCII
 		// characters, or the event is refused in its result (400 `invalid_idempotency_key`).
 		IdempotencyKey *string `json:"idempotency_key,omitempty"`
+
+		// OrderingKey As the Ordering-Key header of `POST /v1/events` (else 422 `invalid_ordering_key`
+		// in its result); a batch's events of one key are numbered in the batch's order.
+		OrderingKey *string `json:"ordering_key,omitempty"`
 	} `json:"events"`
 }
 
@@ -667,6 +671,9 @@ type EndpointSettings struct {
 	Headers map[string]string   `json:"headers"`
 	Oauth2  *EndpointOAuth2View `json:"oauth2,omitempty"`
 
+	// Ordered Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-settings.md). Left out: false.
+	Ordered *bool `json:"ordered,omitempty"`
+
 	// RateLimit Deliveries a second; at least 0.01 and at most the account's.
 	RateLimit      *float32         `json:"rate_limit,omitempty"`
 	TimeoutSeconds *int             `json:"timeout_seconds,omitempty"`
@@ -681,6 +688,7 @@ type EndpointSettingsPatch struct {
 
 	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 	Oauth2         *EndpointOAuth2               `json:"oauth2,omitempty"`
+	Ordered        *bool                         `json:"ordered,omitempty"`
 	RateLimit      *float32                      `json:"rate_limit,omitempty"`
 	RemoveHeaders  *[]string                     `json:"remove_headers,omitempty"`
 	Reset          *[]EndpointSettingsPatchReset `json:"reset,omitempty"`
@@ -773,7 +781,13 @@ type Event struct {
 	Event          string                 `json:"event"`
 	Id             string                 `json:"id"`
 	IdempotencyKey *string                `json:"idempotency_key,omitempty"`
-	ReceivedAt     time.Time              `json:"received_at"`
+
+	// OrderingKey Its Ordering-Key, if it was posted with one.
+	OrderingKey *string   `json:"ordering_key,omitempty"`
+	ReceivedAt  time.Time `json:"received_at"`
+
+	// Sequence With ordering_key: its number in the key's sequence (X-Gifq-Sequence).
+	Sequence *int `json:"sequence,omitempty"`
 }
 
 // EventBody The webhook body, delivered byte for byte. At most 256 KiB.
@@ -864,9 +878,12 @@ type NewEndpointSettings struct {
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
 	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
-	Oauth2         *EndpointOAuth2 `json:"oauth2,omitempty"`
-	RateLimit      *float32        `json:"rate_limit,omitempty"`
-	TimeoutSeconds *int            `json:"timeout_seconds,omitempty"`
+	Oauth2 *EndpointOAuth2 `json:"oauth2,omitempty"`
+
+	// Ordered Keyed events arrive one at a time per key, in sequence.
+	Ordered        *bool    `json:"ordered,omitempty"`
+	RateLimit      *float32 `json:"rate_limit,omitempty"`
+	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
 
 	// Tls Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
 	Tls *EndpointTLS `json:"tls,omitempty"`
@@ -964,6 +981,9 @@ type ID = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// OrderingKey defines model for OrderingKey.
+type OrderingKey = string
 
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
@@ -1088,6 +1108,12 @@ type CreateEventParams struct {
 	// IdempotencyKey 1-255 printable ASCII characters. A repeat within 24 hours answers the first event and
 	// creates no deliveries; the same key with another body answers 409.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// OrderingKey 1-128 printable ASCII characters (else 422 `invalid_ordering_key`). The event gets the
+	// next number of the account's sequence for this key; every delivery carries
+	// `X-Gifq-Ordering-Key` and `X-Gifq-Sequence`, and an endpoint with `ordered` set gets the
+	// key's events one at a time, in that order (docs/receivers.md).
+	OrderingKey *OrderingKey `json:"Ordering-Key,omitempty"`
 }
 
 // ListPortalSessionsParams defines parameters for ListPortalSessions.
@@ -3790,6 +3816,17 @@ func NewCreateEventRequestWithBody(server string, params *CreateEventParams, con
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.OrderingKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Ordering-Key", *params.OrderingKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Ordering-Key", headerParam1)
 		}
 
 	}

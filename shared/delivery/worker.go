@@ -252,6 +252,13 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		var err error
 		k.PutBack, err = putback.Do(ctx, r.Store, r.Queue, r.log, r.msg, d, e)
 		return err
+	case lifecycle.DoPrev:
+		prev, err := r.Store.GetDelivery(ctx, d.PrevDelivery)
+		k.PrevRead = err == nil || errors.Is(err, store.ErrNotFound)
+		if err == nil {
+			k.Prev = &prev
+		}
+		return ignore(err, store.ErrNotFound)
 	case lifecycle.DoQuarantine:
 		// As it came, but for the event's body it may carry: the ids are
 		// what a human needs, and a dead letter holds no customer's payload
@@ -268,7 +275,9 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 // send makes the claimed attempt; its slot goes to a message here waiting
 // for one (shared/inflight) as soon as the answer is in.
 func (r *run) send(ctx context.Context, e lifecycle.Effect) {
-	res := r.Sender.Send(ctx, destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), e.Settings))
+	req := destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), e.Settings)
+	req.PrevFailed = e.PrevFailed
+	res := r.Sender.Send(ctx, req)
 	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
 		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
 		r.m.Count(obs.MetricSlotHandoffs, 1)

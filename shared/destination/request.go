@@ -19,7 +19,11 @@ type Request struct {
 	// OrderingKey is the event's ordering key, if it has one (a stream's
 	// partition key falls back to EventID).
 	OrderingKey string
-	Body        []byte
+	// Seq is its number in the key's sequence; PrevFailed: the key's
+	// previous event failed for good to this ordered endpoint.
+	Seq        int64
+	PrevFailed bool
+	Body       []byte
 	// The delivery: DeliveryID is the same on every attempt (the
 	// receiver's idempotency key), AttemptID unique per attempt.
 	DeliveryID string
@@ -61,6 +65,6 @@ func For(ep *domain.Endpoint, ev *domain.Event, deliveryID, attemptID string, nu
 		deadline = now.Add(cfg.Timeout)
 	}
 	return Request{URL: ep.URL, Body: ev.Body, Secrets: ep.SigningSecrets(at), V1aKeys: ep.V1aKeys(at), OmitV1: !ep.SignsV1(),
-		EventType: ev.Type, EventID: ev.ID, DeliveryID: deliveryID, AttemptID: attemptID, AttemptNum: num,
+		EventType: ev.Type, EventID: ev.ID, OrderingKey: ev.OrderingKey, Seq: ev.Seq, DeliveryID: deliveryID, AttemptID: attemptID, AttemptNum: num,
 		Deadline: deadline, Headers: cfg.Headers, OAuth2: cfg.OAuth2, TLS: cfg.TLS, EndpointID: ep.ID, Destination: ep.Destination}
 }

@@ -18,6 +18,7 @@ const (
 	DefaultRetention      = 30 * 24 * time.Hour
 	IdempotencyWindow     = 24 * time.Hour
 	MaxIdempotencyKeySize = 255
+	MaxOrderingKeySize    = 128
 )
 
 // EventTypePattern is an event type (unanchored): a letter or digit, then
@@ -183,6 +184,9 @@ type EndpointSettings struct {
 	// configured (package store: sealed under the stack's envelope, Headers
 	// then empty); the store opens them on read.
 	SealedHeaders []byte `dynamodbav:"sealed_headers,omitempty"`
+	// Ordered: keyed events reach the endpoint one at a time per key, in
+	// their sequence (lifecycle.Hold).
+	Ordered bool `dynamodbav:"ordered,omitempty"`
 	// OAuth2 is the client credentials the sender gets a bearer token with
 	// before each POST; nil: none.
 	OAuth2 *OAuth2 `dynamodbav:"oauth2,omitempty"`
@@ -340,12 +344,16 @@ func (k SigningKey) Live(now int64) bool { return k.RetiresAt == 0 || k.RetiresA
 
 // Event is what a producer posted: the body bytes exactly as received.
 type Event struct {
-	ID             string   `dynamodbav:"id"`
-	AccountID      string   `dynamodbav:"account_id"`
-	Type           string   `dynamodbav:"event_type"`
-	Body           []byte   `dynamodbav:"body"`
-	IdempotencyKey string   `dynamodbav:"idempotency_key,omitempty"`
-	DeliveryIDs    []string `dynamodbav:"delivery_ids"`
+	ID             string `dynamodbav:"id"`
+	AccountID      string `dynamodbav:"account_id"`
+	Type           string `dynamodbav:"event_type"`
+	Body           []byte `dynamodbav:"body"`
+	IdempotencyKey string `dynamodbav:"idempotency_key,omitempty"`
+	// OrderingKey is the producer's Ordering-Key; Seq its place in the
+	// (account, key) sequence, from 1 (0: no key).
+	OrderingKey string   `dynamodbav:"ordering_key,omitempty"`
+	Seq         int64    `dynamodbav:"seq,omitempty"`
+	DeliveryIDs []string `dynamodbav:"delivery_ids"`
 	// EndpointIDs are the endpoints it has a delivery to (at ingest, then
 	// each replay's): replay sends it only to an endpoint not listed here.
 	EndpointIDs []string `dynamodbav:"endpoint_ids,omitempty"`
@@ -381,6 +389,10 @@ type Delivery struct {
 	// DueAt is when the sweeper expects the delivery to move (absent once it
 	// needs no more work): it re-queues deliveries overdue by its grace.
 	DueAt int64 `dynamodbav:"due_at,omitempty"`
+	// PrevDelivery is the delivery of the same ordering key's previous
+	// event to the same endpoint, set at ingest for an ordered endpoint
+	// only: this one waits until that one is final (lifecycle.Hold).
+	PrevDelivery string `dynamodbav:"prev_delivery,omitempty"`
 	// RequeuedAt is when the sweeper last handed the delivery to a new
 	// message (unix ms; absent if never): it waits a sweep period before
 	// taking that message for lost too.

@@ -54,6 +54,9 @@ type Effective struct {
 	OwnRate bool
 	// Headers go on every attempt, under the signature headers.
 	Headers map[string]string
+	// Ordered: a keyed delivery waits until the key's previous one to the
+	// endpoint is final (lifecycle.Hold).
+	Ordered bool
 	// OAuth2: get a bearer token with these client credentials before
 	// each POST (nil: none).
 	OAuth2 *domain.OAuth2
@@ -67,7 +70,7 @@ type Effective struct {
 // not know the account's rate) the endpoint's own rate is taken as lower.
 func Resolve(ep domain.Endpoint, acct domain.Account, d Defaults) Effective {
 	s := ep.Settings
-	e := Effective{Timeout: d.Timeout, RatePerSecond: acct.RatePerSecond}
+	e := Effective{Timeout: d.Timeout, RatePerSecond: acct.RatePerSecond, Ordered: s.Ordered}
 	if e.Timeout <= 0 {
 		e.Timeout = MaxTimeoutSeconds * time.Second
 	}
@@ -96,6 +99,7 @@ func Resolve(ep domain.Endpoint, acct domain.Account, d Defaults) Effective {
 type Change struct {
 	RateLimit      *float64          `json:"rate_limit"`
 	TimeoutSeconds *float64          `json:"timeout_seconds"` // a float, so that 5.0 reads as 5 and 5.5 is refused
+	Ordered        *bool             `json:"ordered"`
 	Headers        map[string]string `json:"headers"`
 	Reset          []string          `json:"reset"`          // "rate_limit", "timeout_seconds", "headers", "filter", "oauth2", "tls"
 	RemoveHeaders  []string          `json:"remove_headers"` // names, any case
@@ -170,6 +174,7 @@ type View struct {
 	RateLimit      float64           `json:"rate_limit,omitempty"`
 	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
 	Headers        map[string]string `json:"headers"`
+	Ordered        bool              `json:"ordered,omitempty"`
 	Filter         json.RawMessage   `json:"filter,omitempty"`
 	OAuth2         *OAuth2View       `json:"oauth2,omitempty"`
 	TLS            *TLSView          `json:"tls,omitempty"`
@@ -177,7 +182,7 @@ type View struct {
 
 // ViewOf is s as the API shows it.
 func ViewOf(s domain.EndpointSettings) View {
-	v := View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s)}
+	v := View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s), Ordered: s.Ordered}
 	if o := s.OAuth2; o != nil {
 		v.OAuth2 = &OAuth2View{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: Mask(o.ClientSecret),
 			Scopes: o.Scopes, Audience: o.Audience, AuthMethod: authMethod(o.AuthMethod)}
@@ -217,7 +222,10 @@ func refuse(field, format string, args ...any) *Error {
 // makes from cur. accountRate is the account's effective rate (its own or
 // the deployment's): an endpoint's rate may not be above it.
 func Apply(cur domain.EndpointSettings, c Change, accountRate float64) (domain.EndpointSettings, *Error) {
-	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, Filter: cur.Filter, OAuth2: cur.OAuth2, TLS: cur.TLS}
+	next := domain.EndpointSettings{RatePerSecond: cur.RatePerSecond, TimeoutSeconds: cur.TimeoutSeconds, Filter: cur.Filter, OAuth2: cur.OAuth2, TLS: cur.TLS, Ordered: cur.Ordered}
+	if c.Ordered != nil {
+		next.Ordered = *c.Ordered
+	}
 	headers := make(map[string]string, len(cur.Headers))
 	for k, v := range cur.Headers {
 		headers[k] = v

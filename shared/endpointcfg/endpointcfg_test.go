@@ -177,6 +177,22 @@ func TestOrigin(t *testing.T) {
 	}
 }
 
+// Ordered is set and cleared by a change, kept by one that does not name
+// it, and resolved as set.
+func TestOrderedApplied(t *testing.T) {
+	on, off := true, false
+	s, err := Apply(domain.EndpointSettings{}, Change{Ordered: &on}, 0)
+	if err != nil || !s.Ordered || !Resolve(domain.Endpoint{Settings: s}, domain.Account{}, Defaults{}).Ordered {
+		t.Fatalf("on: %+v %v", s, err)
+	}
+	if s, _ = Apply(s, Change{Headers: map[string]string{"X-A": "b"}}, 0); !s.Ordered {
+		t.Fatal("a change not naming it cleared it")
+	}
+	if s, _ = Apply(s, Change{Ordered: &off}, 0); s.Ordered || Resolve(domain.Endpoint{Settings: s}, domain.Account{}, Defaults{}).Ordered {
+		t.Fatal("off")
+	}
+}
+
 func TestApplyOAuth2(t *testing.T) {
 	good := OAuth2Change{TokenURL: "https://auth.example.com/token", ClientID: "c1", ClientSecret: "s1", Scopes: []string{"hooks:write"}}
 	next, err := Apply(domain.EndpointSettings{}, Change{OAuth2: &good}, 0)

@@ -74,6 +74,7 @@ type Limiter interface {
 // Ingester accepts events.
 type Ingester interface {
 	Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (ingest.Result, error)
+	IngestKeyed(ctx context.Context, accountID string, body []byte, idempotencyKey, orderingKey string) (ingest.Result, error)
 	IngestTo(ctx context.Context, accountID, endpointID string, body []byte) (ingest.Result, error) // a test event
 	IngestBatch(ctx context.Context, accountID string, items []ingest.Item) ([]ingest.ItemResult, error)
 	ReplayMissing(ctx context.Context, accountID, endpointID string, w ingest.ReplayWindow) (ingest.ReplayResult, error)

@@ -74,7 +74,7 @@ func (a *API) postEventBatch(ctx context.Context, req *request) response {
 		var ok bool
 		if items[i], ok = batchItem(raw); !ok {
 			return fail(http.StatusBadRequest, "invalid_json", fmt.Sprintf(
-				`events[%d] must be {"body": <the event>, "idempotency_key"?: "<string>"} and nothing else`, i))
+				`events[%d] must be {"body": <the event>, "idempotency_key"?: "<string>", "ordering_key"?: "<string>"} and nothing else`, i))
 		}
 	}
 	// The key's ingest limit counts every event of the batch (ingestlimit.go).
@@ -119,6 +119,10 @@ func batchItem(raw json.RawMessage) (ingest.Item, bool) {
 			it.Body = v // the bytes as sent, byte for byte
 		case "idempotency_key":
 			if string(v) == "null" || json.Unmarshal(v, &it.IdempotencyKey) != nil {
+				return ingest.Item{}, false
+			}
+		case "ordering_key":
+			if string(v) == "null" || json.Unmarshal(v, &it.OrderingKey) != nil {
 				return ingest.Item{}, false
 			}
 		default:

@@ -31,11 +31,15 @@ func (a *API) postEvent(ctx context.Context, req *request) response {
 	if sent && key == "" {
 		return a.ingestError(ctx, ingest.ErrBadIdempotencyKey) // an empty key is a bug, not "no key"
 	}
+	okey, keyed := lookupHeader(req.APIGatewayProxyRequest, "Ordering-Key")
+	if keyed && okey == "" {
+		return a.ingestError(ctx, ingest.ErrBadOrderingKey)
+	}
 	gated, r, admitted := a.gated(ctx, req, 1) // the key's ingest limit (ingestlimit.go)
 	if !admitted {
 		return r
 	}
-	res, err := a.Ingest.Ingest(gated, req.account, req.body, key)
+	res, err := a.Ingest.IngestKeyed(gated, req.account, req.body, key, okey)
 	if err != nil {
 		return a.ingestError(ctx, err)
 	}
@@ -73,6 +77,8 @@ func (a *API) ingestError(ctx context.Context, err error) response {
 	case errors.Is(err, ingest.ErrNoEventType), errors.Is(err, ingest.ErrBadEventType), errors.Is(err, ingest.ErrDuplicateEvent),
 		errors.Is(err, ingest.ErrSystemEventType):
 		return fail(http.StatusUnprocessableEntity, "invalid_event", err.Error())
+	case errors.Is(err, ingest.ErrBadOrderingKey):
+		return fail(http.StatusUnprocessableEntity, "invalid_ordering_key", err.Error())
 	case errors.Is(err, ingest.ErrBadIdempotencyKey):
 		return fail(http.StatusBadRequest, "invalid_idempotency_key", err.Error())
 	case errors.As(err, &schemaErr):
@@ -88,6 +94,8 @@ type eventView struct {
 	Event          string          `json:"event"`
 	ReceivedAt     string          `json:"received_at"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	OrderingKey    string          `json:"ordering_key,omitempty"`
+	Sequence       int64           `json:"sequence,omitempty"`
 	Body           json.RawMessage `json:"body"`
 	Deliveries     []deliveryView  `json:"deliveries"`
 }
@@ -133,7 +141,7 @@ func (a *API) getEvent(ctx context.Context, req *request) response {
 		}()
 	}
 	wg.Wait()
-	out := eventView{ID: ev.ID, Event: ev.Type, ReceivedAt: rfc3339(ev.ReceivedAt), IdempotencyKey: ev.IdempotencyKey,
+	out := eventView{ID: ev.ID, Event: ev.Type, ReceivedAt: rfc3339(ev.ReceivedAt), IdempotencyKey: ev.IdempotencyKey, OrderingKey: ev.OrderingKey, Sequence: ev.Seq,
 		Body: json.RawMessage(ev.Body), Deliveries: []deliveryView{}}
 	for i, err := range errs {
 		switch {

@@ -28,6 +28,7 @@ var ErrBatchSize = errors.New("a batch carries 1 to 100 events")
 type Item struct {
 	Body           []byte
 	IdempotencyKey string
+	OrderingKey    string // "": none
 }
 
 // ItemResult is what became of one item: accepted (Err nil, Result set) or
@@ -52,6 +53,9 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 	anyValid := false
 	for i, it := range items {
 		valid[i], out[i].Err = check(it.Body, it.IdempotencyKey)
+		if out[i].Err == nil && it.OrderingKey != "" && !printable(it.OrderingKey, domain.MaxOrderingKeySize) {
+			out[i].Err = ErrBadOrderingKey
+		}
 		anyValid = anyValid || out[i].Err == nil
 	}
 	if !anyValid {
@@ -85,6 +89,14 @@ func (s *Service) IngestBatch(ctx context.Context, accountID string, items []Ite
 		if out[i].Err == nil && !out[i].Replayed {
 			n := len(next.Deliveries)
 			events[i].DueAt, slots = dueAt(slots[:n], now), slots[n:]
+		}
+	}
+	// Numbered one at a time, in the batch's order: a key's events of the
+	// batch keep their order. One that cannot be numbered is not written
+	// (its slots are spent, as for a write that fails).
+	for i, it := range items {
+		if out[i].Err == nil && !out[i].Replayed && it.OrderingKey != "" {
+			out[i].Err = s.sequence(ctx, &events[i], endpoints, it.OrderingKey)
 		}
 	}
 	s.writeAll(ctx, events, out)

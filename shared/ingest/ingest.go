@@ -31,6 +31,7 @@ type Store interface {
 	GetEvent(ctx context.Context, accountID, id string) (domain.Event, error)
 	GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error)
 	GetEventType(ctx context.Context, accountID, name string) (domain.EventType, error)
+	Sequence(ctx context.Context, accountID, key string, deliveries map[string]string, expiresAt int64) (store.Sequenced, error)
 }
 
 // Queue sends the new deliveries' messages.
@@ -69,6 +70,7 @@ var (
 	ErrDuplicateEvent    = errors.New(`the body has "event" more than once: receivers would disagree on which one counts`)
 	ErrBadEventType      = errors.New(`"event" must be 1-200 characters of letters, digits and . _ : / -`)
 	ErrBadIdempotencyKey = errors.New("Idempotency-Key must be 1-255 printable ASCII characters")
+	ErrBadOrderingKey    = errors.New("Ordering-Key must be 1-128 printable ASCII characters")
 	ErrSystemEventType   = errors.New(`"event" is one this service sends itself (endpoint.failing, endpoint.disabled, endpoint.recovered): producers may not send it`)
 )
 
@@ -134,8 +136,11 @@ func topLevelCount(body []byte, name string) int {
 	return n
 }
 
-func validIdempotencyKey(k string) bool {
-	if len(k) == 0 || len(k) > domain.MaxIdempotencyKeySize {
+func validIdempotencyKey(k string) bool { return printable(k, domain.MaxIdempotencyKeySize) }
+
+// printable: 1 to max bytes of printable ASCII.
+func printable(k string, max int) bool {
+	if len(k) == 0 || len(k) > max {
 		return false
 	}
 	for i := 0; i < len(k); i++ {
@@ -148,7 +153,15 @@ func validIdempotencyKey(k string) bool {
 
 // Ingest accepts body for account. The body is stored exactly as given.
 func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, idempotencyKey string) (Result, error) {
+	return s.IngestKeyed(ctx, accountID, body, idempotencyKey, "")
+}
+
+// IngestKeyed is Ingest of an event with an ordering key ("": none).
+func (s *Service) IngestKeyed(ctx context.Context, accountID string, body []byte, idempotencyKey, orderingKey string) (Result, error) {
 	p, err := check(body, idempotencyKey)
+	if err == nil && orderingKey != "" && !printable(orderingKey, domain.MaxOrderingKeySize) {
+		err = ErrBadOrderingKey
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -172,6 +185,11 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 		return Result{}, err
 	}
 	ne.DueAt = dueAt(slots, now)
+	if orderingKey != "" {
+		if err := s.sequence(ctx, &ne, endpoints, orderingKey); err != nil {
+			return Result{}, err
+		}
+	}
 	firstID, err := s.Store.CreateEvent(ctx, ne)
 	if errors.Is(err, store.ErrDuplicate) {
 		return s.replay(ctx, accountID, firstID)
@@ -184,6 +202,32 @@ func (s *Service) Ingest(ctx context.Context, accountID string, body []byte, ide
 	// accepted event is enough, so this one is for debugging.
 	s.accepted(ctx, ne, slog.LevelDebug)
 	return Result{Event: ne.Event, Deliveries: ne.Deliveries}, nil
+}
+
+// sequence gives a keyed event its number in its key's sequence, and each
+// delivery to an ordered endpoint its predecessor (store.Sequence). A
+// number taken by an event that is then not written is a gap: its
+// successor's wait for it ends (lifecycle.Hold).
+func (s *Service) sequence(ctx context.Context, ne *store.NewEvent, endpoints []domain.Endpoint, orderingKey string) error {
+	ordered := map[string]bool{}
+	for _, ep := range endpoints {
+		ordered[ep.ID] = ep.Settings.Ordered
+	}
+	mine := map[string]string{}
+	for _, d := range ne.Deliveries {
+		if ordered[d.EndpointID] {
+			mine[d.EndpointID] = d.ID
+		}
+	}
+	sq, err := s.Store.Sequence(ctx, ne.Event.AccountID, orderingKey, mine, ne.Event.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	ne.Event.OrderingKey, ne.Event.Seq = orderingKey, sq.Seq
+	for i, d := range ne.Deliveries {
+		ne.Deliveries[i].PrevDelivery = sq.Prev[d.EndpointID]
+	}
+	return nil
 }
 
 // checked is a body that passed validation, with its event type.
@@ -327,7 +371,7 @@ func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries
 	out := make([]queue.Outgoing, len(deliveries))
 	for i, d := range deliveries {
 		m := queue.For(d)
-		if ev := byID[d.EventID]; ev != nil {
+		if ev := byID[d.EventID]; ev != nil && ev.OrderingKey == "" { // a keyed event's worker reads its number from the table
 			m = m.Carrying(ev.Type, ev.Body)
 			if len(m.Body) > 0 {
 				m.First = &queue.First{CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -133,4 +134,8 @@ func TestBatchReplayReservesNoRateSlots(t *testing.T) {
 
 func (l *countingLimiter) ReserveTaking(ctx context.Context, account string, n int, perSecond float64, lead time.Duration, _ ratelimit.KeyTake) (ratelimit.Reservation, error) {
 	return l.ReserveAhead(ctx, account, n, perSecond, lead)
+}
+
+func (s *keyedStore) Sequence(context.Context, string, string, map[string]string, int64) (store.Sequenced, error) {
+	return store.Sequenced{}, errors.New("not used")
 }

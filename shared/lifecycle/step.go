@@ -42,10 +42,11 @@ const (
 	DoRestart              // a redriven DLQ message: give its delivery a new series (Known.Restarted)
 	DoPutBack              // make the message come back at Effect.Until (Known.PutBack)
 	DoQuarantine           // the message to the DLQ as it is, for a human (Known.Quarantined)
+	DoPrev                 // read the delivery's predecessor in its key's order (Known.PrevRead, .Prev)
 )
 
 var doNames = [...]string{"finish", "retry", "load", "probe", "reserve", "sleep", "claim", "yield", "send",
-	"record", "reread", "fail", "dead_letter", "restart", "put_back", "quarantine"}
+	"record", "reread", "fail", "dead_letter", "restart", "put_back", "quarantine", "prev"}
 
 func (d Do) String() string {
 	if d == Arrived {
@@ -234,6 +235,8 @@ type Known struct {
 	NotRestarted          string // with Restarted: why nothing was restarted ("" when it was)
 	PutBack               PutBackResult
 	Quarantined           bool
+	PrevRead              bool             // the predecessor was read (order.go)
+	Prev                  *domain.Delivery // what was found; nil: absent
 }
 
 // Refund is a slot to give back, on its line.
@@ -276,6 +279,8 @@ type Effect struct {
 	Metric string        // counted once (obs.Metric*)
 	Took   time.Duration // with MetricDelivered: from the delivery's creation to its 2xx (obs.MetricTimeToDeliver)
 	Number int           // DoSend: the attempt's number in its series, 0 for a manual one
+	// DoSend: the key's previous event failed for good (order.go).
+	PrevFailed bool
 	// Settings (DoSend) are the endpoint's effective settings for this
 	// attempt, resolved once here (settings): the request is built from
 	// them, nothing else reads the endpoint's raw settings.
@@ -322,7 +327,7 @@ func Step(k Known, p Policy) Effect {
 		if k.Msg.Kind == KindResend {
 			return Effect{Do: DoSend, Settings: settings(k, p)}
 		}
-		return Effect{Do: DoSend, Number: k.Claimed.Attempts, Settings: settings(k, p)}
+		return Effect{Do: DoSend, Number: k.Claimed.Attempts, Settings: settings(k, p), PrevFailed: PrevFailed(k)}
 	case k.Claim != ClaimNone:
 		return afterClaim(k, p)
 	}
@@ -384,6 +389,16 @@ func beforeClaim(k Known, p Policy) Effect {
 			}
 		}
 		return putBack(k, p, act.Until, e)
+	}
+	if !manual {
+		switch Hold(*d, settings(k, p).Ordered, k.PrevRead, k.Prev, now) {
+		case OrderRead:
+			return Effect{Do: DoPrev}
+		case OrderHold:
+			until := holdUntil(k)
+			return putBack(k, p, until, Effect{Refunds: giveBack(k), Unslot: true, MoveDue: until, Metric: obs.MetricOrderedHolds,
+				Why: "held: the previous event of its ordering key is not final on this endpoint", Level: slog.LevelDebug})
+		}
 	}
 	if p.Lanes && k.Msg.Lane != LaneSlow && LaneOf(*ep, now) == LaneSlow {
 		// At once, carrying what it carries: only the lane changes.

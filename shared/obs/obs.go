@@ -30,6 +30,7 @@ const (
 	MetricRateLimitDeferrals  = "RateLimitDeferrals"
 	MetricEndpointDeferrals   = "EndpointDeferrals"
 	MetricSlowLaneMoves       = "SlowLaneMoves"
+	MetricOrderedHolds        = "OrderedHolds"         // a keyed delivery put back behind its key's previous one (ordered endpoints)
 	MetricSlotHandoffs        = "EndpointSlotHandoffs" // an endpoint's in-flight slot passed to a waiting message in the same instance
 	MetricAttemptDuration     = "AttemptDuration"      // ms
 	MetricTimeToDeliver       = "TimeToDeliver"        // ms from ingest to the 2xx

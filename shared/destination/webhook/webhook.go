@@ -33,7 +33,13 @@ const (
 	HeaderEventID  = "X-Gifq-Event-Id"
 	HeaderDelivery = "X-Gifq-Delivery" // unique per attempt
 	HeaderAttempt  = "X-Gifq-Attempt"
-	UserAgent      = "gifq-webhooks/1.0"
+	// A keyed event's: its ordering key and number in the key's sequence;
+	// on an ordered endpoint, "failed" when the key's previous event failed
+	// for good there.
+	HeaderOrderingKey = "X-Gifq-Ordering-Key"
+	HeaderSequence    = "X-Gifq-Sequence"
+	HeaderPrevious    = "X-Gifq-Previous"
+	UserAgent         = "gifq-webhooks/1.0"
 )
 
 // Request and Outcome are the seam's.
@@ -176,6 +182,13 @@ func (s *Sender) Send(ctx context.Context, r Request) Outcome {
 	h.Set(HeaderEventID, r.EventID)
 	h.Set(HeaderDelivery, r.AttemptID)
 	h.Set(HeaderAttempt, strconv.Itoa(r.AttemptNum))
+	if r.OrderingKey != "" && r.Seq > 0 {
+		h.Set(HeaderOrderingKey, r.OrderingKey)
+		h.Set(HeaderSequence, strconv.FormatInt(r.Seq, 10))
+	}
+	if r.PrevFailed {
+		h.Set(HeaderPrevious, "failed")
+	}
 	// A fresh timestamp and signature on every attempt.
 	h.Set(signing.Header, signing.Sign(r.Secrets, start, r.Body))
 	// Standard Webhooks: the receiver's idempotency key is the delivery, and

@@ -346,3 +346,35 @@ func TestTransportFailuresAreRetriedUnanswered(t *testing.T) {
 		t.Fatalf("a blocked address fails for good: %+v", res)
 	}
 }
+
+// A keyed event's attempts carry its key and number, and on an ordered
+// endpoint whether the key's previous event failed; an unkeyed event's none.
+func TestKeyedEventHeaders(t *testing.T) {
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Clone())
+		w.WriteHeader(204)
+	}))
+	defer srv.Close()
+	s := local(time.Second)
+	keyed := req(srv.URL)
+	keyed.OrderingKey, keyed.Seq = "order-7", 12
+	s.Send(context.Background(), keyed)
+	keyed.PrevFailed = true
+	s.Send(context.Background(), keyed)
+	s.Send(context.Background(), req(srv.URL))
+	if len(got) != 3 {
+		t.Fatalf("%d requests", len(got))
+	}
+	for i, want := range []map[string]string{
+		{HeaderOrderingKey: "order-7", HeaderSequence: "12", HeaderPrevious: ""},
+		{HeaderOrderingKey: "order-7", HeaderSequence: "12", HeaderPrevious: "failed"},
+		{HeaderOrderingKey: "", HeaderSequence: "", HeaderPrevious: ""},
+	} {
+		for k, v := range want {
+			if g := got[i].Get(k); g != v {
+				t.Errorf("request %d: %s = %q, want %q", i, k, g, v)
+			}
+		}
+	}
+}

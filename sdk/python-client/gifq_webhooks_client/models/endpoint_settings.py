@@ -34,6 +34,8 @@ class EndpointSettings:
                 {'payout_type': ['crypto'], 'amount': [{'numeric': ['>', 0, '<=', 500]}]}}.
             oauth2 (EndpointOAuth2View | Unset):
             tls (EndpointTLSView | Unset):
+            ordered (bool | Unset): Keyed events (`Ordering-Key`) arrive one at a time per key, in sequence (docs/endpoint-
+                settings.md). Left out: false.
     """
 
     headers: EndpointSettingsHeaders
@@ -42,6 +44,7 @@ class EndpointSettings:
     filter_: EndpointFilter | Unset = UNSET
     oauth2: EndpointOAuth2View | Unset = UNSET
     tls: EndpointTLSView | Unset = UNSET
+    ordered: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         headers = self.headers.to_dict()
@@ -62,6 +65,8 @@ class EndpointSettings:
         if not isinstance(self.tls, Unset):
             tls = self.tls.to_dict()
 
+        ordered = self.ordered
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -79,6 +84,8 @@ class EndpointSettings:
             field_dict["oauth2"] = oauth2
         if tls is not UNSET:
             field_dict["tls"] = tls
+        if ordered is not UNSET:
+            field_dict["ordered"] = ordered
 
         return field_dict
 
@@ -117,6 +124,8 @@ class EndpointSettings:
         else:
             tls = EndpointTLSView.from_dict(_tls)
 
+        ordered = d.pop("ordered", UNSET)
+
         endpoint_settings = cls(
             headers=headers,
             rate_limit=rate_limit,
@@ -124,6 +133,7 @@ class EndpointSettings:
             filter_=filter_,
             oauth2=oauth2,
             tls=tls,
+            ordered=ordered,
         )
 
         return endpoint_settings

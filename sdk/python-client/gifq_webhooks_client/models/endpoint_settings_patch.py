@@ -28,6 +28,7 @@ class EndpointSettingsPatch:
             rate_limit (float | Unset):
             timeout_seconds (int | Unset):
             headers (EndpointHeaders | Unset):  Example: {'Authorization': 'Bearer gateway-token'}.
+            ordered (bool | Unset):
             remove_headers (list[str] | Unset):
             filter_ (EndpointFilter | Unset): A content filter on the event's body (docs/endpoint-settings.md): an
                 EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`,
@@ -50,6 +51,7 @@ class EndpointSettingsPatch:
     rate_limit: float | Unset = UNSET
     timeout_seconds: int | Unset = UNSET
     headers: EndpointHeaders | Unset = UNSET
+    ordered: bool | Unset = UNSET
     remove_headers: list[str] | Unset = UNSET
     filter_: EndpointFilter | Unset = UNSET
     oauth2: EndpointOAuth2 | Unset = UNSET
@@ -64,6 +66,8 @@ class EndpointSettingsPatch:
         headers: dict[str, Any] | Unset = UNSET
         if not isinstance(self.headers, Unset):
             headers = self.headers.to_dict()
+
+        ordered = self.ordered
 
         remove_headers: list[str] | Unset = UNSET
         if not isinstance(self.remove_headers, Unset):
@@ -97,6 +101,8 @@ class EndpointSettingsPatch:
             field_dict["timeout_seconds"] = timeout_seconds
         if headers is not UNSET:
             field_dict["headers"] = headers
+        if ordered is not UNSET:
+            field_dict["ordered"] = ordered
         if remove_headers is not UNSET:
             field_dict["remove_headers"] = remove_headers
         if filter_ is not UNSET:
@@ -128,6 +134,8 @@ class EndpointSettingsPatch:
             headers = UNSET
         else:
             headers = EndpointHeaders.from_dict(_headers)
+
+        ordered = d.pop("ordered", UNSET)
 
         remove_headers = cast(list[str], d.pop("remove_headers", UNSET))
 
@@ -165,6 +173,7 @@ class EndpointSettingsPatch:
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
             headers=headers,
+            ordered=ordered,
             remove_headers=remove_headers,
             filter_=filter_,
             oauth2=oauth2,

@@ -26,6 +26,8 @@ class Event:
         body (EventBody): The webhook body, delivered byte for byte. At most 256 KiB.
         deliveries (list[DeliveryWithAttempts]):
         idempotency_key (str | Unset):
+        ordering_key (str | Unset): Its Ordering-Key, if it was posted with one.
+        sequence (int | Unset): With ordering_key: its number in the key's sequence (X-Gifq-Sequence).
     """
 
     id: str
@@ -34,6 +36,8 @@ class Event:
     body: EventBody
     deliveries: list[DeliveryWithAttempts]
     idempotency_key: str | Unset = UNSET
+    ordering_key: str | Unset = UNSET
+    sequence: int | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         id = self.id
@@ -51,6 +55,10 @@ class Event:
 
         idempotency_key = self.idempotency_key
 
+        ordering_key = self.ordering_key
+
+        sequence = self.sequence
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -64,6 +72,10 @@ class Event:
         )
         if idempotency_key is not UNSET:
             field_dict["idempotency_key"] = idempotency_key
+        if ordering_key is not UNSET:
+            field_dict["ordering_key"] = ordering_key
+        if sequence is not UNSET:
+            field_dict["sequence"] = sequence
 
         return field_dict
 
@@ -90,6 +102,10 @@ class Event:
 
         idempotency_key = d.pop("idempotency_key", UNSET)
 
+        ordering_key = d.pop("ordering_key", UNSET)
+
+        sequence = d.pop("sequence", UNSET)
+
         event = cls(
             id=id,
             event=event,
@@ -97,6 +113,8 @@ class Event:
             body=body,
             deliveries=deliveries,
             idempotency_key=idempotency_key,
+            ordering_key=ordering_key,
+            sequence=sequence,
         )
 
         return event

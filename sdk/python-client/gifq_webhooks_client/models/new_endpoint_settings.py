@@ -44,6 +44,7 @@ class NewEndpointSettings:
                 receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a
                 whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same
                 `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate.
+            ordered (bool | Unset): Keyed events arrive one at a time per key, in sequence.
     """
 
     rate_limit: float | Unset = UNSET
@@ -52,6 +53,7 @@ class NewEndpointSettings:
     filter_: EndpointFilter | Unset = UNSET
     oauth2: EndpointOAuth2 | Unset = UNSET
     tls: EndpointTLS | Unset = UNSET
+    ordered: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         rate_limit = self.rate_limit
@@ -74,6 +76,8 @@ class NewEndpointSettings:
         if not isinstance(self.tls, Unset):
             tls = self.tls.to_dict()
 
+        ordered = self.ordered
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -89,6 +93,8 @@ class NewEndpointSettings:
             field_dict["oauth2"] = oauth2
         if tls is not UNSET:
             field_dict["tls"] = tls
+        if ordered is not UNSET:
+            field_dict["ordered"] = ordered
 
         return field_dict
 
@@ -132,6 +138,8 @@ class NewEndpointSettings:
         else:
             tls = EndpointTLS.from_dict(_tls)
 
+        ordered = d.pop("ordered", UNSET)
+
         new_endpoint_settings = cls(
             rate_limit=rate_limit,
             timeout_seconds=timeout_seconds,
@@ -139,6 +147,7 @@ class NewEndpointSettings:
             filter_=filter_,
             oauth2=oauth2,
             tls=tls,
+            ordered=ordered,
         )
 
         return new_endpoint_settings

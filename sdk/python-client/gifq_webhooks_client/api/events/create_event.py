@@ -15,10 +15,14 @@ def _get_kwargs(
     *,
     body: EventBody,
     idempotency_key: str | Unset = UNSET,
+    ordering_key: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["Idempotency-Key"] = idempotency_key
+
+    if not isinstance(ordering_key, Unset):
+        headers["Ordering-Key"] = ordering_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -101,6 +105,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: EventBody,
     idempotency_key: str | Unset = UNSET,
+    ordering_key: str | Unset = UNSET,
 ) -> Response[AcceptedEvent | Error]:
     """Post an event
 
@@ -110,6 +115,7 @@ def sync_detailed(
 
     Args:
         idempotency_key (str | Unset):
+        ordering_key (str | Unset):
         body (EventBody): The webhook body, delivered byte for byte. At most 256 KiB.
 
     Raises:
@@ -123,6 +129,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         body=body,
         idempotency_key=idempotency_key,
+        ordering_key=ordering_key,
     )
 
     response = client.get_httpx_client().request(
@@ -137,6 +144,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: EventBody,
     idempotency_key: str | Unset = UNSET,
+    ordering_key: str | Unset = UNSET,
 ) -> AcceptedEvent | Error | None:
     """Post an event
 
@@ -146,6 +154,7 @@ def sync(
 
     Args:
         idempotency_key (str | Unset):
+        ordering_key (str | Unset):
         body (EventBody): The webhook body, delivered byte for byte. At most 256 KiB.
 
     Raises:
@@ -160,6 +169,7 @@ def sync(
         client=client,
         body=body,
         idempotency_key=idempotency_key,
+        ordering_key=ordering_key,
     ).parsed
 
 
@@ -168,6 +178,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: EventBody,
     idempotency_key: str | Unset = UNSET,
+    ordering_key: str | Unset = UNSET,
 ) -> Response[AcceptedEvent | Error]:
     """Post an event
 
@@ -177,6 +188,7 @@ async def asyncio_detailed(
 
     Args:
         idempotency_key (str | Unset):
+        ordering_key (str | Unset):
         body (EventBody): The webhook body, delivered byte for byte. At most 256 KiB.
 
     Raises:
@@ -190,6 +202,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         body=body,
         idempotency_key=idempotency_key,
+        ordering_key=ordering_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -202,6 +215,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: EventBody,
     idempotency_key: str | Unset = UNSET,
+    ordering_key: str | Unset = UNSET,
 ) -> AcceptedEvent | Error | None:
     """Post an event
 
@@ -211,6 +225,7 @@ async def asyncio(
 
     Args:
         idempotency_key (str | Unset):
+        ordering_key (str | Unset):
         body (EventBody): The webhook body, delivered byte for byte. At most 256 KiB.
 
     Raises:
@@ -226,5 +241,6 @@ async def asyncio(
             client=client,
             body=body,
             idempotency_key=idempotency_key,
+            ordering_key=ordering_key,
         )
     ).parsed
