@@ -86,11 +86,11 @@ func (s *Store) accountEvents(ctx context.Context, accountID, after string, sinc
 		if newestFirst && after != "" {
 			want++
 		}
-		own, err := s.eventRefs(ctx, "", "sk", pk, lo, hi, want, newestFirst, bodies)
+		own, err := s.eventRefs(ctx, false, pk, lo, hi, want, newestFirst, bodies)
 		if err != nil {
 			return nil, false, err
 		}
-		legacy, err := s.eventRefs(ctx, schema.IndexAccountEvents, "gsi3sk", pk, lo, hi, want, newestFirst, false)
+		legacy, err := s.eventRefs(ctx, true, pk, lo, hi, want, newestFirst, false)
 		if err != nil {
 			return nil, false, err
 		}
@@ -106,7 +106,11 @@ func (s *Store) accountEvents(ctx context.Context, accountID, after string, sinc
 // eventRefs is the first limit events (not test events, not expired) of
 // one account's day, pk, with ids from lo to hi: from the table's items
 // (index "", the id in sk) or the legacy index (its id in gsi3sk).
-func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string, limit int, newestFirst, bodies bool) ([]EventRef, error) {
+func (s *Store) eventRefs(ctx context.Context, legacy bool, pk, lo, hi string, limit int, newestFirst, bodies bool) ([]EventRef, error) {
+	idAttr := "sk"
+	if legacy {
+		idAttr = "gsi3sk"
+	}
 	var refs []EventRef
 	var start map[string]types.AttributeValue
 	in := &dynamodb.QueryInput{
@@ -117,15 +121,15 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 		ExpressionAttributeValues: item{":pk": str(pk), ":lo": str(lo), ":hi": str(hi)},
 		ScanIndexForward:          aws.Bool(!newestFirst),
 	}
-	if index != "" {
-		in.IndexName = aws.String(index)
+	if legacy {
+		in.IndexName = aws.String(schema.IndexAccountEvents)
 		in.ExpressionAttributeNames["#pk"] = "gsi3pk"
 	} else {
 		// What replay decides on; the body stays unread (a query still
 		// bills the items' whole size).
 		in.ProjectionExpression = aws.String("id, event_type, endpoint_ids, #ttl")
 		if bodies {
-			in.ProjectionExpression = aws.String("id, event_type, endpoint_ids, #ttl, body")
+			in.ProjectionExpression = aws.String("id, event_type, endpoint_ids, #ttl, body, body_z")
 		}
 		in.ExpressionAttributeNames["#ttl"] = "ttl"
 	}
@@ -136,6 +140,9 @@ func (s *Store) eventRefs(ctx context.Context, index, idAttr, pk, lo, hi string,
 			return nil, err
 		}
 		for _, it := range out.Items {
+			if err := unpackBody(it); err != nil { // a body stored compressed
+				return nil, err
+			}
 			var r EventRef
 			if err := attributevalue.UnmarshalMap(it, &r); err != nil {
 				return nil, err
