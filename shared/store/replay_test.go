@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,16 @@ func TestAccountEventsByTimeAcrossDays(t *testing.T) {
 	withBodies, more, err := s.AccountEventsWithBodies(ctx, a.ID, "", since, until, 10)
 	if err != nil || more || len(withBodies) != 3 || string(withBodies[1].Body) != string(e2.Body) || withBodies[1].ID != e2.ID {
 		t.Fatalf("with bodies: %+v more=%v %v", withBodies, more, err)
+	}
+	// A body large enough to be stored compressed comes back inflated.
+	big := domain.Event{ID: domain.NewID("evt"), AccountID: b.ID, Type: "order.paid",
+		Body:       []byte(`{"event":"order.paid","items":"` + strings.Repeat("gift card ", 200) + `"}`),
+		ReceivedAt: now.UnixMilli(), ExpiresAt: now.Add(domain.DefaultRetention).Unix()}
+	if _, err := s.CreateEvent(ctx, store.NewEvent{Event: big}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.AccountEventsWithBodies(ctx, b.ID, "", since, time.Now().Add(time.Minute).UnixMilli(), 10); err != nil || len(got) != 2 || string(got[1].Body) != string(big.Body) {
+		t.Fatalf("a compressed body: %d events %v; want its body inflated", len(got), err)
 	}
 	page, more, err := s.AccountEvents(ctx, a.ID, "", since, until, 2)
 	if err != nil || !more || len(page) != 2 || page[1].ID != e2.ID {
