@@ -149,7 +149,9 @@ func TestSecretsNeverLogged(t *testing.T) {
 	if remote() {
 		all = h.functionLogs(t) // the deployed functions' own output, at the stack's log level
 	}
-	if !strings.Contains(all, ev.ID) || !strings.Contains(all, "delivered") {
+	// A plain success logs at debug only: the deployed stack's info level
+	// shows the event and its failed attempts, not the delivered line.
+	if !strings.Contains(all, ev.ID) || !remote() && !strings.Contains(all, "delivered") {
 		t.Fatalf("the logs did not capture the run:\n%s", all)
 	}
 	for _, secret := range secrets {
