@@ -128,7 +128,7 @@ type TLSView struct {
 const (
 	MaxTLSCert     = 16 << 10
 	MaxTLSKey      = 16 << 10
-	MaxTLSCABundle = 64 << 10
+	MaxTLSCABundle = 32 << 10
 )
 
 // OAuth2Change sets the endpoint's OAuth2 client credentials as a whole;
