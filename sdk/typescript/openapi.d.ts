@@ -1254,7 +1254,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `body_too_large`: an event over 256 KiB, a batch over 999,999 bytes, a management body over 64 KiB. */
+        /** @description `body_too_large`: an event over 256 KiB, a batch over 999,999 bytes, a management body over 256 KiB. */
         TooLarge: {
             headers: {
                 [name: string]: unknown;

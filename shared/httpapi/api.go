@@ -110,7 +110,7 @@ type API struct {
 	keys     *keyCache
 }
 
-const maxManagementBody = 64 << 10
+const maxManagementBody = 256 << 10 // above the sum of every bounded field: a field over its bound is a 422 that names it
 
 // request is what a route handler gets.
 type request struct {
@@ -390,7 +390,7 @@ func lookupHeader(in events.APIGatewayProxyRequest, name string) (string, bool) 
 // decodeJSON reads a management request body into v, strictly.
 func decodeJSON(body []byte, v any) (response, bool) {
 	if len(body) > maxManagementBody {
-		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than 64 KiB"), true
+		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than 256 KiB"), true
 	}
 	return decodeStrict(body, v, "the body is not the JSON object this route takes: ")
 }

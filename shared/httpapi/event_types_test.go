@@ -118,7 +118,7 @@ func TestEventTypeRefusesBadInputAndStoresNothing(t *testing.T) {
 		{"example fails its schema", `{"name":"a.b","schema":` + payoutSchema + `,"example":{"event":"a.b","data":{"amount":-1}}}`, 422, "invalid_example", "/data/amount", "minimum"},
 		{"example of another type", `{"name":"a.b","example":{"event":"c.d"}}`, 422, "invalid_example", "/event", "must be"},
 		{"schema too large", `{"name":"a.b","schema":{"description":"` + strings.Repeat("x", 64<<10) + `"}}`, 422, "invalid_schema", "-", "64 KiB"},
-		{"body too large", `{"name":"a.b","description":"` + strings.Repeat("x", 200<<10) + `"}`, 413, "body_too_large", "-", "KiB"},
+		{"body too large", `{"name":"a.b","description":"` + strings.Repeat("x", 300<<10) + `"}`, 413, "body_too_large", "-", "KiB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f.calls.Reset()
