@@ -312,7 +312,7 @@ APIFUZZ_CHECKS    ?= --checks all --exclude-checks positive_data_acceptance
 APIFUZZ_ARGS      ?=
 .PHONY: apifuzz
 apifuzz: emulators $(SCHEMATHESIS_VENV)/.installed
-	$(GO) run ./localstack/apifuzz -- $(SCHEMATHESIS) run '{url}/v1/openapi.json' -H 'Authorization: Bearer {key}' \
+	$(GO) run ./localstack/apifuzz -- $(SCHEMATHESIS) --config-file localstack/apifuzz/schemathesis.toml run '{url}/v1/openapi.json' -H 'Authorization: Bearer {key}' \
 	  $(APIFUZZ_CHECKS) --max-examples $(APIFUZZ_EXAMPLES) --seed $(APIFUZZ_SEED) \
 	  --workers 2 --report junit --report-dir .cache/apifuzz-report $(APIFUZZ_ARGS)
 $(SCHEMATHESIS_VENV)/.installed: localstack/apifuzz/requirements.txt
