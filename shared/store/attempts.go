@@ -141,12 +141,8 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			snap.Endpoint = &ep
 		case isEventItem(pk):
 			eventThere = true
-			ev, err := eventOf(it)
-			if err != nil {
+			if snap.Event, err = liveEvent(it, now); err != nil {
 				return snap, err
-			}
-			if !domain.Expired(ev.ExpiresAt, now) {
-				snap.Event = &ev
 			}
 		case strings.HasPrefix(pk, slotPK("")):
 			if leases, err = slotLeases(it); err != nil {
@@ -159,12 +155,8 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 		// or not there at all.
 		if it, err := s.getEventItem(ctx, "", r.EventID, consistent); err == nil {
 			eventThere = true
-			ev, err := eventOf(it)
-			if err != nil {
+			if snap.Event, err = liveEvent(it, now); err != nil {
 				return snap, err
-			}
-			if !domain.Expired(ev.ExpiresAt, now) {
-				snap.Event = &ev
 			}
 		} else if !errors.Is(err, ErrNotFound) {
 			return snap, err
@@ -518,4 +510,14 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 		return nil // deleted meanwhile
 	}
 	return err
+}
+
+// liveEvent decodes an event's item; nil when it has expired (DynamoDB
+// deletes late).
+func liveEvent(it item, now time.Time) (*domain.Event, error) {
+	ev, err := eventOf(it)
+	if err != nil || domain.Expired(ev.ExpiresAt, now) {
+		return nil, err
+	}
+	return &ev, nil
 }
