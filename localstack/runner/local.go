@@ -9,8 +9,11 @@ import (
 	"sync"
 	"time"
 
+	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/schema"
+	"github.com/gifq/webhooks/shared/stats"
 )
 
 // Options shape a local run.
@@ -30,6 +33,10 @@ type Options struct {
 	// with {"mode":"schedule"}, as the stack's 1-minute rule does): 0 is
 	// the stack's minute, < 0 turns it off.
 	ScheduleEvery time.Duration
+	// Streams, with StreamARN (the table's latest stream), runs the stats
+	// function's stream mapping (StreamPoller); nil: no stats.
+	Streams   Streams
+	StreamARN string
 }
 
 // Local is every function running in this process.
@@ -91,6 +98,14 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 		l.lanes = append(l.lanes, poller)
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); poller.Run(ctx) }()
+	}
+	if o.Streams != nil && o.StreamARN != "" {
+		agg := a.Stats()
+		sp := &StreamPoller{Streams: o.Streams, StreamARN: o.StreamARN, BatchSize: schema.StatsBatch, Every: 250 * time.Millisecond,
+			MaxRetries: schema.StatsRetries, Log: a.Log,
+			Apply: func(ctx context.Context, r []st.Record) error { return agg.Apply(ctx, stats.FromStreams(r)) }}
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); sp.Run(ctx) }()
 	}
 	if o.SweepEvery > 0 {
 		l.wg.Add(1)

@@ -29,6 +29,7 @@ import (
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
 	"github.com/gifq/webhooks/shared/schema"
+	"github.com/gifq/webhooks/shared/stats"
 	"github.com/gifq/webhooks/shared/store"
 	"github.com/gifq/webhooks/shared/sweep"
 )
@@ -166,6 +167,12 @@ func (a *App) Scheduler() *sweep.Scheduler {
 // Redriver is the redrive function's handler.
 func (a *App) Redriver() *redrive.Redriver {
 	return &redrive.Redriver{SQS: a.SQS, DLQURL: a.Config.DLQURL, Store: a.Store, Queue: a.Queue, Log: a.Log, Metrics: a.Metrics}
+}
+
+// Stats is the stats function's handler: the table's stream folded into
+// hourly counters (package stats).
+func (a *App) Stats() *stats.Aggregator {
+	return &stats.Aggregator{Store: a.Store, Log: a.Log, Metrics: a.Metrics}
 }
 
 // Onboarder is the ops function's handler: an account and its first API key.

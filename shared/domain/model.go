@@ -403,6 +403,7 @@ type Delivery struct {
 	LastAttemptAt int64      `dynamodbav:"last_attempt_at,omitempty"`
 	LastAttemptID string     `dynamodbav:"last_attempt_id,omitempty"` // the last recorded attempt: a retried record finds its own write here
 	LastStatus    int        `dynamodbav:"last_status,omitempty"`
+	LastMs        int64      `dynamodbav:"last_ms,omitempty"` // the last attempt's duration (package stats reads it from the stream)
 	LastError     string     `dynamodbav:"last_error,omitempty"`
 	FailReason    FailReason `dynamodbav:"fail_reason,omitempty"`
 	DLQPending    bool       `dynamodbav:"dlq_pending,omitempty"`

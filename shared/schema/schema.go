@@ -32,6 +32,11 @@ type TableDef struct {
 	PK, SK       Key
 	Indexes      []Index
 	TTLAttribute string
+	// StreamView is the table's stream: the stats function (package
+	// stats) folds delivery items' changes, which needs both images (an
+	// attempt is counted when last_attempt_id changes, a delivery when its
+	// status becomes final).
+	StreamView string
 }
 
 // SweepShards spreads the sweeper's index over this many partition keys
@@ -64,11 +69,13 @@ const (
 //	PORTAL#<session> PORTAL         customer portal session: account, minting API key, SHA-256 of the token's secret, expiry
 //	PORTALS#<account> PORTAL#<session>  the session's listing entry (no hash), for listing and revoking all (TTL)
 //	TYPES#<account> TYPE#<name>     event catalog entry: description, JSON Schema, example, deprecated (its own partition: ingest reads ACCT#<account> whole)
+//	STATS#<account>[#<endpoint>] H#<yyyymmddhh>  hourly delivery counters (package stats; TTL 8 days)
 //	KEYRING         DATAKEY#1       the envelope data key, encrypted by KMS (package envelope); endpoint secrets are sealed under it
 var Table = TableDef{
 	PK:           Key{"pk", String},
 	SK:           Key{"sk", String},
 	TTLAttribute: "ttl",
+	StreamView:   "NEW_AND_OLD_IMAGES",
 	Indexes: []Index{
 		{
 			Name: IndexSweep, PK: Key{"sweep_shard", String}, SK: Key{"due_at", Number},
@@ -136,6 +143,17 @@ var Queues = QueueDefs{
 const (
 	PacedWindow = time.Second
 	PacedBatch  = 100
+)
+
+// The stats function's stream mapping: batches of up to StatsBatch records
+// gathered for up to StatsWindow, so that a busy endpoint's hour takes one
+// counter write per batch (a fraction of a write unit per delivery); a
+// failed batch is retried, halved, at most StatsRetries times and then
+// skipped, so a poison record cannot stall its shard.
+const (
+	StatsBatch   = 100
+	StatsWindow  = 5 * time.Second
+	StatsRetries = 2
 )
 
 // FunctionTimeout is the deliver function's timeout: a 10 s attempt plus

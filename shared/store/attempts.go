@@ -385,9 +385,11 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 // appended to the delivery's atts list (inlineEntry).
 func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome, entry types.AttributeValue) *types.Update {
 	now := domain.Millis(s.now())
-	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid"}
+	// last_ms is the attempt's duration for the stats' latency histogram
+	// (package stats reads it from the stream, with last_status/last_error).
+	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid", "last_ms = :ms"}
 	remove := []string{"claim", "claim_attempt", "lease_until"}
-	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID)}
+	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID), ":ms": num(a.DurationMs)}
 	var names map[string]string
 	if a.StatusCode != 0 {
 		set = append(set, "last_status = :code")
