@@ -37,6 +37,10 @@ type Options struct {
 	// function's stream mapping (StreamPoller); nil: no stats.
 	Streams   Streams
 	StreamARN string
+	// StatsStore is where the stats poller writes (default the app's store;
+	// the e2e cost test gives an uncounted one: the stats function is priced
+	// apart, shared/cost's StatsWriteUnitsPerDelivery).
+	StatsStore stats.Writer
 }
 
 // Local is every function running in this process.
@@ -101,6 +105,9 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	}
 	if o.Streams != nil && o.StreamARN != "" {
 		agg := a.Stats()
+		if o.StatsStore != nil {
+			agg.Store = o.StatsStore
+		}
 		sp := &StreamPoller{Streams: o.Streams, StreamARN: o.StreamARN, BatchSize: schema.StatsBatch, Every: 250 * time.Millisecond,
 			MaxRetries: schema.StatsRetries, Log: a.Log,
 			Apply: func(ctx context.Context, r []st.Record) error { return agg.Apply(ctx, stats.FromStreams(r)) }}
