@@ -19,7 +19,7 @@ CDK_TOOLS_DIR := infra/_cdk
 CDK_BIN       := $(CDK_TOOLS_DIR)/node_modules/.bin
 CDK           := $(CDK_BIN)/cdk
 CDKLOCAL      := $(CDK_BIN)/cdklocal
-CDK_FUNCTIONS := api deliver sweeper redrive ops receiver
+CDK_FUNCTIONS := api deliver sweeper redrive ops stats receiver
 CDK_OUT       := cdk.out
 
 STAGE       ?= dev
@@ -152,7 +152,7 @@ LOCALSTACK_LOG      = $(abspath $(or $(LOCALSTACK_STATE),.cache/localstack))/loc
 LOCALSTACK_CDK_ENV  = AWS_ENDPOINT_URL=$(LOCALSTACK_ENDPOINT) AWS_ENDPOINT_URL_S3=$(LOCALSTACK_ENDPOINT) \
 	AWS_S3_FORCE_PATH_STYLE=1 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 # What the deployed stack can run (docs/deploy.md lists the rest and why).
-LOCALSTACK_E2E_RUN  ?= ^Test(Happy|Retries|Always500|Rejected|Redirect|Duplicate|Idempotent|IngestValidation|EventShows|ResendDoesNot|Recover|EndpointLifecycle|RotateSecret|Authorization|SecretsNeverLogged|StandardWebhooks|Batch|IngestFlood|Deployed|OperationalEvents|ReplayDelivers|AWSProvider|AWSDestinations)
+LOCALSTACK_E2E_RUN  ?= ^Test(Happy|Retries|Always500|Rejected|Redirect|Duplicate|Idempotent|IngestValidation|EventShows|ResendDoesNot|Recover|EndpointLifecycle|RotateSecret|Authorization|SecretsNeverLogged|StandardWebhooks|Batch|IngestFlood|Deployed|OperationalEvents|ReplayDelivers|AWSProvider|AWSDestinations|Stats)
 E2E_GOTEST_FLAGS    ?= -count=1 -v -timeout 15m -run '$(LOCALSTACK_E2E_RUN)'
 
 localstack-up:
