@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/store"
 )
 
 type statsOut struct {
@@ -22,7 +25,20 @@ type statsOut struct {
 // deployed stack).
 func TestStatsCountWhatTheReceiverSaw(t *testing.T) {
 	t.Parallel()
-	h := start(t, opts{})
+	statsCountWhatTheReceiverSaw(t, start(t, opts{}))
+}
+
+// The same, black-box against make dev's binary (its own stream poller).
+func TestStatsCountWhatTheReceiverSawOnMakeDev(t *testing.T) {
+	t.Parallel()
+	localOnly(t)
+	env := testenv.New(t)
+	p := startDevProc(t, env, "RETRY_SCHEDULE=1s,1s,1s,1s,1s,1s,1s", "SWEEP_INTERVAL=1s", "SWEEP_GRACE=3s")
+	statsCountWhatTheReceiverSaw(t, &harness{api: p.api, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery,
+		dlqURL: env.Queues.DLQ, recvHost: "127.0.0.1", env: env, attempts: 8, slower: 1})
+}
+
+func statsCountWhatTheReceiverSaw(t *testing.T, h *harness) {
 	_, key := h.account(t)
 	okRecv, okEp := h.registerReceiver(t, key, always(200), "payout.fulfilled")
 	badRecv, badEp := h.registerReceiver(t, key, always(500), "payout.failed")
