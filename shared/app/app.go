@@ -55,9 +55,12 @@ type App struct {
 	// Destinations is the worker's Sender and the API's destination check:
 	// HTTP through Sender; the AWS types once onlambda.FromEnv has an AWS config.
 	Destinations *destination.Router
-	Log          *slog.Logger
-	Metrics      *obs.Metrics
-	Now          func() time.Time
+	// Mail sends notices by email (package notifymail): onlambda.FromEnv
+	// sets it when NOTIFY_EMAIL_FROM names a sender; nil, none (make dev).
+	Mail    notify.Mailer
+	Log     *slog.Logger
+	Metrics *obs.Metrics
+	Now     func() time.Time
 }
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
@@ -128,7 +131,7 @@ func (a *App) ingest() *ingest.Service {
 // recovered (package notify).
 func (a *App) Notifier() *notify.Notifier {
 	return &notify.Notifier{Next: a.OpEvents, Ingest: a.ingest(), DisableAfter: a.Config.EndpointDisableAfter,
-		PortalURL: a.Config.Portal.URL, Log: a.Log}
+		PortalURL: a.Config.Portal.URL, Mail: a.Mail, Log: a.Log}
 }
 
 // Worker is the deliver function's handler.

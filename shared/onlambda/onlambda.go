@@ -1,6 +1,7 @@
 // Package onlambda starts a function on Lambda: its App (package app) wired
 // from the environment, with the AWS SDK's default configuration, the
-// EventBridge bus for operational events and the AWS destinations. It is
+// EventBridge bus for operational events, the AWS destinations and SES for
+// notices by email. It is
 // apart from package app so that the local runner, which wires the same App
 // against the emulators, links neither the SDK's credential chain (SSO,
 // STS, IMDS) nor the EventBridge and SNS clients: a tenth less to compile
@@ -20,11 +21,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/ses"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/destination/providers"
+	"github.com/gifq/webhooks/shared/notifymail"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents/eventbus"
 )
@@ -67,6 +70,9 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 	a := app.NewWithLogger(cfg, newDynamoDB(awsCfg), sqs.NewFromConfig(awsCfg), out, log)
 	if cfg.OpsEventBus != "" {
 		a.OpEvents = &eventbus.Bus{Client: eventbridge.NewFromConfig(awsCfg), Name: cfg.OpsEventBus, Log: a.Log, Metrics: a.Metrics}
+	}
+	if cfg.NotifyEmailFrom != "" {
+		a.Mail = &notifymail.Sender{SES: ses.NewFromConfig(awsCfg), From: cfg.NotifyEmailFrom, Store: a.Store}
 	}
 	providers.UseAWS(a.Destinations, awsCfg, cfg.DestinationRegions, cfg.DeploymentAccount, cfg.DeliveryTimeout)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
