@@ -36,7 +36,7 @@ func TestNotificationEmailsSetBoundedAndPrivate(t *testing.T) {
 	long := strings.Repeat("a", 250) + "@b.example"
 	for body, field := range map[string]string{
 		`{"emails":["a@x.example","b@x.example","c@x.example","d@x.example","e@x.example","f@x.example"]}`: "emails: at most 5",
-		`{"emails":["ok@x.example","not an address"]}`:                                                    "emails[1]",
+		`{"emails":["ok@x.example","not an address"]}`:                                                     "emails[1]",
 		`{"emails":["Ops <ops@x.example>"]}`:                                                               "emails[0]",
 		`{"emails":["` + long + `"]}`:                                                                      "emails[0]: longer than 254 bytes",
 		`{}`:                                                                                               "emails: required",

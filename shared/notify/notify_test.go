@@ -57,7 +57,9 @@ func TestFor(t *testing.T) {
 
 type ingestNone struct{}
 
-func (ingestNone) Notify(context.Context, string, string, []byte, string) (bool, error) { return false, nil }
+func (ingestNone) Notify(context.Context, string, string, []byte, string) (bool, error) {
+	return false, nil
+}
 
 type mailbox struct{ got []Notice }
 
