@@ -11,6 +11,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/shared/config"
@@ -55,9 +56,12 @@ type App struct {
 	// Destinations is the worker's Sender and the API's destination check:
 	// HTTP through Sender; the AWS types once onlambda.FromEnv has an AWS config.
 	Destinations *destination.Router
-	// Mail sends notices by email (package notifymail): onlambda.FromEnv
+	// Mail sends notices by email (package notifymail): onlambda.MailNotices
 	// sets it when NOTIFY_EMAIL_FROM names a sender; nil, none (make dev).
-	Mail    notify.Mailer
+	Mail notify.Mailer
+	// AWS is the SDK configuration onlambda.FromEnv loaded, for the clients
+	// only some functions make (MailNotices); zero in make dev and tests.
+	AWS     aws.Config
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	Now     func() time.Time

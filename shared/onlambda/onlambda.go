@@ -71,9 +71,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 	if cfg.OpsEventBus != "" {
 		a.OpEvents = &eventbus.Bus{Client: eventbridge.NewFromConfig(awsCfg), Name: cfg.OpsEventBus, Log: a.Log, Metrics: a.Metrics}
 	}
-	if cfg.NotifyEmailFrom != "" {
-		a.Mail = &notifymail.Sender{SES: ses.NewFromConfig(awsCfg), From: cfg.NotifyEmailFrom, Store: a.Store}
-	}
+	a.AWS = awsCfg
 	providers.UseAWS(a.Destinations, awsCfg, cfg.DestinationRegions, cfg.DeploymentAccount, cfg.DeliveryTimeout)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
@@ -82,6 +80,16 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 		a.UseKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
 	}
 	return a, nil
+}
+
+// MailNotices makes the worker mail its notices through SES when
+// NOTIFY_EMAIL_FROM names a sender (package notifymail); deliver's main
+// calls it, so that only deliver's code can send mail or write mail claims.
+func MailNotices(a *app.App) *app.App {
+	if a.Config.NotifyEmailFrom != "" {
+		a.Mail = &notifymail.Sender{SES: ses.NewFromConfig(a.AWS), From: a.Config.NotifyEmailFrom, Store: a.Store}
+	}
+	return a
 }
 
 // newDynamoDB is the functions' DynamoDB client: its endpoint resolved once,

@@ -108,10 +108,14 @@ func TestFunctionsDynamoDBClientCachesEndpoints(t *testing.T) {
 // worker's notifier mails through SES from it; a sender that is not a plain
 // address stops the function at start.
 func TestFromEnvMailsNoticesOnlyWithASender(t *testing.T) {
-	if a, _ := fromEnv(t, nil); a.Worker().Events.(*notify.Notifier).Mail != nil {
+	if a, _ := fromEnv(t, nil); MailNotices(a).Worker().Events.(*notify.Notifier).Mail != nil {
 		t.Fatal("notices are mailed without NOTIFY_EMAIL_FROM")
 	}
 	a, _ := fromEnv(t, map[string]string{"NOTIFY_EMAIL_FROM": "notices@gifq.example"})
+	if a.Worker().Events.(*notify.Notifier).Mail != nil {
+		t.Fatal("a function other than deliver (no MailNotices) mails notices")
+	}
+	MailNotices(a)
 	m, ok := a.Worker().Events.(*notify.Notifier).Mail.(*notifymail.Sender)
 	if !ok || m.From != "notices@gifq.example" || m.SES == nil || m.Store == nil {
 		t.Fatalf("mailer %#v", a.Worker().Events.(*notify.Notifier).Mail)
