@@ -102,7 +102,7 @@ infra-test:
 # the template's metadata, each with its reason, from infra/checkov.go.
 CFN_CHECK_VENV    := .cache/cfn-check
 CFN_CHECK_OUT     := $(CDK_OUT)/cfn-check
-CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c egressStaticIps=true -c waf=true
+CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c notifyEmailFrom=notices@example.com -c egressStaticIps=true -c waf=true
 CFN_CHECK_DEMO    := -c stage=demo -c lambdaArchitecture=$(LAMBDA_ARCH) -c demoReceiver=true -c api=http -c tableCapacity=provisioned
 CFN_CHECK_FILES    = $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json $(CFN_CHECK_OUT)/GifqWebhooks-prod.template.json \
 	$(CFN_CHECK_OUT)/demo/GifqWebhooks-demo.template.json
