@@ -52,6 +52,11 @@ func TestNotificationEmailsSetBoundedAndPrivate(t *testing.T) {
 	if got := emails(f.keyA); got != "[ops@acme.example oncall@acme.example]" {
 		t.Fatalf("a refused PUT changed the list: %s", got)
 	}
+	// Contacts are the API key holder's to set: a portal session may not.
+	_, token, _ := f.session(t, f.keyA, "")
+	if r := f.do(t, token, "PUT", "/v1/account/notifications", `{"emails":["x@x.example"]}`); r.status != 403 || r.code() != "not_for_portal" {
+		t.Errorf("a portal session set the contacts: %d %s", r.status, r.raw)
+	}
 	if r := f.do(t, f.keyA, "PUT", "/v1/account/notifications", `{"emails":[]}`); r.status != 200 || emails(f.keyA) != "[]" {
 		t.Fatalf("clearing: %d %s", r.status, r.raw)
 	}
