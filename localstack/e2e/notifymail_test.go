@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"slices"
@@ -78,7 +79,8 @@ func TestNoticeMailSentOnceThroughSES(t *testing.T) {
 	if code := h.call(t, key, "PUT", "/v1/account/notifications", `{"emails":["`+to+`"]}`, nil); code != 200 {
 		t.Fatalf("PUT /v1/account/notifications: %d", code)
 	}
-	s := &notifymail.Sender{SES: c, From: from, Store: h.store}
+	var logs lockedBuffer
+	s := &notifymail.Sender{SES: c, From: from, Store: h.store, Log: slog.New(slog.NewJSONHandler(&logs, nil))}
 	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: acct, URL: "https://hooks.acme.example/gifq", FailingSince: time.Now().UnixMilli()}
 	n, _ := notify.For(opevents.Failing(ep, domain.Attempt{StatusCode: 503}, time.Now()), 0, "")
 	for range 2 {
@@ -92,6 +94,9 @@ func TestNoticeMailSentOnceThroughSES(t *testing.T) {
 	}
 	if want := notifymail.Compose(n); got[0].Source != from || got[0].Subject != want.Subject || got[0].Body.Text != want.Text {
 		t.Errorf("mail %+v, want %+v", got[0], want)
+	}
+	if l := logs.String(); !strings.Contains(l, `"notice mailed"`) || !strings.Contains(l, notifymail.Mask(to)) || strings.Contains(l, to) {
+		t.Errorf("the mail's log line (the address masked): %s", l)
 	}
 	lone, _ := h.account(t)
 	ep.AccountID = lone

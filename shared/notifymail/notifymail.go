@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -159,6 +160,7 @@ type Sender struct {
 	SES   SES
 	From  string
 	Store Store
+	Log   *slog.Logger // each mail sent, its addresses masked
 }
 
 // Send mails the notice to the account's notification addresses, once per
@@ -177,7 +179,7 @@ func (s *Sender) Send(ctx context.Context, n notify.Notice) error {
 		return err
 	}
 	m := Compose(n)
-	_, err = s.SES.SendEmail(ctx, &ses.SendEmailInput{
+	out, err := s.SES.SendEmail(ctx, &ses.SendEmailInput{
 		Source:      aws.String(s.From),
 		Destination: &types.Destination{ToAddresses: acct.NotificationEmails},
 		Message: &types.Message{
@@ -187,6 +189,14 @@ func (s *Sender) Send(ctx context.Context, n notify.Notice) error {
 	})
 	if err != nil {
 		return sesError(err)
+	}
+	masked := make([]string, len(acct.NotificationEmails))
+	for i, e := range acct.NotificationEmails {
+		masked[i] = Mask(e)
+	}
+	if s.Log != nil {
+		s.Log.InfoContext(ctx, "notice mailed", "account_id", n.AccountID, "endpoint_id", n.EndpointID,
+			"event_type", n.Body.Event, "to", masked, "message_id", aws.ToString(out.MessageId))
 	}
 	return s.Store.MailSent(ctx, n.Key)
 }

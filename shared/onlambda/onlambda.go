@@ -87,7 +87,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 // calls it, so that only deliver's code can send mail or write mail claims.
 func MailNotices(a *app.App) *app.App {
 	if a.Config.NotifyEmailFrom != "" {
-		a.Mail = &notifymail.Sender{SES: ses.NewFromConfig(a.AWS), From: a.Config.NotifyEmailFrom, Store: a.Store}
+		a.Mail = &notifymail.Sender{SES: ses.NewFromConfig(a.AWS), From: a.Config.NotifyEmailFrom, Store: a.Store, Log: a.Log}
 	}
 	return a
 }

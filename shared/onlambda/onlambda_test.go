@@ -117,7 +117,7 @@ func TestFromEnvMailsNoticesOnlyWithASender(t *testing.T) {
 	}
 	MailNotices(a)
 	m, ok := a.Worker().Events.(*notify.Notifier).Mail.(*notifymail.Sender)
-	if !ok || m.From != "notices@gifq.example" || m.SES == nil || m.Store == nil {
+	if !ok || m.From != "notices@gifq.example" || m.SES == nil || m.Store == nil || m.Log == nil {
 		t.Fatalf("mailer %#v", a.Worker().Events.(*notify.Notifier).Mail)
 	}
 	t.Setenv("NOTIFY_EMAIL_FROM", "Notices <notices@gifq.example>")
