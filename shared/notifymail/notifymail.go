@@ -9,9 +9,12 @@ package notifymail
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,17 +83,10 @@ func call(c *notify.Call) string {
 	if len(c.Body) == 0 {
 		return s
 	}
-	keys := make([]string, 0, len(c.Body))
-	for k := range c.Body {
-		keys = append(keys, k)
-	}
-	// A stable order: since before until, the rest by name.
-	order := map[string]int{"since": 0, "until": 1}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && less(keys[j], keys[j-1], order); j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
+	// A stable order: since, until, then the rest by name.
+	rank := map[string]int{"since": -2, "until": -1}
+	keys := slices.Sorted(maps.Keys(c.Body))
+	slices.SortStableFunc(keys, func(a, b string) int { return rank[a] - rank[b] })
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%q: %s", k, jsonValue(c.Body[k]))
@@ -98,23 +94,12 @@ func call(c *notify.Call) string {
 	return s + " {" + strings.Join(parts, ", ") + "}"
 }
 
-func less(a, b string, order map[string]int) bool {
-	oa, aok := order[a]
-	ob, bok := order[b]
-	switch {
-	case aok && bok:
-		return oa < ob
-	case aok != bok:
-		return aok
-	}
-	return a < b
-}
-
 func jsonValue(v any) string {
-	if s, ok := v.(string); ok {
-		return fmt.Sprintf("%q", s)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
 	}
-	return fmt.Sprint(v)
+	return string(b)
 }
 
 // oneLine keeps a value on its line: no control character from a URL or
