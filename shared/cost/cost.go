@@ -107,22 +107,22 @@ func Round2(d float64) float64 { return math.Round(d*100) / 100 }
 // counts.
 const (
 	// One event, one endpoint, delivered on the first attempt.
-	SingleWriteUnits, SingleReadUnits = 10, 2
+	SingleWriteUnits, SingleReadUnits = 9, 2
 	// Each further delivery of the same event (fan-out).
-	FanOutWriteUnits, FanOutReadUnits = 8, 1
+	FanOutWriteUnits, FanOutReadUnits = 7, 1
 	// Per event through POST /v1/events/batch (100 a request): the
 	// limiter's writes and the account's endpoint query are shared by the
 	// request.
-	BatchWriteUnits, BatchReadUnits = 9, 1
+	BatchWriteUnits, BatchReadUnits = 8, 1
 )
 
 // The bounds TestAWSCallsPerDelivery holds the other two shapes to, per
 // delivery, cap on, failed conditional writes counted: a fan-out of 5 is
-// (10 + 4 x 8) / 5 = 8.4; a batch of 100 to one endpoint at the account's
-// 5/s, 9 and what bookings and slot races add.
+// (9 + 4 x 7) / 5 = 7.4; a batch of 100 to one endpoint at the account's
+// 5/s, 8 and what bookings and slot races add.
 const (
-	MaxFanOut5WriteUnits  = 8.4
-	MaxBatch100WriteUnits = 9.2
+	MaxFanOut5WriteUnits  = 7.4
+	MaxBatch100WriteUnits = 8.2
 )
 
 // Assumptions the counts cannot give, each with its source.
@@ -171,7 +171,7 @@ func Single() Usage {
 	return Usage{Deliveries: 1, APIRequests: 1, APIInvocations: 1, APISeconds: apiSeconds,
 		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: deliverSeconds, MemoryGB: memoryGB, DeliverGB: memoryGB,
 		SQSRequests: 1 + 2.0/messagesPerBatch, // the send; the batch's receive and delete
-		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits, StoredGB: storedBytes / 1e9,
+		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits + SweepDeliveryRead, StoredGB: storedBytes / 1e9,
 		LogBytes: logBytes(appLogBytes, 1, 1, 1.0/messagesPerBatch), TracedFraction: traced}
 }
 
@@ -198,7 +198,7 @@ func Batch100() Usage {
 	u := Single()
 	u.APIRequests, u.APIInvocations, u.APISeconds = 0.01, 0.01, batchAPISeconds
 	u.SQSRequests = 0.12 + 2.0/messagesPerBatch // 12 SendMessageBatch for 100 (one per lane per 10); receive and delete
-	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits
+	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits+SweepDeliveryRead
 	u.PacedSleep = pacedSleepAt5
 	u.TracedFraction = traced * u.APIRequests                     // a trace per request, carried through the queue
 	u.LogBytes = logBytes(3.42, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: the request's line, a hundredth
@@ -213,7 +213,7 @@ func FanOut5() Usage {
 	u.DeliverBatches = n / messagesPerBatch
 	u.SQSRequests = 2 + 2.0*n/messagesPerBatch // two SendMessageBatch (the fast and the paced lane: the 2nd slot on is 0.2 s ahead); receive and delete each
 	u.WriteUnits = SingleWriteUnits + (n-1)*FanOutWriteUnits
-	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits
+	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits + n*SweepDeliveryRead
 	u.StoredGB = n * storedBytes / 1e9
 	u.LogBytes = logBytes(appLogBytes, 1, 1, n/messagesPerBatch) // app lines: the api's request line
 	return u.PerDelivery()
