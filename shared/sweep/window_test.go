@@ -1,6 +1,8 @@
 package sweep_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -132,4 +134,51 @@ func TestADeadLetterWhoseSenderDiedIsSentByALaterRun(t *testing.T) {
 		t.Fatalf("after the DLQ send: %+v %v", got, err)
 	}
 	_ = queue.For // the DLQ message is checked by deadletter's tests
+}
+
+// An entry written by a clock behind the sweeper's (here by 5 s: written
+// after a run whose window already passed its due time) is read by the next
+// run's window, which starts MarkOverlap before the mark.
+func TestAnEntryBehindTheMarkByLessThanTheOverlapIsFound(t *testing.T) {
+	r := newClockRig(t)
+	r.clock = time.Now().Add(r.sw.Grace + 5*time.Second)
+	start := r.clock
+	if res := r.sweepAt(t, start, 0); res.Found != 0 {
+		t.Fatalf("first run: %+v", res)
+	}
+	r.deliveries(t, 1) // due now by the writer's clock: 5 s behind the mark
+	if res := r.sweepAt(t, start, 15*time.Minute); res.Requeued != 1 {
+		t.Fatalf("the next run: %+v, want the delivery re-queued", res)
+	}
+}
+
+// failingReads is a sweeper store whose next delivery read fails.
+type failingReads struct {
+	*store.Store
+	fail bool
+}
+
+func (f *failingReads) GetDeliveriesEventually(ctx context.Context, ids []string) ([]domain.Delivery, error) {
+	if f.fail && len(ids) > 0 {
+		f.fail = false
+		return nil, errors.New("injected: throttled")
+	}
+	return f.Store.GetDeliveriesEventually(ctx, ids)
+}
+
+// A run that fails part-way keeps that shard's mark where it was: the
+// next run reads the entries it did not get to.
+func TestARunThatFailsLeavesItsWindowToTheNext(t *testing.T) {
+	r := newClockRig(t)
+	r.deliveries(t, 1)
+	r.clock = time.Now()
+	start := r.clock
+	r.sw.Store = &failingReads{Store: r.sw.Store.(*store.Store), fail: true}
+	r.clock = start.Add(15 * time.Minute)
+	if _, err := r.sw.Run(ctx); err == nil {
+		t.Fatal("the run with a failed read reported no error")
+	}
+	if res := r.sweepAt(t, start, 30*time.Minute); res.Requeued != 1 {
+		t.Fatalf("the next run: %+v, want the delivery re-queued", res)
+	}
 }
