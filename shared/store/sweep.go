@@ -31,6 +31,9 @@ type Cursor = map[string]types.AttributeValue
 // about once (SweepMarks), and reads the deliveries to tell the final ones,
 // which need nothing.
 func (s *Store) DueForSweep(ctx context.Context, shard int, from, before int64, limit int32, start Cursor) (SweepPage, error) {
+	if before <= from {
+		return SweepPage{}, nil // an empty window (DynamoDB refuses a BETWEEN whose bounds are reversed)
+	}
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: s.table, IndexName: aws.String(schema.IndexSweep),
 		KeyConditionExpression:    aws.String("sweep_shard = :s AND due_at BETWEEN :from AND :last"),

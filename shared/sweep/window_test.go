@@ -182,3 +182,25 @@ func TestARunThatFailsLeavesItsWindowToTheNext(t *testing.T) {
 		t.Fatalf("the next run: %+v, want the delivery re-queued", res)
 	}
 }
+
+// A clock that goes back puts the marks past now less the grace: with no
+// overlap (a grace of a millisecond) the run reads empty windows, without an
+// error, and moves the marks back (the entries past them are read again
+// once the clock is right).
+func TestARunWhoseClockWentBackReadsNothing(t *testing.T) {
+	r := newClockRig(t)
+	r.sw.Grace = time.Millisecond
+	d := r.deliveries(t, 1)[0]
+	r.clock = time.Now()
+	start := r.clock
+	if res := r.sweepAt(t, start, time.Hour); res.Requeued != 1 {
+		t.Fatalf("first run: %+v", res)
+	}
+	if res := r.sweepAt(t, start, 0); res.Found != 0 {
+		t.Fatalf("the run an hour back: %+v", res)
+	}
+	got, err := r.st.GetDelivery(ctx, d.ID)
+	if err != nil || got.Gen != d.Gen+1 {
+		t.Fatalf("after the runs: %+v %v, want re-queued once", got, err)
+	}
+}
