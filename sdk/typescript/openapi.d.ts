@@ -1897,11 +1897,13 @@ export interface operations {
                      * @description Default now.
                      */
                     until?: string;
+                    /** @description The previous answer's `next_cursor` (422 `invalid_cursor` otherwise). */
+                    cursor?: string;
                 };
             };
         };
         responses: {
-            /** @description Queued; `more` means call again for the rest (1,000 per call). */
+            /** @description Queued; `more` means call again with `cursor` set to `next_cursor` (1,000 per call; 100 when the endpoint has a content filter, which recover honours: a delivery whose event it does not take stays failed, counted in `filtered`). */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -1909,7 +1911,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         recovered: number;
+                        filtered?: number;
                         more: boolean;
+                        next_cursor?: string;
                     };
                 };
             };

@@ -1047,6 +1047,9 @@ type CommitPollJSONBody struct {
 
 // RecoverEndpointJSONBody defines parameters for RecoverEndpoint.
 type RecoverEndpointJSONBody struct {
+	// Cursor The previous answer's `next_cursor` (422 `invalid_cursor` otherwise).
+	Cursor *string `json:"cursor,omitempty"`
+
 	// Since RFC 3339; a malformed time is 422 `invalid_window` naming the field.
 	Since time.Time `json:"since"`
 
@@ -6115,8 +6118,10 @@ type RecoverEndpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *struct {
-		More      bool `json:"more"`
-		Recovered int  `json:"recovered"`
+		Filtered   *int    `json:"filtered,omitempty"`
+		More       bool    `json:"more"`
+		NextCursor *string `json:"next_cursor,omitempty"`
+		Recovered  int     `json:"recovered"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -6144,8 +6149,10 @@ type RecoverEndpointResponse struct {
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
 func (r RecoverEndpointResponse) GetJSON202() *struct {
-	More      bool `json:"more"`
-	Recovered int  `json:"recovered"`
+	Filtered   *int    `json:"filtered,omitempty"`
+	More       bool    `json:"more"`
+	NextCursor *string `json:"next_cursor,omitempty"`
+	Recovered  int     `json:"recovered"`
 } {
 	return r.JSON202
 }
@@ -10043,8 +10050,10 @@ func ParseRecoverEndpointResponse(rsp *http.Response) (*RecoverEndpointResponse,
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
 		var dest struct {
-			More      bool `json:"more"`
-			Recovered int  `json:"recovered"`
+			Filtered   *int    `json:"filtered,omitempty"`
+			More       bool    `json:"more"`
+			NextCursor *string `json:"next_cursor,omitempty"`
+			Recovered  int     `json:"recovered"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

@@ -56,7 +56,7 @@ type Store interface {
 	EnsureSigningKey(ctx context.Context, accountID string) ([]domain.SigningKey, error)
 	RotateSigningKey(ctx context.Context, accountID string, overlap time.Duration) ([]domain.SigningKey, error)
 	ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (store.DeliveryPage, error)
-	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
+	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, after string, limit int) ([]string, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 }
