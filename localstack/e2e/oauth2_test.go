@@ -134,3 +134,64 @@ func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
 	}
 
 }
+
+// endpoint.auth_failed is raised once per state change: when the token
+// server starts refusing the endpoint's client, not for each delivery it
+// fails; a success clears it, so the next refusal raises it again.
+func TestAuthFailedIsRaisedOncePerStateChange(t *testing.T) {
+	localOnly(t)
+	logs := &lockedBuffer{}
+	h := start(t, opts{kms: true, logs: logs, env: map[string]string{"LOG_LEVEL": "info"}})
+	_, key := h.account(t)
+	var refuse atomic.Bool
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() {
+			w.WriteHeader(401)
+			_, _ = w.Write([]byte(`{"error":"invalid_client"}`))
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at_ok", "token_type": "Bearer", "expires_in": 1})
+	}))
+	defer tokens.Close()
+	rv := h.receiver(t, always(204))
+	var ep struct{ ID string }
+	oauth := map[string]any{"token_url": tokens.URL + "/token", "client_id": "gifq-hooks", "client_secret": "cs_e2e_auth_failed"}
+	if st := h.call(t, key, "POST", "/v1/endpoints", map[string]any{"url": rv.URL, "settings": map[string]any{"oauth2": oauth}}, &ep); st != 201 {
+		t.Fatalf("register: %d", st)
+	}
+	authFailed := func() int {
+		n := 0
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"msg":"operational event"`) && strings.Contains(line, `"endpoint.auth_failed"`) && strings.Contains(line, ep.ID) {
+				n++
+			}
+		}
+		return n
+	}
+	publish := func(n int, want string) {
+		t.Helper()
+		var ids []string
+		for range n {
+			ids = append(ids, h.publish(t, key, payout).Deliveries[0].ID)
+		}
+		for _, id := range ids {
+			if d := h.waitFor(t, key, id, 30*time.Second, settled); d.Status != want {
+				t.Fatalf("delivery %s: %+v, want %s", id, d, want)
+			}
+		}
+	}
+	refuse.Store(true)
+	publish(20, "failed")
+	if n := authFailed(); n != 1 {
+		t.Fatalf("20 deliveries refused by the token server raised endpoint.auth_failed %d times, want once", n)
+	}
+	refuse.Store(false)
+	time.Sleep(1100 * time.Millisecond) // the refused token is never cached; the good one lives 1 s
+	publish(1, "delivered")
+	refuse.Store(true)
+	time.Sleep(1100 * time.Millisecond)
+	publish(3, "failed")
+	if n := authFailed(); n != 2 {
+		t.Fatalf("refused again after a success: endpoint.auth_failed raised %d times in all, want 2", n)
+	}
+}

@@ -140,6 +140,11 @@ type Endpoint struct {
 	Leases map[string]Lease `dynamodbav:"leases"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// AuthFailingSince is the time the destination's auth server first
+	// refused the endpoint's credentials since the last success
+	// (destination.AuthRefused): endpoint.auth_failed is raised once, when
+	// it is set.
+	AuthFailingSince int64 `dynamodbav:"auth_failing_since,omitempty"`
 	// The last failed attempt (unix ms; its HTTP status, or its error
 	// class when there was no answer), written at most once a minute
 	// (store.LastFailureEvery): the endpoint's health view.

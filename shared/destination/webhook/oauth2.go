@@ -20,8 +20,8 @@ import (
 
 // Error classes of the OAuth2 token fetch, as recorded in the attempt log.
 const (
-	ErrOAuthInvalidClient = "oauth_invalid_client" // the token endpoint refused the client: failed for good
-	ErrOAuthRefused       = "oauth_token_refused"  // any other 4xx of the token endpoint: failed for good
+	ErrOAuthInvalidClient = destination.ClassAuthInvalidClient // the token endpoint refused the client: failed for good
+	ErrOAuthRefused       = destination.ClassAuthRefused       // any other 4xx of the token endpoint: failed for good
 	ErrOAuthUnavailable   = "oauth_token_unavailable"
 )
 
