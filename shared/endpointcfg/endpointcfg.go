@@ -93,6 +93,10 @@ func Resolve(ep domain.Endpoint, acct domain.Account, d Defaults) Effective {
 	return e
 }
 
+// Ordered: the endpoint's keyed deliveries wait for their predecessor
+// (read before the attempt's rate is booked, so before Resolve).
+func Ordered(ep domain.Endpoint) bool { return ep.Settings.Ordered }
+
 // Change is a change to the settings, as the API takes it: the fields set
 // are set, Reset fields go back to the account's or the deployment's, the
 // Headers given are added or replaced by name and RemoveHeaders removed.
