@@ -1,8 +1,16 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -193,5 +201,106 @@ func TestAuthFailedIsRaisedOncePerStateChange(t *testing.T) {
 	publish(3, "failed")
 	if n := authFailed(); n != 2 {
 		t.Fatalf("refused again after a success: endpoint.auth_failed raised %d times in all, want 2", n)
+	}
+}
+
+// private_key_jwt: the token server takes only a client assertion signed
+// with the endpoint's key (ES256), for its own URL, short-lived, each jti
+// once; the receiver gets every attempt with the token it issued, fetched
+// once; the key is write-only and in the table only sealed.
+func TestOAuth2PrivateKeyJWTToReceivers(t *testing.T) {
+	localOnly(t)
+	h := start(t, opts{kms: true})
+	_, key := h.account(t)
+	signer, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(signer)
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	var fetches atomic.Int32
+	var mu sync.Mutex
+	jtis := map[string]bool{}
+	var tokenURL string
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		parts := strings.Split(r.PostForm.Get("client_assertion"), ".")
+		refuse := func(why string) {
+			t.Errorf("token server refused the assertion: %s", why)
+			w.WriteHeader(401)
+			_, _ = w.Write([]byte(`{"error":"invalid_client"}`))
+		}
+		if r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || r.PostForm.Get("client_id") != "gifq-hooks" || len(parts) != 3 {
+			refuse("form " + r.PostForm.Encode())
+			return
+		}
+		sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+		digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+		if len(sig) != 64 || !ecdsa.Verify(&signer.PublicKey, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+			refuse("signature")
+			return
+		}
+		var hdr struct{ Alg string }
+		var c struct {
+			Iss, Sub, Aud, Jti string
+			Iat, Exp           int64
+		}
+		hb, _ := base64.RawURLEncoding.DecodeString(parts[0])
+		cb, _ := base64.RawURLEncoding.DecodeString(parts[1])
+		_ = json.Unmarshal(hb, &hdr)
+		_ = json.Unmarshal(cb, &c)
+		now := time.Now().Unix()
+		mu.Lock()
+		replayed := jtis[c.Jti]
+		jtis[c.Jti] = true
+		mu.Unlock()
+		if hdr.Alg != "ES256" || c.Iss != "gifq-hooks" || c.Sub != "gifq-hooks" || c.Aud != tokenURL || c.Exp < now || c.Exp-c.Iat > 60 || c.Jti == "" || replayed {
+			refuse(string(hb) + " " + string(cb))
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("at_jwt_%d", fetches.Add(1)), "token_type": "Bearer", "expires_in": 3600})
+	}))
+	defer tokens.Close()
+	tokenURL = tokens.URL + "/oauth/token"
+	var unauthorized atomic.Int32
+	rv := h.receiver(t, func(n int, w http.ResponseWriter, r *http.Request) (int, string) {
+		if r.Header.Get("Authorization") != "Bearer at_jwt_1" {
+			unauthorized.Add(1)
+			return 401, ""
+		}
+		return 204, ""
+	})
+	oauth := map[string]any{"token_url": tokenURL, "client_id": "gifq-hooks", "auth_method": "private_key_jwt", "private_key": keyPEM}
+	var ep struct {
+		ID       string
+		Settings struct{ OAuth2 map[string]any }
+	}
+	if st := h.call(t, key, "POST", "/v1/endpoints", map[string]any{"url": rv.URL, "settings": map[string]any{"oauth2": oauth}}, &ep); st != 201 {
+		t.Fatalf("register: %d", st)
+	}
+	if s := fmt.Sprint(ep.Settings.OAuth2); strings.Contains(s, "PRIVATE KEY") || ep.Settings.OAuth2["private_key"] != "****" {
+		t.Fatalf("the answer shows oauth2 as %v", s)
+	}
+	var ids []string
+	for range 3 {
+		ids = append(ids, h.publish(t, key, payout).Deliveries[0].ID)
+	}
+	for _, id := range ids {
+		if d := h.waitFor(t, key, id, 30*time.Second, settled); d.Status != "delivered" {
+			t.Fatalf("delivery %s: %+v", id, d)
+		}
+	}
+	if f, u := fetches.Load(), unauthorized.Load(); f != 1 || u != 0 || len(rv.requests()) != 3 {
+		t.Fatalf("%d token fetches, %d unauthorized, %d requests; want 1, 0, 3", f, u, len(rv.requests()))
+	}
+	out, err := h.env.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(h.env.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out.Items)
+	if body := strings.Split(keyPEM, "\n")[1]; strings.Contains(string(raw), body) || !strings.Contains(string(raw), "sealed_private_key") {
+		t.Fatal("the table holds the private key in plain text (or no sealed key)")
+	}
+	// A PATCH may leave the key out for the same client and token URL origin.
+	delete(oauth, "private_key")
+	if st := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, map[string]any{"settings": map[string]any{"oauth2": oauth}}, nil); st != 200 {
+		t.Fatalf("PATCH keeping the key: %d", st)
 	}
 }

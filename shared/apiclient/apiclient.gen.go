@@ -198,6 +198,7 @@ func (e EndpointHealthBreaker) Valid() bool {
 const (
 	EndpointOAuth2AuthMethodClientSecretBasic EndpointOAuth2AuthMethod = "client_secret_basic"
 	EndpointOAuth2AuthMethodClientSecretPost  EndpointOAuth2AuthMethod = "client_secret_post"
+	EndpointOAuth2AuthMethodPrivateKeyJwt     EndpointOAuth2AuthMethod = "private_key_jwt"
 )
 
 // Valid indicates whether the value is a known member of the EndpointOAuth2AuthMethod enum.
@@ -206,6 +207,8 @@ func (e EndpointOAuth2AuthMethod) Valid() bool {
 	case EndpointOAuth2AuthMethodClientSecretBasic:
 		return true
 	case EndpointOAuth2AuthMethodClientSecretPost:
+		return true
+	case EndpointOAuth2AuthMethodPrivateKeyJwt:
 		return true
 	default:
 		return false
@@ -216,6 +219,7 @@ func (e EndpointOAuth2AuthMethod) Valid() bool {
 const (
 	EndpointOAuth2ViewAuthMethodClientSecretBasic EndpointOAuth2ViewAuthMethod = "client_secret_basic"
 	EndpointOAuth2ViewAuthMethodClientSecretPost  EndpointOAuth2ViewAuthMethod = "client_secret_post"
+	EndpointOAuth2ViewAuthMethodPrivateKeyJwt     EndpointOAuth2ViewAuthMethod = "private_key_jwt"
 )
 
 // Valid indicates whether the value is a known member of the EndpointOAuth2ViewAuthMethod enum.
@@ -224,6 +228,8 @@ func (e EndpointOAuth2ViewAuthMethod) Valid() bool {
 	case EndpointOAuth2ViewAuthMethodClientSecretBasic:
 		return true
 	case EndpointOAuth2ViewAuthMethodClientSecretPost:
+		return true
+	case EndpointOAuth2ViewAuthMethodPrivateKeyJwt:
 		return true
 	default:
 		return false
@@ -618,12 +624,13 @@ type EndpointHealth struct {
 // EndpointHealthBreaker defines model for EndpointHealth.Breaker.
 type EndpointHealthBreaker string
 
-// EndpointOAuth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+// EndpointOAuth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 type EndpointOAuth2 struct {
 	Audience     *string                   `json:"audience,omitempty"`
 	AuthMethod   *EndpointOAuth2AuthMethod `json:"auth_method,omitempty"`
 	ClientId     string                    `json:"client_id"`
 	ClientSecret *string                   `json:"client_secret,omitempty"`
+	PrivateKey   *string                   `json:"private_key,omitempty"`
 	Scopes       *[]string                 `json:"scopes,omitempty"`
 	TokenUrl     string                    `json:"token_url"`
 }
@@ -638,9 +645,12 @@ type EndpointOAuth2View struct {
 	ClientId   string                       `json:"client_id"`
 
 	// ClientSecret Always masked.
-	ClientSecret string    `json:"client_secret"`
-	Scopes       *[]string `json:"scopes,omitempty"`
-	TokenUrl     string    `json:"token_url"`
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// PrivateKey Always masked.
+	PrivateKey *string   `json:"private_key,omitempty"`
+	Scopes     *[]string `json:"scopes,omitempty"`
+	TokenUrl   string    `json:"token_url"`
 }
 
 // EndpointOAuth2ViewAuthMethod defines model for EndpointOAuth2View.AuthMethod.
@@ -686,7 +696,7 @@ type EndpointSettingsPatch struct {
 	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
-	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 	Oauth2         *EndpointOAuth2               `json:"oauth2,omitempty"`
 	Ordered        *bool                         `json:"ordered,omitempty"`
 	RateLimit      *float32                      `json:"rate_limit,omitempty"`
@@ -877,7 +887,7 @@ type NewEndpointSettings struct {
 	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
-	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 	Oauth2 *EndpointOAuth2 `json:"oauth2,omitempty"`
 
 	// Ordered Keyed events arrive one at a time per key, in sequence.

@@ -225,8 +225,14 @@ type OAuth2 struct {
 	SealedClientSecret []byte   `dynamodbav:"sealed_client_secret,omitempty"`
 	Scopes             []string `dynamodbav:"scopes,omitempty"`
 	Audience           string   `dynamodbav:"audience,omitempty"`
-	// AuthMethod: "client_secret_basic" (the default) or "client_secret_post".
+	// AuthMethod: "client_secret_basic" (the default), "client_secret_post"
+	// or "private_key_jwt".
 	AuthMethod string `dynamodbav:"auth_method,omitempty"`
+	// PrivateKey (PEM) signs private_key_jwt's client assertions; write-only
+	// and, like ClientSecret, kept only as SealedPrivateKey where a KMS key
+	// is configured.
+	PrivateKey       string `dynamodbav:"private_key,omitempty"`
+	SealedPrivateKey []byte `dynamodbav:"sealed_private_key,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).
