@@ -165,6 +165,7 @@ var routes = []route{
 	{http.MethodPatch, split("/v1/event-types/**"), (*API).patchEventType},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
 	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
+	{http.MethodPost, split("/v1/filters/test"), (*API).testFilter},
 	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
 	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
 }
