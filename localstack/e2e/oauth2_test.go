@@ -19,15 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // A receiver behind an API gateway that takes only bearer tokens from its
 // OAuth token server: every attempt (a retry too) carries a token the
 // server issued, and the token is fetched once for all the deliveries.
 func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
-	localOnly(t)
 	h := start(t, opts{kms: true})
 	_, key := h.account(t)
 
@@ -35,7 +32,7 @@ func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
 	var fetches atomic.Int32
 	var mu sync.Mutex
 	issued := map[string]bool{}
-	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	tokens := h.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		id, secret, _ := r.BasicAuth()
 		if id != "gifq-hooks" || secret != clientSecret || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("scope") != "hooks.write" {
@@ -49,7 +46,6 @@ func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
 		mu.Unlock()
 		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
 	}))
-	defer tokens.Close()
 
 	var unauthorized atomic.Int32
 	rv := h.receiver(t, func(n int, w http.ResponseWriter, r *http.Request) (int, string) {
@@ -66,14 +62,14 @@ func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
 		}
 		return 204, ""
 	})
-	oauth := map[string]any{"token_url": tokens.URL + "/oauth/token", "client_id": "gifq-hooks", "client_secret": clientSecret, "scopes": []string{"hooks.write"}}
+	oauth := map[string]any{"token_url": tokens + "/oauth/token", "client_id": "gifq-hooks", "client_secret": clientSecret, "scopes": []string{"hooks.write"}}
 
 	// Bad settings are refused with 422 and register nothing.
 	for _, bad := range []map[string]any{
 		{"token_url": "ftp://127.0.0.1/token", "client_id": "x", "client_secret": "y"},
-		{"token_url": tokens.URL, "client_id": "x"}, // no secret
-		{"token_url": tokens.URL, "client_id": "x", "client_secret": "y", "auth_method": "private_key_jwt"},
-		{"token_url": tokens.URL, "client_id": "x", "client_secret": "y", "scopes": []string{"a b"}},
+		{"token_url": tokens, "client_id": "x"}, // no secret
+		{"token_url": tokens, "client_id": "x", "client_secret": "y", "auth_method": "private_key_jwt"},
+		{"token_url": tokens, "client_id": "x", "client_secret": "y", "scopes": []string{"a b"}},
 	} {
 		var e struct {
 			Error struct{ Code, Message string }
@@ -116,17 +112,14 @@ func TestOAuth2ClientCredentialsToReceivers(t *testing.T) {
 	if n := len(rv.requests()); n != 5 || unauthorized.Load() != 0 {
 		t.Fatalf("receiver saw %d requests (%d without a valid token), want 5 (4 deliveries, 1 retry), all with one", n, unauthorized.Load())
 	}
-	if f := fetches.Load(); f != 1 {
+	// One fetch per warm instance: here one; a deployed stack may run the
+	// attempts on several instances, each fetching once.
+	if f := fetches.Load(); f != 1 && !(remote() && f >= 1 && f < 5) {
 		t.Fatalf("the token server saw %d fetches for 5 attempts, want 1", f)
 	}
 
 	// The client secret is in the table only sealed.
-	out, err := h.env.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(h.env.Table)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(out.Items)
-	if strings.Contains(string(raw), clientSecret) || !strings.Contains(string(raw), "gifq-hooks") {
+	if raw := h.endpointItem(t, ep.ID); strings.Contains(raw, clientSecret) || !strings.Contains(raw, "gifq-hooks") {
 		t.Fatal("the table holds the OAuth2 client secret in plain text (or no OAuth2 settings)")
 	}
 	// Re-pointed to another origin, the credentials must be confirmed.
@@ -209,7 +202,6 @@ func TestAuthFailedIsRaisedOncePerStateChange(t *testing.T) {
 // once; the receiver gets every attempt with the token it issued, fetched
 // once; the key is write-only and in the table only sealed.
 func TestOAuth2PrivateKeyJWTToReceivers(t *testing.T) {
-	localOnly(t)
 	h := start(t, opts{kms: true})
 	_, key := h.account(t)
 	signer, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -218,8 +210,9 @@ func TestOAuth2PrivateKeyJWTToReceivers(t *testing.T) {
 	var fetches atomic.Int32
 	var mu sync.Mutex
 	jtis := map[string]bool{}
+	var issued sync.Map
 	var tokenURL string
-	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	tokens := h.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		parts := strings.Split(r.PostForm.Get("client_assertion"), ".")
 		refuse := func(why string) {
@@ -255,13 +248,14 @@ func TestOAuth2PrivateKeyJWTToReceivers(t *testing.T) {
 			refuse(string(hb) + " " + string(cb))
 			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("at_jwt_%d", fetches.Add(1)), "token_type": "Bearer", "expires_in": 3600})
+		tok := fmt.Sprintf("at_jwt_%d", fetches.Add(1))
+		issued.Store(tok, true)
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
 	}))
-	defer tokens.Close()
-	tokenURL = tokens.URL + "/oauth/token"
+	tokenURL = tokens + "/oauth/token"
 	var unauthorized atomic.Int32
 	rv := h.receiver(t, func(n int, w http.ResponseWriter, r *http.Request) (int, string) {
-		if r.Header.Get("Authorization") != "Bearer at_jwt_1" {
+		if _, ok := issued.Load(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")); !ok {
 			unauthorized.Add(1)
 			return 401, ""
 		}
@@ -287,15 +281,10 @@ func TestOAuth2PrivateKeyJWTToReceivers(t *testing.T) {
 			t.Fatalf("delivery %s: %+v", id, d)
 		}
 	}
-	if f, u := fetches.Load(), unauthorized.Load(); f != 1 || u != 0 || len(rv.requests()) != 3 {
-		t.Fatalf("%d token fetches, %d unauthorized, %d requests; want 1, 0, 3", f, u, len(rv.requests()))
+	if f, u := fetches.Load(), unauthorized.Load(); (f != 1 && !(remote() && f >= 1 && f < 3)) || u != 0 || len(rv.requests()) != 3 {
+		t.Fatalf("%d token fetches, %d unauthorized, %d requests; want 1 (one per warm instance), 0, 3", f, u, len(rv.requests()))
 	}
-	out, err := h.env.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(h.env.Table)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(out.Items)
-	if body := strings.Split(keyPEM, "\n")[1]; strings.Contains(string(raw), body) || !strings.Contains(string(raw), "sealed_private_key") {
+	if raw, body := h.endpointItem(t, ep.ID), strings.Split(keyPEM, "\n")[1]; strings.Contains(raw, body) || !strings.Contains(raw, "sealed_private_key") {
 		t.Fatal("the table holds the private key in plain text (or no sealed key)")
 	}
 	// A PATCH may leave the key out for the same client and token URL origin.
