@@ -397,9 +397,12 @@ type Delivery struct {
 	// used) of the current series; capped by lifecycle.MaxFreeThrottles.
 	Throttles     int   `dynamodbav:"throttles,omitempty"`
 	NextAttemptAt int64 `dynamodbav:"next_attempt_at"`
-	// DueAt is when the sweeper expects the delivery to move (absent once it
-	// needs no more work): it re-queues deliveries overdue by its grace.
+	// DueAt is when the sweeper expects the delivery to move: it re-queues
+	// pending deliveries overdue by its grace (a final one keeps its DueAt).
 	DueAt int64 `dynamodbav:"due_at,omitempty"`
+	// OverdueFrom is the due time the sweeper found the delivery overdue
+	// at, kept through its re-queues (which move DueAt) until an attempt.
+	OverdueFrom int64 `dynamodbav:"overdue_from,omitempty"`
 	// PrevDelivery is the delivery of the same ordering key's previous
 	// event to the same endpoint, set at ingest for an ordered endpoint
 	// only: this one waits until that one is final (lifecycle.Hold).
