@@ -35,6 +35,9 @@ func (a *API) testFilter(ctx context.Context, req *request) response {
 	if (in.EventType == nil) == (len(in.Body) == 0) {
 		return fail(http.StatusUnprocessableEntity, "invalid_request", "give either event_type (to test its catalog example) or body")
 	}
+	if len(in.Body) > 0 && in.Body[0] != '{' {
+		return fail(http.StatusUnprocessableEntity, "invalid_request", "body must be a JSON object, as an event's is")
+	}
 	body := []byte(in.Body)
 	if in.EventType != nil {
 		if !catalog.ValidName(*in.EventType) {

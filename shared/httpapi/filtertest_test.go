@@ -26,6 +26,8 @@ func TestFilterTestAgainstACatalogExample(t *testing.T) {
 		{f.keyA, `{"filter":{"a":["b"]}}`, 422, "invalid_request"},
 		{f.keyA, `{"filter":{"a":["b"]},"event_type":"payout.fulfilled","body":{"a":"b"}}`, 422, "invalid_request"},
 		{f.keyA, `{"filter":{"a":["b"]},"event_type":"payout.plain"}`, 422, "no_example"},
+		{f.keyA, `{"filter":{"a":["b"]},"body":null}`, 400, "invalid_json"},
+		{f.keyA, `{"filter":{"a":["b"]},"body":["b"]}`, 422, "invalid_request"},
 		{f.keyA, `{"filter":{"a":["b"]},"event_type":"payout.unknown"}`, 404, "not_found"},
 		{f.keyB, `{"filter":{"a":["b"]},"event_type":"payout.fulfilled"}`, 404, "not_found"}, // another account's catalog
 	} {
