@@ -93,6 +93,11 @@ type Account struct {
 	// account's roles (AWS destinations); made on first use, never changed,
 	// shown only to the account (GET /v1/account).
 	AWSExternalID string `dynamodbav:"aws_external_id,omitempty"`
+	// NotificationEmails are the addresses told by email (package
+	// notifymail) when one of its endpoints fails, is disabled or
+	// recovers (PUT /v1/account/notifications). Personal data: never
+	// logged in full, never in operational events.
+	NotificationEmails []string `dynamodbav:"notification_emails,omitempty"`
 }
 
 // APIKey is what a producer's bearer key resolves to. Only its hash is stored.

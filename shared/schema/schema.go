@@ -60,6 +60,7 @@ const (
 //	DLV#<delivery>  DLV             delivery state, and its first attempts' log entries (atts) while the item stays under 1 KB
 //	DLV#<delivery>  ATT#<attempt>   one attempt that did not fit on the delivery's item
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
+//	MAIL#<sha256(notice key)> MAIL  a notice's email: claimed_at, sent_at (package notifymail: once per kind, endpoint, day; TTL 48 h)
 //	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL); ILIM#<session id>: a portal session's
 //	PORTAL#<session> PORTAL         customer portal session: account, minting API key, SHA-256 of the token's secret, expiry
 //	PORTALS#<account> PORTAL#<session>  the session's listing entry (no hash), for listing and revoking all (TTL)
