@@ -714,6 +714,9 @@ test('receiver auth and filter: OAuth2, mutual TLS and a content filter set in t
   } finally {
     recorder.close();
     tokenServer.close();
+  }
+});
+
 test('each endpoint shows its success rate, and its page the last day and week in a chart', async () => {
   // Two receivers of invoice events: one always answers 200, the other
   // rejects every third request with a 400 (a rejection fails the delivery at once).
