@@ -361,7 +361,7 @@ func TestDeliverEventSource(t *testing.T) {
 	}{
 		schema.Queues.DeliveryQueueTag: {300, 10, assertions.Match_Absent()},
 		schema.Queues.SlowQueueTag:     {50, 10, assertions.Match_Absent()},
-		schema.Queues.PacedQueueTag:    {50, 100, 1},
+		schema.Queues.PacedQueueTag:    {50, 10, assertions.Match_Absent()},
 	} {
 		queueID, _ := s.queueByName(t, tag)
 		check(t, "deliver event source "+tag, func() {

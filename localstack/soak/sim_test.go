@@ -39,6 +39,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/schema"
@@ -143,7 +144,7 @@ func newSim(t *testing.T, env *testenv.Env, seed uint64) *sim {
 	s.worker = &delivery.Worker{
 		Policy: lifecycle.Policy{Schedule: cfg.Retry, MaxInFlight: cfg.EndpointMaxInFlight, LeaseFor: 2*cfg.DeliveryTimeout + 5*time.Second,
 			AttemptTimeout: cfg.DeliveryTimeout, DisableAfter: cfg.EndpointDisableAfter, SweepGrace: cfg.SweepGrace, ParkAfter: cfg.ParkAfter,
-			Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly},
+			MaxEarly: pace.MaxEarly},
 		Store: parkWatch{s.st, s}, Queue: qu, Limiter: lim, Sender: &simEndpoints{s: s}, Events: opevents.Log{Log: log},
 		Log: log, Metrics: metrics, Now: now,
 	}
