@@ -672,10 +672,8 @@ func accountSlot(k Known) (Slot, bool) {
 	if !k.Rate.At.IsZero() {
 		return k.Rate, true
 	}
-	m := k.Msg
-	forThis := m.Kind == KindResend || (k.Delivery != nil && m.SlotFor == k.Delivery.Attempts)
-	if !m.Slot.At.IsZero() && forThis && pace.Usable(m.Slot.At, k.Now) {
-		return m.Slot, true
+	if at, ok := claimedSlot(k); ok && pace.Usable(at, k.Now) {
+		return k.Msg.Slot, true
 	}
 	return Slot{}, false
 }

@@ -82,14 +82,12 @@ type Reservation struct {
 // Slot returns the start of slot i.
 func (r Reservation) Slot(i int) time.Time { return r.First.Add(time.Duration(i) * r.Interval) }
 
-// Lead is how far ahead of now ingest books the slots of an account whose
-// limiter is already busy (ReserveAhead): a little more than the pipeline's
-// latency from the booking to a worker holding the message (the write of
-// the event, the SQS send, the delay, the poll; measured in
-// docs/lifecycle.md "Rate slots"), so that a message reaches its worker
-// before its slot and leaves at the slot, not late and bunched with the
-// slots after it. An idle account's first slot is still now: a lone event
-// waits for nothing.
+// Lead is a lead a caller may book a busy account's slots with
+// (ReserveAhead), for a pipeline that must reach each slot before it: a
+// little more than the latency from the booking to a worker holding the
+// message. Ingest and resends book with none: a delivery leaves during its
+// slot's second, whenever in it its message arrives (shared/pace). An idle
+// account's first slot is now either way.
 const Lead = time.Second
 
 // State is a limiter item as a booking finds it: TAT, its next free slot,
@@ -164,9 +162,8 @@ func (l *Limiter) Reserve(ctx context.Context, account string, n int, perSecond 
 }
 
 // ReserveAhead books n slots as Reserve does, but, when the account is
-// already busy, no earlier than now + lead (Book). Ingest books with Lead,
-// so that its messages reach a worker before their slots; a worker holding
-// the message already books with none.
+// already busy, no earlier than now + lead (Book; ingest, resends and
+// workers book with none).
 //
 // Each state has its own conditional write. The one tried is the state of
 // the item as this instance last saw it: after its own last booking, or as
