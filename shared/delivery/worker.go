@@ -75,6 +75,10 @@ type Worker struct {
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	Now     func() time.Time
+	// After is the timer a wait uses, measured on Now's clock (nil:
+	// time.After); a simulation whose clock stands still during an
+	// invocation passes one that fires at once.
+	After func(time.Duration) <-chan time.Time
 
 	local  inflight.Local // endpoint slots handed over between this process's claims
 	waited atomic.Int64   // ns slept for rate slots (SlotWaits)
@@ -202,7 +206,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(e.Until.Sub(r.Now())):
+		case <-r.after(e.Until.Sub(r.Now())):
 		}
 	case lifecycle.DoClaim:
 		c := inflight.Claimer{Local: &r.local, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
@@ -298,6 +302,13 @@ func (r *run) send(ctx context.Context, e lifecycle.Effect) {
 	r.m.Observe(obs.MetricAttemptDuration, res.Duration)
 	r.k.Answer = &lifecycle.Answer{Outcome: res, Started: res.StartedAt, At: r.Now()}
 	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.claim.AttemptID, e.Number))
+}
+
+func (r *run) after(d time.Duration) <-chan time.Time {
+	if r.After != nil {
+		return r.After(d)
+	}
+	return time.After(d)
 }
 
 func (r *run) key() string { return lifecycle.LineEndpoint.Key(r.msg.AccountID, r.msg.EndpointID) }
