@@ -93,6 +93,11 @@ type Account struct {
 	// account's roles (AWS destinations); made on first use, never changed,
 	// shown only to the account (GET /v1/account).
 	AWSExternalID string `dynamodbav:"aws_external_id,omitempty"`
+	// NotificationEmails are the addresses told by email (package
+	// notifymail) when one of its endpoints fails, is disabled or
+	// recovers (PUT /v1/account/notifications). Personal data: never
+	// logged in full, never in operational events.
+	NotificationEmails []string `dynamodbav:"notification_emails,omitempty"`
 }
 
 // APIKey is what a producer's bearer key resolves to. Only its hash is stored.
@@ -140,6 +145,11 @@ type Endpoint struct {
 	Leases map[string]Lease `dynamodbav:"leases"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// AuthFailingSince is the time the destination's auth server first
+	// refused the endpoint's credentials since the last success
+	// (destination.AuthRefused): endpoint.auth_failed is raised once, when
+	// it is set.
+	AuthFailingSince int64 `dynamodbav:"auth_failing_since,omitempty"`
 	// The last failed attempt (unix ms; its HTTP status, or its error
 	// class when there was no answer), written at most once a minute
 	// (store.LastFailureEvery): the endpoint's health view.
@@ -220,8 +230,14 @@ type OAuth2 struct {
 	SealedClientSecret []byte   `dynamodbav:"sealed_client_secret,omitempty"`
 	Scopes             []string `dynamodbav:"scopes,omitempty"`
 	Audience           string   `dynamodbav:"audience,omitempty"`
-	// AuthMethod: "client_secret_basic" (the default) or "client_secret_post".
+	// AuthMethod: "client_secret_basic" (the default), "client_secret_post"
+	// or "private_key_jwt".
 	AuthMethod string `dynamodbav:"auth_method,omitempty"`
+	// PrivateKey (PEM) signs private_key_jwt's client assertions; write-only
+	// and, like ClientSecret, kept only as SealedPrivateKey where a KMS key
+	// is configured.
+	PrivateKey       string `dynamodbav:"private_key,omitempty"`
+	SealedPrivateKey []byte `dynamodbav:"sealed_private_key,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).
@@ -386,9 +402,12 @@ type Delivery struct {
 	// used) of the current series; capped by lifecycle.MaxFreeThrottles.
 	Throttles     int   `dynamodbav:"throttles,omitempty"`
 	NextAttemptAt int64 `dynamodbav:"next_attempt_at"`
-	// DueAt is when the sweeper expects the delivery to move (absent once it
-	// needs no more work): it re-queues deliveries overdue by its grace.
+	// DueAt is when the sweeper expects the delivery to move: it re-queues
+	// pending deliveries overdue by its grace (a final one keeps its DueAt).
 	DueAt int64 `dynamodbav:"due_at,omitempty"`
+	// OverdueFrom is the due time the sweeper found the delivery overdue
+	// at, kept through its re-queues (which move DueAt) until an attempt.
+	OverdueFrom int64 `dynamodbav:"overdue_from,omitempty"`
 	// PrevDelivery is the delivery of the same ordering key's previous
 	// event to the same endpoint, set at ingest for an ordered endpoint
 	// only: this one waits until that one is final (lifecycle.Hold).

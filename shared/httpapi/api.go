@@ -49,6 +49,7 @@ type Store interface {
 	DeliveryAttempts(ctx context.Context, d domain.Delivery, limit int, before string) (store.AttemptPage, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
 	EnsureExternalID(ctx context.Context, accountID string) (string, error)
+	SetNotificationEmails(ctx context.Context, accountID string, emails []string) error
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
 	RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error)
@@ -56,7 +57,7 @@ type Store interface {
 	EnsureSigningKey(ctx context.Context, accountID string) ([]domain.SigningKey, error)
 	RotateSigningKey(ctx context.Context, accountID string, overlap time.Duration) ([]domain.SigningKey, error)
 	ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (store.DeliveryPage, error)
-	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
+	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, after string, limit int) ([]string, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 }
@@ -157,6 +158,7 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodGet, split("/v1/signing-keys"), (*API).listSigningKeys},
 	{http.MethodGet, split("/v1/account"), (*API).getAccount},
+	{http.MethodPut, split("/v1/account/notifications"), (*API).putNotifications},
 	{http.MethodPost, split("/v1/signing-keys/rotate"), (*API).rotateSigningKey},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodPost, split("/v1/event-types"), (*API).createEventType},
@@ -165,6 +167,7 @@ var routes = []route{
 	{http.MethodPatch, split("/v1/event-types/**"), (*API).patchEventType},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
 	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
+	{http.MethodPost, split("/v1/filters/test"), (*API).testFilter},
 	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
 	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
 }

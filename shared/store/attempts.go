@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -386,7 +387,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome, entry types.AttributeValue) *types.Update {
 	now := domain.Millis(s.now())
 	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid"}
-	remove := []string{"claim", "claim_attempt", "lease_until"}
+	remove := []string{"claim", "claim_attempt", "lease_until", "overdue_from"}
 	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID)}
 	var names map[string]string
 	if a.StatusCode != 0 {
@@ -400,8 +401,9 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 	}
 	switch o.Status {
 	case domain.StatusDelivered:
+		// The sweep index entry stays (removing it would cost a write
+		// unit): the sweeper reads each entry once and skips a final one.
 		set = append(set, "#st = :st", "delivered_at = :now")
-		remove = append(remove, "due_at", "sweep_shard")
 	case domain.StatusFailed:
 		// Stays in the sweeper's index until the DLQ message is sent; the
 		// worker recording the failure sends it, so it holds the DLQ claim.
@@ -458,6 +460,14 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if lifecycle.Recovers(*ep, o) {
 		remove = append(remove, "failing_since")
 	}
+	if lifecycle.AuthRecovers(*ep, o) {
+		remove = append(remove, "auth_failing_since")
+	}
+	authStarts := lifecycle.StartsAuthFailing(*ep, a.ErrorClass)
+	if authStarts {
+		set = append(set, "auth_failing_since = if_not_exists(auth_failing_since, :now)")
+		vals[":now"] = num(now)
+	}
 	failed := !o.Healthy && !o.Blip // a blip leaves the endpoint's health as it is
 	if lifecycle.StartsFailing(*ep, o) {
 		set = append(set, "failing_since = if_not_exists(failing_since, :now)")
@@ -505,9 +515,17 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if len(vals) > 0 {
 		in.ExpressionAttributeValues = vals
 	}
-	_, err := s.updateRouted(ctx, in, d.EndpointID, route)
+	if authStarts && route == "" {
+		in.ReturnValues = types.ReturnValueUpdatedOld
+	}
+	old, err := s.updateRouted(ctx, in, d.EndpointID, route)
 	if isConditionFailed(err) {
 		return nil // deleted meanwhile
+	}
+	if v, set := old["auth_failing_since"].(*types.AttributeValueMemberN); set && authStarts {
+		// Another attempt set it first (read before its write): it raises
+		// endpoint.auth_failed, not this one (opevents.AfterAttempt reads ep).
+		ep.AuthFailingSince, _ = strconv.ParseInt(v.Value, 10, 64)
 	}
 	return err
 }

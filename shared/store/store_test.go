@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -507,8 +508,8 @@ func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
 	_, d, _ := event(t, s, ep, "")
 	later := time.Now().Add(time.Second).UnixMilli()
 	r, err := s.Requeue(ctx, d.ID, later, later, 8)
-	if err != nil || r.Gen != d.Gen+1 || r.RequeuedAt == 0 || r.DueAt == 0 || r.DueAt > r.RequeuedAt {
-		t.Fatalf("requeue: %+v %v, want gen+1, requeued_at set, due_at kept", r, err)
+	if err != nil || r.Gen != d.Gen+1 || r.RequeuedAt != later || r.DueAt != later || r.OverdueFrom == 0 || r.OverdueFrom >= later {
+		t.Fatalf("requeue: %+v %v, want gen+1, requeued_at and due_at at `at`, overdue_from the due time before", r, err)
 	}
 	// Re-queued since `before`: refused, one extra message a grace at most.
 	if got, err := s.Requeue(ctx, d.ID, later, later, 8); !errors.Is(err, store.ErrConflict) || got.Gen != r.Gen {
@@ -536,7 +537,7 @@ func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
 func sweepAll(t *testing.T, s *store.Store, before time.Time) []string {
 	var ids []string
 	for shard := 0; shard < 16; shard++ {
-		page, err := s.DueForSweep(ctx, shard, before.UnixMilli(), 100, nil)
+		page, err := s.DueForSweep(ctx, shard, 0, before.UnixMilli(), 100, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -831,5 +832,34 @@ func TestABlipsRecordLeavesTheEndpointAlone(t *testing.T) {
 	}
 	if got, _ := s.GetDelivery(ctx, d.ID); got.Status != domain.StatusPending || got.Attempts != 1 || got.LastStatus != 500 {
 		t.Fatalf("the delivery after a blip: %+v", got)
+	}
+}
+
+// FailedDeliveryIDs pages on after a delivery id (recover's cursor), oldest
+// first, within the window.
+func TestFailedDeliveryIDsGoOnAfterACursor(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	var ids []string
+	for range 5 {
+		_, d, _ := event(t, s, ep, "")
+		if _, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled, false); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	lo, hi := time.Now().Add(-time.Hour).UnixMilli(), time.Now().Add(time.Second).UnixMilli()
+	first, err := s.FailedDeliveryIDs(ctx, ep.ID, lo, hi, "", 2)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("first page: %v %v", first, err)
+	}
+	rest, err := s.FailedDeliveryIDs(ctx, ep.ID, lo, hi, first[1], 10)
+	if err != nil || len(rest) != 3 {
+		t.Fatalf("after %s: %v %v", first[1], rest, err)
+	}
+	got := append(first, rest...)
+	sort.Strings(ids)
+	if !slices.Equal(got, ids) {
+		t.Fatalf("pages %v, want %v", got, ids)
 	}
 }

@@ -64,6 +64,7 @@ from .list_portal_sessions_response_200 import ListPortalSessionsResponse200
 from .new_endpoint import NewEndpoint
 from .new_endpoint_settings import NewEndpointSettings
 from .new_event_type import NewEventType
+from .notification_emails import NotificationEmails
 from .poll_endpoint_response_200 import PollEndpointResponse200
 from .portal_session import PortalSession
 from .portal_session_status import PortalSessionStatus
@@ -80,6 +81,10 @@ from .send_test_event_body import SendTestEventBody
 from .signature_scheme import SignatureScheme
 from .signing_keys import SigningKeys
 from .signing_keys_data_item import SigningKeysDataItem
+from .test_filter_body import TestFilterBody
+from .test_filter_body_body import TestFilterBodyBody
+from .test_filter_response_200 import TestFilterResponse200
+from .test_filter_response_200_body import TestFilterResponse200Body
 
 __all__ = (
     "AcceptedEvent",
@@ -146,6 +151,7 @@ __all__ = (
     "NewEndpoint",
     "NewEndpointSettings",
     "NewEventType",
+    "NotificationEmails",
     "PollEndpointResponse200",
     "PortalSession",
     "PortalSessionStatus",
@@ -162,4 +168,8 @@ __all__ = (
     "SignatureScheme",
     "SigningKeys",
     "SigningKeysDataItem",
+    "TestFilterBody",
+    "TestFilterBodyBody",
+    "TestFilterResponse200",
+    "TestFilterResponse200Body",
 )
