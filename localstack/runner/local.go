@@ -24,7 +24,7 @@ type Options struct {
 	SlowPollers int
 	// PacedPollers are the paced lane's (lifecycle.LanePaced), when the app
 	// has one: its mapping's maximum concurrency (default a quarter of
-	// Pollers, at least 1), with its batching window and batches of 100.
+	// Pollers, at least 1), with its batches (schema.PacedBatch).
 	PacedPollers int
 	SweepEvery   time.Duration // the sweeper's timer; 0 turns it off
 	// ScheduleEvery is the scheduler's timer (the sweeper function invoked
