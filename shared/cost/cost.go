@@ -112,17 +112,32 @@ const (
 	FanOutWriteUnits, FanOutReadUnits = 8, 1
 	// Per event through POST /v1/events/batch (100 a request): the
 	// limiter's writes and the account's endpoint query are shared by the
-	// request.
-	BatchWriteUnits, BatchReadUnits = 9, 1
+	// request, the endpoint's slot take and free by a receive batch
+	// (BatchSlotWrites), and every message of it but the first reads the
+	// route again instead (PooledRouteRead).
+	BatchWriteUnits, BatchReadUnits = 7, 1
+)
+
+// A receive batch's messages to one endpoint share its in-flight slots
+// (shared/inflight): one take and one free a batch while the endpoint keeps
+// up, and a strong read of the endpoint's route (one unit) by each message
+// using a slot taken before it came. The paced lane's receive batches at the
+// default 5/s hold about 5 deliveries (TestAWSCallsPerDelivery's batch100:
+// 20 batches for 100).
+const (
+	BatchSlotWrites    = SlotWrites
+	PooledRouteRead    = 1
+	deliveriesPerBatch = 5
 )
 
 // The bounds TestAWSCallsPerDelivery holds the other two shapes to, per
 // delivery, cap on, failed conditional writes counted: a fan-out of 5 is
 // (10 + 4 x 8) / 5 = 8.4; a batch of 100 to one endpoint at the account's
-// 5/s, 9 and what bookings and slot races add.
+// 5/s, 7 and a receive batch's slot take and free (7.4), and what bookings
+// and slot races add.
 const (
 	MaxFanOut5WriteUnits  = 8.4
-	MaxBatch100WriteUnits = 9.2
+	MaxBatch100WriteUnits = 7.6
 )
 
 // Assumptions the counts cannot give, each with its source.
@@ -198,7 +213,8 @@ func Batch100() Usage {
 	u := Single()
 	u.APIRequests, u.APIInvocations, u.APISeconds = 0.01, 0.01, batchAPISeconds
 	u.SQSRequests = 0.12 + 2.0/messagesPerBatch // 12 SendMessageBatch for 100 (one per lane per 10); receive and delete
-	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits
+	u.WriteUnits = BatchWriteUnits + float64(BatchSlotWrites)/deliveriesPerBatch
+	u.ReadUnits = BatchReadUnits + PooledRouteRead*(1-1.0/deliveriesPerBatch)
 	u.PacedSleep = pacedSleepAt5
 	u.TracedFraction = traced * u.APIRequests                     // a trace per request, carried through the queue
 	u.LogBytes = logBytes(3.42, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: the request's line, a hundredth

@@ -19,10 +19,10 @@ func TestDollarsPerMillion(t *testing.T) {
 		now, target float64
 	}{
 		{"single", cost.Single(), 13.79, 9.61},
-		{"batch100", cost.Batch100(), 13.29, 6.98},
+		{"batch100", cost.Batch100(), 12.39, 6.98},
 		{"fanout5", cost.FanOut5(), 8.89, 7.07},
 		{"best single", cost.Single().Best(), 7.47, 4.60},
-		{"best batch100", cost.Batch100().Best(), 9.89, 2.50},
+		{"best batch100", cost.Batch100().Best(), 9.51, 2.50},
 		{"best fanout5", cost.FanOut5().Best(), 5.22, 2.50},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)
