@@ -4,7 +4,11 @@
 // and a change that makes a delivery dearer shows in a test.
 package cost
 
-import "math"
+import (
+	"math"
+
+	"github.com/gifq/webhooks/shared/schema"
+)
 
 // Prices are AWS list prices in us-east-1, pinned on the date they were
 // read, in dollars.
@@ -142,12 +146,19 @@ const (
 
 // Assumptions the counts cannot give, each with its source.
 const (
-	memoryGB = 0.25 // infra: 256 MB api and deliver functions
+	memoryGB = 0.25 // infra: the api function's 256 MB
 	// The api's time per request in AWS (three DynamoDB calls and one SQS
 	// call); a batch of 100's (docs/cost.md).
 	apiSeconds, batchAPISeconds = 0.030, 0.200
-	// A deliver invocation: the receiver's answer dominates.
-	deliverSeconds = 0.150
+	// A deliver invocation waits deliverWaitSeconds for the receiver's
+	// answer and DynamoDB, and uses deliverCPUSeconds of one vCPU: 2 ms,
+	// BenchmarkDelivery's cpu-µs/op on a loaded 2-core box (0.64-0.75 ms
+	// idle; make bench-cpu BENCH_CPU_PKGS=./shared/delivery/), plus 1 ms
+	// for a TLS handshake with the receiver, which the benchmark's
+	// plain-HTTP loopback does not make. Lambda gives a function CPU in
+	// proportion to its memory, a whole vCPU at 1,769 MB (AWS Lambda
+	// docs, "Configuring function memory").
+	deliverWaitSeconds, deliverCPUSeconds, fullCPUMB = 0.150, 0.003, 1769
 	// Messages per deliver invocation: 1 at low traffic (the worst case
 	// priced here); up to 10 under load.
 	messagesPerBatch = 1
@@ -174,6 +185,18 @@ const (
 	pacedSleepAt5 = 1.5
 )
 
+// DeliverSeconds is a deliver invocation's billed time at memoryMB: its
+// wait, and its CPU at the share of a vCPU that memory buys.
+func DeliverSeconds(memoryMB float64) float64 {
+	return deliverWaitSeconds + deliverCPUSeconds/min(1, memoryMB/fullCPUMB)
+}
+
+// AtDeliverMemory is u with the deliver function at memoryMB.
+func (u Usage) AtDeliverMemory(memoryMB float64) Usage {
+	u.DeliverSeconds, u.DeliverGB = DeliverSeconds(memoryMB), memoryMB/1024
+	return u
+}
+
 // logBytes is what CloudWatch Logs ingests for one event: app lines, EMF
 // per API request (a batch's one line for all its events) and per deliver
 // invocation, platform lines per invocation, the access log per request.
@@ -184,7 +207,7 @@ func logBytes(app, apiRequests, apiInvocations, deliverBatches float64) float64 
 // Single is one event posted alone to one endpoint, delivered first time.
 func Single() Usage {
 	return Usage{Deliveries: 1, APIRequests: 1, APIInvocations: 1, APISeconds: apiSeconds,
-		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: deliverSeconds, MemoryGB: memoryGB, DeliverGB: memoryGB,
+		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: DeliverSeconds(schema.DeliverMemoryMB), MemoryGB: memoryGB, DeliverGB: schema.DeliverMemoryMB / 1024.0,
 		SQSRequests: 1 + 2.0/messagesPerBatch, // the send; the batch's receive and delete
 		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits, StoredGB: storedBytes / 1e9,
 		LogBytes: logBytes(appLogBytes, 1, 1, 1.0/messagesPerBatch), TracedFraction: traced}

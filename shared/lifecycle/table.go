@@ -69,7 +69,7 @@ const noLease = "no live lease (lease_until absent or < now)"
 // state is one of these.
 var Transitions = []Transition{
 	{Start, Ingested, Pending, "CreateEvent", "written (fresh id) before its event, whose conditional put commits it; due_at = now in the sweep index"},
-	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: a slot of the worker's pool for the endpoint (shared/inflight)"},
+	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: a slot of the worker's endpoint pool (shared/inflight)"},
 	{InFlight, TakenOver, InFlight, "ClaimAttempt", "as claimed, the old lease having run out; the interrupted attempt is logged just before (left as it is if that attempt id is logged already)"},
 	{InFlight, Yielded, Pending, "YieldClaim", "claim = c AND attempts = n AND status = pending; attempts - 1, claim and lease removed, the endpoint slot back to the worker's pool (no request was made)"},
 	{InFlight, Answered2xx, Delivered, "RecordAttempt", "claim = c; leaves the sweep index"},
