@@ -53,6 +53,7 @@ type Pools struct {
 }
 
 type pool struct {
+	store             SlotStore
 	endpointID, group string
 	users             int              // messages of the endpoint here (Join to Leave)
 	held              map[string]int64 // slot -> lease until (unix ms)
@@ -146,6 +147,7 @@ func (ps *Pools) get(key, endpointID string) *pool {
 func (ps *Pools) acquire(ctx context.Context, s SlotStore, key string, ep *domain.Endpoint, max int, leaseFor time.Duration, now func() time.Time, until time.Time) (string, bool, error) {
 	ps.mu.Lock()
 	p := ps.get(key, ep.ID)
+	p.store = s
 	tried := map[string]bool{} // refused by the table: held elsewhere, though the endpoint's read showed them free
 	for {
 		need := domain.Millis(now().Add(leaseFor))
@@ -156,7 +158,11 @@ func (ps *Pools) acquire(ctx context.Context, s SlotStore, key string, ep *domai
 				ps.mu.Unlock()
 				return slot, false, nil
 			}
-			delete(p.held, slot) // its lease ends too soon: the group may take it again
+			// Its lease ends too soon (a pool living past an invocation:
+			// make dev): the group takes it again, for longer.
+			if renewed, err := ps.renew(ctx, s, p, ep, slot, leaseFor, now); renewed || err != nil {
+				return slot, renewed, err
+			}
 		}
 		for !p.taking {
 			slot, asked, err := ps.take(ctx, s, p, ep, max, leaseFor, now, tried)
@@ -190,7 +196,7 @@ func (ps *Pools) acquire(ctx context.Context, s SlotStore, key string, ep *domai
 			ps.mu.Unlock()
 			return g.slot, g.checked, nil
 		case g.slot != "":
-			delete(p.held, g.slot)
+			p.idle = append(p.idle, g.slot) // renewed above
 		}
 	}
 }
@@ -209,7 +215,16 @@ func (ps *Pools) take(ctx context.Context, s SlotStore, p *pool, ep *domain.Endp
 	for slot := range tried {
 		skip[slot] = true
 	}
-	want := lifecycle.FreeSlots(*ep, max, now(), rand.IntN(max), skip)
+	// The group's own leases as read are free to it (a slot it gave back
+	// and takes again).
+	seen := *ep
+	seen.Leases = map[string]domain.Lease{}
+	for slot, l := range ep.Leases {
+		if l.Claim != p.group {
+			seen.Leases[slot] = l
+		}
+	}
+	want := lifecycle.FreeSlots(seen, max, now(), rand.IntN(max), skip)
 	if len(want) == 0 {
 		return "", false, nil
 	}
@@ -217,13 +232,7 @@ func (ps *Pools) take(ctx context.Context, s SlotStore, p *pool, ep *domain.Endp
 	covered := p.waiters
 	p.waiters, p.taking = nil, true
 	ps.mu.Unlock()
-	// Leased past the invocation's end, so that a claim made at its very
-	// end is covered as long as its own lease.
-	end := now().Add(schema.FunctionTimeout)
-	if d, ok := ctx.Deadline(); ok {
-		end = d
-	}
-	lease := domain.Millis(end.Add(leaseFor))
+	lease := leaseUntil(ctx, now, leaseFor)
 	got, err := s.TakeSlots(ctx, ep.ID, store.SlotTake{Group: p.group, Slots: want, LeaseUntil: lease, Route: ep.Route})
 	ps.mu.Lock()
 	p.taking = false
@@ -257,6 +266,40 @@ func (ps *Pools) take(ctx context.Context, s SlotStore, p *pool, ep *domain.Endp
 		ps.mu.Unlock()
 	}
 	return mine, true, err
+}
+
+// leaseUntil is a pool's lease on the slots it takes: past the invocation's
+// end, so that a claim made at its very end is covered as long as its own
+// lease.
+func leaseUntil(ctx context.Context, now func() time.Time, leaseFor time.Duration) int64 {
+	end := now().Add(schema.FunctionTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		end = d
+	}
+	return domain.Millis(end.Add(leaseFor))
+}
+
+// renew takes slot, held by the pool with a lease too short, again for the
+// group (mu held on entry; on return only when neither renewed nor an
+// error): false when another claim holds it now (its lease ran out), and
+// the pool lets it go.
+func (ps *Pools) renew(ctx context.Context, s SlotStore, p *pool, ep *domain.Endpoint, slot string, leaseFor time.Duration, now func() time.Time) (bool, error) {
+	lease := leaseUntil(ctx, now, leaseFor)
+	ps.mu.Unlock()
+	_, err := s.TakeSlots(ctx, ep.ID, store.SlotTake{Group: p.group, Slots: []string{slot}, LeaseUntil: lease, Route: ep.Route})
+	ps.mu.Lock()
+	switch {
+	case err == nil:
+		p.held[slot] = lease
+		ps.mu.Unlock()
+		return true, nil
+	case errors.Is(err, store.ErrSlotTaken):
+		delete(p.held, slot)
+		return false, nil
+	}
+	p.idle = append(p.idle, slot) // still the group's: freed with the pool
+	ps.mu.Unlock()
+	return false, err
 }
 
 func (p *pool) dropWaiter(w chan grant) bool {
