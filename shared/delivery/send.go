@@ -3,8 +3,10 @@ package delivery
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/gifq/webhooks/shared/destination"
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/queue"
@@ -44,7 +46,9 @@ func (r *run) note(ctx context.Context, e lifecycle.Effect) {
 func (r *run) send(ctx context.Context, e lifecycle.Effect) {
 	req := destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), e.Settings)
 	req.PrevFailed = e.PrevFailed
+	watch := r.watchSlow(ctx)
 	res := r.Sender.Send(ctx, req)
+	watch.Stop()
 	if r.held != "" && r.pools.Put(r.key(), r.held) {
 		r.m.Count(obs.MetricSlotHandoffs, 1)
 	}
@@ -53,6 +57,21 @@ func (r *run) send(ctx context.Context, e lifecycle.Effect) {
 	r.m.Observe(obs.MetricAttemptDuration, res.Duration)
 	r.k.Answer = &lifecycle.Answer{Outcome: res, Started: res.StartedAt, At: r.Now()}
 	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.claim.AttemptID, e.Number))
+}
+
+// watchSlow marks the endpoint slow (lifecycle.CapNow) if the attempt is
+// still waiting for its answer after lifecycle.SlowWatch, unless it is
+// marked already: with ENDPOINT_CAP=whenSlow only.
+func (r *run) watchSlow(ctx context.Context) *time.Timer {
+	ep := r.k.Endpoint
+	if !r.CapWhenSlow || r.MaxInFlight == 0 || ep.SlowUntil > domain.Millis(r.Now()) {
+		return time.NewTimer(time.Hour) // stopped at once
+	}
+	return time.AfterFunc(lifecycle.SlowWatch, func() {
+		if err := r.Store.MarkSlow(context.WithoutCancel(ctx), ep.ID, domain.Millis(r.Now().Add(lifecycle.SlowFor))); err != nil {
+			r.log.Warn("could not mark the endpoint slow", "error", err)
+		}
+	})
 }
 
 func (r *run) key() string { return poolKey(r.msg) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
@@ -91,5 +92,32 @@ func TestABatchWhoseAttemptsOverlapTakesForTheWaitersTogether(t *testing.T) {
 	if r.st.slotTakes > 2 || r.st.slotFrees != 1 || busy.mostSeen > 4 {
 		t.Fatalf("10 overlapping messages, cap 4: %d slot takes, %d frees, %d POSTs at once; want at most 2 takes, one free, at most 4 at once",
 			r.st.slotTakes, r.st.slotFrees, busy.mostSeen)
+	}
+}
+
+// ENDPOINT_CAP=whenSlow: a healthy endpoint's attempts take no slot (the
+// endpoint read again alongside each claim instead); an attempt still
+// waiting for its answer after lifecycle.SlowWatch marks the endpoint
+// slow, and the next batch's attempts take slots.
+func TestTheCapWhenSlowTakesSlotsOnlyOnceTheEndpointIsSlow(t *testing.T) {
+	r := newRig(t, 200)
+	r.w.MaxInFlight, r.w.CapWhenSlow = 5, true
+	r.w.Limiter = &spacedLimiter{apart: 200 * time.Millisecond} // 5/s: at most 10 over the cap before the mark
+	batchOf(t, r, 3)
+	if r.st.slotTakes != 0 || r.st.slotFrees != 0 || r.st.slowMarks != 0 {
+		t.Fatalf("a healthy endpoint: %d slot takes, %d frees, %d marks; want none", r.st.slotTakes, r.st.slotFrees, r.st.slowMarks)
+	}
+	r.recv.got = nil
+	slow := &busyReceiver{receiver: r.recv, pause: lifecycle.SlowWatch + 200*time.Millisecond}
+	r.w.Sender = slow
+	batchOf(t, r, 1)
+	if r.st.slowMarks != 1 || r.st.slotTakes != 0 {
+		t.Fatalf("an attempt answered after %v: %d marks, %d slot takes; want the endpoint marked, no slot", slow.pause, r.st.slowMarks, r.st.slotTakes)
+	}
+	r.w.Sender = r.recv
+	r.recv.got = nil
+	batchOf(t, r, 2)
+	if r.st.slotTakes == 0 || r.st.slotFrees != 1 || r.st.slowMarks != 1 {
+		t.Fatalf("a slow endpoint: %d slot takes, %d frees, %d marks; want its slots taken and freed", r.st.slotTakes, r.st.slotFrees, r.st.slowMarks)
 	}
 }

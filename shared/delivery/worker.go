@@ -39,6 +39,7 @@ type Store interface {
 	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
+	MarkSlow(ctx context.Context, endpointID string, until int64) error
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 }
 
@@ -180,6 +181,9 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		}
 	case lifecycle.DoClaim:
 		c := inflight.Claimer{Pools: &r.pools, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
+		if e.Uncapped {
+			c.Max = 0
+		}
 		claim := c.Auto
 		if r.msg.Kind == queue.KindResend {
 			claim = func(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (inflight.Taken, error) {

@@ -55,6 +55,7 @@ type memStore struct {
 	slotTakes    int                       // slot writes: takes (TakeSlots, a second for the rest counted)
 	slotFrees    int                       // and frees (FreeSlots)
 	routeReads   int                       // strong reads of the route (SlotRoute)
+	slowMarks    int                       // endpoints marked slow (MarkSlow)
 	// An eventually consistent load's view of an endpoint, a second behind
 	// (nil: not there yet); loads, whether each load was eventual.
 	staleEndpoints map[string]*domain.Endpoint
@@ -239,6 +240,19 @@ func (m *memStore) FreeSlots(_ context.Context, endpointID, group string, slots 
 	}
 	ep.Leases = leases
 	m.endpoints[k] = ep
+}
+
+func (m *memStore) MarkSlow(_ context.Context, endpointID string, until int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.endpointKey(endpointID)
+	ep := m.endpoints[k]
+	if ep.SlowUntil < domain.Millis(m.now()) {
+		ep.SlowUntil = until
+		m.slowMarks++
+	}
+	m.endpoints[k] = ep
+	return nil
 }
 
 func (m *memStore) SlotRoute(_ context.Context, endpointID string) (string, error) {

@@ -263,3 +263,22 @@ func (s *Store) SlotRoute(ctx context.Context, endpointID string) (string, error
 	}
 	return stringAttr(out.Item, "route"), nil
 }
+
+// MarkSlow marks the endpoint slow until until (unix ms), on its slot item,
+// unless it is marked already (ENDPOINT_CAP=whenSlow: lifecycle.CapNow).
+func (s *Store) MarkSlow(ctx context.Context, endpointID string, until int64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
+		UpdateExpression:          aws.String("SET #slow = :until, #ttl = :ttl"),
+		ConditionExpression:       aws.String("attribute_not_exists(#slow) OR #slow < :now"),
+		ExpressionAttributeNames:  map[string]string{"#slow": slowAttr, "#ttl": "ttl"},
+		ExpressionAttributeValues: item{":until": num(until), ":now": num(domain.Millis(s.now())), ":ttl": num(s.now().Add(slotTTL).Unix())},
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
+}
+
+// slowAttr is the slot item's attribute marking its endpoint slow.
+const slowAttr = "slow_until"
