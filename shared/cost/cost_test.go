@@ -19,12 +19,12 @@ func TestDollarsPerMillion(t *testing.T) {
 		usage       cost.Usage
 		now, target float64
 	}{
-		{"single", cost.Single(), 13.61, 9.61},
-		{"batch100", cost.Batch100(), 9.71, 6.98},
-		{"fanout5", cost.FanOut5(), 8.71, 7.07},
-		{"best single", cost.Single().Best(), 7.29, 4.60},
-		{"best batch100", cost.Batch100().Best(), 6.83, 2.50},
-		{"best fanout5", cost.FanOut5().Best(), 5.04, 2.50},
+		{"single", cost.Single(), 13.09, 9.61},
+		{"batch100", cost.Batch100(), 9.19, 6.98},
+		{"fanout5", cost.FanOut5(), 8.19, 7.07},
+		{"best single", cost.Single().Best(), 7.10, 4.60},
+		{"best batch100", cost.Batch100().Best(), 6.64, 2.50},
+		{"best fanout5", cost.FanOut5().Best(), 4.85, 2.50},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)
 		total := cost.Round2(b.Total())

@@ -112,8 +112,10 @@ func TestAStuckDeliveryGetsOneMessageAGraceAndKeepsItsAge(t *testing.T) {
 	if err != nil || first.Requeued != n || first.OldestOverdue < time.Hour.Seconds()-60 {
 		t.Fatalf("first sweep: %+v %v, want %d re-queued, about an hour overdue", first, err, n)
 	}
-	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 0 || res.Waiting != n {
-		t.Fatalf("a second sweep within the grace: %+v %v, want nothing re-queued, %d waiting", res, err, n)
+	// The re-queue moved their entries to its time: a window within the
+	// grace of it does not read them.
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 0 || res.Found != 0 {
+		t.Fatalf("a second sweep within the grace: %+v %v, want nothing found or re-queued", res, err)
 	}
 	if got := r.queued(t); got != 2*n {
 		t.Fatalf("%d messages after two sweeps, want %d (one extra each)", got, 2*n)
