@@ -217,7 +217,7 @@ func TestFunctions(t *testing.T) {
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	wantTimeout := map[string]float64{FnAPI: 15, FnDeliver: schema.FunctionTimeout.Seconds(), FnSweeper: 300, FnRedrive: 300, FnOps: 30}
-	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: 256, FnSweeper: 256, FnRedrive: 128, FnOps: 128}
+	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: schema.DeliverMemoryMB, FnSweeper: 256, FnRedrive: 128, FnOps: 128}
 	roles := map[string]string{}
 	for _, fn := range Functions {
 		id, r := s.functionByName(t, fn)
@@ -274,6 +274,9 @@ func TestFunctions(t *testing.T) {
 		pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
 		if fn == FnAPI || fn == FnDeliver { // they send to the slow and paced lanes
 			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
+		}
+		if fn == FnDeliver {
+			want["GOMEMLIMIT"] = DeliverGoMemLimit
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")

@@ -142,7 +142,7 @@ func (a *App) Notifier() *notify.Notifier {
 // Worker is the deliver function's handler.
 func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
-		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight,
+		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight, CapWhenSlow: a.Config.EndpointCapWhenSlow,
 			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
 			BreakerOff: !a.Config.Breaker, MaxEarly: pace.MaxEarly,

@@ -87,13 +87,16 @@ type slotTakenOnce struct {
 	once sync.Once
 }
 
-func (s *slotTakenOnce) ClaimAttempt(ctx context.Context, d domain.Delivery, c store.Claim) (domain.Delivery, error) {
-	taken := false
-	s.once.Do(func() { taken = true })
-	if taken {
-		return d, store.ErrSlotTaken
-	}
-	return s.memStore.ClaimAttempt(ctx, d, c)
+func (s *slotTakenOnce) TakeSlots(ctx context.Context, endpointID string, t store.SlotTake) ([]string, error) {
+	s.once.Do(func() { // another worker takes it a moment before this take
+		s.mu.Lock()
+		k := s.endpointKey(endpointID)
+		ep := s.endpoints[k]
+		ep.Leases = map[string]domain.Lease{t.Slots[0]: {Until: domain.Millis(time.Now().Add(time.Minute)), Claim: "clm_other"}}
+		s.endpoints[k] = ep
+		s.mu.Unlock()
+	})
+	return s.memStore.TakeSlots(ctx, endpointID, t)
 }
 
 // A slot seen free but taken a moment ago: the worker claims another one it

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +53,11 @@ type memStore struct {
 	manual       map[string]domain.Attempt // manual attempts by id
 	manualLease  map[string]int64          // and their claims' leases
 	failFinishes int                       // the next n FinishManual calls fail transiently
-	slotsLost    int                       // claims refused because another claim held their slot
+	slotsLost    int                       // slots refused to a take because another claim held them
+	slotTakes    int                       // slot writes: takes (TakeSlots, a second for the rest counted)
+	slotFrees    int                       // and frees (FreeSlots)
+	routeReads   int                       // strong reads of the route (SlotRoute)
+	slowMarks    int                       // endpoints marked slow (MarkSlow)
 	// An eventually consistent load's view of an endpoint, a second behind
 	// (nil: not there yet); loads, whether each load was eventual.
 	staleEndpoints map[string]*domain.Endpoint
@@ -176,15 +181,87 @@ func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
 	}
 }
 
-func (m *memStore) FreeSlot(_ context.Context, endpointID, slot, claim string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, d := range m.deliveries {
-		if d.EndpointID == endpointID {
-			m.freeSlot(d, store.Claim{ID: claim, Slot: slot})
-			return
+// endpointKey is the endpoint's key in m.endpoints (mu held).
+func (m *memStore) endpointKey(endpointID string) string {
+	for k, ep := range m.endpoints {
+		if ep.ID == endpointID {
+			return k
 		}
 	}
+	return ""
+}
+
+// TakeSlots takes the slots free, run out or the group's already, as
+// shared/store's group take does (one write, and one more for the rest).
+func (m *memStore) TakeSlots(_ context.Context, endpointID string, t store.SlotTake) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.endpointKey(endpointID)
+	ep := m.endpoints[k]
+	if ep.Route != t.Route {
+		return nil, store.ErrEndpointChanged
+	}
+	m.slotTakes++
+	leases := map[string]domain.Lease{}
+	for slot, l := range ep.Leases {
+		leases[slot] = l
+	}
+	var got []string
+	for _, slot := range t.Slots {
+		if l, held := leases[slot]; held && l.Until >= domain.Millis(m.now()) && l.Claim != t.Group {
+			m.slotsLost++
+			continue
+		}
+		leases[slot] = domain.Lease{Until: t.LeaseUntil, Claim: t.Group}
+		got = append(got, slot)
+	}
+	if len(got) < len(t.Slots) && len(got) > 0 {
+		m.slotTakes++
+	}
+	if len(got) == 0 {
+		return nil, store.ErrSlotTaken
+	}
+	ep.Leases = leases
+	m.endpoints[k] = ep
+	return got, nil
+}
+
+func (m *memStore) FreeSlots(_ context.Context, endpointID, group string, slots []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.endpointKey(endpointID)
+	ep := m.endpoints[k]
+	if len(slots) > 0 {
+		m.slotFrees++
+	}
+	leases := map[string]domain.Lease{}
+	for slot, l := range ep.Leases {
+		if !slices.Contains(slots, slot) || l.Claim != group {
+			leases[slot] = l
+		}
+	}
+	ep.Leases = leases
+	m.endpoints[k] = ep
+}
+
+func (m *memStore) MarkSlow(_ context.Context, endpointID string, until int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.endpointKey(endpointID)
+	ep := m.endpoints[k]
+	if ep.SlowUntil < domain.Millis(m.now()) {
+		ep.SlowUntil = until
+		m.slowMarks++
+	}
+	m.endpoints[k] = ep
+	return nil
+}
+
+func (m *memStore) SlotRoute(_ context.Context, endpointID string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.routeReads++
+	return m.endpoints[m.endpointKey(endpointID)].Route, nil
 }
 
 func (m *memStore) YieldClaim(_ context.Context, seen, claimed domain.Delivery, c store.Claim) error {

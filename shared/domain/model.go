@@ -143,6 +143,9 @@ type Endpoint struct {
 	UpdatedAt   int64        `dynamodbav:"updated_at"`
 	// Leases are the in-flight attempts to this endpoint: slot -> lease.
 	Leases map[string]Lease `dynamodbav:"leases"`
+	// SlowUntil: marked slow until then (unix ms; on its slot item), so its
+	// attempts take in-flight slots under ENDPOINT_CAP=whenSlow.
+	SlowUntil int64 `dynamodbav:"-"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
 	// AuthFailingSince is the time the destination's auth server first

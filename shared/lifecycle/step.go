@@ -77,6 +77,7 @@ type Policy struct {
 	MaxEarly       time.Duration // a message this early for its slot's second waits for it in the worker (pace.MaxEarly)
 	Lanes          bool          // a slow lane is deployed: failing endpoints' messages travel on it (lane.go)
 	Paced          bool          // a paced lane is deployed: messages carrying a slot booked ahead travel on it (lane.go)
+	CapWhenSlow    bool          // the cap's slots only while an endpoint is slow (capslow.go)
 }
 
 // Tunables of the step, with their reasons.
@@ -251,6 +252,8 @@ type Effect struct {
 	Park  bool          // DoPutBack: park it in the table for the scheduler (a wait past the queue's delay)
 	// DoLoad: read eventually consistent (half the read units).
 	Eventual bool
+	// DoClaim: without an in-flight slot (CapNow: the cap only while slow).
+	Uncapped bool
 	// DoReserve: the line, and the rate of the endpoint's own line.
 	Line Line
 	Rate float64
@@ -424,7 +427,7 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		return Effect{Do: DoProbe, Until: now.Add(p.LeaseFor), Why: "breaker half-open: this attempt is the probe", Level: slog.LevelInfo}
 	}
-	if p.MaxInFlight > 0 && len(FreeSlots(*ep, p.MaxInFlight, now, 0, nil)) == 0 && !(k.HeldHere && !manual) {
+	if known, _ := accountSlot(k); CapNow(p, *ep, known.Interval, now) && len(FreeSlots(*ep, p.MaxInFlight, now, 0, nil)) == 0 && !(k.HeldHere && !manual) {
 		return capDeferral(k, p) // every slot held elsewhere: nothing to wait for here
 	}
 	rate, ok := accountSlot(k)
@@ -461,7 +464,7 @@ func beforeClaim(k Known, p Policy) Effect {
 	if at := sendAt(k, p).Add(-ClaimAhead); now.Before(at) && k.Slept.Before(at) {
 		return Effect{Do: DoSleep, Until: at, Resolved: fresh}
 	}
-	return Effect{Do: DoClaim, Resolved: fresh}
+	return Effect{Do: DoClaim, Resolved: fresh, Uncapped: !CapNow(p, *ep, rate.Interval, now)}
 }
 
 // afterClaim: a claim that did not come to an attempt. A claim lost to a

@@ -139,6 +139,11 @@ const (
 	PacedBatch  = 10
 )
 
+// DeliverMemoryMB is the deliver function's memory: the cheapest of 128,
+// 256, 512 and 1,024 MB for a delivery (shared/cost DeliverSeconds,
+// TestDeliverMemoryIsTheCheapest), as its time is mostly waiting.
+const DeliverMemoryMB = 128
+
 // FunctionTimeout is the deliver function's timeout: a 10 s attempt plus
 // the DynamoDB and SQS calls around it, with room to spare.
 const FunctionTimeout = 30 * time.Second
