@@ -145,6 +145,10 @@ type Endpoint struct {
 	Leases map[string]Lease `dynamodbav:"leases"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// DisableWarnedAt is when the account was told this failing period
+	// will soon disable the endpoint (endpoint.disabling); removed with
+	// failing_since.
+	DisableWarnedAt int64 `dynamodbav:"disable_warned_at,omitempty"`
 	// The last failed attempt (unix ms; its HTTP status, or its error
 	// class when there was no answer), written at most once a minute
 	// (store.LastFailureEvery): the endpoint's health view.
