@@ -457,7 +457,7 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	var set, remove []string
 	vals := item{}
 	if lifecycle.Recovers(*ep, o) {
-		remove = append(remove, "failing_since")
+		remove = append(remove, "failing_since", "disable_warned_at")
 	}
 	failed := !o.Healthy && !o.Blip // a blip leaves the endpoint's health as it is
 	if lifecycle.StartsFailing(*ep, o) {
