@@ -77,4 +77,29 @@ func TestDisablingIsWarnedOncePerFailingPeriod(t *testing.T) {
 	if won, _ := s.WarnDisabling(ctx, warned, time.Now()); won {
 		t.Fatal("a recovered endpoint warned")
 	}
+
+	// The next failing period is warned again; enabling the endpoint
+	// again ends it too.
+	_, d3, _ := event(t, s, ep, "")
+	c3 := store.Claim{ID: "c3", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
+	claimed3, err := s.ClaimAttempt(ctx, d3, c3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a3 := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d3.ID, Kind: domain.AttemptAuto, Number: 1, StartedAt: time.Now().UnixMilli(), ErrorClass: "timeout"}
+	if err := s.RecordAttempt(ctx, claimed3, &healthy, c3, a3, store.Outcome{Status: domain.StatusPending, NextAttemptAt: time.Now().Add(time.Hour).UnixMilli()}); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
+	if won, err := s.WarnDisabling(ctx, again, time.Now()); !won || err != nil {
+		t.Fatalf("the next failing period: %v %v", won, err)
+	}
+	for _, disabled := range []bool{true, false} {
+		if _, err := s.UpdateEndpoint(ctx, ep.AccountID, ep.ID, store.EndpointPatch{Disabled: &disabled}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if enabled, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID); enabled.FailingSince != 0 || enabled.DisableWarnedAt != 0 {
+		t.Fatalf("after enabling: failing since %d, warned at %d", enabled.FailingSince, enabled.DisableWarnedAt)
+	}
 }
