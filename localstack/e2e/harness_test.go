@@ -75,6 +75,7 @@ type opts struct {
 	awsDest     *aws.Config           // deliver to AWS destinations through this config (LocalStack)
 	pollers     int                   // the delivery queue's concurrent invocations (runner.Options.Pollers)
 	slowPollers int                   // the slow lane's
+	paced       int                   // the paced lane's
 }
 
 // harness is one test's system.
@@ -146,7 +147,7 @@ func start(t *testing.T, o opts) *harness {
 	if o.awsDest != nil {
 		providers.UseAWS(a.Destinations, *o.awsDest, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
 	}
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers})
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers, PacedPollers: o.paced})
 	if err != nil {
 		t.Fatal(err)
 	}

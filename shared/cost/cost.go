@@ -4,7 +4,11 @@
 // and a change that makes a delivery dearer shows in a test.
 package cost
 
-import "math"
+import (
+	"math"
+
+	"github.com/gifq/webhooks/shared/pace"
+)
 
 // Prices are AWS list prices in us-east-1, pinned on the date they were
 // read, in dollars.
@@ -154,14 +158,14 @@ const (
 	appLogBytes, apiEMFBytes, deliverEMFBytes, platformLogBytes, accessLogBytes = 342, 264, 375, 0, 246
 	// X-Ray's default sampling: 5 % after the first request each second.
 	traced = 0.05
-	// Billed sleep per delivery paced at the account's default 5/s (a
-	// batch of 100 to one account): each poller of the paced lane's
-	// mapping (five at least on AWS) gathers its own batches, so below
-	// about 40 paced deliveries a second a batch holds about one second's
-	// slots of one poller's share, and an invocation sleeps ~1.5 s x 5 / r
-	// a delivery (docs/lifecycle.md "The paced lane"); estimated, not
-	// measured (the local runner's one poller reads 0.165 s).
-	pacedSleepAt5 = 1.5
+	// Billed sleep per delivery paced at the account's rate (a batch of
+	// 100 to one account): a message is delayed to land in the Early
+	// before its slot's second or the second after (shared/pace), and
+	// waits for the second only when it lands before it: Early²/2 a
+	// second on average, 0.02 s, with no pipeline latency and one message
+	// an invocation (the paced lane's five pollers on AWS). Measured with
+	// five pollers at 5/s: docs/cost.md "Billed Lambda time".
+	pacedSleepAt5 = float64(pace.Early) * float64(pace.Early) / 2 / 1e18 // s² from ns²
 )
 
 // logBytes is what CloudWatch Logs ingests for one event: app lines, EMF
@@ -216,7 +220,7 @@ func FanOut5() Usage {
 	const n = 5
 	u.Deliveries = n
 	u.DeliverBatches = n / messagesPerBatch
-	u.SQSRequests = 2 + 2.0*n/messagesPerBatch // two SendMessageBatch (the fast and the paced lane: the 2nd slot on is 0.2 s ahead); receive and delete each
+	u.SQSRequests = 2 + 2.0*n/messagesPerBatch // two SendMessageBatch (the fast lane; the paced lane for the slots of the next second); receive and delete each
 	u.WriteUnits = SingleWriteUnits + (n-1)*FanOutWriteUnits
 	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits + n*SweepDeliveryRead
 	u.StoredGB, u.IndexGB = n*storedBytes/1e9, n*sweepEntryBytes/1e9

@@ -19,10 +19,10 @@ func TestDollarsPerMillion(t *testing.T) {
 		now, target float64
 	}{
 		{"single", cost.Single(), 13.27, 9.61},
-		{"batch100", cost.Batch100(), 12.77, 6.98},
+		{"batch100", cost.Batch100(), 7.83, 6.98},
 		{"fanout5", cost.FanOut5(), 8.37, 7.07},
 		{"best single", cost.Single().Best(), 7.28, 4.60},
-		{"best batch100", cost.Batch100().Best(), 9.70, 2.50},
+		{"best batch100", cost.Batch100().Best(), 4.76, 2.50},
 		{"best fanout5", cost.FanOut5().Best(), 5.03, 2.50},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -75,9 +76,20 @@ type Worker struct {
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	Now     func() time.Time
+	// After is the timer a wait uses, measured on Now's clock (nil:
+	// time.After); a simulation whose clock stands still during an
+	// invocation passes one that fires at once.
+	After func(time.Duration) <-chan time.Time
 
-	local inflight.Local // endpoint slots handed over between this process's claims
+	local  inflight.Local // endpoint slots handed over between this process's claims
+	waited atomic.Int64   // ns slept for rate slots (SlotWaits)
 }
+
+// SlotWaits is how long this worker's messages have slept for their rate
+// slots (lifecycle.DoSleep before an attempt; not the waits between tries
+// of a write): billed Lambda time, one message per invocation as AWS's
+// pollers split a paced lane at the default rate.
+func (w *Worker) SlotWaits() time.Duration { return time.Duration(w.waited.Load()) }
 
 // maxSteps bounds one message's steps: a step that never ends is a bug, and
 // the message is left to SQS rather than spin.
@@ -191,10 +203,14 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		return err
 	case lifecycle.DoSleep:
 		k.Slept = e.Until
+		if !e.Detach {
+			from := time.Now()
+			defer func() { r.waited.Add(int64(time.Since(from))) }()
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Until(e.Until)):
+		case <-r.after(e.Until.Sub(r.Now())):
 		}
 	case lifecycle.DoClaim:
 		c := inflight.Claimer{Local: &r.local, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
@@ -294,6 +310,13 @@ func (r *run) send(ctx context.Context, e lifecycle.Effect) {
 	r.m.Observe(obs.MetricAttemptDuration, res.Duration)
 	r.k.Answer = &lifecycle.Answer{Outcome: res, Started: res.StartedAt, At: r.Now()}
 	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.claim.AttemptID, e.Number))
+}
+
+func (r *run) after(d time.Duration) <-chan time.Time {
+	if r.After != nil {
+		return r.After(d)
+	}
+	return time.After(d)
 }
 
 func (r *run) key() string { return lifecycle.LineEndpoint.Key(r.msg.AccountID, r.msg.EndpointID) }

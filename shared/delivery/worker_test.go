@@ -25,6 +25,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
@@ -369,7 +370,8 @@ type nowLimiter struct {
 	reserved int
 	refunded int
 	after    time.Duration
-	fail     error // every reservation fails with it
+	fail     error            // every reservation fails with it
+	now      func() time.Time // the worker's clock (nil: the real one)
 }
 
 func (l *nowLimiter) Refund(_ context.Context, _ string, r ratelimit.Reservation) error {
@@ -388,7 +390,20 @@ func (l *nowLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (rat
 		return ratelimit.Reservation{}, l.fail
 	}
 	l.reserved += n
-	return ratelimit.Reservation{First: time.Now().Add(l.after), Interval: time.Millisecond}, nil
+	now := time.Now()
+	if l.now != nil {
+		now = l.now()
+	}
+	return ratelimit.Reservation{First: firstSlot(now, l.after), Interval: time.Millisecond}, nil
+}
+
+// firstSlot is the slot a limiter far under its rate books at now, after
+// ahead: now, or the next second in a second's tail (ratelimit.Book).
+func firstSlot(now time.Time, ahead time.Duration) time.Time {
+	if next := pace.Next(now); ahead == 0 && next.Sub(now) <= pace.Cutoff {
+		return next
+	}
+	return now.Add(ahead)
 }
 
 func (l *nowLimiter) refunds() int {
@@ -408,12 +423,13 @@ type receiver struct {
 	mu   sync.Mutex
 	code int
 	got  []destination.Request
+	at   []time.Time // when each came
 }
 
 func (r *receiver) Send(_ context.Context, req destination.Request) destination.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, req)
+	r.got, r.at = append(r.got, req), append(r.at, time.Now())
 	return destination.Outcome{Status: r.code, Verdict: webhook.VerdictOf(r.code, 0), StartedAt: time.Now()}
 }
 
@@ -431,6 +447,7 @@ func newRig(t *testing.T, code int) *rig {
 	t.Helper()
 	r := &rig{q: &memQueue{}, lim: &nowLimiter{}, recv: &receiver{code: code}}
 	now := func() time.Time { return time.Now().Add(r.clock) }
+	r.lim.now = now
 	r.st = &memStore{deliveries: map[string]domain.Delivery{}, endpoints: map[string]domain.Endpoint{}, events: map[string]domain.Event{}, now: now}
 	start := time.Now()
 	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: domain.NewID("acct"), URL: "https://a.example.com/hook", Secrets: []domain.Secret{{Value: "whsec_a"}}}
@@ -439,7 +456,7 @@ func newRig(t *testing.T, code int) *rig {
 		NextAttemptAt: domain.Millis(start), CreatedAt: domain.Millis(start), ExpiresAt: ev.ExpiresAt}
 	r.st.endpoints[ep.AccountID+"/"+ep.ID], r.st.events[ev.ID], r.st.deliveries[r.d.ID] = ep, ev, r.d
 	r.w = &Worker{Store: r.st, Queue: r.q, Limiter: r.lim, Sender: r.recv, Policy: lifecycle.Policy{Schedule: retry.Default(), LeaseFor: 25 * time.Second,
-		Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly}, Events: opevents.Nop{},
+		MaxEarly: pace.MaxEarly}, Events: opevents.Nop{},
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "test", "test"), Now: now}
 	return r
 }

@@ -130,14 +130,13 @@ var Queues = QueueDefs{
 	DLQTag:           "dlq",
 }
 
-// The paced lane's mapping (lifecycle.LanePaced) waits up to PacedWindow to
-// fill a batch of up to PacedBatch messages: its messages reach the worker
-// 1-2 s before their slots, and one invocation then sleeps for a second's
-// slots at once. 100 messages carry at most ~0.5 MB (bodies up to 4 KiB),
-// far under Lambda's 6 MB invocation payload.
+// The paced lane's mapping (lifecycle.LanePaced) takes batches of up to
+// PacedBatch with no batching window: its messages are delayed to their
+// slots' seconds (shared/pace) and leave as they arrive, so a window would
+// only make them late for their seconds.
 const (
-	PacedWindow = time.Second
-	PacedBatch  = 100
+	PacedWindow = 0 * time.Second
+	PacedBatch  = 10
 )
 
 // FunctionTimeout is the deliver function's timeout: a 10 s attempt plus
