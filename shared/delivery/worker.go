@@ -37,6 +37,7 @@ type Store interface {
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim) error
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
+	WarnDisabling(ctx context.Context, ep domain.Endpoint, at time.Time) (won bool, err error)
 	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
@@ -232,7 +233,11 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		}
 		k.Recorded, k.RecordLost = err == nil, errors.Is(err, store.ErrConflict)
 		if k.Recorded {
-			r.Events.Publish(ctx, opevents.AfterAttempt(*k.Endpoint, a, e.Outcome, r.Now())...)
+			facts := opevents.AfterAttempt(*k.Endpoint, a, e.Outcome, r.Now())
+			if e.Outcome.WarnDisabling {
+				facts = append(facts, r.warnDisabling(ctx, *k.Endpoint, a)...)
+			}
+			r.Events.Publish(ctx, facts...)
 		}
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoReread:
@@ -296,4 +301,20 @@ func ignore(err error, results ...error) error {
 		}
 	}
 	return err
+}
+
+// warnDisabling marks ep (as read before the failed attempt a) warned that
+// it is about to be disabled, and is endpoint.disabling when this attempt
+// won the mark (store.WarnDisabling): once per failing period. A failed
+// mark is logged; a later failure in the window warns instead.
+func (r *run) warnDisabling(ctx context.Context, ep domain.Endpoint, a domain.Attempt) []opevents.Event {
+	now := r.Now()
+	won, err := r.Store.WarnDisabling(ctx, ep, now)
+	if err != nil {
+		r.log.WarnContext(ctx, "could not mark the endpoint warned of its disable; a later failure warns", "error", err)
+	}
+	if !won {
+		return nil
+	}
+	return []opevents.Event{opevents.Disabling(ep, a, time.UnixMilli(ep.FailingSince).Add(r.DisableAfter), now)}
 }

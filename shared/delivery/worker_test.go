@@ -166,6 +166,19 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 	return nil
 }
 
+func (m *memStore) WarnDisabling(_ context.Context, ep domain.Endpoint, at time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := ep.AccountID + "/" + ep.ID
+	cur, ok := m.endpoints[k]
+	if !ok || cur.FailingSince != ep.FailingSince || cur.DisableWarnedAt != 0 {
+		return false, nil
+	}
+	cur.DisableWarnedAt = domain.Millis(at)
+	m.endpoints[k] = cur
+	return true, nil
+}
+
 // freeSlot frees the endpoint slot c holds (mu held).
 func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
 	k := d.AccountID + "/" + d.EndpointID

@@ -148,6 +148,10 @@ type Endpoint struct {
 	SlowUntil int64 `dynamodbav:"-"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// DisableWarnedAt is when the account was told this failing period
+	// will soon disable the endpoint (endpoint.disabling); removed with
+	// failing_since.
+	DisableWarnedAt int64 `dynamodbav:"disable_warned_at,omitempty"`
 	// AuthFailingSince is the time the destination's auth server first
 	// refused the endpoint's credentials since the last success
 	// (destination.AuthRefused): endpoint.auth_failed is raised once, when

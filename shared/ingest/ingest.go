@@ -72,7 +72,7 @@ var (
 	ErrBadEventType      = errors.New(`"event" must be 1-200 characters of letters, digits and . _ : / -`)
 	ErrBadIdempotencyKey = errors.New("Idempotency-Key must be 1-255 printable ASCII characters")
 	ErrBadOrderingKey    = errors.New("Ordering-Key must be 1-128 printable ASCII characters")
-	ErrSystemEventType   = errors.New(`"event" is one this service sends itself (endpoint.failing, endpoint.disabled, endpoint.recovered): producers may not send it`)
+	ErrSystemEventType   = errors.New(`"event" is one this service sends itself (endpoint.failing, endpoint.disabling, endpoint.disabled, endpoint.recovered): producers may not send it`)
 )
 
 var eventTypeRE = regexp.MustCompile(`^` + domain.EventTypePattern + `$`)

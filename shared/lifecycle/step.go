@@ -564,6 +564,7 @@ func record(k Known, p Policy) Effect {
 		o.DisableEndpoint = "failing without a success since " + failing.UTC().Format(time.RFC3339)
 		e.Why, e.Level = "endpoint disabled: failing for too long", slog.LevelWarn
 	}
+	o.WarnDisabling = WarnsDisabling(ep, o, a.Started, p.DisableAfter)
 	o.Blip = Blip(ep, k.Claimed.Attempts, a.Outcome, o)
 	// A retry due soon after the delivery was due (the schedule's first
 	// waits: 1 s, 16 s, 81 s) leaves its sweep index entry where it is.

@@ -778,6 +778,55 @@ func TestSettingsAreResolvedWithTheAccountsRate(t *testing.T) {
 	}
 }
 
+// An endpoint failing into the last day before it is disabled (a fifth of
+// a shorter DisableAfter) is warned of it once per failing period: not
+// before that window, not by the attempt that disables it, not again once
+// warned, not by a success or a free throttle.
+func TestAFailureJustBeforeTheDisableWarnsOnce(t *testing.T) {
+	const days = 24 * time.Hour
+	for name, c := range map[string]struct {
+		known        func() lifecycle.Known
+		disableAfter time.Duration
+		warn         bool
+	}{
+		"failing 4 days 1h of 5":               {failingFor(500, 4*days+time.Hour, 0), 5 * days, true},
+		"failing exactly 4 days":               {failingFor(500, 4*days, 0), 5 * days, true},
+		"a timeout at 4.5 days":                {failingFor(0, 4*days+12*time.Hour, 0), 5 * days, true},
+		"failing 3 days 23h":                   {failingFor(500, 4*days-time.Hour, 0), 5 * days, false},
+		"warned already":                       {failingFor(500, 4*days+time.Hour, ms(-time.Minute)), 5 * days, false},
+		"failing 6 days: disabled, not warned": {failingFor(500, 6*days, 0), 5 * days, false},
+		"answered 200":                         {failingFor(200, 4*days+time.Hour, 0), 5 * days, false},
+		"a free throttle":                      {failingFor(429, 4*days+time.Hour, 0), 5 * days, false},
+		"never disabled":                       {failingFor(500, 4*days+time.Hour, 0), 0, false},
+		"DisableAfter 20s, failing 17s":        {failingFor(500, 17*time.Second, 0), 20 * time.Second, true},
+		"DisableAfter 20s, failing 15s":        {failingFor(500, 15*time.Second, 0), 20 * time.Second, false},
+	} {
+		p := policy
+		p.DisableAfter = c.disableAfter
+		e := lifecycle.Step(c.known(), p)
+		if e.Do != lifecycle.DoRecord || e.Outcome.WarnDisabling != c.warn {
+			t.Errorf("%s: %s, warn %v; want a record, warn %v", name, e.Do, e.Outcome.WarnDisabling, c.warn)
+		}
+	}
+	if got := lifecycle.DisableWarning(5 * days); got != days {
+		t.Errorf("DisableWarning(5 days) = %s", got)
+	}
+}
+
+// failingFor is an attempt answered status (0: a timeout; 429: with
+// Retry-After) to an endpoint failing for that long, warned at warnedAt
+// (0: not warned).
+func failingFor(status int, failing time.Duration, warnedAt int64) func() lifecycle.Known {
+	return func() lifecycle.Known {
+		k := answered(status)
+		if status == 429 {
+			k.Answer.Outcome = httpOutcome(429, "", time.Second)
+		}
+		k.Endpoint.FailingSince, k.Endpoint.DisableWarnedAt = ms(-failing), warnedAt
+		return k
+	}
+}
+
 // The settings are resolved once per attempt: the first step that knows
 // the account's rate returns them (Resolved), the executor keeps them, and
 // every later step, the send's too, reads the kept ones, never the

@@ -460,7 +460,7 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	var set, remove []string
 	vals := item{}
 	if lifecycle.Recovers(*ep, o) {
-		remove = append(remove, "failing_since")
+		remove = append(remove, "failing_since", "disable_warned_at")
 	}
 	if lifecycle.AuthRecovers(*ep, o) {
 		remove = append(remove, "auth_failing_since")
