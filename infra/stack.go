@@ -67,13 +67,16 @@ var functionSpecs = map[string]struct {
 	SendsToOwnTrigger bool
 }{
 	FnAPI:      {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
-	FnDeliver:  {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout, true},
+	FnDeliver:  {"DeliverFunction", "Delivers webhook attempts from the delivery queue", schema.DeliverMemoryMB, schema.FunctionTimeout, true},
 	FnSweeper:  {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
 	FnRedrive:  {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},
 	FnReceiver: {"DemoReceiverFunction", "Demo receiver: verifies each webhook's signature and logs it (context demoReceiver)", 128, 10 * time.Second, false},
 	FnStats:    {"StatsFunction", "Folds the table's stream into hourly delivery counters per endpoint and account", 128, 30 * time.Second, false},
 	FnOps:      {"OpsFunction", "Creates an account and its first API key, returned once (run from the console: events/ops-create-account.json)", 128, 30 * time.Second, false},
 }
+
+// DeliverGoMemLimit is three quarters of the deliver function's memory.
+var DeliverGoMemLimit = fmt.Sprintf("%dMiB", schema.DeliverMemoryMB*3/4)
 
 // SweepRate is the sweeper's schedule.
 const SweepRate = 15 // minutes
@@ -185,6 +188,11 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 			fnEnv = maps.Clone(fnEnv)
 			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
 			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
+		}
+		if fn == FnDeliver {
+			// At 128 MB: Go's collector keeps the heap under this soft limit
+			// (working harder near it) rather than the function running out.
+			fnEnv["GOMEMLIMIT"] = DeliverGoMemLimit
 		}
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}

@@ -217,7 +217,7 @@ func TestFunctions(t *testing.T) {
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
 	wantTimeout := map[string]float64{FnAPI: 15, FnDeliver: schema.FunctionTimeout.Seconds(), FnSweeper: 300, FnRedrive: 300, FnOps: 30, FnStats: 30}
-	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: 256, FnSweeper: 256, FnRedrive: 128, FnOps: 128, FnStats: 128}
+	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: schema.DeliverMemoryMB, FnSweeper: 256, FnRedrive: 128, FnOps: 128, FnStats: 128}
 	roles := map[string]string{}
 	for _, fn := range Functions {
 		id, r := s.functionByName(t, fn)
@@ -274,6 +274,9 @@ func TestFunctions(t *testing.T) {
 		pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
 		if fn == FnAPI || fn == FnDeliver { // they send to the slow and paced lanes
 			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
+		}
+		if fn == FnDeliver {
+			want["GOMEMLIMIT"] = DeliverGoMemLimit
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")
@@ -351,9 +354,9 @@ func TestContextReachesFunctions(t *testing.T) {
 
 func TestDeliverEventSource(t *testing.T) {
 	s := synth(t, "dev")
-	// Three lanes, each its own maximum concurrency (lifecycle.Lane); the
-	// paced lane gathers batches of 100 for up to a second.
-	// (and the stats function's stream mapping: TestStatsEventSource).
+	// Three lanes, each its own maximum concurrency (lifecycle.Lane); none
+	// waits to fill a batch (the paced lane's messages leave as they come);
+	// and the stats function's stream mapping (TestStatsEventSource).
 	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(4))
 	deliverID, _ := s.functionByName(t, FnDeliver)
 	for tag, want := range map[string]struct {
@@ -362,7 +365,7 @@ func TestDeliverEventSource(t *testing.T) {
 	}{
 		schema.Queues.DeliveryQueueTag: {300, 10, assertions.Match_Absent()},
 		schema.Queues.SlowQueueTag:     {50, 10, assertions.Match_Absent()},
-		schema.Queues.PacedQueueTag:    {50, 100, 1},
+		schema.Queues.PacedQueueTag:    {50, 10, assertions.Match_Absent()},
 	} {
 		queueID, _ := s.queueByName(t, tag)
 		check(t, "deliver event source "+tag, func() {

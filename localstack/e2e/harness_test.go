@@ -76,6 +76,7 @@ type opts struct {
 	awsDest     *aws.Config           // deliver to AWS destinations through this config (LocalStack)
 	pollers     int                   // the delivery queue's concurrent invocations (runner.Options.Pollers)
 	slowPollers int                   // the slow lane's
+	paced       int                   // the paced lane's
 }
 
 // harness is one test's system.
@@ -151,7 +152,7 @@ func start(t *testing.T, o opts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers,
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers, PacedPollers: o.paced,
 		Streams: emulator.StreamsClient(env.DynamoURL), StreamARN: streamARN, StatsStore: store.New(env.DB, env.Table)})
 	if err != nil {
 		t.Fatal(err)

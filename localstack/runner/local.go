@@ -12,6 +12,7 @@ import (
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/delivery"
 	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/stats"
 )
@@ -26,7 +27,7 @@ type Options struct {
 	SlowPollers int
 	// PacedPollers are the paced lane's (lifecycle.LanePaced), when the app
 	// has one: its mapping's maximum concurrency (default a quarter of
-	// Pollers, at least 1), with its batching window and batches of 100.
+	// Pollers, at least 1), with its batches (schema.PacedBatch).
 	PacedPollers int
 	SweepEvery   time.Duration // the sweeper's timer; 0 turns it off
 	// ScheduleEvery is the scheduler's timer (the sweeper function invoked
@@ -49,6 +50,7 @@ type Local struct {
 	app    *app.App
 	srv    *http.Server
 	lanes  []*Poller // the delivery queue's, and its slow and paced lanes'
+	worker *delivery.Worker
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -77,7 +79,8 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	}()
 	// One worker for every lane, as one deliver function has a mapping for
 	// each: its in-process slot handoff (shared/inflight) spans them.
-	worker := Concurrent(a.Worker().Handle)
+	l.worker = a.Worker()
+	worker := Concurrent(l.worker.Handle)
 	type mapping struct {
 		concurrency int
 		batch       int32
@@ -129,6 +132,10 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	}
 	return l, nil
 }
+
+// SlotWaits is how long the deliver invocations have slept for rate slots
+// so far (delivery.Worker.SlotWaits).
+func (l *Local) SlotWaits() time.Duration { return l.worker.SlotWaits() }
 
 // DeliverBilled is the deliver invocations' durations so far, added up
 // over the lanes: what Lambda would bill.

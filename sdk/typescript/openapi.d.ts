@@ -1373,7 +1373,7 @@ export interface components {
             };
         };
         /**
-         * @description `idempotency_key_reused`, `endpoint_limit`, `endpoint_disabled`, `endpoint_deleted`,
+         * @description `idempotency_key_reused`, `idempotency_key_in_progress` (retry shortly), `endpoint_limit`, `endpoint_disabled`, `endpoint_deleted`,
          *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `previous_key_live` (a v1a key rotation while the previous key still signs), `conflict`
          *     (a signing key rotation raced another, or a settings change met the endpoint changing
          *     three times over; try again).

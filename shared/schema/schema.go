@@ -137,15 +137,19 @@ var Queues = QueueDefs{
 	DLQTag:           "dlq",
 }
 
-// The paced lane's mapping (lifecycle.LanePaced) waits up to PacedWindow to
-// fill a batch of up to PacedBatch messages: its messages reach the worker
-// 1-2 s before their slots, and one invocation then sleeps for a second's
-// slots at once. 100 messages carry at most ~0.5 MB (bodies up to 4 KiB),
-// far under Lambda's 6 MB invocation payload.
+// The paced lane's mapping (lifecycle.LanePaced) takes batches of up to
+// PacedBatch with no batching window: its messages are delayed to their
+// slots' seconds (shared/pace) and leave as they arrive, so a window would
+// only make them late for their seconds.
 const (
-	PacedWindow = time.Second
-	PacedBatch  = 100
+	PacedWindow = 0 * time.Second
+	PacedBatch  = 10
 )
+
+// DeliverMemoryMB is the deliver function's memory: the cheapest of 128,
+// 256, 512 and 1,024 MB for a delivery (shared/cost DeliverSeconds,
+// TestDeliverMemoryIsTheCheapest), as its time is mostly waiting.
+const DeliverMemoryMB = 128
 
 // The stats function's stream mapping: batches of up to StatsBatch records
 // gathered for up to StatsWindow, so that a busy endpoint's hour takes one

@@ -118,6 +118,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 		snap.Delivery = &cp
 	}
 	leases := map[string]domain.Lease{}
+	var slowUntil int64
 	eventThere := r.Event != nil
 	now := s.now()
 	for _, it := range items {
@@ -149,6 +150,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			if leases, err = slotLeases(it); err != nil {
 				return snap, err
 			}
+			slowUntil, _ = strconv.ParseInt(numberAttr(it, slowAttr), 10, 64)
 		}
 	}
 	if !eventThere {
@@ -164,7 +166,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 		}
 	}
 	if snap.Endpoint != nil {
-		snap.Endpoint.Leases = leases
+		snap.Endpoint.Leases, snap.Endpoint.SlowUntil = leases, slowUntil
 		if snap.Endpoint.SignsV1a() {
 			if snap.Endpoint.SigningKeys, err = s.signingKeysFor(ctx, r.AccountID); err != nil {
 				return snap, err
@@ -460,7 +462,7 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	var set, remove []string
 	vals := item{}
 	if lifecycle.Recovers(*ep, o) {
-		remove = append(remove, "failing_since")
+		remove = append(remove, "failing_since", "disable_warned_at")
 	}
 	if lifecycle.AuthRecovers(*ep, o) {
 		remove = append(remove, "auth_failing_since")
