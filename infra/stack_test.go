@@ -277,6 +277,9 @@ func TestFunctions(t *testing.T) {
 		}
 		if fn == FnDeliver {
 			want["GOMEMLIMIT"] = DeliverGoMemLimit
+			if got := render(env["PORTAL_URL"]); strings.HasSuffix(got, "portal/") { // the notices' link (TestNoticesLinkToThePortal)
+				want["PORTAL_URL"] = got
+			}
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")
