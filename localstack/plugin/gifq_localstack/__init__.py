@@ -1,1 +1,1 @@
-"""LocalStack plugins of gifq-webhooks: see executor.py and dynamodb.py."""
+"""LocalStack plugins of gifq-webhooks: see executor.py, dynamodb.py and dynamodbstreams.py."""
