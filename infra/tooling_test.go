@@ -251,9 +251,9 @@ func TestStackEnvScript(t *testing.T) {
 }
 
 // TestLocalStackHostInstall: make localstack-up installs LocalStack pinned,
-// every requirement at an exact version, and our plugin registers the two
+// every requirement at an exact version, and our plugin registers the
 // entry points host.sh selects (LAMBDA_RUNTIME_EXECUTOR=host,
-// PROVIDER_OVERRIDE_DYNAMODB=moto).
+// PROVIDER_OVERRIDE_DYNAMODB=moto, PROVIDER_OVERRIDE_DYNAMODBSTREAMS=moto).
 func TestLocalStackHostInstall(t *testing.T) {
 	raw, err := os.ReadFile("../localstack/requirements.txt")
 	if err != nil {
@@ -280,6 +280,7 @@ func TestLocalStackHostInstall(t *testing.T) {
 	for _, want := range []string{
 		"[project.entry-points.\"localstack.lambda.runtime_executor\"]\nhost = \"gifq_localstack.executor:HostRuntimeExecutorPlugin\"",
 		"[project.entry-points.\"localstack.aws.provider\"]\n\"dynamodb:moto\" = \"gifq_localstack.dynamodb:dynamodb_moto\"",
+		"\"dynamodbstreams:moto\" = \"gifq_localstack.dynamodbstreams:dynamodbstreams_moto\"",
 	} {
 		if !strings.Contains(string(py), want) {
 			t.Errorf("pyproject.toml lacks\n%s", want)
@@ -289,7 +290,7 @@ func TestLocalStackHostInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"LAMBDA_RUNTIME_EXECUTOR=host", "PROVIDER_OVERRIDE_DYNAMODB=moto", "GATEWAY_LISTEN=\"$LISTEN\"",
+	for _, want := range []string{"LAMBDA_RUNTIME_EXECUTOR=host", "PROVIDER_OVERRIDE_DYNAMODB=moto", "PROVIDER_OVERRIDE_DYNAMODBSTREAMS=moto", ",dynamodbstreams,", "GATEWAY_LISTEN=\"$LISTEN\"",
 		"LISTEN=${LOCALSTACK_LISTEN:-127.0.0.1:4566}", "DNS_ADDRESS=0", "env -i", "setsid", "9>&-", "flock", "kill -TERM -- \"-$pid\""} {
 		if !strings.Contains(string(sh), want) {
 			t.Errorf("host.sh does not contain %q", want)
