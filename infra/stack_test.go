@@ -412,8 +412,8 @@ func TestStatsEventSource(t *testing.T) {
 			"FilterCriteria":                 m{"Filters": []any{m{"Pattern": `{"dynamodb":{"Keys":{"sk":{"S":["DLV"]}}},"eventName":["MODIFY"]}`}}},
 		})
 	})
-	// LocalStack too (its Streams served by moto, as its DynamoDB).
-	synth(t, "localstack").tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(4))
+	// LocalStack's Lambda cannot find moto's stream: no mapping there.
+	synth(t, "localstack").tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
 	check(t, "stats alarm", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), m{
 			"MetricName": "Errors", "Dimensions": []any{m{"Name": "FunctionName", "Value": m{"Ref": statsID}}},
