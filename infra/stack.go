@@ -248,8 +248,8 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	// gathered for StatsWindow; a failed batch is halved and retried at
 	// most StatsRetries times, then skipped (counters are approximate on
 	// retry: shared/stats/README.md). The event source grants the stream
-	// read. Not on LocalStack: its DynamoDB (moto) makes the stream but its
-	// Lambda cannot find it (the deploy fails); there the function has no
+	// read. Not on LocalStack: its poller reads moto's stream at first but
+	// stops partway through the e2e suite; there the function has no
 	// trigger (localstack/README.md).
 	if cfg.Stage != LocalStackStage {
 		s.Functions[FnStats].AddEventSource(awslambdaeventsources.NewDynamoEventSource(s.Table, &awslambdaeventsources.DynamoEventSourceProps{
