@@ -25,6 +25,8 @@ type checker struct {
 	// were read from (clockError).
 	allowance time.Duration
 	kindOf    map[string]string
+	pathOf    map[string]string // endpoint id -> the receiver's path
+	trace     string            // the system's trace (trace.go), to explain late deliveries
 	rv        *receiver
 	final     map[string]bool // seen final while draining
 }
@@ -90,6 +92,7 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 		latest                                   time.Duration
 		latestID                                 string
 		perSeries                                = map[int]int{} // attempts in a series -> series
+		lateOnes                                 []int
 		outcomes                                 = map[string]map[string]int{}
 	)
 	for i, d := range all {
@@ -132,6 +135,7 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 		}
 		if past > c.allowance {
 			late++
+			lateOnes = append(lateOnes, i)
 			broke("delivery %s (%s) final %s after its deadline (more than one sweep, %s)", d.ID, kind, past.Round(time.Millisecond), c.allowance)
 		}
 		if d.FailReason == domain.ReasonEventExpired && kind == "healthy" {
@@ -165,7 +169,103 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 			fmt.Printf("  %-12s %s\n", name, joinCounts(o))
 		}
 	}
+	if len(lateOnes) > 0 {
+		c.explain(all, logs, lateOnes)
+	}
 	return ok, nil
+}
+
+// explainAtMost is how many late deliveries the checker explains in full.
+const explainAtMost = 40
+
+// explain prints the timeline of each late delivery (the first
+// explainAtMost): the trace's sends, receives, visibility changes and
+// faults, the attempt log, the receiver's requests and the clock's jumps;
+// then, for all of them, the largest wait of a message past its due time
+// (the queue's backlog) and what the last attempt started after.
+func (c *checker) explain(all []domain.Delivery, logs [][]domain.Attempt, late []int) {
+	byDelivery, jumps, err := readTrace(c.trace)
+	if err != nil {
+		fmt.Printf("  (no trace: %v)\n", err)
+		return
+	}
+	fmt.Printf("  late deliveries explained (times from ingest; the table's times are the functions' clock, the rest real):\n")
+	for n, i := range late {
+		d := all[i]
+		deadline := lifecycle.Deadline(d, c.cfg.Retry, c.cfg.DeliveryTimeout)
+		final := domain.Time(max(d.DeliveredAt, d.FailedAt))
+		start := domain.Time(d.CreatedAt)
+		lines := byDelivery[d.ID]
+		lag, lagAt := queueLag(lines)
+		var lastStart time.Time
+		for _, a := range logs[i] {
+			if t := domain.Time(a.StartedAt); t.After(lastStart) {
+				lastStart = t
+			}
+		}
+		fmt.Printf("    %s (%s) %s %s, %d attempts, %d throttles: final %s past its deadline; last attempt started %s against the deadline; a message received %s after its due time (%s)\n",
+			d.ID, c.kindOf[d.EndpointID], d.Status, d.FailReason, d.Attempts, d.Throttles, final.Sub(deadline).Round(time.Millisecond),
+			signed(lastStart.Sub(deadline)), lag.Round(time.Millisecond), lagAt)
+		if n >= explainAtMost {
+			continue
+		}
+		var evs []event
+		evs = append(evs, event{start, "created (ingest)"}, event{final, "final: " + string(d.Status) + " " + string(d.FailReason)})
+		if d.SeriesAt != 0 && d.SeriesAt != d.CreatedAt {
+			evs = append(evs, event{domain.Time(d.SeriesAt), "series start"})
+		}
+		for _, l := range lines {
+			evs = append(evs, event{time.UnixMilli(l.At), fmt.Sprintf("%s [%s] %s (clock %+dms)", l.What, l.Lane, l.Detail, l.Offset)})
+		}
+		for _, a := range logs[i] {
+			at := domain.Time(a.StartedAt)
+			evs = append(evs, event{at, fmt.Sprintf("attempt %s #%d series %d starts", a.Kind, a.Number, a.Series)},
+				event{at.Add(time.Duration(a.DurationMs) * time.Millisecond), fmt.Sprintf("attempt #%d ends: %s %d %s", a.Number, a.Outcome, a.StatusCode, a.ErrorClass)})
+		}
+		c.rv.mu.Lock()
+		for _, r := range c.rv.log[c.eventOf(d)] {
+			evs = append(evs, event{r.at, "receiver: request in"}, event{r.end, fmt.Sprintf("receiver: answered %d", r.code)})
+		}
+		c.rv.mu.Unlock()
+		for _, j := range jumps {
+			if at := time.UnixMilli(j.At); at.After(start.Add(-5*time.Second)) && at.Before(final.Add(5*time.Second)) {
+				evs = append(evs, event{at, "clock jumps to " + j.Detail})
+			}
+		}
+		fmt.Print(timeline(start, deadline, c.allowance, evs))
+	}
+}
+
+// eventOf is the receiver's key of d's requests.
+func (c *checker) eventOf(d domain.Delivery) string {
+	return d.EventID + "|" + c.pathOf[d.EndpointID]
+}
+
+// queueLag is the longest a message of the trace waited past its due time
+// (sent at t with delay s: due at t+s) before it was received, and when.
+func queueLag(lines []traceLine) (time.Duration, string) {
+	var lag time.Duration
+	var at string
+	var due []time.Time
+	for _, l := range lines {
+		switch l.What {
+		case "send":
+			var s int
+			fmt.Sscanf(l.Detail[strings.Index(l.Detail, "delay=")+len("delay="):], "%ds", &s)
+			due = append(due, time.UnixMilli(l.At).Add(time.Duration(s)*time.Second))
+		case "receive":
+			// The earliest due message not yet received is the one received.
+			if len(due) == 0 {
+				continue
+			}
+			sort.Slice(due, func(i, j int) bool { return due[i].Before(due[j]) })
+			if w := time.UnixMilli(l.At).Sub(due[0]); w > lag {
+				lag, at = w, l.Lane
+			}
+			due = due[1:]
+		}
+	}
+	return lag, at
 }
 
 // clockError is how far apart two times read from the faulty clock can be

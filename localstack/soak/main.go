@@ -130,9 +130,9 @@ func run(o options) (bool, error) {
 	for k, v := range settings {
 		env = append(env, k+"="+v)
 	}
-	faultLog := filepath.Join(dir, "faults")
+	faultLog, traceLog := filepath.Join(dir, "faults"), filepath.Join(dir, "trace")
 	env = append(env, envDynamo+"="+emu.DynamoDBURL, envSQS+"="+emu.SQSURL, envAPIAddr+"="+apiAddr, envFaults+"="+fmt.Sprint(o.faults),
-		envFaultLog+"="+faultLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers), envBusy+"="+strconv.Itoa(o.busy))
+		envFaultLog+"="+faultLog, envTrace+"="+traceLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers), envBusy+"="+strconv.Itoa(o.busy))
 	sysLog, _ := os.Create(filepath.Join(dir, "system.log"))
 	sys := &system{env: env, seed: o.seed, log: sysLog}
 	sys.start()
@@ -178,7 +178,7 @@ func run(o options) (bool, error) {
 		time.Since(began).Round(time.Second), len(t.accepted), t.retried.Load(), sys.restarts.Load())
 
 	// Drain: until nothing is pending, or well past the last deadline.
-	c := &checker{store: st, cfg: cfg, allowance: o.sweepEvery + o.sweepGrace + cfg.DeliveryTimeout + clockError(o.faults), kindOf: t.kindOf, rv: rv, final: map[string]bool{}}
+	c := &checker{store: st, cfg: cfg, allowance: o.sweepEvery + o.sweepGrace + cfg.DeliveryTimeout + clockError(o.faults), kindOf: t.kindOf, pathOf: t.pathOf, rv: rv, final: map[string]bool{}, trace: traceLog}
 	last := time.Now()
 	limit := last.Add(time.Duration(float64(cfg.Retry.Total())*(1+cfg.Retry.Jitter)) + 8*cfg.DeliveryTimeout + 2*c.allowance + 30*time.Second)
 	for {

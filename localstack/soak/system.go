@@ -28,6 +28,7 @@ const (
 	envScheduleEvery = "SOAK_SCHEDULE_EVERY"
 	envPollers       = "SOAK_POLLERS"
 	envBusy          = "SOAK_BUSY"
+	envTrace         = "SOAK_TRACE"
 )
 
 // runSystem is make dev's runner (every function in one process) with the
@@ -53,11 +54,17 @@ func runSystem() error {
 	if err != nil {
 		return err
 	}
+	clk := &clock{}
+	lanes := map[string]string{cfg.QueueURL: "fast", cfg.SlowQueueURL: "slow", cfg.PacedQueueURL: "paced", cfg.DLQURL: "dlq"}
+	tr, err := newTracer(os.Getenv(envTrace), lanes, clk)
+	if err != nil {
+		return err
+	}
+	clk.t = tr
 	db, q := emulator.Clients(os.Getenv(envDynamo), os.Getenv(envSQS))
 	busy, _ := strconv.Atoi(os.Getenv(envBusy))
-	qc := queueClient{SQS: q, f: f, busy: busy, notBusy: map[string]bool{cfg.SlowQueueURL: true, cfg.DLQURL: true}}
-	a := app.New(cfg, dynamo{db, f}, qc, os.Stderr, "local")
-	clk := &clock{}
+	qc := queueClient{SQS: q, f: f, t: tr, busy: busy, notBusy: map[string]bool{cfg.SlowQueueURL: true, cfg.DLQURL: true}}
+	a := app.New(cfg, dynamo{db, f, tr}, qc, os.Stderr, "local")
 	a.Now = clk.Now
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
