@@ -20,12 +20,12 @@ import (
 // clock jump. The checker joins it with the attempt log and the
 // receiver's requests to explain a delivery final past its allowance.
 type traceLine struct {
-	At       int64  `json:"t"`            // real time, unix ms
-	Offset   int64  `json:"o,omitempty"`  // the functions' clock minus the real one, ms
-	Delivery string `json:"d,omitempty"`  // the delivery's id ("" for a clock jump)
-	What     string `json:"k"`            // send, receive, change_visibility, a fault kind
-	Lane     string `json:"q,omitempty"`  // fast, slow, paced, dlq
-	Detail   string `json:"x,omitempty"`  // delay, receive count, gen, hops...
+	At       int64  `json:"t"`           // real time, unix ms
+	Offset   int64  `json:"o,omitempty"` // the functions' clock minus the real one, ms
+	Delivery string `json:"d,omitempty"` // the delivery's id ("" for a clock jump)
+	What     string `json:"k"`           // send, receive, change_visibility, a fault kind
+	Lane     string `json:"q,omitempty"` // fast, slow, paced, dlq
+	Detail   string `json:"x,omitempty"` // delay, receive count, gen, hops...
 }
 
 type tracer struct {
