@@ -42,7 +42,7 @@ type options struct {
 	rate, faults                     float64
 	accounts, pollers, busy          int
 	seed                             uint64
-	retry                            string
+	retry, trace                     string
 }
 
 func main() {
@@ -64,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.sweepEvery, "sweep", 10*time.Second, "the sweeper's interval (the scheduler's too)")
 	flag.DurationVar(&o.sweepGrace, "grace", 5*time.Second, "SWEEP_GRACE")
 	flag.StringVar(&o.retry, "retry", "1s,2s,4s,8s,15s,30s,30s", "RETRY_SCHEDULE")
+	flag.StringVar(&o.trace, "trace", "", "keep the system's trace (trace.go) in this file (default: a temporary one)")
 	flag.Parse()
 	if o.seed == 0 {
 		o.seed = uint64(time.Now().UnixNano()%1e9) + 1
@@ -131,6 +132,9 @@ func run(o options) (bool, error) {
 		env = append(env, k+"="+v)
 	}
 	faultLog, traceLog := filepath.Join(dir, "faults"), filepath.Join(dir, "trace")
+	if o.trace != "" {
+		traceLog = o.trace
+	}
 	env = append(env, envDynamo+"="+emu.DynamoDBURL, envSQS+"="+emu.SQSURL, envAPIAddr+"="+apiAddr, envFaults+"="+fmt.Sprint(o.faults),
 		envFaultLog+"="+faultLog, envTrace+"="+traceLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers), envBusy+"="+strconv.Itoa(o.busy))
 	sysLog, _ := os.Create(filepath.Join(dir, "system.log"))

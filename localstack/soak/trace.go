@@ -109,9 +109,9 @@ func readTrace(path string) (map[string][]traceLine, []traceLine, error) {
 		if json.Unmarshal(sc.Bytes(), &l) != nil {
 			continue // a line a killed process cut short
 		}
-		if l.Delivery == "" {
+		if l.What == faultClock {
 			jumps = append(jumps, l)
-		} else {
+		} else if l.Delivery != "" {
 			byDelivery[l.Delivery] = append(byDelivery[l.Delivery], l)
 		}
 	}
