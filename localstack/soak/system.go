@@ -69,7 +69,14 @@ func runSystem() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go clk.jumps(ctx, f)
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: os.Getenv(envAPIAddr), SweepEvery: sweepEvery, ScheduleEvery: scheduleEvery, Pollers: pollers})
+	// The slow and paced lanes at a quarter of the fast lane's, as make
+	// dev's, but at least 2: an SQS event source mapping's maximum
+	// concurrency is 2 at the least (the stack's defaults are 50), and one
+	// invocation, held by a batch's hanging attempt, left the slow lane's
+	// messages up to a minute past their due time.
+	lane := max(pollers/4, 2)
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: os.Getenv(envAPIAddr), SweepEvery: sweepEvery, ScheduleEvery: scheduleEvery,
+		Pollers: pollers, SlowPollers: lane, PacedPollers: lane})
 	if err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
