@@ -190,6 +190,8 @@ func (c *checker) explain(all []domain.Delivery, logs [][]domain.Attempt, late [
 		return
 	}
 	fmt.Printf("  late deliveries explained (times from ingest; the table's times are the functions' clock, the rest real):\n")
+	causes := map[string]int{}
+	defer func() { fmt.Printf("  late deliveries by cause: %s\n", joinCounts(causes)) }()
 	for n, i := range late {
 		d := all[i]
 		deadline := lifecycle.Deadline(d, c.cfg.Retry, c.cfg.DeliveryTimeout)
@@ -203,9 +205,15 @@ func (c *checker) explain(all []domain.Delivery, logs [][]domain.Attempt, late [
 				lastStart = t
 			}
 		}
-		fmt.Printf("    %s (%s) %s %s, %d attempts, %d throttles: final %s past its deadline; last attempt started %s against the deadline; a message received %s after its due time (%s)\n",
+		started := "no attempt"
+		if !lastStart.IsZero() {
+			started = "its last attempt started " + signed(lastStart.Sub(deadline))
+		}
+		cause, why := lateCause(lines, deadline)
+		causes[cause]++
+		fmt.Printf("    %s (%s) %s %s, %d attempts, %d throttles: final %s past its deadline, %s; %s; the longest a message waited past its due time %s (%s lane)\n",
 			d.ID, c.kindOf[d.EndpointID], d.Status, d.FailReason, d.Attempts, d.Throttles, final.Sub(deadline).Round(time.Millisecond),
-			signed(lastStart.Sub(deadline)), lag.Round(time.Millisecond), lagAt)
+			started, why, lag.Round(time.Millisecond), lagAt)
 		if n >= explainAtMost {
 			continue
 		}
@@ -242,30 +250,80 @@ func (c *checker) eventOf(d domain.Delivery) string {
 }
 
 // queueLag is the longest a message of the trace waited past its due time
-// (sent at t with delay s: due at t+s) before it was received, and when.
+// (sent at t with delay s: due at t+s) before its first receive, and on
+// which lane.
 func queueLag(lines []traceLine) (time.Duration, string) {
 	var lag time.Duration
 	var at string
-	var due []time.Time
+	due := map[string]time.Time{} // lane and message (gen, hops) -> due
 	for _, l := range lines {
+		key := l.Lane + " " + messageOf(l.Detail)
 		switch l.What {
 		case "send":
-			var s int
-			fmt.Sscanf(l.Detail[strings.Index(l.Detail, "delay=")+len("delay="):], "%ds", &s)
-			due = append(due, time.UnixMilli(l.At).Add(time.Duration(s)*time.Second))
+			if _, ok := due[key]; !ok {
+				due[key] = time.UnixMilli(l.At).Add(time.Duration(delayOf(l.Detail)) * time.Second)
+			}
 		case "receive":
-			// The earliest due message not yet received is the one received.
-			if len(due) == 0 {
-				continue
+			if t, ok := due[key]; ok && strings.Contains(l.Detail, "count=1") {
+				if w := time.UnixMilli(l.At).Sub(t); w > lag {
+					lag, at = w, l.Lane
+				}
 			}
-			sort.Slice(due, func(i, j int) bool { return due[i].Before(due[j]) })
-			if w := time.UnixMilli(l.At).Sub(due[0]); w > lag {
-				lag, at = w, l.Lane
-			}
-			due = due[1:]
 		}
 	}
 	return lag, at
+}
+
+// lateCause names what made a delivery late, from its trace: sends lost
+// (the sweeper's re-queues among them: each lost one costs a sweep), or
+// put-backs after its deadline (waits without an attempt: the breaker's,
+// the in-flight cap's, a Retry-After's), else the queue.
+func lateCause(lines []traceLine, deadline time.Time) (cause, why string) {
+	var lost, lostRequeues, putBacks int
+	for _, l := range lines {
+		msg := messageOf(l.Detail)
+		switch {
+		case l.What == faultLostSend && strings.HasSuffix(msg, "hops=0") && !strings.HasPrefix(msg, "gen=1 "):
+			lostRequeues++
+			lost++
+		case l.What == faultLostSend:
+			lost++
+		case l.What == "send" && l.Lane != "dlq" && !strings.HasSuffix(msg, "hops=0") && time.UnixMilli(l.At).After(deadline):
+			putBacks++
+		}
+	}
+	why = fmt.Sprintf("%d sends lost (%d of them the sweeper's re-queues), put back %d times after its deadline", lost, lostRequeues, putBacks)
+	switch {
+	case lostRequeues > 0:
+		return "a lost re-queue", why
+	case putBacks > 0:
+		return "waits past the deadline", why
+	case lost > 0:
+		return "a lost send", why
+	}
+	return "other", why
+}
+
+// messageOf is a trace detail's message: "gen=N hops=M".
+func messageOf(detail string) string {
+	i := strings.Index(detail, "gen=")
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(detail[i:])
+	if len(f) < 2 {
+		return ""
+	}
+	return f[0] + " " + f[1]
+}
+
+// delayOf is a send's delay in seconds.
+func delayOf(detail string) int {
+	var s int
+	if i := strings.Index(detail, "delay="); i >= 0 {
+		fmt.Sscanf(detail[i+len("delay="):], "%ds", &s)
+	}
+	return s
 }
 
 // clockError is how far apart two times read from the faulty clock can be
