@@ -27,7 +27,7 @@ var DashboardAppMetrics = []string{
 	obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricDelivered,
 	obs.MetricAttemptsFailed, obs.MetricDeadLettered, obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals,
 	obs.MetricSlotHandoffs, obs.MetricSlowLaneMoves, obs.MetricAttemptDuration, obs.MetricTimeToDeliver, obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered,
-	obs.MetricRedriveMoved, obs.MetricEnqueueFailures, obs.MetricOpEventsFailed, obs.MetricSweeperRuns, obs.MetricSchedulerRuns,
+	obs.MetricRedriveMoved, obs.MetricEnqueueFailures, obs.MetricOpEventsFailed, obs.MetricSweeperRuns, obs.MetricSchedulerRuns, obs.MetricOrderedHolds,
 }
 
 func (s *Stack) addDashboard(name string) {
@@ -112,7 +112,7 @@ func (s *Stack) addDashboard(name string) {
 	)
 	s.Dashboard.AddWidgets(
 		graph("Ingest", 8, counts(obs.MetricEventsIngested, obs.MetricDeliveriesCreated, obs.MetricAttempts, obs.MetricEnqueueFailures, obs.MetricOpEventsFailed), nil),
-		graph("Deferrals (no attempt used), slot handoffs, slow lane moves", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals, obs.MetricSlotHandoffs, obs.MetricSlowLaneMoves), nil),
+		graph("Deferrals (no attempt used), ordered holds, slot handoffs, slow lane moves", 8, counts(obs.MetricRateLimitDeferrals, obs.MetricEndpointDeferrals, obs.MetricOrderedHolds, obs.MetricSlotHandoffs, obs.MetricSlowLaneMoves), nil),
 		graph("Sweeper and redrive", 8, counts(obs.MetricSweeperRequeued, obs.MetricSweeperDeadLettered, obs.MetricRedriveMoved),
 			counts(obs.MetricSweeperRuns, obs.MetricSchedulerRuns)), // heartbeats, right axis
 	)

@@ -31,7 +31,6 @@ func (w *syncWriter) String() string {
 // local receiver that verifies it with the endpoint's secret; it prints the
 // forward and the local answer, and stops cleanly when its context ends.
 func TestListenForwardsSignedEvents(t *testing.T) {
-	localOnly(t)
 	h := start(t, opts{})
 	_, key := h.account(t)
 	var ep struct {

@@ -38,8 +38,8 @@ func TestMain(m *testing.M) {
 // middleware, no signing, the answer read but not decoded). Their difference
 // is the SDK's work per call; "http" is net/http's and the loopback's. A
 // call's cost times a delivery's calls is a floor under the CPU per
-// delivery that only fewer calls can lower (docs/performance.md, "The floor
-// of one call").
+// delivery that only fewer calls can lower (docs/performance.md, "Our CPU
+// per delivery").
 func BenchmarkAWSCall(b *testing.B) {
 	ctx := context.Background()
 	env := testenv.New(b)
