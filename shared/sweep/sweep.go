@@ -14,6 +14,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -166,7 +167,13 @@ func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.C
 
 // sweepShard sweeps one shard; first is the due time of its oldest entry
 // (0: none).
+//
+// A delivery whose sweep fails (its re-queue's send refused, a throttled
+// write) does not stop the shard: the rest of it is swept all the same, and
+// the errors are returned at the end. Stopped at the first, one SQS error
+// left every later overdue delivery of the shard a whole interval more.
 func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (r Result, first int64, err error) {
+	var failed []error
 	err = eachID(ctx, func(start store.Cursor) ([]string, store.Cursor, error) {
 		page, err := s.Store.DueForSweep(ctx, shard, before, pageSize, start)
 		if start == nil && len(page.DueAt) > 0 {
@@ -174,10 +181,16 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (r Re
 		}
 		return page.IDs, page.Next, err
 	}, func(id string) error {
+		if ctx.Err() != nil {
+			return ctx.Err() // the run's time budget is spent
+		}
 		r.Found++
-		return s.sweepOne(ctx, id, before, &r)
+		if err := s.sweepOne(ctx, id, before, &r); err != nil {
+			failed = append(failed, fmt.Errorf("delivery %s: %w", id, err))
+		}
+		return nil
 	})
-	return r, first, err
+	return r, first, errors.Join(append(failed, err)...)
 }
 
 // pageSize is how many ids one index query of a shard returns.

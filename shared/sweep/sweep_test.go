@@ -2,9 +2,11 @@ package sweep_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,5 +148,39 @@ func TestLostMessagesAreRequeuedOnce(t *testing.T) {
 	}
 	if got := r.queued(t); got != n {
 		t.Fatalf("%d messages after a second sweep, want %d", got, n)
+	}
+}
+
+// refuseFirst is the real queue with its first Send refused, as SQS refuses
+// one after the SDK's retries.
+type refuseFirst struct {
+	sweep.Queue
+	sent atomic.Int32
+}
+
+func (q *refuseFirst) Send(ctx context.Context, m queue.Message, d time.Duration) error {
+	if q.sent.Add(1) == 1 {
+		return errors.New("InternalError: injected")
+	}
+	return q.Queue.Send(ctx, m, d)
+}
+
+// One delivery's re-queue refused does not stop the sweep of the rest: every
+// other overdue delivery, in its shard too, is re-queued in the same run,
+// and the run reports the error.
+func TestARefusedSendDoesNotStopTheSweep(t *testing.T) {
+	r := newRig(t)
+	const n = 48 // three a shard on average: the refused one has others in its shard
+	r.deliveries(t, n)
+	r.sw.Queue = &refuseFirst{Queue: r.q}
+	res, err := r.sw.Run(ctx)
+	if err == nil {
+		t.Fatal("a refused send: the run reports no error")
+	}
+	if res.Requeued != n-1 {
+		t.Fatalf("one send refused: %d of %d re-queued, want %d (%+v)", res.Requeued, n, n-1, res)
+	}
+	if got := r.queued(t); got != n-1 {
+		t.Fatalf("%d messages queued, want %d", got, n-1)
 	}
 }
