@@ -58,7 +58,7 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 4, "requests a second to the API (single events, batches of 5, fan-outs to every endpoint)")
 	flag.Float64Var(&o.faults, "faults", 1, "the fault rates' scale: 0 none, 1 the defaults (faults.go), 2 twice as many")
 	flag.IntVar(&o.accounts, "accounts", 4, "accounts, each with one endpoint of every kind")
-	flag.IntVar(&o.pollers, "pollers", 2, "the delivery queue's concurrent invocations: few enough that the queue has a backlog, as a busy deployment's has")
+	flag.IntVar(&o.pollers, "pollers", 5, "the delivery queue's concurrent invocations: 5, as Lambda starts on a queue with messages, before it scales out (the busy queue's backlog is -busy's)")
 	flag.IntVar(&o.busy, "busy", 1, "other tenants' messages the delivery queue shows at every look (a busy deployment's always shows some); 0: only the soak's own")
 	flag.Uint64Var(&o.seed, "seed", 0, "the seed of the faults and the traffic (0: a new one, printed)")
 	flag.DurationVar(&o.sweepEvery, "sweep", 10*time.Second, "the sweeper's interval (the scheduler's too)")
