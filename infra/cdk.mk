@@ -102,7 +102,7 @@ infra-test:
 # the template's metadata, each with its reason, from infra/checkov.go.
 CFN_CHECK_VENV    := .cache/cfn-check
 CFN_CHECK_OUT     := $(CDK_OUT)/cfn-check
-CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c egressStaticIps=true -c waf=true
+CFN_CHECK_CONTEXT := -c stage=prod -c lambdaArchitecture=$(LAMBDA_ARCH) -c alarmEmail=ops@example.com -c notifyEmailFrom=notices@example.com -c egressStaticIps=true -c waf=true
 CFN_CHECK_DEMO    := -c stage=demo -c lambdaArchitecture=$(LAMBDA_ARCH) -c demoReceiver=true -c api=http -c tableCapacity=provisioned
 CFN_CHECK_FILES    = $(CDK_OUT)/GifqWebhooks-$(STAGE).template.json $(CFN_CHECK_OUT)/GifqWebhooks-prod.template.json \
 	$(CFN_CHECK_OUT)/demo/GifqWebhooks-demo.template.json
@@ -143,7 +143,10 @@ LOCALSTACK_SWEEP_GRACE    ?= 3s
 LOCALSTACK_CONTEXT = -c stage=localstack -c lambdaArchitecture=$(LOCALSTACK_ARCH) \
 	-c allowedSchemes=http,https -c allowPrivateEndpoints=true \
 	-c retrySchedule=$(LOCALSTACK_RETRY_SCHEDULE) -c sweepGrace=$(LOCALSTACK_SWEEP_GRACE) \
-	-c apiGatewayCloudWatchRole=false $(LOCALSTACK_CDK_CONTEXT)
+	-c apiGatewayCloudWatchRole=false -c notifyEmailFrom=$(LOCALSTACK_NOTIFY_FROM) $(LOCALSTACK_CDK_CONTEXT)
+# Notices by email from this sender (LocalStack's SES: the e2e verifies it
+# and reads the mails at /_aws/ses).
+LOCALSTACK_NOTIFY_FROM ?= notices@gifq.example
 LOCALSTACK_OUTPUTS  := $(CDK_OUT)/localstack-outputs.json
 # Host mode: LocalStack's log, with every line the functions print (host.sh).
 LOCALSTACK_LOG      = $(abspath $(or $(LOCALSTACK_STATE),.cache/localstack))/localstack.log
@@ -152,7 +155,7 @@ LOCALSTACK_LOG      = $(abspath $(or $(LOCALSTACK_STATE),.cache/localstack))/loc
 LOCALSTACK_CDK_ENV  = AWS_ENDPOINT_URL=$(LOCALSTACK_ENDPOINT) AWS_ENDPOINT_URL_S3=$(LOCALSTACK_ENDPOINT) \
 	AWS_S3_FORCE_PATH_STYLE=1 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 # What the deployed stack can run (docs/deploy.md lists the rest and why).
-LOCALSTACK_E2E_RUN  ?= ^Test(Happy|Retries|Always500|Rejected|Redirect|Duplicate|Idempotent|IngestValidation|EventShows|ResendDoesNot|Recover|EndpointLifecycle|RotateSecret|Authorization|SecretsNeverLogged|StandardWebhooks|Batch|IngestFlood|Deployed|OperationalEvents|ReplayDelivers|AWSProvider|AWSDestinations|Ordered|EventsFeed|PollingEndpoint|NotificationEndpoint|ListenForwards)
+LOCALSTACK_E2E_RUN  ?= ^Test(Happy|Retries|Always500|Rejected|Redirect|Duplicate|Idempotent|IngestValidation|EventShows|ResendDoesNot|Recover|EndpointLifecycle|RotateSecret|Authorization|SecretsNeverLogged|StandardWebhooks|Batch|IngestFlood|Deployed|OperationalEvents|ReplayDelivers|AWSProvider|AWSDestinations|Ordered|EventsFeed|PollingEndpoint|NotificationEndpoint|ListenForwards|NoticeMailSentOnce|NotificationEmail)
 E2E_GOTEST_FLAGS    ?= -count=1 -v -timeout 15m -run '$(LOCALSTACK_E2E_RUN)'
 
 localstack-up:
@@ -177,7 +180,7 @@ localstack-e2e: localstack-deploy
 	@eval "$$(LOCALSTACK_ENDPOINT=$(LOCALSTACK_ENDPOINT) E2E_RECEIVER_HOST=$${E2E_RECEIVER_HOST:-$(if $(filter docker,$(LOCALSTACK_MODE)),host.docker.internal,127.0.0.1)} \
 	    node $(CDK_TOOLS_DIR)/stack-env.mjs $(LOCALSTACK_OUTPUTS) $(LOCALSTACK_STACK))" && \
 	  echo "e2e against $$E2E_API_URL (receiver host $$E2E_RECEIVER_HOST)" && \
-	  E2E_RETRY_SCHEDULE=$(LOCALSTACK_RETRY_SCHEDULE) $(if $(filter docker,$(LOCALSTACK_MODE)),,E2E_FUNCTION_LOG=$(LOCALSTACK_LOG)) \
+	  E2E_RETRY_SCHEDULE=$(LOCALSTACK_RETRY_SCHEDULE) E2E_NOTIFY_EMAIL_FROM=$(LOCALSTACK_NOTIFY_FROM) $(if $(filter docker,$(LOCALSTACK_MODE)),,E2E_FUNCTION_LOG=$(LOCALSTACK_LOG)) \
 	  go test $(E2E_GOTEST_FLAGS) ./localstack/e2e/...
 
 localstack-down:

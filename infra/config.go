@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/constructs-go/constructs/v10"
 
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/portal"
 	"github.com/gifq/webhooks/shared/retry"
 )
@@ -139,6 +140,11 @@ type Config struct {
 	// without a server of one's own; it accepts POSTs from anyone, so leave
 	// it off in production.
 	DemoReceiver bool
+	// NotifyEmailFrom turns on notices by email (context `notifyEmailFrom`:
+	// an address of a verified SES identity, the address or its domain).
+	// deliver mails an account's notification contacts from it when an
+	// endpoint fails, is disabled or recovers (notifymail.go); empty: no email.
+	NotifyEmailFrom string
 }
 
 // Context keys, as written in cdk.json and on the command line.
@@ -171,6 +177,7 @@ const (
 	CtxEgressStaticIPs            = "egressStaticIps"
 	CtxEgressAZs                  = "egressAzs"
 	CtxDemoReceiver               = "demoReceiver"
+	CtxNotifyEmailFrom            = "notifyEmailFrom"
 	CtxTableCapacity              = "tableCapacity"
 	CtxTableMinUnits              = "tableMinUnits"
 	CtxTableMaxUnits              = "tableMaxUnits"
@@ -265,6 +272,11 @@ func (c Config) Validate() error {
 	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	if !stageRE.MatchString(c.Stage) {
 		add("%s=%q: want 1-20 of a-z, 0-9 and '-', starting with a letter", CtxStage, c.Stage)
+	}
+	if c.NotifyEmailFrom != "" {
+		if err := domain.CheckEmail(c.NotifyEmailFrom); err != nil {
+			add("%s=%q: %v (the address of a verified SES identity)", CtxNotifyEmailFrom, c.NotifyEmailFrom, err)
+		}
 	}
 	if c.DemoReceiver && c.IsProd() {
 		add("%s=true: the demo receiver accepts POSTs from anyone; it is for trying a stage out, not for prod", CtxDemoReceiver)
@@ -463,6 +475,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	boolean(CtxEgressStaticIPs, &c.EgressStaticIPs)
 	integer(CtxEgressAZs, &c.EgressAZs)
 	boolean(CtxDemoReceiver, &c.DemoReceiver)
+	str(CtxNotifyEmailFrom, &c.NotifyEmailFrom)
 	str(CtxTableCapacity, &c.TableCapacity)
 	integer(CtxTableMinUnits, &c.TableMinUnits)
 	integer(CtxTableMaxUnits, &c.TableMaxUnits)

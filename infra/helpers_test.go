@@ -81,6 +81,7 @@ var variants = map[string]map[string]any{
 	"localstack": {
 		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
 		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",
+		CtxNotifyEmailFrom: noticeSender, // as infra/cdk.mk deploys it
 	},
 }
 

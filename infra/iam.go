@@ -37,9 +37,10 @@ var tableGrants = map[string]tableAccess{
 		Actions: []string{"BatchGetItem", "BatchWriteItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"},
 		Indexes: []string{schema.IndexAccountEvents},
 	},
-	// The sweep and park indexes, and the writes that re-queue or fail.
+	// The sweep and park indexes, the deliveries an index window holds,
+	// its marks, and the writes that re-queue or fail.
 	FnSweeper: {
-		Actions: []string{"GetItem", "PutItem", "Query", "UpdateItem"},
+		Actions: []string{"BatchGetItem", "GetItem", "PutItem", "Query", "UpdateItem"},
 		Indexes: []string{schema.IndexPark, schema.IndexSweep},
 	},
 	// An account (a conditional put) and its key (a transaction: the

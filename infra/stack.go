@@ -236,6 +236,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	s.addSigningKey(removal)  // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
 	s.addOpsEventBus(name)    // opevents.go: the operational events' bus, PutEvents grants, OPS_EVENT_BUS
 	s.addCustomerRoleAccess() // destinations.go: sts:AssumeRole into customers' roles (AWS destinations)
+	s.addNoticeMail()         // notifymail.go: ses:SendEmail from notifyEmailFrom, NOTIFY_EMAIL_FROM (when set)
 	if cfg.APIType == APIHTTP {
 		var stage awsapigatewayv2.HttpStage
 		s.HTTPApi, stage = newHTTPAPI(stack, name, cfg, api, removal) // httpapi.go

@@ -81,7 +81,7 @@ up() {
     LOCALSTACK_HOST="localhost.localstack.cloud:${LISTEN##*:}" \
     DNS_ADDRESS=0 SKIP_SSL_CERT_DOWNLOAD=1 DISABLE_EVENTS=1 \
     LOCALSTACK_CLI=0 FILESYSTEM_ROOT= \
-    SERVICES=cloudformation,s3,ssm,sts,iam,ecr,lambda,sqs,dynamodb,apigateway,events,logs,cloudwatch,sns,kms,kinesis \
+    SERVICES=cloudformation,s3,ssm,sts,iam,ecr,lambda,sqs,dynamodb,apigateway,events,logs,cloudwatch,sns,kms,kinesis,ses \
     PROVIDER_OVERRIDE_DYNAMODB=moto \
     LAMBDA_RUNTIME_EXECUTOR=host \
     LAMBDA_EVENT_SOURCE_MAPPING_POLL_INTERVAL_SEC=0.05 LAMBDA_EVENT_SOURCE_MAPPING_MAX_BACKOFF_ON_EMPTY_POLL_SEC=0.25 \

@@ -6,4 +6,6 @@ import (
 	"github.com/gifq/webhooks/shared/onlambda"
 )
 
-func main() { onlambda.Start("deliver", func(a *app.App) any { return a.Worker().Handle }) }
+func main() {
+	onlambda.Start("deliver", func(a *app.App) any { return onlambda.MailNotices(a).Worker().Handle })
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/cost"
+	"github.com/gifq/webhooks/shared/domain"
 )
 
 // An endpoint that has failed without a single success for longer than
@@ -56,10 +58,13 @@ func TestEndpointFailingForDaysIsDisabled(t *testing.T) {
 	}
 }
 
-// What one sweeper run costs: 16 index queries when nothing is stuck (it
-// reads no queue: it decides per delivery), plus one conditional write per
-// stuck delivery it moves and at most one SQS request (the shards' sends
-// made while one is in flight share the next).
+// What one sweeper run costs: its marks read and written and 16 index
+// queries when nothing came due (it reads no queue: it decides per
+// delivery), one read of the deliveries of each shard holding any, one
+// conditional write per stuck delivery it moves and at most one SQS
+// request (the shards' sends made while one is in flight share the next);
+// and a delivery delivered as usual costs the sweeper half a read unit,
+// once (cost.SweepDeliveryRead), and no write.
 func TestSweeperCostPerRun(t *testing.T) {
 	t.Parallel()
 	localOnly(t)
@@ -74,7 +79,8 @@ func TestSweeperCostPerRun(t *testing.T) {
 	if err != nil || res.Found != 0 {
 		t.Fatalf("idle sweep: %+v %v", res, err)
 	}
-	if got := calls.Snapshot(); got["DynamoDB.Query"] != 16 || len(got) != 1 {
+	// The shards' marks read and written, one query a shard, no delivery read.
+	if got := calls.Snapshot(); got["DynamoDB.Query"] != 16 || got["DynamoDB.GetItem"] != 1 || got["DynamoDB.UpdateItem"] != 1 || len(got) != 3 {
 		t.Fatalf("idle sweep calls: %s", calls)
 	}
 	t.Logf("idle run: %s", calls)
@@ -91,9 +97,48 @@ func TestSweeperCostPerRun(t *testing.T) {
 	}
 	got := calls.Snapshot()
 	t.Logf("run with %d stuck: %s", stuck, calls)
-	if sends := got["SQS.SendMessageBatch"]; got["DynamoDB.Query"] != 16 || got["DynamoDB.UpdateItem"] != stuck || sends < stuck/10 || sends > stuck ||
-		got["SQS.GetQueueAttributes"] != 0 {
+	// Per shard holding any, one read of its deliveries; a re-queue each,
+	// and the marks.
+	if sends := got["SQS.SendMessageBatch"]; got["DynamoDB.Query"] != 16 || got["DynamoDB.BatchGetItem"] > 16 || got["DynamoDB.UpdateItem"] != stuck+1 ||
+		sends < stuck/10 || sends > stuck || got["SQS.GetQueueAttributes"] != 0 {
 		t.Fatalf("calls %s", calls)
 	}
 	waitCount(t, "swept deliveries", stuck, 30*time.Second, func() int { return len(rv.requests()) })
+
+	// Delivered deliveries, read by the run whose window passes them.
+	if _, err := sweeper.Run(ctx); err != nil { // the re-queued ones' entries, moved to the re-queue
+		t.Fatal(err)
+	}
+	calls.Reset()
+	if _, err := sweeper.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	idle := calls.ReadUnits()
+	const delivered = 20
+	var ids []string
+	for _, ev := range h.publishMany(t, key, delivered) {
+		ids = append(ids, ev.Deliveries[0].ID)
+	}
+	waitCount(t, "delivered", stuck+delivered, 60*time.Second, func() int { return len(rv.requests()) })
+	waitCount(t, "recorded delivered", delivered, 30*time.Second, func() int {
+		n := 0
+		for _, id := range ids {
+			if d, err := h.store.GetDelivery(ctx, id); err == nil && d.Status == domain.StatusDelivered {
+				n++
+			}
+		}
+		return n
+	})
+	time.Sleep(5 * time.Millisecond)
+	calls.Reset()
+	res, err = sweeper.Run(ctx)
+	if err != nil || res.Found != 0 {
+		t.Fatalf("a run over delivered deliveries: %+v %v", res, err)
+	}
+	perDelivery := (calls.ReadUnits() - idle) / delivered
+	t.Logf("sweeper read units per delivered delivery: %.3f (%s)", perDelivery, calls)
+	if got := calls.Snapshot(); got["DynamoDB.UpdateItem"] != 1 || perDelivery > cost.SweepDeliveryRead+0.05 {
+		t.Fatalf("a run over %d delivered deliveries: %s, %.3f read units each, want the marks' write only and at most %g",
+			delivered, calls, perDelivery, cost.SweepDeliveryRead+0.05)
+	}
 }

@@ -421,8 +421,8 @@ func (s *Sim) attempt(c *cohort, a *account, ep *endpoint, q *queue, t float64) 
 		s.afterAttempt(ep, a, answer(200), c.probe, 1, t)
 	}
 	s.m.Delivered += float64(ok)
-	s.m.WCU += float64(ok) * cost.SweepRemoveWrite
-	s.sweepWCU += float64(ok) * cost.SweepRemoveWrite
+	s.m.WCU += float64(ok) * cost.DeliveredSweepWrite
+	s.sweepWCU += float64(ok) * cost.DeliveredSweepWrite
 	if !a.affected {
 		s.m.wait(t-c.created, float64(ok), a.rank == 0)
 	}

@@ -550,6 +550,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * The addresses mailed when an endpoint fails, is disabled or recovers
+         * @description Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+         */
+        put: operations["setNotificationEmails"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/signing-keys": {
         parameters: {
             query?: never;
@@ -1172,6 +1192,10 @@ export interface components {
             name: string;
             /** @example gifq-5f0c6a1e9b2d4c7a8e3f1a2b3c4d5e6f */
             aws_external_id: string;
+            notification_emails: string[];
+        };
+        NotificationEmails: {
+            emails: string[];
         };
         /**
          * @description What `webhook-signature` carries: `v1` (HMAC-SHA256 with the endpoint's secret, the default), `v1a` (ed25519 with the account's signing key, verified with its public JWKS), or `both`. `X-Gifq-Signature` is sent whatever the scheme.
@@ -2518,6 +2542,45 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    setNotificationEmails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationEmails"];
+            };
+        };
+        responses: {
+            /** @description The contacts now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEmails"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            /** @description `invalid_emails`: the message names the entry (`emails[1]: ...`). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };

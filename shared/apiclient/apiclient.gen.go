@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for AttemptKind.
@@ -343,9 +344,10 @@ type AcceptedEvent struct {
 
 // Account defines model for Account.
 type Account struct {
-	AwsExternalId string `json:"aws_external_id"`
-	Id            string `json:"id"`
-	Name          string `json:"name"`
+	AwsExternalId      string   `json:"aws_external_id"`
+	Id                 string   `json:"id"`
+	Name               string   `json:"name"`
+	NotificationEmails []string `json:"notification_emails"`
 }
 
 // Attempt defines model for Attempt.
@@ -903,6 +905,11 @@ type NewEventType struct {
 	Schema *JSONSchema `json:"schema,omitempty"`
 }
 
+// NotificationEmails defines model for NotificationEmails.
+type NotificationEmails struct {
+	Emails []openapi_types.Email `json:"emails"`
+}
+
 // PortalSession defines model for PortalSession.
 type PortalSession struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -1136,6 +1143,9 @@ type RotateSigningKeyJSONBody struct {
 	OverlapSeconds *int `json:"overlap_seconds,omitempty"`
 }
 
+// SetNotificationEmailsJSONRequestBody defines body for SetNotificationEmails for application/json ContentType.
+type SetNotificationEmailsJSONRequestBody = NotificationEmails
+
 // CreateEndpointJSONRequestBody defines body for CreateEndpoint for application/json ContentType.
 type CreateEndpointJSONRequestBody = NewEndpoint
 
@@ -1326,6 +1336,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/account (the `GetAccount` operationId).
 	GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetNotificationEmailsWithBody The addresses mailed when an endpoint fails, is disabled or recovers
+	//
+	// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+	SetNotificationEmailsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetNotificationEmails The addresses mailed when an endpoint fails, is disabled or recovers
+	//
+	// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+	SetNotificationEmails(ctx context.Context, body SetNotificationEmailsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetJWKS The account's public keys as a JWKS, without a key
 	//
@@ -1763,6 +1791,44 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // Corresponds with GET /v1/account (the `GetAccount` operationId).
 func (c *Client) GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAccountRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetNotificationEmailsWithBody The addresses mailed when an endpoint fails, is disabled or recovers
+//
+// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+func (c *Client) SetNotificationEmailsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetNotificationEmailsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetNotificationEmails The addresses mailed when an endpoint fails, is disabled or recovers
+//
+// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+func (c *Client) SetNotificationEmails(ctx context.Context, body SetNotificationEmailsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetNotificationEmailsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2686,6 +2752,46 @@ func NewGetAccountRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewSetNotificationEmailsRequest calls the generic SetNotificationEmails builder with application/json body
+func NewSetNotificationEmailsRequest(server string, body SetNotificationEmailsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetNotificationEmailsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSetNotificationEmailsRequestWithBody constructs an http.Request for the SetNotificationEmails method, with any body, and a specified content type
+func NewSetNotificationEmailsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account/notifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4229,6 +4335,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/account (the `GetAccount` operationId).
 	GetAccountWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountResponse, error)
 
+	// SetNotificationEmailsWithBodyWithResponse The addresses mailed when an endpoint fails, is disabled or recovers
+	//
+	// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+	SetNotificationEmailsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetNotificationEmailsResponse, error)
+
+	// SetNotificationEmailsWithResponse The addresses mailed when an endpoint fails, is disabled or recovers
+	//
+	// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+	SetNotificationEmailsWithResponse(ctx context.Context, body SetNotificationEmailsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetNotificationEmailsResponse, error)
+
 	// GetJWKSWithResponse The account's public keys as a JWKS, without a key
 	//
 	// Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
@@ -4803,6 +4927,110 @@ func (r GetAccountResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetNotificationEmailsResponse401Headers the declared response headers of an HTTP 401 response for SetNotificationEmails
+type SetNotificationEmailsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetNotificationEmailsResponse429Headers the declared response headers of an HTTP 429 response for SetNotificationEmails
+type SetNotificationEmailsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type SetNotificationEmailsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationEmails
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetNotificationEmailsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetNotificationEmailsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON200() *NotificationEmails {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetNotificationEmailsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SetNotificationEmailsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetNotificationEmailsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetNotificationEmailsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetNotificationEmailsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8027,6 +8255,36 @@ func (c *ClientWithResponses) GetAccountWithResponse(ctx context.Context, reqEdi
 	return ParseGetAccountResponse(rsp)
 }
 
+// SetNotificationEmailsWithBodyWithResponse The addresses mailed when an endpoint fails, is disabled or recovers
+//
+// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+func (c *ClientWithResponses) SetNotificationEmailsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetNotificationEmailsResponse, error) {
+	rsp, err := c.SetNotificationEmailsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetNotificationEmailsResponse(rsp)
+}
+
+// SetNotificationEmailsWithResponse The addresses mailed when an endpoint fails, is disabled or recovers
+//
+// Replaces the account's notification contacts (docs/notifications.md): up to 5 plain addresses, repeats kept once; `[]` removes them. Mail goes out only on deployments with `notifyEmailFrom`. API keys only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/account/notifications (the `SetNotificationEmails` operationId).
+func (c *ClientWithResponses) SetNotificationEmailsWithResponse(ctx context.Context, body SetNotificationEmailsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetNotificationEmailsResponse, error) {
+	rsp, err := c.SetNotificationEmails(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetNotificationEmailsResponse(rsp)
+}
+
 // GetJWKSWithResponse The account's public keys as a JWKS, without a key
 //
 // Public, so a receiver fetches it with only the account id: public keys are not secret. An unknown account answers an empty set (as one without keys), so the route does not tell which ids exist. Cacheable for 5 minutes; a receiver that finds no key verifying a signature fetches it again (at most once a minute).
@@ -8840,6 +9098,104 @@ func ParseGetAccountResponse(rsp *http.Response) (*GetAccountResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetNotificationEmailsResponse parses an HTTP response from a SetNotificationEmailsWithResponse call
+func ParseSetNotificationEmailsResponse(rsp *http.Response) (*SetNotificationEmailsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetNotificationEmailsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NotificationEmails
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetNotificationEmailsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetNotificationEmailsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

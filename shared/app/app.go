@@ -11,6 +11,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/shared/config"
@@ -55,9 +56,15 @@ type App struct {
 	// Destinations is the worker's Sender and the API's destination check:
 	// HTTP through Sender; the AWS types once onlambda.FromEnv has an AWS config.
 	Destinations *destination.Router
-	Log          *slog.Logger
-	Metrics      *obs.Metrics
-	Now          func() time.Time
+	// Mail sends notices by email (package notifymail): onlambda.MailNotices
+	// sets it when NOTIFY_EMAIL_FROM names a sender; nil, none (make dev).
+	Mail notify.Mailer
+	// AWS is the SDK configuration onlambda.FromEnv loaded, for the clients
+	// only some functions make (MailNotices); zero in make dev and tests.
+	AWS     aws.Config
+	Log     *slog.Logger
+	Metrics *obs.Metrics
+	Now     func() time.Time
 }
 
 // New wires an App. out receives logs and metrics (stdout in Lambda).
@@ -128,7 +135,7 @@ func (a *App) ingest() *ingest.Service {
 // recovered (package notify).
 func (a *App) Notifier() *notify.Notifier {
 	return &notify.Notifier{Next: a.OpEvents, Ingest: a.ingest(), DisableAfter: a.Config.EndpointDisableAfter,
-		PortalURL: a.Config.Portal.URL, Log: a.Log}
+		PortalURL: a.Config.Portal.URL, Mail: a.Mail, Log: a.Log}
 }
 
 // Worker is the deliver function's handler.

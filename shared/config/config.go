@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/netguard"
 	"github.com/gifq/webhooks/shared/portal"
 	"github.com/gifq/webhooks/shared/retry"
@@ -60,6 +61,10 @@ type Config struct {
 	// opevents; the stack sets it on the functions that publish). Empty:
 	// they are logged as JSON lines instead (make dev has no bus).
 	OpsEventBus string
+	// NOTIFY_EMAIL_FROM: the verified SES identity notices are mailed from
+	// (package notifymail; the stack sets it on deliver with notifyEmailFrom).
+	// Empty: no email.
+	NotifyEmailFrom string
 	// DESTINATION_REGIONS: the regions an AWS destination (SQS, SNS,
 	// EventBridge) may be in, comma separated; by default the stack's own
 	// (AWS_REGION), whose partition is then the only one served.
@@ -135,6 +140,12 @@ func Parse(getenv func(string) string) (Config, error) {
 	str("DLQ_URL", &c.DLQURL)
 	str("KMS_KEY_ID", &c.KMSKeyID)
 	str("OPS_EVENT_BUS", &c.OpsEventBus)
+	str("NOTIFY_EMAIL_FROM", &c.NotifyEmailFrom)
+	if c.NotifyEmailFrom != "" {
+		if err := domain.CheckEmail(c.NotifyEmailFrom); err != nil {
+			errs = append(errs, fmt.Errorf("NOTIFY_EMAIL_FROM=%q: %v", c.NotifyEmailFrom, err))
+		}
+	}
 	str("METRICS_NAMESPACE", &c.MetricsNamespace)
 	if v := strings.TrimSpace(getenv("EGRESS_IPS")); v != "" {
 		for _, ip := range strings.Split(v, ",") {

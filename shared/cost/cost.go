@@ -48,6 +48,7 @@ type Usage struct {
 	WriteUnits     float64 // per event
 	ReadUnits      float64 // per event
 	StoredGB       float64 // per event, kept for the retention (a month)
+	IndexGB        float64 // per event, in global indexes only (no PITR), a month
 	LogBytes       float64 // per event, at info
 	TracedFraction float64 // of events with a recorded trace (X-Ray sampling)
 	HTTPAPI        bool    // behind an HTTP API (infra context api=http) instead of the REST API
@@ -80,7 +81,7 @@ func PerMillion(u Usage, p Prices) Breakdown {
 		Lambda:     (u.APIInvocations+u.DeliverBatches)*p.LambdaRequest + m*gbs*p.LambdaGBSecondARM,
 		SQS:        u.SQSRequests * p.SQSRequest,
 		DynamoDB:   dynamo(u, p),
-		Storage:    m * u.StoredGB * (p.DynamoStorageGBMonth + p.DynamoPITRGBMonth),
+		Storage:    m * (u.StoredGB*(p.DynamoStorageGBMonth+p.DynamoPITRGBMonth) + u.IndexGB*p.DynamoStorageGBMonth),
 		Logs:       m * u.LogBytes / (1 << 30) * p.LogsIngestGB,
 		XRay:       u.TracedFraction * p.XRayTrace,
 	}
@@ -107,22 +108,22 @@ func Round2(d float64) float64 { return math.Round(d*100) / 100 }
 // counts.
 const (
 	// One event, one endpoint, delivered on the first attempt.
-	SingleWriteUnits, SingleReadUnits = 10, 2
+	SingleWriteUnits, SingleReadUnits = 9, 2
 	// Each further delivery of the same event (fan-out).
-	FanOutWriteUnits, FanOutReadUnits = 8, 1
+	FanOutWriteUnits, FanOutReadUnits = 7, 1
 	// Per event through POST /v1/events/batch (100 a request): the
 	// limiter's writes and the account's endpoint query are shared by the
 	// request.
-	BatchWriteUnits, BatchReadUnits = 9, 1
+	BatchWriteUnits, BatchReadUnits = 8, 1
 )
 
 // The bounds TestAWSCallsPerDelivery holds the other two shapes to, per
 // delivery, cap on, failed conditional writes counted: a fan-out of 5 is
-// (10 + 4 x 8) / 5 = 8.4; a batch of 100 to one endpoint at the account's
-// 5/s, 9 and what bookings and slot races add.
+// (9 + 4 x 7) / 5 = 7.4; a batch of 100 to one endpoint at the account's
+// 5/s, 8 and what bookings and slot races add.
 const (
-	MaxFanOut5WriteUnits  = 8.4
-	MaxBatch100WriteUnits = 9.2
+	MaxFanOut5WriteUnits  = 7.4
+	MaxBatch100WriteUnits = 8.2
 )
 
 // Assumptions the counts cannot give, each with its source.
@@ -139,6 +140,10 @@ const (
 	// Stored per delivery (item, keys-only index entries, event share,
 	// attempt), kept a month: docs/cost.md "Storage".
 	storedBytes = 1700
+	// The sweep index entry a delivered delivery keeps until its TTL: its
+	// keys, sweep_shard, due_at and DynamoDB's 100 B an index entry (a
+	// global index: no point-in-time recovery charge).
+	sweepEntryBytes = 170
 	// Log bytes as CloudWatch Logs ingests them on AWS (docs/cost.md
 	// "Logs"): the app's lines at info (TestAWSCallsPerDelivery: 342 for
 	// a single delivery, the api's request line; a plain success logs no
@@ -171,7 +176,7 @@ func Single() Usage {
 	return Usage{Deliveries: 1, APIRequests: 1, APIInvocations: 1, APISeconds: apiSeconds,
 		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: deliverSeconds, MemoryGB: memoryGB, DeliverGB: memoryGB,
 		SQSRequests: 1 + 2.0/messagesPerBatch, // the send; the batch's receive and delete
-		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits, StoredGB: storedBytes / 1e9,
+		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits + SweepDeliveryRead, StoredGB: storedBytes / 1e9, IndexGB: sweepEntryBytes / 1e9,
 		LogBytes: logBytes(appLogBytes, 1, 1, 1.0/messagesPerBatch), TracedFraction: traced}
 }
 
@@ -198,7 +203,7 @@ func Batch100() Usage {
 	u := Single()
 	u.APIRequests, u.APIInvocations, u.APISeconds = 0.01, 0.01, batchAPISeconds
 	u.SQSRequests = 0.12 + 2.0/messagesPerBatch // 12 SendMessageBatch for 100 (one per lane per 10); receive and delete
-	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits
+	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits+SweepDeliveryRead
 	u.PacedSleep = pacedSleepAt5
 	u.TracedFraction = traced * u.APIRequests                     // a trace per request, carried through the queue
 	u.LogBytes = logBytes(3.42, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: the request's line, a hundredth
@@ -213,8 +218,8 @@ func FanOut5() Usage {
 	u.DeliverBatches = n / messagesPerBatch
 	u.SQSRequests = 2 + 2.0*n/messagesPerBatch // two SendMessageBatch (the fast and the paced lane: the 2nd slot on is 0.2 s ahead); receive and delete each
 	u.WriteUnits = SingleWriteUnits + (n-1)*FanOutWriteUnits
-	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits
-	u.StoredGB = n * storedBytes / 1e9
+	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits + n*SweepDeliveryRead
+	u.StoredGB, u.IndexGB = n*storedBytes/1e9, n*sweepEntryBytes/1e9
 	u.LogBytes = logBytes(appLogBytes, 1, 1, n/messagesPerBatch) // app lines: the api's request line
 	return u.PerDelivery()
 }
@@ -229,6 +234,6 @@ func (u Usage) PerDelivery() Usage {
 	n := u.Deliveries
 	return Usage{Deliveries: 1, APIRequests: u.APIRequests / n, APIInvocations: u.APIInvocations / n, APISeconds: u.APISeconds,
 		DeliverBatches: u.DeliverBatches / n, DeliverSeconds: u.DeliverSeconds, PacedSleep: u.PacedSleep / n, MemoryGB: u.MemoryGB, DeliverGB: u.DeliverGB, SQSRequests: u.SQSRequests / n,
-		WriteUnits: u.WriteUnits / n, ReadUnits: u.ReadUnits / n, StoredGB: u.StoredGB / n, LogBytes: u.LogBytes / n,
+		WriteUnits: u.WriteUnits / n, ReadUnits: u.ReadUnits / n, StoredGB: u.StoredGB / n, IndexGB: u.IndexGB / n, LogBytes: u.LogBytes / n,
 		TracedFraction: u.TracedFraction / n, HTTPAPI: u.HTTPAPI}
 }

@@ -18,12 +18,12 @@ func TestDollarsPerMillion(t *testing.T) {
 		usage       cost.Usage
 		now, target float64
 	}{
-		{"single", cost.Single(), 13.79, 9.61},
-		{"batch100", cost.Batch100(), 13.29, 6.98},
-		{"fanout5", cost.FanOut5(), 8.89, 7.07},
-		{"best single", cost.Single().Best(), 7.47, 4.60},
-		{"best batch100", cost.Batch100().Best(), 9.89, 2.50},
-		{"best fanout5", cost.FanOut5().Best(), 5.22, 2.50},
+		{"single", cost.Single(), 13.27, 9.61},
+		{"batch100", cost.Batch100(), 12.77, 6.98},
+		{"fanout5", cost.FanOut5(), 8.37, 7.07},
+		{"best single", cost.Single().Best(), 7.28, 4.60},
+		{"best batch100", cost.Batch100().Best(), 9.70, 2.50},
+		{"best fanout5", cost.FanOut5().Best(), 5.03, 2.50},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)
 		total := cost.Round2(b.Total())

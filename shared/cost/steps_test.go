@@ -7,15 +7,15 @@ import (
 )
 
 // The steps' units add up to the counted ones: a first-attempt delivery
-// (10 / 2), each further delivery of the same event (8 / 1), the same with
-// the cap off (10 and 6), and a retry (5 / 3).
+// (9 / 2), each further delivery of the same event (7 / 1), the same with
+// the cap off (7 and 5), and a retry (5 / 3).
 func TestStepUnitsAddUpToTheCounted(t *testing.T) {
-	firstW := cost.IngestEventWrites + cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
+	firstW := cost.IngestEventWrites + cost.IngestDeliveryWrites + cost.AttemptWrites + cost.DeliveredSweepWrite
 	firstR := cost.IngestAccountRead + cost.AttemptReads
-	furtherW := cost.IngestDeliveryWrites + cost.AttemptWrites + cost.SweepRemoveWrite
+	furtherW := cost.IngestDeliveryWrites + cost.AttemptWrites + cost.DeliveredSweepWrite
 	furtherR := cost.AttemptReads
-	// A retry: the failed attempt (its outcome keeps the sweep entry instead
-	// of removing it: the retry is due a second on) and its booking; the
+	// A retry: the failed attempt (its outcome keeps the sweep entry where
+	// it is: the retry is due a second on) and its booking; the
 	// first attempt's 500 is a blip, which writes no endpoint health.
 	retryW := cost.RetryRateBookingWrite + cost.AttemptWrites + cost.RetrySweepWrite
 	retryR := cost.RetryAttemptReads

@@ -1,9 +1,11 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"sort"
 	"testing"
 	"time"
@@ -16,9 +18,9 @@ import (
 	"github.com/gifq/webhooks/shared/sweep"
 )
 
-// DueForSweep is store.DueForSweep over the map: every delivery due before
-// `before`, oldest first, all in shard 0.
-func (m *memStore) DueForSweep(_ context.Context, shard int, before int64, _ int32, _ store.Cursor) (store.SweepPage, error) {
+// DueForSweep is store.DueForSweep over the map: every delivery due in
+// [from, before), oldest first, all in shard 0.
+func (m *memStore) DueForSweep(_ context.Context, shard int, from, before int64, _ int32, _ store.Cursor) (store.SweepPage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var page store.SweepPage
@@ -27,7 +29,7 @@ func (m *memStore) DueForSweep(_ context.Context, shard int, before int64, _ int
 	}
 	var due []domain.Delivery
 	for _, d := range m.deliveries {
-		if d.DueAt != 0 && d.DueAt < before {
+		if d.DueAt != 0 && d.DueAt >= from && d.DueAt < before {
 			due = append(due, d)
 		}
 	}
@@ -36,6 +38,34 @@ func (m *memStore) DueForSweep(_ context.Context, shard int, before int64, _ int
 		page.IDs, page.DueAt = append(page.IDs, d.ID), append(page.DueAt, d.DueAt)
 	}
 	return page, nil
+}
+
+func (m *memStore) GetDeliveriesEventually(_ context.Context, ids []string) ([]domain.Delivery, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []domain.Delivery
+	for _, id := range ids {
+		if d, ok := m.deliveries[id]; ok {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) SweepMarks(context.Context) (map[int]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.marks), nil
+}
+
+func (m *memStore) SetSweepMarks(_ context.Context, marks map[int]int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.marks == nil {
+		m.marks = map[int]int64{}
+	}
+	maps.Copy(m.marks, marks)
+	return nil
 }
 
 // Requeue applies store.Requeue's condition and write.
@@ -52,9 +82,21 @@ func (m *memStore) Requeue(_ context.Context, id string, before, at int64, maxAt
 		return d, store.ErrConflict
 	}
 	d.Gen++
-	d.RequeuedAt = at
+	d.RequeuedAt, d.OverdueFrom, d.DueAt = at, cmp.Or(d.OverdueFrom, d.DueAt), at
 	m.deliveries[id] = d
 	return d, nil
+}
+
+// Revisit applies store.Revisit's condition and write.
+func (m *memStore) Revisit(_ context.Context, id string, at int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.deliveries[id]
+	if ok && d.DueAt != 0 && d.DueAt < at && (d.Status == domain.StatusPending || d.DLQPending) {
+		d.OverdueFrom, d.DueAt = cmp.Or(d.OverdueFrom, d.DueAt), at
+		m.deliveries[id] = d
+	}
+	return nil
 }
 
 // A lost send on a busy queue, with the real sweeper and the real worker on

@@ -43,6 +43,7 @@ type memStore struct {
 	attempts     []domain.Attempt
 	failRecords  int // the next n RecordAttempt calls fail transiently, writing nothing
 	parks        map[string]store.Park
+	marks        map[int]int64 // the sweeper's marks
 	now          func() time.Time
 	pushed       []int64                   // PushDue's until, in order
 	yields       int                       // claims given back (YieldClaim)
@@ -144,7 +145,7 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 	case domain.StatusFailed:
 		d.FailReason, d.DLQPending, d.DueAt = o.FailReason, true, 0
 	case domain.StatusDelivered:
-		d.DueAt = 0 // out of the sweep index
+		// its sweep index entry stays (store.RecordAttempt)
 	case domain.StatusPending:
 		d.NextAttemptAt = o.NextAttemptAt
 		if !o.KeepDue {

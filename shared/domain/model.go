@@ -93,6 +93,11 @@ type Account struct {
 	// account's roles (AWS destinations); made on first use, never changed,
 	// shown only to the account (GET /v1/account).
 	AWSExternalID string `dynamodbav:"aws_external_id,omitempty"`
+	// NotificationEmails are the addresses told by email (package
+	// notifymail) when one of its endpoints fails, is disabled or
+	// recovers (PUT /v1/account/notifications). Personal data: never
+	// logged in full, never in operational events.
+	NotificationEmails []string `dynamodbav:"notification_emails,omitempty"`
 }
 
 // APIKey is what a producer's bearer key resolves to. Only its hash is stored.
@@ -386,9 +391,12 @@ type Delivery struct {
 	// used) of the current series; capped by lifecycle.MaxFreeThrottles.
 	Throttles     int   `dynamodbav:"throttles,omitempty"`
 	NextAttemptAt int64 `dynamodbav:"next_attempt_at"`
-	// DueAt is when the sweeper expects the delivery to move (absent once it
-	// needs no more work): it re-queues deliveries overdue by its grace.
+	// DueAt is when the sweeper expects the delivery to move: it re-queues
+	// pending deliveries overdue by its grace (a final one keeps its DueAt).
 	DueAt int64 `dynamodbav:"due_at,omitempty"`
+	// OverdueFrom is the due time the sweeper found the delivery overdue
+	// at, kept through its re-queues (which move DueAt) until an attempt.
+	OverdueFrom int64 `dynamodbav:"overdue_from,omitempty"`
 	// PrevDelivery is the delivery of the same ordering key's previous
 	// event to the same endpoint, set at ingest for an ordered endpoint
 	// only: this one waits until that one is final (lifecycle.Hold).

@@ -49,6 +49,7 @@ type Store interface {
 	DeliveryAttempts(ctx context.Context, d domain.Delivery, limit int, before string) (store.AttemptPage, error)
 	GetAccount(ctx context.Context, id string) (domain.Account, error)
 	EnsureExternalID(ctx context.Context, accountID string) (string, error)
+	SetNotificationEmails(ctx context.Context, accountID string, emails []string) error
 	UpdateEndpoint(ctx context.Context, accountID, id string, p store.EndpointPatch) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
 	RotateSecret(ctx context.Context, accountID, id string, r domain.Rotation) (domain.Endpoint, error)
@@ -157,6 +158,7 @@ var routes = []route{
 	{http.MethodPost, split("/v1/endpoints/*/test-event"), (*API).testEvent},
 	{http.MethodGet, split("/v1/signing-keys"), (*API).listSigningKeys},
 	{http.MethodGet, split("/v1/account"), (*API).getAccount},
+	{http.MethodPut, split("/v1/account/notifications"), (*API).putNotifications},
 	{http.MethodPost, split("/v1/signing-keys/rotate"), (*API).rotateSigningKey},
 	{http.MethodPost, split("/v1/portal/sessions"), (*API).createPortalSession},
 	{http.MethodPost, split("/v1/event-types"), (*API).createEventType},

@@ -126,6 +126,9 @@ type accountView struct {
 	// AWSExternalID is the sts:ExternalId its roles' trust policies require
 	// of us (docs/destinations.md); shown to this account only.
 	AWSExternalID string `json:"aws_external_id"`
+	// NotificationEmails are told of its endpoints failing, disabled or
+	// recovered (PUT /v1/account/notifications).
+	NotificationEmails []string `json:"notification_emails"`
 }
 
 func (a *API) getAccount(ctx context.Context, req *request) response {
@@ -138,5 +141,6 @@ func (a *API) getAccount(ctx context.Context, req *request) response {
 			return a.internal(ctx, err)
 		}
 	}
-	return ok(http.StatusOK, accountView{ID: acct.ID, Name: acct.Name, AWSExternalID: acct.AWSExternalID})
+	return ok(http.StatusOK, accountView{ID: acct.ID, Name: acct.Name, AWSExternalID: acct.AWSExternalID,
+		NotificationEmails: append([]string{}, acct.NotificationEmails...)})
 }

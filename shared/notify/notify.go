@@ -34,7 +34,16 @@ type Notifier struct {
 	DisableAfter time.Duration
 	// PortalURL is the portal's address (PORTAL_URL), for a link; "" none.
 	PortalURL string
-	Log       *slog.Logger
+	// Mail, when set, also mails each notice to the account's contacts
+	// (package notifymail); nil: no email.
+	Mail Mailer
+	Log  *slog.Logger
+}
+
+// Mailer sends a notice by email, at most once per notice key. Its errors
+// name no address.
+type Mailer interface {
+	Send(ctx context.Context, n Notice) error
 }
 
 // Publish passes events on and sends the notices they make. A notice that
@@ -54,6 +63,13 @@ func (n *Notifier) Publish(ctx context.Context, events ...opevents.Event) {
 		}
 		if _, err := n.Ingest.Notify(ctx, notice.AccountID, notice.EndpointID, body, notice.Key); err != nil {
 			n.Log.WarnContext(ctx, "notice not sent", "account_id", notice.AccountID, "endpoint_id", notice.EndpointID,
+				"event_type", notice.Body.Event, "error", err)
+		}
+		if n.Mail == nil {
+			continue
+		}
+		if err := n.Mail.Send(ctx, notice); err != nil {
+			n.Log.WarnContext(ctx, "notice mail not sent", "account_id", notice.AccountID, "endpoint_id", notice.EndpointID,
 				"event_type", notice.Body.Event, "error", err)
 		}
 	}

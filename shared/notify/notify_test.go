@@ -1,6 +1,9 @@
 package notify
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -49,5 +52,32 @@ func TestFor(t *testing.T) {
 		if n, ok := For(e, 0, ""); ok {
 			t.Errorf("%s made a notice %+v", e.Type, n)
 		}
+	}
+}
+
+type ingestNone struct{}
+
+func (ingestNone) Notify(context.Context, string, string, []byte, string) (bool, error) {
+	return false, nil
+}
+
+type mailbox struct{ got []Notice }
+
+func (m *mailbox) Send(_ context.Context, n Notice) error {
+	m.got = append(m.got, n)
+	return errors.New("ses SendEmail: Throttling")
+}
+
+// With a mailer, every notice is also handed to it, whether or not the
+// account has a notification endpoint (the mailer keeps its own once-a-day
+// key), and an error of its own fails nothing; other facts are not mailed.
+func TestNotifierMailsEachNotice(t *testing.T) {
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h", FailingSince: at.UnixMilli()}
+	m := &mailbox{}
+	n := &Notifier{Ingest: ingestNone{}, Mail: m, Log: slog.New(slog.DiscardHandler)}
+	n.Publish(context.Background(), opevents.Failing(ep, domain.Attempt{StatusCode: 500}, at), opevents.BreakerClose(ep, at),
+		opevents.Disabled(ep, opevents.ByAPI, at), opevents.Recovered(ep, at.Add(time.Hour)))
+	if len(m.got) != 2 || m.got[0].Key != "notify:endpoint.failing:ep_1:2026-12-06" || m.got[1].Body.Event != domain.SystemEndpointRecovered {
+		t.Fatalf("mailed %+v", m.got)
 	}
 }

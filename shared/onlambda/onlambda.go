@@ -1,6 +1,7 @@
 // Package onlambda starts a function on Lambda: its App (package app) wired
 // from the environment, with the AWS SDK's default configuration, the
-// EventBridge bus for operational events and the AWS destinations. It is
+// EventBridge bus for operational events, the AWS destinations and SES for
+// notices by email. It is
 // apart from package app so that the local runner, which wires the same App
 // against the emulators, links neither the SDK's credential chain (SSO,
 // STS, IMDS) nor the EventBridge and SNS clients: a tenth less to compile
@@ -20,11 +21,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/ses"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/shared/app"
 	"github.com/gifq/webhooks/shared/config"
 	"github.com/gifq/webhooks/shared/destination/providers"
+	"github.com/gifq/webhooks/shared/notifymail"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents/eventbus"
 )
@@ -68,6 +71,7 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 	if cfg.OpsEventBus != "" {
 		a.OpEvents = &eventbus.Bus{Client: eventbridge.NewFromConfig(awsCfg), Name: cfg.OpsEventBus, Log: a.Log, Metrics: a.Metrics}
 	}
+	a.AWS = awsCfg
 	providers.UseAWS(a.Destinations, awsCfg, cfg.DestinationRegions, cfg.DeploymentAccount, cfg.DeliveryTimeout)
 	if err := needsKMS(function, cfg.KMSKeyID); err != nil {
 		return nil, err
@@ -76,6 +80,16 @@ func FromEnv(ctx context.Context, function string, out io.Writer) (*app.App, err
 		a.UseKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
 	}
 	return a, nil
+}
+
+// MailNotices makes the worker mail its notices through SES when
+// NOTIFY_EMAIL_FROM names a sender (package notifymail); deliver's main
+// calls it, so that only deliver's code can send mail or write mail claims.
+func MailNotices(a *app.App) *app.App {
+	if a.Config.NotifyEmailFrom != "" {
+		a.Mail = &notifymail.Sender{SES: ses.NewFromConfig(a.AWS), From: a.Config.NotifyEmailFrom, Store: a.Store, Log: a.Log}
+	}
+	return a
 }
 
 // newDynamoDB is the functions' DynamoDB client: its endpoint resolved once,

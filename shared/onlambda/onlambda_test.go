@@ -18,6 +18,8 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/notify"
+	"github.com/gifq/webhooks/shared/notifymail"
 )
 
 func fromEnv(t *testing.T, extra map[string]string) (*app.App, *bytes.Buffer) {
@@ -99,5 +101,27 @@ func TestFunctionsDynamoDBClientCachesEndpoints(t *testing.T) {
 	r := newDynamoDB(aws.Config{Region: "us-east-1"}).Options().EndpointResolverV2
 	if got := fmt.Sprintf("%T", r); got != "*app.dynamoDBEndpoints" {
 		t.Errorf("the DynamoDB client resolves its endpoint with %s, on every call", got)
+	}
+}
+
+// Notices are mailed only when the deployment names a sender: then the
+// worker's notifier mails through SES from it; a sender that is not a plain
+// address stops the function at start.
+func TestFromEnvMailsNoticesOnlyWithASender(t *testing.T) {
+	if a, _ := fromEnv(t, nil); MailNotices(a).Worker().Events.(*notify.Notifier).Mail != nil {
+		t.Fatal("notices are mailed without NOTIFY_EMAIL_FROM")
+	}
+	a, _ := fromEnv(t, map[string]string{"NOTIFY_EMAIL_FROM": "notices@gifq.example"})
+	if a.Worker().Events.(*notify.Notifier).Mail != nil {
+		t.Fatal("a function other than deliver (no MailNotices) mails notices")
+	}
+	MailNotices(a)
+	m, ok := a.Worker().Events.(*notify.Notifier).Mail.(*notifymail.Sender)
+	if !ok || m.From != "notices@gifq.example" || m.SES == nil || m.Store == nil || m.Log == nil {
+		t.Fatalf("mailer %#v", a.Worker().Events.(*notify.Notifier).Mail)
+	}
+	t.Setenv("NOTIFY_EMAIL_FROM", "Notices <notices@gifq.example>")
+	if _, err := FromEnv(context.Background(), "deliver", &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "NOTIFY_EMAIL_FROM") {
+		t.Fatalf("a display name in NOTIFY_EMAIL_FROM: %v", err)
 	}
 }

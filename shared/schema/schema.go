@@ -60,10 +60,12 @@ const (
 //	DLV#<delivery>  DLV             delivery state, and its first attempts' log entries (atts) while the item stays under 1 KB
 //	DLV#<delivery>  ATT#<attempt>   one attempt that did not fit on the delivery's item
 //	RATE#<account>  RATE            the account's rate limiter (GCRA)
+//	MAIL#<sha256(notice key)> MAIL  a notice's email: claimed_at, sent_at (package notifymail: once per kind, endpoint, day; TTL 48 h)
 //	ILIM#<key id>   ILIM            an API key's ingest limiter (GCRA: tat; TTL); ILIM#<session id>: a portal session's
 //	PORTAL#<session> PORTAL         customer portal session: account, minting API key, SHA-256 of the token's secret, expiry
 //	PORTALS#<account> PORTAL#<session>  the session's listing entry (no hash), for listing and revoking all (TTL)
 //	TYPES#<account> TYPE#<name>     event catalog entry: description, JSON Schema, example, deprecated (its own partition: ingest reads ACCT#<account> whole)
+//	SWEEP           MARKS           the sweeper's mark per shard of the sweep index: the due time read up to (m0..m15)
 //	KEYRING         DATAKEY#1       the envelope data key, encrypted by KMS (package envelope); endpoint secrets are sealed under it
 var Table = TableDef{
 	PK:           Key{"pk", String},
@@ -73,7 +75,7 @@ var Table = TableDef{
 		{
 			Name: IndexSweep, PK: Key{"sweep_shard", String}, SK: Key{"due_at", Number},
 			Projection: "KEYS_ONLY",
-			Purpose:    "sparse: only deliveries that still need work (pending, or failed and not yet dead-lettered), by when they are due",
+			Purpose:    "deliveries by when they are due (a dead-lettered one leaves; a delivered one stays, read once by the sweeper's moving window)",
 		},
 		{
 			Name: IndexEndpointLog, PK: Key{"gsi1pk", String}, SK: Key{"gsi1sk", String},

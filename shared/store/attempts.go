@@ -386,7 +386,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome, entry types.AttributeValue) *types.Update {
 	now := domain.Millis(s.now())
 	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid"}
-	remove := []string{"claim", "claim_attempt", "lease_until"}
+	remove := []string{"claim", "claim_attempt", "lease_until", "overdue_from"}
 	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID)}
 	var names map[string]string
 	if a.StatusCode != 0 {
@@ -400,8 +400,9 @@ func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Out
 	}
 	switch o.Status {
 	case domain.StatusDelivered:
+		// The sweep index entry stays (removing it would cost a write
+		// unit): the sweeper reads each entry once and skips a final one.
 		set = append(set, "#st = :st", "delivered_at = :now")
-		remove = append(remove, "due_at", "sweep_shard")
 	case domain.StatusFailed:
 		// Stays in the sweeper's index until the DLQ message is sent; the
 		// worker recording the failure sends it, so it holds the DLQ claim.

@@ -47,6 +47,17 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (domain.Delivery, er
 
 // GetDeliveries reads several deliveries (one event's), skipping expired ones.
 func (s *Store) GetDeliveries(ctx context.Context, ids []string) ([]domain.Delivery, error) {
+	return s.getDeliveries(ctx, ids, true)
+}
+
+// GetDeliveriesEventually is GetDeliveries eventually consistent (half the
+// read units): for the sweeper, whose entries are a grace old, and for
+// which a stale item is an older state that its conditional writes refuse.
+func (s *Store) GetDeliveriesEventually(ctx context.Context, ids []string) ([]domain.Delivery, error) {
+	return s.getDeliveries(ctx, ids, false)
+}
+
+func (s *Store) getDeliveries(ctx context.Context, ids []string, consistent bool) ([]domain.Delivery, error) {
 	var out []domain.Delivery
 	for start := 0; start < len(ids); start += maxBatchGet {
 		end := min(start+maxBatchGet, len(ids))
@@ -54,7 +65,7 @@ func (s *Store) GetDeliveries(ctx context.Context, ids []string) ([]domain.Deliv
 		for _, id := range ids[start:end] {
 			keys = append(keys, key(deliveryPK(id), skDelivery))
 		}
-		items, err := s.batchGet(ctx, keys)
+		items, err := s.batchGetAs(ctx, keys, consistent)
 		if err != nil {
 			return nil, err
 		}

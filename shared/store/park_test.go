@@ -30,7 +30,7 @@ func sweepIDs(t *testing.T, s *store.Store, before time.Time) map[string]bool {
 	t.Helper()
 	ids := map[string]bool{}
 	for shard := 0; shard < schema.SweepShards; shard++ {
-		page, err := s.DueForSweep(ctx, shard, domain.Millis(before), 100, nil)
+		page, err := s.DueForSweep(ctx, shard, 0, domain.Millis(before), 100, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

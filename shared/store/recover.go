@@ -59,7 +59,7 @@ func (s *Store) Restart(ctx context.Context, id, endpointID string, gen int) (do
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET #st = :pending, attempts = :zero, series = series + :one, gen = gen + :one," +
 			" next_attempt_at = :now, due_at = :now, sweep_shard = :shard, updated_at = :now, series_at = :now" +
-			" REMOVE gsi2pk, fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until, throttles, requeued_at"),
+			" REMOVE gsi2pk, fail_reason, failed_at, dlq_pending, dlq_claim_until, claim, claim_attempt, lease_until, throttles, requeued_at, overdue_from"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  map[string]string{"#st": "status", "#ttl": "ttl"},
 		ExpressionAttributeValues: vals,

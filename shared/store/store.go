@@ -201,12 +201,8 @@ func numberAttr(it item, name string) string {
 // maxBatchGet is how many keys one BatchGetItem reads at most (DynamoDB's limit).
 const maxBatchGet = 100
 
-// batchGet reads up to maxBatchGet keys, strongly consistent, retrying unprocessed keys.
-func (s *Store) batchGet(ctx context.Context, keys []item) ([]item, error) {
-	return s.batchGetAs(ctx, keys, true)
-}
-
-// batchGetAs is batchGet, eventually consistent unless consistent.
+// batchGetAs reads up to maxBatchGet keys, retrying unprocessed keys;
+// eventually consistent unless consistent.
 func (s *Store) batchGetAs(ctx context.Context, keys []item, consistent bool) ([]item, error) {
 	var out []item
 	req := map[string]types.KeysAndAttributes{*s.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}

@@ -507,8 +507,8 @@ func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
 	_, d, _ := event(t, s, ep, "")
 	later := time.Now().Add(time.Second).UnixMilli()
 	r, err := s.Requeue(ctx, d.ID, later, later, 8)
-	if err != nil || r.Gen != d.Gen+1 || r.RequeuedAt == 0 || r.DueAt == 0 || r.DueAt > r.RequeuedAt {
-		t.Fatalf("requeue: %+v %v, want gen+1, requeued_at set, due_at kept", r, err)
+	if err != nil || r.Gen != d.Gen+1 || r.RequeuedAt != later || r.DueAt != later || r.OverdueFrom == 0 || r.OverdueFrom >= later {
+		t.Fatalf("requeue: %+v %v, want gen+1, requeued_at and due_at at `at`, overdue_from the due time before", r, err)
 	}
 	// Re-queued since `before`: refused, one extra message a grace at most.
 	if got, err := s.Requeue(ctx, d.ID, later, later, 8); !errors.Is(err, store.ErrConflict) || got.Gen != r.Gen {
@@ -536,7 +536,7 @@ func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
 func sweepAll(t *testing.T, s *store.Store, before time.Time) []string {
 	var ids []string
 	for shard := 0; shard < 16; shard++ {
-		page, err := s.DueForSweep(ctx, shard, before.UnixMilli(), 100, nil)
+		page, err := s.DueForSweep(ctx, shard, 0, before.UnixMilli(), 100, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -23,15 +24,20 @@ type SweepPage struct {
 // Cursor is where a query continues (DynamoDB's LastEvaluatedKey).
 type Cursor = map[string]types.AttributeValue
 
-// DueForSweep queries one shard of the sparse sweeper index for deliveries
-// due before `before` (unix ms), oldest first: pending ones nobody moved on,
-// and failed ones whose DLQ message was not sent. Only deliveries that still
-// need work are in the index, so the cost follows the backlog, not the table.
-func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit int32, start Cursor) (SweepPage, error) {
+// DueForSweep queries one shard of the sweeper index for entries due in
+// [from, before) (unix ms), oldest first. A delivery's entry stays in the
+// index once it is delivered (removing it would cost a write unit at every
+// outcome), so the sweeper reads a moving window of due times, each entry
+// about once (SweepMarks), and reads the deliveries to tell the final ones,
+// which need nothing.
+func (s *Store) DueForSweep(ctx context.Context, shard int, from, before int64, limit int32, start Cursor) (SweepPage, error) {
+	if before <= from {
+		return SweepPage{}, nil // an empty window (DynamoDB refuses a BETWEEN whose bounds are reversed)
+	}
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: s.table, IndexName: aws.String(schema.IndexSweep),
-		KeyConditionExpression:    aws.String("sweep_shard = :s AND due_at < :before"),
-		ExpressionAttributeValues: item{":s": str(strconv.Itoa(shard)), ":before": num(before)},
+		KeyConditionExpression:    aws.String("sweep_shard = :s AND due_at BETWEEN :from AND :last"),
+		ExpressionAttributeValues: item{":s": str(strconv.Itoa(shard)), ":from": num(from), ":last": num(before - 1)},
 		Limit:                     aws.Int32(limit), ExclusiveStartKey: start,
 	})
 	if err != nil {
@@ -47,20 +53,67 @@ func (s *Store) DueForSweep(ctx context.Context, shard int, before int64, limit 
 	return page, nil
 }
 
+const (
+	pkSweepMarks = "SWEEP"
+	skSweepMarks = "MARKS"
+)
+
+// SweepMarks reads, per shard of the sweeper index, the due time (unix ms)
+// up to which the sweeper has read it; a shard never swept is absent.
+func (s *Store) SweepMarks(ctx context.Context) (map[int]int64, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: key(pkSweepMarks, skSweepMarks), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	marks := map[int]int64{}
+	for shard := 0; shard < schema.SweepShards; shard++ {
+		if v := numberAttr(out.Item, sweepMarkAttr(shard)); v != "" {
+			marks[shard], _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return marks, nil
+}
+
+// SetSweepMarks writes the shards' marks (one write for all of them). A
+// mark may move back (a clock that went back): that only reads entries
+// again.
+func (s *Store) SetSweepMarks(ctx context.Context, marks map[int]int64) error {
+	if len(marks) == 0 {
+		return nil
+	}
+	var set []string
+	vals := item{}
+	for shard, m := range marks {
+		a := sweepMarkAttr(shard)
+		set = append(set, a+" = :"+a)
+		vals[":"+a] = num(m)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(pkSweepMarks, skSweepMarks),
+		UpdateExpression: aws.String("SET " + strings.Join(set, ", ")), ExpressionAttributeValues: vals,
+	})
+	return err
+}
+
+func sweepMarkAttr(shard int) string { return "m" + strconv.Itoa(shard) }
+
 // Requeue hands an overdue pending delivery to a new queue message: it bumps
 // gen (an older message of it is then dropped as a duplicate, making no
-// attempt) and sets requeued_at to at (the sweeper's now); due_at stays, so
-// the delivery stays as overdue as it is until an attempt moves it. It is
-// conditioned on the delivery being due before `before` and not re-queued
-// since then (one extra message a grace at most), having attempts left, not
-// being within lifecycle.ExpiryMargin of its TTL, and no live lease;
-// otherwise ErrConflict with the delivery as it is (ErrNotFound: gone), so
-// the caller can see why.
+// attempt), sets requeued_at and due_at to at (the sweeper's now), which
+// puts its index entry in a later sweep's window, a grace on: that message
+// is given its grace before it too is taken for lost. overdue_from keeps
+// the due time of the first re-queue until an attempt removes it (the
+// oldest-overdue metric). It is conditioned on the delivery being due
+// before `before` and not re-queued since then (one extra message a grace
+// at most), having attempts left, not being within lifecycle.ExpiryMargin
+// of its TTL, and no live lease; otherwise ErrConflict with the delivery as
+// it is (ErrNotFound: gone), so the caller can see why.
 func (s *Store) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
-		UpdateExpression: aws.String("SET gen = gen + :one, requeued_at = :at, updated_at = :now"),
+		UpdateExpression: aws.String("SET gen = gen + :one, requeued_at = :at, overdue_from = if_not_exists(overdue_from, due_at)," +
+			" due_at = :at, updated_at = :now"),
 		ConditionExpression: aws.String("#st = :pending AND due_at < :before AND attempts < :max AND #ttl > :soon" +
 			" AND (attribute_not_exists(requeued_at) OR requeued_at < :before)" +
 			" AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
@@ -79,6 +132,25 @@ func (s *Store) Requeue(ctx context.Context, id string, before, at int64, maxAtt
 		return d, ErrConflict
 	}
 	return unmarshalDelivery(out, err)
+}
+
+// Revisit moves the index entry of a delivery that still needs work, but
+// that the sweeper found it could not move (a live lease or DLQ claim), to
+// at, so that a later sweep's window reads it again. Nothing when it is
+// final meanwhile or already due at or after at.
+func (s *Store) Revisit(ctx context.Context, id string, at int64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
+		UpdateExpression: aws.String("SET overdue_from = if_not_exists(overdue_from, due_at), due_at = :at"),
+		ConditionExpression: aws.String("attribute_exists(sweep_shard) AND due_at < :at AND" +
+			" (#st = :pending OR dlq_pending = :true)"),
+		ExpressionAttributeNames:  map[string]string{"#st": "status"},
+		ExpressionAttributeValues: item{":at": num(at), ":pending": str(domain.StatusPending), ":true": boolean(true)},
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
 }
 
 // PushDue moves a pending delivery's due time later (a deferral the sweeper

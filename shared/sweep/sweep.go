@@ -4,14 +4,20 @@
 // and hands each to a new message, or, when its attempts are used up,
 // fails and dead-letters it.
 //
-// It reads only the sparse sweep index, which holds just the deliveries that
-// still need work, sharded 16 ways. A run costs 16 queries plus about one
-// read unit per 4 KB of index entries for the due ones, and one conditional
-// write and one SQS send per delivery it moves: it grows with the stuck
+// It reads the sweep index (keys only, sharded 16 ways), where a delivery's
+// entry stays once it is final (removing it would cost every delivery a
+// write unit), in a moving window of due times: each shard from its mark
+// (where the last run stopped, less an overlap for clocks that disagree) to
+// now less the grace, so each entry is read about once, and then its
+// delivery, to skip a final one. A run costs a read and a write of the
+// marks, 16 queries, half a read unit per delivery that came due since the
+// last run, and one conditional write and one SQS send per delivery it
+// moves: it grows with the traffic since the last run and the stuck
 // backlog, not with the table.
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +39,12 @@ import (
 
 // Store is what the sweeper needs of the table.
 type Store interface {
-	DueForSweep(ctx context.Context, shard int, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
+	DueForSweep(ctx context.Context, shard int, from, before int64, limit int32, start store.Cursor) (store.SweepPage, error)
+	GetDeliveriesEventually(ctx context.Context, ids []string) ([]domain.Delivery, error)
+	SweepMarks(ctx context.Context) (map[int]int64, error)
+	SetSweepMarks(ctx context.Context, marks map[int]int64) error
 	Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error)
+	Revisit(ctx context.Context, id string, at int64) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	deadletter.Store
 }
@@ -84,22 +94,34 @@ func (s *Sweeper) Handle(ctx context.Context, _ events.EventBridgeEvent) (Result
 // run, when the context is about to run out.
 //
 // The rule is per delivery, never from a queue's backlog: a pending
-// delivery overdue by the grace (due_at, which only an attempt or a
-// deferral moves) whose last re-queue, if any, is a grace old too, is
-// handed to a new message of a new generation (store.Requeue). Its older
-// message, if it was only waiting in a queue, is then dropped as a
-// duplicate when it arrives (lifecycle.Decide: superseded), so a delivery
-// has one live message and gets at most one extra message a sweep. A
-// delivery that cannot be re-queued goes to lifecycle.DecideSweep (fail,
-// or send its DLQ message).
+// delivery overdue by the grace (due_at, which an attempt, a deferral or a
+// re-queue moves) is handed to a new message of a new generation
+// (store.Requeue), and its entry moves to now, so that a later run reads it
+// again if that message is lost too. Its older message, if it was only
+// waiting in a queue, is then dropped as a duplicate when it arrives
+// (lifecycle.Decide: superseded), so a delivery has one live message and
+// gets at most one extra message a sweep. A delivery that cannot be
+// re-queued goes to lifecycle.DecideSweep (fail, or send its DLQ message);
+// one that still needs work but that the run could not move (a live lease
+// or DLQ claim) has its entry moved on too (store.Revisit). A final
+// delivery is nothing to do.
 func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 	now := s.Now()
 	before := domain.Millis(now.Add(-s.Grace))
+	marks, err := s.Store.SweepMarks(ctx)
+	if err != nil {
+		return Result{}, err
+	}
 	var mu sync.Mutex
 	var total Result
 	oldest := int64(0)
+	moved := map[int]int64{}
 	complete, err := overShards(ctx, 5*time.Second, func(ctx context.Context, shard int) error {
-		r, first, err := s.sweepShard(ctx, shard, before)
+		from := int64(0)
+		if m, ok := marks[shard]; ok {
+			from = max(min(m, before)-MarkOverlap(s.Grace).Milliseconds(), 0)
+		}
+		r, first, through, err := s.sweepShard(ctx, shard, from, before)
 		mu.Lock()
 		defer mu.Unlock()
 		total.Found += r.Found
@@ -110,8 +132,14 @@ func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 		if first != 0 && (oldest == 0 || first < oldest) {
 			oldest = first
 		}
+		if m, ok := marks[shard]; through > 0 && (!ok || through != m) {
+			moved[shard] = through
+		}
 		return err
 	})
+	if merr := s.Store.SetSweepMarks(ctx, moved); merr != nil {
+		err = errors.Join(err, merr) // this window is read again next run
+	}
 	total.Complete = complete
 	if oldest != 0 {
 		total.OldestOverdue = max(now.Sub(time.UnixMilli(oldest)), 0).Seconds()
@@ -130,6 +158,16 @@ func (s *Sweeper) Run(ctx context.Context) (Result, error) {
 		"oldest_overdue_seconds", total.OldestOverdue, "complete", total.Complete)
 	return total, err
 }
+
+// MarkOverlap is how far before its mark a shard's next window starts: an
+// entry is written at or before its due time, but by a clock that may be
+// behind the sweeper's, and reaches the index a moment after its write; the
+// entries in the overlap are read twice (at 10 s of a 15-minute interval,
+// 1 % more reads). An entry is missed only if the writer's clock is behind
+// the sweeper's by more than the grace and the overlap together (5 min 10 s
+// by default; the soak's jumps of up to 3 s each way stay within its 5 s
+// grace and 2.5 s overlap).
+func MarkOverlap(grace time.Duration) time.Duration { return min(grace/2, 10*time.Second) }
 
 // overShards runs fn for every shard of the sweep and park indexes, four at
 // a time, with ctx's deadline brought margin closer so that a run ends
@@ -165,32 +203,70 @@ func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.C
 	return complete, errors.Join(errs...)
 }
 
-// sweepShard sweeps one shard; first is the due time of its oldest entry
-// (0: none).
+// sweepShard sweeps one shard's entries due in [from, before): first is
+// when the oldest delivery it found to need work was overdue from (0:
+// none); through is the mark to keep (before when the shard was read to
+// the end, else the due time of the last page handled, 0 if none was).
 //
 // A delivery whose sweep fails (its re-queue's send refused, a throttled
-// write) does not stop the shard: the rest of it is swept all the same, and
-// the errors are returned at the end. Stopped at the first, one SQS error
-// left every later overdue delivery of the shard a whole interval more.
-func (s *Sweeper) sweepShard(ctx context.Context, shard int, before int64) (r Result, first int64, err error) {
+// write) does not stop the shard: the rest of it is swept all the same, the
+// mark stays at the first failed one's due time (the next run reads it
+// again), and the errors are returned at the end. Stopped at the first, one
+// SQS error left every later overdue delivery of the shard a whole interval
+// more.
+func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64) (r Result, first, through int64, err error) {
 	var failed []error
-	err = eachID(ctx, func(start store.Cursor) ([]string, store.Cursor, error) {
-		page, err := s.Store.DueForSweep(ctx, shard, before, pageSize, start)
-		if start == nil && len(page.DueAt) > 0 {
-			first = page.DueAt[0] // the index is in due order
+	held := int64(0) // the due time of the first delivery whose sweep failed
+	end := func(through int64, err error) (Result, int64, int64, error) {
+		if held != 0 && through > held {
+			through = held
 		}
-		return page.IDs, page.Next, err
-	}, func(id string) error {
-		if ctx.Err() != nil {
-			return ctx.Err() // the run's time budget is spent
+		return r, first, through, errors.Join(append(failed, err)...)
+	}
+	var start store.Cursor
+	for {
+		page, err := s.Store.DueForSweep(ctx, shard, from, before, pageSize, start)
+		if err != nil {
+			return end(through, err)
 		}
-		r.Found++
-		if err := s.sweepOne(ctx, id, before, &r); err != nil {
-			failed = append(failed, fmt.Errorf("delivery %s: %w", id, err))
+		ds, err := s.Store.GetDeliveriesEventually(ctx, page.IDs)
+		if err != nil {
+			return end(through, err)
 		}
-		return nil
-	})
-	return r, first, errors.Join(append(failed, err)...)
+		for _, d := range ds {
+			if final(d) || d.DueAt >= before {
+				continue // nothing to do, or moved on since the index was read
+			}
+			r.Found++
+			if f := cmp.Or(d.OverdueFrom, d.DueAt); first == 0 || f < first {
+				first = f
+			}
+			if err := s.sweepOne(ctx, d, before, &r); err != nil {
+				failed = append(failed, fmt.Errorf("delivery %s: %w", d.ID, err))
+				if held == 0 || d.DueAt < held {
+					held = d.DueAt
+				}
+				if ctx.Err() != nil {
+					return end(through, ctx.Err())
+				}
+			}
+		}
+		if len(page.DueAt) > 0 {
+			through = page.DueAt[len(page.DueAt)-1]
+		}
+		if page.Next == nil {
+			return end(before, nil)
+		}
+		if err := ctx.Err(); err != nil {
+			return end(through, err)
+		}
+		start = page.Next
+	}
+}
+
+// final: a delivery that needs nothing more of the sweeper.
+func final(d domain.Delivery) bool {
+	return d.Status == domain.StatusDelivered || d.Status == domain.StatusFailed && !d.DLQPending
 }
 
 // pageSize is how many ids one index query of a shard returns.
@@ -220,19 +296,21 @@ func eachID(ctx context.Context, query func(start store.Cursor) (ids []string, n
 }
 
 // sweepOne re-queues an overdue delivery (see Run); one that cannot be
-// re-queued goes to lifecycle.DecideSweep.
-func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Result) error {
-	d, err := s.Store.Requeue(ctx, id, before, domain.Millis(s.Now()), s.MaxAttempts)
+// re-queued goes to lifecycle.DecideSweep; one left still needing work is
+// revisited.
+func (s *Sweeper) sweepOne(ctx context.Context, seen domain.Delivery, before int64, r *Result) error {
+	now := domain.Millis(s.Now())
+	d, err := s.Store.Requeue(ctx, seen.ID, before, now, s.MaxAttempts)
 	if errors.Is(err, store.ErrNotFound) {
 		r.Skipped++ // gone (its TTL)
 		return nil
 	}
 	if err == nil {
 		if err := s.Queue.Send(ctx, queue.For(d), 0); err != nil {
-			return err // its older message is superseded: the next run re-queues it again
+			return err // its older message is superseded; its entry moved to now: a later run re-queues it again
 		}
 		r.Requeued++
-		s.Log.Warn("stuck delivery re-queued", "delivery_id", id, "attempts", d.Attempts, "gen", d.Gen)
+		s.Log.Warn("stuck delivery re-queued", "delivery_id", d.ID, "attempts", d.Attempts, "gen", d.Gen)
 		return nil
 	}
 	if !errors.Is(err, store.ErrConflict) {
@@ -244,29 +322,40 @@ func (s *Sweeper) sweepOne(ctx context.Context, id string, before int64, r *Resu
 		failed, err := s.Store.FailWithoutAttempt(ctx, d, act.Reason, true)
 		if errors.Is(err, store.ErrConflict) {
 			r.Skipped++
-			return nil
+			return s.Store.Revisit(ctx, d.ID, before)
 		}
 		if err != nil {
 			return err
 		}
-		return s.deadLetter(ctx, failed, true, r)
+		return s.deadLetter(ctx, failed, true, before, r)
 	case lifecycle.SweepDLQ:
-		return s.deadLetter(ctx, d, false, r)
+		return s.deadLetter(ctx, d, false, before, r)
 	}
 	if d.Status == domain.StatusPending && d.DueAt < before && d.RequeuedAt >= before {
 		r.Waiting++
-		return nil
+	} else {
+		r.Skipped++
 	}
-	r.Skipped++
+	if d.Status == domain.StatusPending && d.DueAt < before {
+		// Held by a live lease, or re-queued within the grace: looked at
+		// again by the first run after that is over.
+		return s.Store.Revisit(ctx, d.ID, max(before, d.LeaseUntil-s.Grace.Milliseconds(), d.RequeuedAt))
+	}
 	return nil
 }
 
-func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, claimHeld bool, r *Result) error {
+// deadLetter sends a failed delivery's DLQ message; one it could not send
+// or mark is revisited (due at before: read by the next run).
+func (s *Sweeper) deadLetter(ctx context.Context, d domain.Delivery, claimHeld bool, before int64, r *Result) error {
 	switch err := deadletter.Send(ctx, s.Store, s.Queue, d, claimHeld); {
 	case errors.Is(err, store.ErrConflict):
-		r.Skipped++ // being sent right now
-		return nil
-	case err != nil && !errors.Is(err, deadletter.ErrNotMarked):
+		r.Skipped++ // being sent right now: looked at again, in case its sender dies
+		return s.Store.Revisit(ctx, d.ID, before)
+	case errors.Is(err, deadletter.ErrNotMarked):
+		if err := s.Store.Revisit(ctx, d.ID, before); err != nil {
+			return err
+		}
+	case err != nil:
 		return err
 	}
 	r.DeadLettered++

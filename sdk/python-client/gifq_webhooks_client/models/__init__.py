@@ -64,6 +64,7 @@ from .list_portal_sessions_response_200 import ListPortalSessionsResponse200
 from .new_endpoint import NewEndpoint
 from .new_endpoint_settings import NewEndpointSettings
 from .new_event_type import NewEventType
+from .notification_emails import NotificationEmails
 from .poll_endpoint_response_200 import PollEndpointResponse200
 from .portal_session import PortalSession
 from .portal_session_status import PortalSessionStatus
@@ -146,6 +147,7 @@ __all__ = (
     "NewEndpoint",
     "NewEndpointSettings",
     "NewEventType",
+    "NotificationEmails",
     "PollEndpointResponse200",
     "PortalSession",
     "PortalSessionStatus",

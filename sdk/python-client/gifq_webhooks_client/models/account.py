@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
@@ -15,11 +15,13 @@ class Account:
         id (str):  Example: acct_01M8NHFFVSXRY4XPHP9AET0VWJ.
         name (str):
         aws_external_id (str):  Example: gifq-5f0c6a1e9b2d4c7a8e3f1a2b3c4d5e6f.
+        notification_emails (list[str]):
     """
 
     id: str
     name: str
     aws_external_id: str
+    notification_emails: list[str]
 
     def to_dict(self) -> dict[str, Any]:
         id = self.id
@@ -28,6 +30,8 @@ class Account:
 
         aws_external_id = self.aws_external_id
 
+        notification_emails = self.notification_emails
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -35,6 +39,7 @@ class Account:
                 "id": id,
                 "name": name,
                 "aws_external_id": aws_external_id,
+                "notification_emails": notification_emails,
             }
         )
 
@@ -49,10 +54,13 @@ class Account:
 
         aws_external_id = d.pop("aws_external_id")
 
+        notification_emails = cast(list[str], d.pop("notification_emails"))
+
         account = cls(
             id=id,
             name=name,
             aws_external_id=aws_external_id,
+            notification_emails=notification_emails,
         )
 
         return account
