@@ -155,7 +155,7 @@ LOCALSTACK_LOG      = $(abspath $(or $(LOCALSTACK_STATE),.cache/localstack))/loc
 LOCALSTACK_CDK_ENV  = AWS_ENDPOINT_URL=$(LOCALSTACK_ENDPOINT) AWS_ENDPOINT_URL_S3=$(LOCALSTACK_ENDPOINT) \
 	AWS_S3_FORCE_PATH_STYLE=1 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 # What the deployed stack can run (docs/deploy.md lists the rest and why).
-LOCALSTACK_E2E_RUN  ?= ^Test(Happy|Retries|Always500|Rejected|Redirect|Duplicate|Idempotent|IngestValidation|EventShows|ResendDoesNot|Recover|EndpointLifecycle|RotateSecret|Authorization|SecretsNeverLogged|StandardWebhooks|Batch|IngestFlood|Deployed|OperationalEvents|ReplayDelivers|AWSProvider|AWSDestinations|Ordered|EventsFeed|PollingEndpoint|NotificationEndpoint|ListenForwards|NoticeMailSentOnce|NotificationEmail)
+LOCALSTACK_E2E_RUN  ?= ^Test(Kinesis|OAuth2|MutualTLS|EndpointWithAFilter|ReplayHonours|Happy|Retries|Always500|Rejected|Redirect|Duplicate|Idempotent|IngestValidation|EventShows|ResendDoesNot|Recover|EndpointLifecycle|RotateSecret|Authorization|SecretsNeverLogged|StandardWebhooks|Batch|IngestFlood|Deployed|OperationalEvents|ReplayDelivers|AWSProvider|AWSDestinations|Ordered|EventsFeed|PollingEndpoint|NotificationEndpoint|ListenForwards|NoticeMailSentOnce|NotificationEmail)
 E2E_GOTEST_FLAGS    ?= -count=1 -v -timeout 15m -run '$(LOCALSTACK_E2E_RUN)'
 
 localstack-up:

@@ -41,3 +41,17 @@ func sesIdentityARNs(from string) []string {
 	prefix := "arn:" + *awscdk.Aws_PARTITION() + ":ses:" + *awscdk.Aws_REGION() + ":" + *awscdk.Aws_ACCOUNT_ID() + ":identity/"
 	return []string{prefix + from, prefix + from[strings.LastIndexByte(from, '@')+1:]}
 }
+
+// addNoticeLinks names the portal to the notice publishers (PORTAL_URL), so a
+// notice and its mail link to the endpoint's page: the configured portalUrl,
+// or the API's own /portal/, the address the api function works out of each
+// request when none is configured.
+func (s *Stack) addNoticeLinks() {
+	url := s.Config.PortalURL
+	if url == "" {
+		url = *awscdk.Fn_Join(jsii.String(""), &[]*string{s.APIURL, jsii.String("portal/")})
+	}
+	for _, fn := range noticeMailers {
+		s.Functions[fn].AddEnvironment(jsii.String("PORTAL_URL"), jsii.String(url), nil)
+	}
+}

@@ -66,3 +66,25 @@ func TestNotifyEmailFromMustBeAPlainAddress(t *testing.T) {
 		}
 	}
 }
+
+// The notice publishers link to the portal: the API's own /portal/, whichever
+// API type serves it (the notices and their mails carry the endpoint's page).
+func TestNoticesLinkToThePortal(t *testing.T) {
+	for _, v := range []string{"dev", "http"} {
+		s := synth(t, v)
+		for _, fn := range Functions {
+			_, f := s.functionByName(t, fn)
+			vars, _ := props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			got := render(vars["PORTAL_URL"])
+			if fn != FnDeliver && fn != FnAPI {
+				if vars["PORTAL_URL"] != nil {
+					t.Errorf("%s: %s has PORTAL_URL %s", v, fn, got)
+				}
+				continue
+			}
+			if fn == FnDeliver && (!strings.HasSuffix(got, "portal/") || !strings.Contains(got, "execute-api")) {
+				t.Errorf("%s: deliver has PORTAL_URL %s, want the API's /portal/", v, got)
+			}
+		}
+	}
+}

@@ -245,6 +245,7 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 		s.Api = newAPI(stack, name, cfg, api, removal)
 		s.APIURL, s.APIMetrics = s.Api.Url(), s.Api
 	}
+	s.addNoticeLinks() // notifymail.go: PORTAL_URL for the notices' links
 	if cfg.DemoReceiver {
 		s.addDemoReceiver(name, props.AssetDir, arch, removal) // receiver.go
 	}

@@ -550,7 +550,6 @@ test('endpoint settings: set in the form, shown masked, changed, refused, and se
     await page.getByLabel('Header name 1').fill('X-Tenant');
     await page.getByLabel('Header value 1').fill('acme');
     await page.getByLabel('Timeout').fill('');
-    await page.screenshot({ path: join(shots, 'portal-endpoint-settings.png'), fullPage: true });
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Endpoint saved.').waitFor();
     const edited = (await call('GET', '/v1/endpoints/' + ep.id)).body;
@@ -588,5 +587,132 @@ test('endpoint settings: set in the form, shown masked, changed, refused, and se
     await page.context().close();
   } finally {
     recorder.close();
+  }
+});
+
+// A self-signed P-256 client certificate and its key (a test fixture, not a secret).
+const CLIENT_CERT = `-----BEGIN CERTIFICATE-----
+MIIBkjCCATegAwIBAgIUaov2gKnD7tVWIh1fS0XNhVxLFLswCgYIKoZIzj0EAwIw
+HTEbMBkGA1UEAwwScG9ydGFsLXRlc3QtY2xpZW50MCAXDTI2MTIwNjA4MDQxMVoY
+DzIxMjYxMTEyMDgwNDExWjAdMRswGQYDVQQDDBJwb3J0YWwtdGVzdC1jbGllbnQw
+WTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAATKuDpgz0HpSzbil93sE99Vv47+Rrr9
+PfnNbjCOkoelpsuobgZKQX9nB8rMsPhO9DF40BXYWNbJN0TZc8NoGABmo1MwUTAd
+BgNVHQ4EFgQUkA1oBgVvuVky84ei/yp1e8qj1b8wHwYDVR0jBBgwFoAUkA1oBgVv
+uVky84ei/yp1e8qj1b8wDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNJADBG
+AiEA+M8rw3k8QYVLsJSfp/gt4PVI/cKofoGydxl7hdtj1CcCIQDdr/rslPmHUR4L
+fsHjBpfHpcAO5cr2OMwophpV/0JBiA==
+-----END CERTIFICATE-----
+`;
+const CLIENT_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgVPN18IB14FrudCf2
+JjkFPr6eZyvL4wjjNXLD+gB6QkOhRANCAATKuDpgz0HpSzbil93sE99Vv47+Rrr9
+PfnNbjCOkoelpsuobgZKQX9nB8rMsPhO9DF40BXYWNbJN0TZc8NoGABm
+-----END PRIVATE KEY-----
+`;
+
+test('receiver auth and filter: OAuth2, mutual TLS and a content filter set in the form, tested against a catalog example, secrets write-only', async () => {
+  // A token server that takes the client's Basic credentials, and a receiver that keeps what it is sent.
+  const clientSecret = 'portal-oauth-secret-9q';
+  const tokenServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const [id, secret] = Buffer.from((req.headers.authorization || '').replace(/^Basic /, ''), 'base64').toString().split(':');
+      const form = new URLSearchParams(body);
+      if (id !== 'gifq-portal' || decodeURIComponent(secret) !== clientSecret || form.get('scope') !== 'hooks.write') {
+        res.writeHead(401, { 'Content-Type': 'application/json' });
+        res.end('{"error":"invalid_client"}');
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"access_token":"portal-issued-token","token_type":"Bearer","expires_in":3600}');
+    });
+  });
+  const got = [];
+  const recorder = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { got.push(req.headers); res.writeHead(204); res.end(); });
+  });
+  await Promise.all([tokenServer, recorder].map((srv) => new Promise((r) => srv.listen(0, '127.0.0.1', r))));
+  const typ = 'payout.filter_demo';
+  assert.equal((await call('POST', '/v1/event-types', { name: typ, description: 'A payout, for the filter test',
+    example: { event: typ, payout_type: 'crypto', amount: 5 } })).status, 201);
+  try {
+    const s = await session();
+    const page = await newPage();
+    await page.goto(s.url);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByLabel('Endpoint URL').fill(`http://127.0.0.1:${recorder.address().port}/secured`);
+    await page.getByLabel('Description').fill('Behind OAuth2 and mTLS');
+    await page.getByLabel('Token URL').fill(`http://127.0.0.1:${tokenServer.address().port}/oauth/token`);
+    await page.getByLabel('Client ID').fill('gifq-portal');
+    await page.getByLabel('Client secret').fill(clientSecret);
+    await page.getByLabel('Scopes').fill('hooks.write');
+    await page.getByLabel('Client certificate').fill(CLIENT_CERT);
+    await page.getByLabel('Client key').fill(CLIENT_KEY);
+
+    // The filter, tested against the catalog's example before saving.
+    await page.locator('#f-filter').fill('{"payout_type": ["gift_cards"]}');
+    await page.getByLabel('Catalog example').selectOption(typ);
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    await page.locator('#filter-result', { hasText: 'does not match' }).waitFor();
+    await page.locator('#f-filter').fill('{"payout_type": ["crypto"], "amount": [{"numeric": [">", 0]}]}');
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    await page.locator('#filter-result', { hasText: 'example matches' }).waitFor();
+    await page.locator('#f-filter').fill('{"payout_type": "crypto"}');
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    await page.locator('#error', { hasText: 'filter' }).waitFor(); // a bad filter: the API's 422, shown
+    await page.locator('#f-filter').fill('{"payout_type": ["crypto"], "amount": [{"numeric": [">", 0]}]}');
+
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('heading', { name: 'Endpoint added' }).waitFor();
+    const ep = (await call('GET', '/v1/endpoints')).body.data.find((e) => e.description === 'Behind OAuth2 and mTLS');
+    assert.deepEqual(ep.settings.oauth2, { token_url: `http://127.0.0.1:${tokenServer.address().port}/oauth/token`, client_id: 'gifq-portal',
+      client_secret: '****9q', scopes: ['hooks.write'], auth_method: 'client_secret_basic' });
+    assert.deepEqual(ep.settings.tls, { client_cert: CLIENT_CERT, client_key: '****' });
+    assert.deepEqual(ep.settings.filter, { payout_type: ['crypto'], amount: [{ numeric: ['>', 0] }] });
+
+    // The endpoint page shows them; the secret and the key are nowhere on it.
+    await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+    await page.locator('#oauth2-fact').waitFor();
+    assert.match(await page.locator('#oauth2-fact').innerText(), /gifq-portal at http:\/\/127\.0\.0\.1:\d+\/oauth\/token \(client_secret_basic\)/);
+    assert.equal(await page.locator('#tls-fact').innerText(), 'client certificate');
+    assert.match(await page.locator('#filter-fact').innerText(), /"crypto"/);
+    const keyLine = CLIENT_KEY.split('\n')[1];
+    for (const p of [page]) {
+      const html = await p.content();
+      assert.ok(!html.includes(clientSecret) && !html.includes(keyLine), 'the secret and the key are write-only');
+    }
+
+    // A test event (test events are not filtered) reaches the receiver with the issued token.
+    assert.equal((await call('POST', `/v1/endpoints/${ep.id}/test-event`)).status, 202);
+    const h = await until('the test event at the receiver', () => got.find((x) => x['x-gifq-event'] === 'webhook.test'));
+    assert.equal(h.authorization, 'Bearer portal-issued-token');
+
+    // Edit: the form shows what is set, the secrets only as saved; the screenshot; then remove mutual TLS.
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.locator('#f-oauth-url').waitFor();
+    assert.equal(await page.locator('#f-oauth-secret').inputValue(), '');
+    assert.match(await page.locator('#f-oauth-secret').getAttribute('placeholder'), /saved \(\*\*\*\*9q\)/);
+    assert.equal(await page.locator('#f-tls-key').inputValue(), '');
+    assert.ok(!(await page.content()).includes(keyLine), 'the key is not in the edit form');
+    await page.getByLabel('Catalog example').selectOption(typ);
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    await page.locator('#filter-result', { hasText: 'example matches' }).waitFor();
+    await page.screenshot({ path: join(shots, 'portal-endpoint-settings.png'), fullPage: true });
+    await page.getByLabel('Remove mutual TLS').check();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Endpoint saved.').waitFor();
+    const saved = (await call('GET', '/v1/endpoints/' + ep.id)).body.settings;
+    assert.equal(saved.tls, undefined);
+    assert.equal(saved.oauth2.client_secret, '****9q', 'saving without retyping the secret keeps it');
+    assert.deepEqual(saved.filter, ep.settings.filter);
+
+    assert.deepEqual(page.problems.filter((p) => !/status of 422/.test(p)), [], 'no script errors or CSP violations');
+    await page.context().close();
+    assert.equal((await call('DELETE', '/v1/endpoints/' + ep.id)).status, 204);
+  } finally {
+    recorder.close();
+    tokenServer.close();
   }
 });

@@ -88,3 +88,58 @@ func TestReplayHonoursTheFilter(t *testing.T) {
 		}
 	}
 }
+
+// Recover honours the endpoint's content filter as replay does: of its
+// failed deliveries it restarts only those whose event the filter (set
+// since they failed) takes; the others stay failed. A cursor goes on past
+// them, so a window with many filtered-out failures still ends.
+func TestRecoverHonoursTheFilter(t *testing.T) {
+	h := start(t, opts{})
+	_, key := h.account(t)
+	var s scripted
+	rv, ep := h.registerReceiver(t, key, s.respond(404))
+	since := time.Now().Add(-time.Minute)
+	var crypto, gift []string
+	for _, typ := range []string{"crypto", "gift_cards", "crypto", "gift_cards"} {
+		ev := h.publish(t, key, fmt.Sprintf(`{"event":"payout.fulfilled","payout_type":%q}`, typ))
+		id := ev.Deliveries[0].ID
+		h.waitFor(t, key, id, 15*time.Second, settled)
+		if typ == "crypto" {
+			crypto = append(crypto, id)
+		} else {
+			gift = append(gift, id)
+		}
+	}
+	if code := h.call(t, key, "PATCH", "/v1/endpoints/"+ep.ID, `{"settings":{"filter":{"payout_type":["crypto"]}}}`, nil); code != 200 {
+		t.Fatalf("set the filter: %d", code)
+	}
+	s.ok.Store(true)
+	failedBefore := len(rv.requests())
+	var res struct {
+		Recovered, Filtered int
+		More                bool
+	}
+	body := map[string]string{"since": since.Format(time.RFC3339Nano)}
+	if code := h.call(t, key, "POST", "/v1/endpoints/"+ep.ID+"/recover", body, &res); code != 202 || res.Recovered != 2 || res.Filtered != 2 || res.More {
+		t.Fatalf("recover: %d %+v, want 2 recovered and 2 filtered out", code, res)
+	}
+	for _, id := range crypto {
+		if d := h.waitFor(t, key, id, 15*time.Second, settled); d.Status != "delivered" || d.Series != 2 {
+			t.Fatalf("recovered delivery %+v", d)
+		}
+	}
+	for _, id := range gift {
+		if d := h.delivery(t, key, id); d.Status != "failed" || d.Series != 1 {
+			t.Fatalf("a delivery the filter does not take was recovered: %+v", d)
+		}
+	}
+	got := rv.requests()[failedBefore:]
+	if len(got) != 2 {
+		t.Fatalf("receiver got %d requests after recover, want the 2 crypto payouts", len(got))
+	}
+	for _, r := range got {
+		if !strings.Contains(string(r.body), `"crypto"`) {
+			t.Errorf("recovered a filtered-out event: %s", r.body)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -87,9 +88,11 @@ type harness struct {
 	app      *app.App
 	recvHost string
 	env      *testenv.Env // local runs only
-	attempts int          // the retry schedule's attempts: opts.retry locally, the stack's when deployed
-	slower   float64      // waitFor's timeouts are this many times longer (a deployed stack: E2E_TIMEOUT_SCALE)
-	logFrom  int64        // a deployed stack: the size of E2E_FUNCTION_LOG when the test started
+	db       *dynamodb.Client
+	table    string
+	attempts int     // the retry schedule's attempts: opts.retry locally, the stack's when deployed
+	slower   float64 // waitFor's timeouts are this many times longer (a deployed stack: E2E_TIMEOUT_SCALE)
+	logFrom  int64   // a deployed stack: the size of E2E_FUNCTION_LOG when the test started
 }
 
 func start(t *testing.T, o opts) *harness {
@@ -149,7 +152,7 @@ func start(t *testing.T, o opts) *harness {
 	}
 	t.Cleanup(l.Stop)
 	return &harness{api: l.URL, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery, dlqURL: env.Queues.DLQ,
-		local: l, app: a, recvHost: "127.0.0.1", env: env, attempts: cfg.Retry.MaxAttempts(), slower: 1}
+		local: l, app: a, recvHost: "127.0.0.1", env: env, db: env.DB, table: env.Table, attempts: cfg.Retry.MaxAttempts(), slower: 1}
 }
 
 func remoteHarness(t *testing.T) *harness {
@@ -182,9 +185,10 @@ func remoteHarness(t *testing.T) *harness {
 		logFrom = fi.Size()
 	}
 	return &harness{
-		logFrom:  logFrom,
-		api:      strings.TrimSuffix(os.Getenv("E2E_API_URL"), "/"),
-		store:    store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
+		logFrom: logFrom,
+		api:     strings.TrimSuffix(os.Getenv("E2E_API_URL"), "/"),
+		store:   store.New(dynamodb.NewFromConfig(cfg), os.Getenv("E2E_TABLE_NAME")),
+		db:      dynamodb.NewFromConfig(cfg), table: os.Getenv("E2E_TABLE_NAME"),
 		sqs:      sqs.NewFromConfig(cfg),
 		queueURL: os.Getenv("E2E_QUEUE_URL"), dlqURL: os.Getenv("E2E_DLQ_URL"), recvHost: host,
 		attempts: schedule.MaxAttempts(), slower: slower,
@@ -495,6 +499,19 @@ type received struct {
 
 func (h *harness) receiver(t *testing.T, respond respondFunc) *receiver {
 	t.Helper()
+	rv := &receiver{t: t, respond: respond}
+	rv.srv = &http.Server{Handler: rv}
+	ln, hostPort := h.listen(t)
+	go rv.srv.Serve(ln)
+	t.Cleanup(func() { rv.srv.Close() })
+	rv.URL = "http://" + hostPort + "/hook"
+	return rv
+}
+
+// listen opens a listener the stack under test can reach (a receiver, a
+// token server) and names it as the stack reaches it (host:port).
+func (h *harness) listen(t *testing.T) (net.Listener, string) {
+	t.Helper()
 	addr := "127.0.0.1:0"
 	if h.recvHost != "127.0.0.1" {
 		addr = ":0" // a deployed stack must reach it from elsewhere
@@ -503,13 +520,42 @@ func (h *harness) receiver(t *testing.T, respond respondFunc) *receiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rv := &receiver{t: t, respond: respond}
-	rv.srv = &http.Server{Handler: rv}
-	go rv.srv.Serve(ln)
-	t.Cleanup(func() { rv.srv.Close() })
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	rv.URL = "http://" + net.JoinHostPort(h.recvHost, port) + "/hook"
-	return rv
+	return ln, net.JoinHostPort(h.recvHost, port)
+}
+
+// serve serves handler on h.listen until the test ends: its base URL.
+func (h *harness) serve(t *testing.T, handler http.Handler) string {
+	t.Helper()
+	ln, hostPort := h.listen(t)
+	srv := &http.Server{Handler: handler}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + hostPort
+}
+
+// endpointItem is the endpoint's item as the table holds it (JSON of the
+// attribute values), local or deployed: what a backup would hold.
+func (h *harness) endpointItem(t *testing.T, endpointID string) string {
+	t.Helper()
+	var items []map[string]dbtypes.AttributeValue
+	var start map[string]dbtypes.AttributeValue
+	for {
+		out, err := h.db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(h.table), ExclusiveStartKey: start,
+			FilterExpression: aws.String("id = :id"), ExpressionAttributeValues: map[string]dbtypes.AttributeValue{":id": &dbtypes.AttributeValueMemberS{Value: endpointID}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, out.Items...)
+		if start = out.LastEvaluatedKey; start == nil {
+			break
+		}
+	}
+	if len(items) == 0 {
+		t.Fatalf("no item of endpoint %s in the table", endpointID)
+	}
+	raw, _ := json.Marshal(items)
+	return string(raw)
 }
 
 func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {

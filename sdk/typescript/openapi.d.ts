@@ -477,6 +477,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/filters/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a content filter against a catalog example or a body
+         * @description Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+         */
+        post: operations["testFilter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/event-types": {
         parameters: {
             query?: never;
@@ -949,7 +969,7 @@ export interface components {
             tls?: components["schemas"]["EndpointTLS"];
             reset?: ("rate_limit" | "timeout_seconds" | "headers" | "filter" | "oauth2" | "tls")[];
         };
-        /** @description OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`). */
+        /** @description OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`). */
         EndpointOAuth2: {
             token_url: string;
             client_id: string;
@@ -960,7 +980,8 @@ export interface components {
              * @default client_secret_basic
              * @enum {string}
              */
-            auth_method: "client_secret_basic" | "client_secret_post";
+            auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+            private_key?: string;
         };
         /** @description Mutual TLS: a client certificate and its private key (PEM) the sender presents to the receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same `client_cert`. 422 when the certificate and key are not a pair or the bundle holds no certificate. */
         EndpointTLS: {
@@ -978,11 +999,13 @@ export interface components {
             token_url: string;
             client_id: string;
             /** @description Always masked. */
-            client_secret: string;
+            client_secret?: string;
             scopes?: string[];
             audience?: string;
             /** @enum {string} */
-            auth_method: "client_secret_basic" | "client_secret_post";
+            auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+            /** @description Always masked. */
+            private_key?: string;
         };
         /**
          * @description A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
@@ -1921,11 +1944,13 @@ export interface operations {
                      * @description Default now.
                      */
                     until?: string;
+                    /** @description The previous answer's `next_cursor` (422 `invalid_cursor` otherwise). */
+                    cursor?: string;
                 };
             };
         };
         responses: {
-            /** @description Queued; `more` means call again for the rest (1,000 per call). */
+            /** @description Queued; `more` means call again with `cursor` set to `next_cursor` (1,000 per call; 100 when the endpoint has a content filter, which recover honours: a delivery whose event it does not take stays failed, counted in `filtered`). */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -1933,7 +1958,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         recovered: number;
+                        filtered?: number;
                         more: boolean;
+                        next_cursor?: string;
                     };
                 };
             };
@@ -2318,6 +2345,58 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    testFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filter": {
+                 *         "payout_type": [
+                 *           "crypto"
+                 *         ]
+                 *       },
+                 *       "event_type": "payout.fulfilled"
+                 *     }
+                 */
+                "application/json": {
+                    filter: components["schemas"]["EndpointFilter"];
+                    event_type?: string;
+                    body?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The answer, with the body tested. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        matches: boolean;
+                        body: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
             500: components["responses"]["Internal"];
         };
     };

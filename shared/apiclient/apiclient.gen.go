@@ -199,6 +199,7 @@ func (e EndpointHealthBreaker) Valid() bool {
 const (
 	EndpointOAuth2AuthMethodClientSecretBasic EndpointOAuth2AuthMethod = "client_secret_basic"
 	EndpointOAuth2AuthMethodClientSecretPost  EndpointOAuth2AuthMethod = "client_secret_post"
+	EndpointOAuth2AuthMethodPrivateKeyJwt     EndpointOAuth2AuthMethod = "private_key_jwt"
 )
 
 // Valid indicates whether the value is a known member of the EndpointOAuth2AuthMethod enum.
@@ -207,6 +208,8 @@ func (e EndpointOAuth2AuthMethod) Valid() bool {
 	case EndpointOAuth2AuthMethodClientSecretBasic:
 		return true
 	case EndpointOAuth2AuthMethodClientSecretPost:
+		return true
+	case EndpointOAuth2AuthMethodPrivateKeyJwt:
 		return true
 	default:
 		return false
@@ -217,6 +220,7 @@ func (e EndpointOAuth2AuthMethod) Valid() bool {
 const (
 	EndpointOAuth2ViewAuthMethodClientSecretBasic EndpointOAuth2ViewAuthMethod = "client_secret_basic"
 	EndpointOAuth2ViewAuthMethodClientSecretPost  EndpointOAuth2ViewAuthMethod = "client_secret_post"
+	EndpointOAuth2ViewAuthMethodPrivateKeyJwt     EndpointOAuth2ViewAuthMethod = "private_key_jwt"
 )
 
 // Valid indicates whether the value is a known member of the EndpointOAuth2ViewAuthMethod enum.
@@ -225,6 +229,8 @@ func (e EndpointOAuth2ViewAuthMethod) Valid() bool {
 	case EndpointOAuth2ViewAuthMethodClientSecretBasic:
 		return true
 	case EndpointOAuth2ViewAuthMethodClientSecretPost:
+		return true
+	case EndpointOAuth2ViewAuthMethodPrivateKeyJwt:
 		return true
 	default:
 		return false
@@ -620,12 +626,13 @@ type EndpointHealth struct {
 // EndpointHealthBreaker defines model for EndpointHealth.Breaker.
 type EndpointHealthBreaker string
 
-// EndpointOAuth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+// EndpointOAuth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 type EndpointOAuth2 struct {
 	Audience     *string                   `json:"audience,omitempty"`
 	AuthMethod   *EndpointOAuth2AuthMethod `json:"auth_method,omitempty"`
 	ClientId     string                    `json:"client_id"`
 	ClientSecret *string                   `json:"client_secret,omitempty"`
+	PrivateKey   *string                   `json:"private_key,omitempty"`
 	Scopes       *[]string                 `json:"scopes,omitempty"`
 	TokenUrl     string                    `json:"token_url"`
 }
@@ -640,9 +647,12 @@ type EndpointOAuth2View struct {
 	ClientId   string                       `json:"client_id"`
 
 	// ClientSecret Always masked.
-	ClientSecret string    `json:"client_secret"`
-	Scopes       *[]string `json:"scopes,omitempty"`
-	TokenUrl     string    `json:"token_url"`
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// PrivateKey Always masked.
+	PrivateKey *string   `json:"private_key,omitempty"`
+	Scopes     *[]string `json:"scopes,omitempty"`
+	TokenUrl   string    `json:"token_url"`
 }
 
 // EndpointOAuth2ViewAuthMethod defines model for EndpointOAuth2View.AuthMethod.
@@ -688,7 +698,7 @@ type EndpointSettingsPatch struct {
 	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
-	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 	Oauth2         *EndpointOAuth2               `json:"oauth2,omitempty"`
 	Ordered        *bool                         `json:"ordered,omitempty"`
 	RateLimit      *float32                      `json:"rate_limit,omitempty"`
@@ -879,7 +889,7 @@ type NewEndpointSettings struct {
 	Filter  *EndpointFilter  `json:"filter,omitempty"`
 	Headers *EndpointHeaders `json:"headers,omitempty"`
 
-	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+	// Oauth2 OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 	Oauth2 *EndpointOAuth2 `json:"oauth2,omitempty"`
 
 	// Ordered Keyed events arrive one at a time per key, in sequence.
@@ -1054,6 +1064,9 @@ type CommitPollJSONBody struct {
 
 // RecoverEndpointJSONBody defines parameters for RecoverEndpoint.
 type RecoverEndpointJSONBody struct {
+	// Cursor The previous answer's `next_cursor` (422 `invalid_cursor` otherwise).
+	Cursor *string `json:"cursor,omitempty"`
+
 	// Since RFC 3339; a malformed time is 422 `invalid_window` naming the field.
 	Since time.Time `json:"since"`
 
@@ -1123,6 +1136,15 @@ type CreateEventParams struct {
 	OrderingKey *OrderingKey `json:"Ordering-Key,omitempty"`
 }
 
+// TestFilterJSONBody defines parameters for TestFilter.
+type TestFilterJSONBody struct {
+	Body      *map[string]interface{} `json:"body,omitempty"`
+	EventType *string                 `json:"event_type,omitempty"`
+
+	// Filter A content filter on the event's body (docs/endpoint-settings.md): an EventBridge-style pattern mirroring the body's nesting; each leaf a list of values or conditions (`prefix`, `numeric`, `exists`, `anything-but`), OR within a list, AND across fields. At most 4096 bytes, 32 fields, 5 levels, 100 values (422 `invalid_filter` otherwise). `reset: ["filter"]` removes it.
+	Filter EndpointFilter `json:"filter"`
+}
+
 // ListPortalSessionsParams defines parameters for ListPortalSessions.
 type ListPortalSessionsParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1178,6 +1200,9 @@ type CreateEventJSONRequestBody = EventBody
 
 // CreateEventBatchJSONRequestBody defines body for CreateEventBatch for application/json ContentType.
 type CreateEventBatchJSONRequestBody = BatchRequest
+
+// TestFilterJSONRequestBody defines body for TestFilter for application/json ContentType.
+type TestFilterJSONRequestBody TestFilterJSONBody
 
 // CreatePortalSessionJSONRequestBody defines body for CreatePortalSession for application/json ContentType.
 type CreatePortalSessionJSONRequestBody CreatePortalSessionJSONBody
@@ -1691,6 +1716,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestFilterWithBody Test a content filter against a catalog example or a body
+	//
+	// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+	TestFilterWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestFilter Test a content filter against a catalog example or a body
+	//
+	// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+	TestFilter(ctx context.Context, body TestFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPI This document, as JSON
 	//
@@ -2526,6 +2569,44 @@ func (c *Client) CreateEventBatch(ctx context.Context, body CreateEventBatchJSON
 // Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 func (c *Client) GetEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetEventRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestFilterWithBody Test a content filter against a catalog example or a body
+//
+// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+func (c *Client) TestFilterWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestFilterRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestFilter Test a content filter against a catalog example or a body
+//
+// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+func (c *Client) TestFilter(ctx context.Context, body TestFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestFilterRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4014,6 +4095,46 @@ func NewGetEventRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewTestFilterRequest calls the generic TestFilter builder with application/json body
+func NewTestFilterRequest(server string, body TestFilterJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTestFilterRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewTestFilterRequestWithBody constructs an http.Request for the TestFilter method, with any body, and a specified content type
+func NewTestFilterRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/filters/test")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
 func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	var err error
@@ -4717,6 +4838,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
+
+	// TestFilterWithBodyWithResponse Test a content filter against a catalog example or a body
+	//
+	// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+	TestFilterWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TestFilterResponse, error)
+
+	// TestFilterWithResponse Test a content filter against a catalog example or a body
+	//
+	// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+	TestFilterWithResponse(ctx context.Context, body TestFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*TestFilterResponse, error)
 
 	// GetOpenAPIWithResponse This document, as JSON
 	//
@@ -6343,8 +6482,10 @@ type RecoverEndpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *struct {
-		More      bool `json:"more"`
-		Recovered int  `json:"recovered"`
+		Filtered   *int    `json:"filtered,omitempty"`
+		More       bool    `json:"more"`
+		NextCursor *string `json:"next_cursor,omitempty"`
+		Recovered  int     `json:"recovered"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -6372,8 +6513,10 @@ type RecoverEndpointResponse struct {
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
 func (r RecoverEndpointResponse) GetJSON202() *struct {
-	More      bool `json:"more"`
-	Recovered int  `json:"recovered"`
+	Filtered   *int    `json:"filtered,omitempty"`
+	More       bool    `json:"more"`
+	NextCursor *string `json:"next_cursor,omitempty"`
+	Recovered  int     `json:"recovered"`
 } {
 	return r.JSON202
 }
@@ -7637,6 +7780,109 @@ func (r GetEventResponse) ContentType() string {
 	return ""
 }
 
+// TestFilterResponse401Headers the declared response headers of an HTTP 401 response for TestFilter
+type TestFilterResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type TestFilterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Body    map[string]interface{} `json:"body"`
+		Matches bool                   `json:"matches"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TestFilterResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TestFilterResponse) GetJSON200() *struct {
+	Body    map[string]interface{} `json:"body"`
+	Matches bool                   `json:"matches"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TestFilterResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TestFilterResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TestFilterResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TestFilterResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r TestFilterResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TestFilterResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TestFilterResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r TestFilterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestFilterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestFilterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestFilterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenAPIResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8864,6 +9110,36 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id ID, r
 		return nil, err
 	}
 	return ParseGetEventResponse(rsp)
+}
+
+// TestFilterWithBodyWithResponse Test a content filter against a catalog example or a body
+//
+// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+func (c *ClientWithResponses) TestFilterWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TestFilterResponse, error) {
+	rsp, err := c.TestFilterWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestFilterResponse(rsp)
+}
+
+// TestFilterWithResponse Test a content filter against a catalog example or a body
+//
+// Whether the content filter (as `settings.filter` takes it) matches `body`, or the catalog example of `event_type` (exactly one of the two). Writes nothing; a portal session may call it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/filters/test (the `TestFilter` operationId).
+func (c *ClientWithResponses) TestFilterWithResponse(ctx context.Context, body TestFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*TestFilterResponse, error) {
+	rsp, err := c.TestFilter(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestFilterResponse(rsp)
 }
 
 // GetOpenAPIWithResponse This document, as JSON
@@ -10399,8 +10675,10 @@ func ParseRecoverEndpointResponse(rsp *http.Response) (*RecoverEndpointResponse,
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
 		var dest struct {
-			More      bool `json:"more"`
-			Recovered int  `json:"recovered"`
+			Filtered   *int    `json:"filtered,omitempty"`
+			More       bool    `json:"more"`
+			NextCursor *string `json:"next_cursor,omitempty"`
+			Recovered  int     `json:"recovered"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -11585,6 +11863,97 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTestFilterResponse parses an HTTP response from a TestFilterWithResponse call
+func ParseTestFilterResponse(rsp *http.Response) (*TestFilterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestFilterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Body    map[string]interface{} `json:"body"`
+			Matches bool                   `json:"matches"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers TestFilterResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil

@@ -121,6 +121,9 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 		r.k.Now = w.Now()
 		e := lifecycle.Step(r.k, w.Policy)
 		r.note(ctx, e)
+		if e.Resolved != nil {
+			r.k.Settings = e.Resolved
+		}
 		switch e.Do {
 		case lifecycle.DoFinish:
 			return true

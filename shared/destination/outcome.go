@@ -52,6 +52,19 @@ type Outcome struct {
 	Duration  time.Duration
 }
 
+// Error classes of an attempt whose credentials the destination's auth
+// server refused for good (an OAuth2 token endpoint's invalid_client or
+// other 4xx): the endpoint's auth is failing until a delivery succeeds.
+const (
+	ClassAuthInvalidClient = "oauth_invalid_client"
+	ClassAuthRefused       = "oauth_token_refused"
+)
+
+// AuthRefused: class is one of the auth server's refusals.
+func AuthRefused(class string) bool {
+	return class == ClassAuthInvalidClient || class == ClassAuthRefused
+}
+
 // Answered reports whether the destination itself answered (delivered or
 // not): the breaker's "it is back" and the blip rule's "an error answer".
 func (o Outcome) Answered() bool { return !o.NoAnswer && !o.Forbidden }

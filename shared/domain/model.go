@@ -145,6 +145,11 @@ type Endpoint struct {
 	Leases map[string]Lease `dynamodbav:"leases"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// AuthFailingSince is the time the destination's auth server first
+	// refused the endpoint's credentials since the last success
+	// (destination.AuthRefused): endpoint.auth_failed is raised once, when
+	// it is set.
+	AuthFailingSince int64 `dynamodbav:"auth_failing_since,omitempty"`
 	// The last failed attempt (unix ms; its HTTP status, or its error
 	// class when there was no answer), written at most once a minute
 	// (store.LastFailureEvery): the endpoint's health view.
@@ -225,8 +230,14 @@ type OAuth2 struct {
 	SealedClientSecret []byte   `dynamodbav:"sealed_client_secret,omitempty"`
 	Scopes             []string `dynamodbav:"scopes,omitempty"`
 	Audience           string   `dynamodbav:"audience,omitempty"`
-	// AuthMethod: "client_secret_basic" (the default) or "client_secret_post".
+	// AuthMethod: "client_secret_basic" (the default), "client_secret_post"
+	// or "private_key_jwt".
 	AuthMethod string `dynamodbav:"auth_method,omitempty"`
+	// PrivateKey (PEM) signs private_key_jwt's client assertions; write-only
+	// and, like ClientSecret, kept only as SealedPrivateKey where a KMS key
+	// is configured.
+	PrivateKey       string `dynamodbav:"private_key,omitempty"`
+	SealedPrivateKey []byte `dynamodbav:"sealed_private_key,omitempty"`
 }
 
 // Lease holds one of an endpoint's in-flight slots until Until (unix ms).

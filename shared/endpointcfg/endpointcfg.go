@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gifq/webhooks/shared/clientassertion"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/filter"
 )
@@ -93,6 +94,10 @@ func Resolve(ep domain.Endpoint, acct domain.Account, d Defaults) Effective {
 	return e
 }
 
+// Ordered: the endpoint's keyed deliveries wait for their predecessor
+// (read before the attempt's rate is booked, so before Resolve).
+func Ordered(ep domain.Endpoint) bool { return ep.Settings.Ordered }
+
 // Change is a change to the settings, as the API takes it: the fields set
 // are set, Reset fields go back to the account's or the deployment's, the
 // Headers given are added or replaced by name and RemoveHeaders removed.
@@ -141,6 +146,7 @@ type OAuth2Change struct {
 	Scopes       []string `json:"scopes"`
 	Audience     string   `json:"audience"`
 	AuthMethod   string   `json:"auth_method"`
+	PrivateKey   string   `json:"private_key"` // private_key_jwt's signing key (PEM)
 }
 
 // OAuth2View is the OAuth2 settings as the API shows them: the secret
@@ -148,10 +154,11 @@ type OAuth2Change struct {
 type OAuth2View struct {
 	TokenURL     string   `json:"token_url"`
 	ClientID     string   `json:"client_id"`
-	ClientSecret string   `json:"client_secret"`
+	ClientSecret string   `json:"client_secret,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
 	Audience     string   `json:"audience,omitempty"`
 	AuthMethod   string   `json:"auth_method"`
+	PrivateKey   string   `json:"private_key,omitempty"`
 }
 
 // Limits of the OAuth2 settings.
@@ -163,6 +170,8 @@ const (
 	MaxOAuth2Audience     = 1024
 	AuthMethodBasic       = "client_secret_basic"
 	AuthMethodPost        = "client_secret_post"
+	AuthMethodJWT         = "private_key_jwt"
+	MaxOAuth2PrivateKey   = 16 << 10
 )
 
 // View is the settings as the API shows them, beside Change, the one shape
@@ -184,8 +193,13 @@ type View struct {
 func ViewOf(s domain.EndpointSettings) View {
 	v := View{RateLimit: s.RatePerSecond, TimeoutSeconds: s.TimeoutSeconds, Headers: MaskedHeaders(s), Ordered: s.Ordered}
 	if o := s.OAuth2; o != nil {
-		v.OAuth2 = &OAuth2View{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: Mask(o.ClientSecret),
-			Scopes: o.Scopes, Audience: o.Audience, AuthMethod: authMethod(o.AuthMethod)}
+		v.OAuth2 = &OAuth2View{TokenURL: o.TokenURL, ClientID: o.ClientID, Scopes: o.Scopes, Audience: o.Audience, AuthMethod: authMethod(o.AuthMethod)}
+		if o.ClientSecret != "" {
+			v.OAuth2.ClientSecret = Mask(o.ClientSecret)
+		}
+		if o.PrivateKey != "" {
+			v.OAuth2.PrivateKey = "****"
+		}
 	}
 	if t := s.TLS; t != nil {
 		v.TLS = &TLSView{ClientCert: t.CertPEM, CABundle: t.CABundle}
@@ -382,20 +396,42 @@ func applyOAuth2(cur *domain.OAuth2, c OAuth2Change) (*domain.OAuth2, *Error) {
 	if method == "" {
 		method = AuthMethodBasic
 	}
-	if method != AuthMethodBasic && method != AuthMethodPost {
-		return nil, refuse("oauth2.auth_method", "auth_method is %s or %s", AuthMethodBasic, AuthMethodPost)
+	if method != AuthMethodBasic && method != AuthMethodPost && method != AuthMethodJWT {
+		return nil, refuse("oauth2.auth_method", "auth_method is %s, %s or %s", AuthMethodBasic, AuthMethodPost, AuthMethodJWT)
 	}
-	secret := c.ClientSecret
-	if secret == "" {
-		// Keeping the secret is for the same client at the same server only:
-		// a secret never follows a token URL to another origin.
-		if cur == nil || cur.ClientSecret == "" || cur.ClientID != c.ClientID || Origin(cur.TokenURL) != Origin(c.TokenURL) {
+	// A credential is kept only for the same client at the same server: it
+	// never follows a token URL to another origin.
+	sameClient := cur != nil && cur.ClientID == c.ClientID && Origin(cur.TokenURL) == Origin(c.TokenURL)
+	next := &domain.OAuth2{TokenURL: c.TokenURL, ClientID: c.ClientID, Scopes: c.Scopes, Audience: c.Audience, AuthMethod: method}
+	if method == AuthMethodJWT {
+		switch {
+		case c.ClientSecret != "":
+			return nil, refuse("oauth2.client_secret", "private_key_jwt signs with private_key: give no client_secret")
+		case len(c.PrivateKey) > MaxOAuth2PrivateKey:
+			return nil, refuse("oauth2.private_key", "private_key may have at most %d bytes", MaxOAuth2PrivateKey)
+		case c.PrivateKey == "" && !(sameClient && cur.PrivateKey != ""):
+			return nil, refuse("oauth2.private_key", "private_key is required (it may be left out only to keep the current one for the same client_id and token_url origin)")
+		}
+		next.PrivateKey = c.PrivateKey
+		if next.PrivateKey == "" {
+			next.PrivateKey = cur.PrivateKey
+		}
+		if _, err := clientassertion.Parse(next.PrivateKey); err != nil {
+			return nil, refuse("oauth2.private_key", "%s", err.Error())
+		}
+		return next, nil
+	}
+	if c.PrivateKey != "" {
+		return nil, refuse("oauth2.private_key", "private_key is for auth_method %s only", AuthMethodJWT)
+	}
+	next.ClientSecret = c.ClientSecret
+	if next.ClientSecret == "" {
+		if !sameClient || cur.ClientSecret == "" {
 			return nil, refuse("oauth2.client_secret", "client_secret is required (it may be left out only to keep the current one for the same client_id and token_url origin)")
 		}
-		secret = cur.ClientSecret
+		next.ClientSecret = cur.ClientSecret
 	}
-	return &domain.OAuth2{TokenURL: c.TokenURL, ClientID: c.ClientID, ClientSecret: secret,
-		Scopes: c.Scopes, Audience: c.Audience, AuthMethod: method}, nil
+	return next, nil
 }
 
 func hasControl(s string) bool {

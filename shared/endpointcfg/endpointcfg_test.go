@@ -226,7 +226,8 @@ func TestApplyOAuth2(t *testing.T) {
 		"oauth2.client_secret": bad(func(c *OAuth2Change) { c.ClientSecret = "" }),
 		"oauth2.scopes":        bad(func(c *OAuth2Change) { c.Scopes = []string{`a"b`} }),
 		"oauth2.audience":      bad(func(c *OAuth2Change) { c.Audience = "a\nb" }),
-		"oauth2.auth_method":   bad(func(c *OAuth2Change) { c.AuthMethod = "private_key_jwt" }),
+		"oauth2.auth_method":   bad(func(c *OAuth2Change) { c.AuthMethod = "tls_client_auth" }),
+		"oauth2.private_key":   bad(func(c *OAuth2Change) { c.PrivateKey = "-----BEGIN PRIVATE KEY-----" }),
 	} {
 		if _, err := Apply(domain.EndpointSettings{}, Change{OAuth2: &c}, 0); err == nil || err.Field != field {
 			t.Errorf("%s: got %v", field, err)
@@ -251,5 +252,38 @@ func TestApplyFilter(t *testing.T) {
 	}
 	if got := ViewOf(next).Filter; string(got) != next.Filter {
 		t.Fatalf("view shows %s", got)
+	}
+}
+
+// private_key_jwt takes a private key (RS256 or ES256) and no secret; the
+// key is write-only and may be left out only for the same client and
+// token URL origin.
+func TestApplyOAuth2PrivateKeyJWT(t *testing.T) {
+	_, keyPEM := selfSigned(t) // a P-256 key
+	good := OAuth2Change{TokenURL: "https://auth.example.com/token", ClientID: "c1", AuthMethod: AuthMethodJWT, PrivateKey: keyPEM}
+	next, err := Apply(domain.EndpointSettings{}, Change{OAuth2: &good}, 0)
+	if err != nil || next.OAuth2.PrivateKey != keyPEM || next.OAuth2.ClientSecret != "" {
+		t.Fatalf("set: %+v %v", next.OAuth2, err)
+	}
+	if v := ViewOf(next).OAuth2; v.PrivateKey != "****" || v.ClientSecret != "" || v.AuthMethod != AuthMethodJWT {
+		t.Fatalf("view shows %+v", v)
+	}
+	keep := good
+	keep.PrivateKey = ""
+	if kept, err := Apply(next, Change{OAuth2: &keep}, 0); err != nil || kept.OAuth2.PrivateKey != keyPEM {
+		t.Fatalf("keep the key: %v", err)
+	}
+	keep.TokenURL = "https://evil.example.net/token"
+	if _, err := Apply(next, Change{OAuth2: &keep}, 0); err == nil || err.Field != "oauth2.private_key" {
+		t.Fatalf("the key followed the token URL to another origin: %v", err)
+	}
+	withSecret := good
+	withSecret.ClientSecret = "s1"
+	if _, err := Apply(domain.EndpointSettings{}, Change{OAuth2: &withSecret}, 0); err == nil || err.Field != "oauth2.client_secret" {
+		t.Fatalf("a secret with private_key_jwt: %v", err)
+	}
+	basicWithKey := OAuth2Change{TokenURL: good.TokenURL, ClientID: "c1", ClientSecret: "s1", PrivateKey: keyPEM}
+	if _, err := Apply(domain.EndpointSettings{}, Change{OAuth2: &basicWithKey}, 0); err == nil || err.Field != "oauth2.private_key" {
+		t.Fatalf("a key with client_secret_basic: %v", err)
 	}
 }

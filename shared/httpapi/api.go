@@ -57,7 +57,7 @@ type Store interface {
 	EnsureSigningKey(ctx context.Context, accountID string) ([]domain.SigningKey, error)
 	RotateSigningKey(ctx context.Context, accountID string, overlap time.Duration) ([]domain.SigningKey, error)
 	ListEndpointDeliveries(ctx context.Context, endpointID string, status domain.Status, limit int32, after string) (store.DeliveryPage, error)
-	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error)
+	FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, after string, limit int) ([]string, error)
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	Restart(ctx context.Context, id, endpointID string, gen int) (domain.Delivery, error)
 }
@@ -167,6 +167,7 @@ var routes = []route{
 	{http.MethodPatch, split("/v1/event-types/**"), (*API).patchEventType},
 	{http.MethodDelete, split("/v1/portal/sessions/*"), (*API).revokePortalSession},
 	{http.MethodGet, split("/v1/egress-ips"), (*API).getEgressIPs},
+	{http.MethodPost, split("/v1/filters/test"), (*API).testFilter},
 	{http.MethodGet, split("/v1/portal/sessions"), (*API).listPortalSessions},
 	{http.MethodDelete, split("/v1/portal/sessions"), (*API).revokePortalSessions},
 }

@@ -350,6 +350,13 @@ func (a *API) patchEndpoint(ctx context.Context, req *request) response {
 		return fail(http.StatusUnprocessableEntity, "oauth2_not_confirmed",
 			"the url's origin changes and the endpoint's oauth2 client credentials were set for the old one: give them again in settings.oauth2, or settings.reset [\"oauth2\"] to drop them")
 	}
+	if repointed && current.Settings.TLS != nil && current.Settings.TLS.CertPEM != "" &&
+		(in.Settings == nil || ((in.Settings.TLS == nil || (in.Settings.TLS.ClientCert != "" && in.Settings.TLS.ClientKey == "")) && !slices.Contains(in.Settings.Reset, "tls"))) {
+		// The client certificate was set for the old receiver: its key
+		// follows the URL to another origin only when given again.
+		return fail(http.StatusUnprocessableEntity, "tls_not_confirmed",
+			"the url's origin changes and the endpoint's tls client certificate was set for the old one: give settings.tls again with its client_key, or settings.reset [\"tls\"] to drop it")
+	}
 	if repointed && len(current.Settings.Headers) > 0 {
 		if in.Settings == nil || (len(in.Settings.Headers) == 0 && !slices.Contains(in.Settings.Reset, "headers")) {
 			return fail(http.StatusUnprocessableEntity, "headers_not_confirmed", fmt.Sprintf(

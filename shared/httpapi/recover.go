@@ -11,6 +11,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/deadletter"
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/ingest"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -69,7 +70,10 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	if ep.Disabled {
 		return fail(http.StatusConflict, "endpoint_disabled", "enable the endpoint (PATCH disabled=false) before recovering its deliveries")
 	}
-	var in timeWindow
+	var in struct {
+		timeWindow
+		Cursor *string `json:"cursor"`
+	}
 	if r, failed := decodeJSON(req.body, &in); failed {
 		return r
 	}
@@ -77,6 +81,13 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	since, until, r, failed := in.bounds(now)
 	if failed {
 		return r
+	}
+	var after string
+	if in.Cursor != nil {
+		var valid bool
+		if after, valid = decodeCursor(*in.Cursor, "dlv"); !valid {
+			return fail(http.StatusUnprocessableEntity, "invalid_cursor", "cursor must be the next_cursor of an earlier answer")
+		}
 	}
 	// Nothing older than the retention or newer than now exists: clamp, so
 	// the year 0347 is the start of the retention (ids do not encode times
@@ -90,33 +101,79 @@ func (a *API) recoverEndpoint(ctx context.Context, req *request) response {
 	lo := max(since.UnixMilli(), now.Add(-domain.DefaultRetention).UnixMilli())
 	hi := min(until.UnixMilli(), now.UnixMilli())
 	if lo > hi {
-		return ok(http.StatusAccepted, map[string]any{"recovered": 0, "more": false})
+		return ok(http.StatusAccepted, recoverView{})
 	}
-	ids, err := a.Store.FailedDeliveryIDs(ctx, ep.ID, lo, hi, maxRecoverPerCall+1)
+	// An endpoint with a content filter reads each delivery's event to
+	// honour it, as replay does: fewer per call.
+	perCall := maxRecoverPerCall
+	filtered := ingest.HasFilter(ep)
+	if filtered {
+		perCall = ingest.MaxReplayScanFiltered
+	}
+	ids, err := a.Store.FailedDeliveryIDs(ctx, ep.ID, lo, hi, after, perCall+1)
 	if err != nil {
 		return a.internal(ctx, err)
 	}
-	more := len(ids) > maxRecoverPerCall
-	ids = ids[:min(len(ids), maxRecoverPerCall)]
-	var recovered, skipped int
+	v := recoverView{More: len(ids) > perCall}
+	ids = ids[:min(len(ids), perCall)]
+	if v.More {
+		v.NextCursor = encodeCursor(ids[len(ids)-1])
+	}
+	var skipped int
 	var firstErr error
 	var mu sync.Mutex
 	eachConcurrently(len(ids), func(i int) {
+		if filtered {
+			takes, err := a.filterTakes(ctx, req.account, ep, ids[i])
+			if err != nil || !takes {
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					firstErr = err
+				} else if err == nil {
+					v.Filtered++
+				}
+				return
+			}
+		}
 		_, err := deadletter.Restart(ctx, a.Store, a.Queue, ids[i], ep.ID, -1)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case err == nil, errors.Is(err, deadletter.ErrNotQueued): // queued by the sweeper if the send was lost
-			recovered++
+			v.Recovered++
 		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound): // restarted meanwhile, or expired since listed
 			skipped++
 		default:
 			firstErr = err
 		}
 	})
-	if firstErr != nil && recovered == 0 {
+	if firstErr != nil && v.Recovered == 0 {
 		return a.internal(ctx, firstErr)
 	}
-	a.Log.Info("deliveries recovered", "endpoint_id", ep.ID, "recovered", recovered, "skipped", skipped, "more", more)
-	return ok(http.StatusAccepted, map[string]any{"recovered": recovered, "more": more})
+	a.Log.Info("deliveries recovered", "endpoint_id", ep.ID, "recovered", v.Recovered, "filtered", v.Filtered, "skipped", skipped, "more", v.More)
+	return ok(http.StatusAccepted, v)
+}
+
+// recoverView is one recover call's answer.
+type recoverView struct {
+	Recovered int  `json:"recovered"`
+	Filtered  int  `json:"filtered,omitempty"` // failed deliveries whose event the endpoint's filter no longer takes: left failed
+	More      bool `json:"more"`
+	// NextCursor is given when More: send the same since/until with it to go on.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// filterTakes: the endpoint's content filter takes the event of its
+// delivery id.
+func (a *API) filterTakes(ctx context.Context, account string, ep domain.Endpoint, id string) (bool, error) {
+	d, err := a.Store.GetDelivery(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	ev, err := a.Store.GetEvent(ctx, account, d.EventID)
+	if err != nil {
+		return false, err
+	}
+	return ingest.FilterTakes(ep, ev.Body), nil
 }

@@ -1,10 +1,19 @@
 package httpapi_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/store"
@@ -223,4 +232,60 @@ func TestRepointingTheURLDoesNotCarryTheHeaders(t *testing.T) {
 	if h := headers(); a.status != 200 || len(h) != 0 {
 		t.Fatalf("re-pointed with a reset: %d %s %v", a.status, a.raw, h)
 	}
+}
+
+// A PATCH that re-points the URL to another origin does not carry the TLS
+// client certificate and key there: it is refused unless settings.tls is
+// given again with its key, or reset. A new path keeps them.
+func TestRepointingTheURLDoesNotCarryTheClientKey(t *testing.T) {
+	f := newFixture(t, nil)
+	cert, key := clientPair(t)
+	tlsJSON, _ := json.Marshal(map[string]string{"client_cert": cert, "client_key": key})
+	certOnly, _ := json.Marshal(map[string]string{"client_cert": cert})
+	created := f.do(t, f.keyA, "POST", "/v1/endpoints", `{"url":"http://127.0.0.1:9/hook","settings":{"tls":`+string(tlsJSON)+`}}`)
+	if created.status != 201 {
+		t.Fatalf("create: %d %s", created.status, created.raw)
+	}
+	id := created.body["id"].(string)
+	stored := func() domain.Endpoint {
+		ep, err := f.app.Store.GetEndpoint(ctx, f.acctA, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep
+	}
+	for _, body := range []string{
+		`{"url":"http://127.0.0.2:9/hook"}`,
+		`{"url":"http://127.0.0.2:9/hook","settings":{"timeout_seconds":5}}`,
+		`{"url":"http://127.0.0.2:9/hook","settings":{"tls":` + string(certOnly) + `}}`, // the key kept: not a confirmation
+	} {
+		a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, body)
+		if a.status != 422 || a.code() != "tls_not_confirmed" {
+			t.Fatalf("re-pointed without the key (%.60s): %d %s", body, a.status, a.raw)
+		}
+		if ep := stored(); ep.URL != "http://127.0.0.1:9/hook" || ep.Settings.TLS == nil || ep.Settings.TLS.KeyPEM != key {
+			t.Fatalf("a refused PATCH changed the endpoint: %+v", ep)
+		}
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"url":"http://127.0.0.1:9/other"}`); a.status != 200 || stored().Settings.TLS == nil {
+		t.Fatalf("same origin: %d %s", a.status, a.raw)
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"url":"http://127.0.0.2:9/hook","settings":{"tls":`+string(tlsJSON)+`}}`); a.status != 200 || stored().Settings.TLS.KeyPEM != key {
+		t.Fatalf("re-pointed with the key: %d %s", a.status, a.raw)
+	}
+	if a := f.do(t, f.keyA, "PATCH", "/v1/endpoints/"+id, `{"url":"http://127.0.0.3:9/hook","settings":{"reset":["tls"]}}`); a.status != 200 || stored().Settings.TLS != nil {
+		t.Fatalf("re-pointed with a reset: %d %s", a.status, a.raw)
+	}
+}
+
+func clientPair(t *testing.T) (certPEM, keyPEM string) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := x509.MarshalPKCS8PrivateKey(key)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: k}))
 }

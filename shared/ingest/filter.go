@@ -28,3 +28,14 @@ func (b *eventBody) passes(ep domain.Endpoint) bool {
 	}
 	return f.Match(*b.decoded)
 }
+
+// HasFilter: the endpoint has a content filter that compiles (one that
+// does not takes every body).
+func HasFilter(ep domain.Endpoint) bool {
+	f, err := filter.Cached(ep.Settings.Filter)
+	return err == nil && f != nil
+}
+
+// FilterTakes: the endpoint's content filter, if any, takes body (recover
+// reads it as replay does).
+func FilterTakes(ep domain.Endpoint, body []byte) bool { return bodyOf(body).passes(ep) }

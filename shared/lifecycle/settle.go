@@ -124,6 +124,16 @@ func StartsFailing(ep domain.Endpoint, o Outcome) bool {
 	return !o.Healthy && !o.Blip && ep.FailingSince == 0
 }
 
+// StartsAuthFailing reports whether an attempt that failed as class (its
+// error class) sets ep's auth_failing_since: the auth server refused the
+// credentials and had not since the last success.
+func StartsAuthFailing(ep domain.Endpoint, class string) bool {
+	return destination.AuthRefused(class) && ep.AuthFailingSince == 0
+}
+
+// AuthRecovers reports whether o, a success, clears ep's auth_failing_since.
+func AuthRecovers(ep domain.Endpoint, o Outcome) bool { return o.Healthy && ep.AuthFailingSince != 0 }
+
 // Recovers reports whether o, a success, clears ep's failing_since.
 func Recovers(ep domain.Endpoint, o Outcome) bool { return o.Healthy && ep.FailingSince != 0 }
 

@@ -217,6 +217,10 @@ type Known struct {
 	Rate                  Slot // the account slot booked here (the message's own is Msg.Slot)
 	EndpointRate          Slot
 	Slept                 time.Time
+	// Settings are the endpoint's effective settings for this attempt,
+	// resolved once (Effect.Resolved) when its account's rate is known,
+	// kept by the executor: every later step reads them.
+	Settings *endpointcfg.Effective
 
 	Claim                 ClaimResult
 	ClaimHeld             bool // with ClaimChanged
@@ -282,9 +286,12 @@ type Effect struct {
 	// DoSend: the key's previous event failed for good (order.go).
 	PrevFailed bool
 	// Settings (DoSend) are the endpoint's effective settings for this
-	// attempt, resolved once here (settings): the request is built from
-	// them, nothing else reads the endpoint's raw settings.
+	// attempt (Known.Settings): the request is built from them, nothing
+	// else reads the endpoint's raw settings.
 	Settings endpointcfg.Effective
+	// Resolved: the settings, resolved by this step, the first that knew
+	// the account's rate; the executor keeps them in Known.Settings.
+	Resolved *endpointcfg.Effective
 }
 
 // Step is the next effect for a message, from what is known of it.
@@ -324,10 +331,12 @@ func Step(k Known, p Policy) Effect {
 		}
 		// The attempt's number in its series (the receiver's header); a
 		// manual attempt is not one of the series': 0.
-		if k.Msg.Kind == KindResend {
-			return Effect{Do: DoSend, Settings: settings(k, p)}
+		cfg, fresh := settings(k, p)
+		e := Effect{Do: DoSend, Settings: *cfg, Resolved: fresh}
+		if k.Msg.Kind != KindResend {
+			e.Number, e.PrevFailed = k.Claimed.Attempts, PrevFailed(k)
 		}
-		return Effect{Do: DoSend, Number: k.Claimed.Attempts, Settings: settings(k, p), PrevFailed: PrevFailed(k)}
+		return e
 	case k.Claim != ClaimNone:
 		return afterClaim(k, p)
 	}
@@ -397,7 +406,7 @@ func beforeClaim(k Known, p Policy) Effect {
 		return putBack(k, p, act.Until, e)
 	}
 	if !manual {
-		switch Hold(*d, settings(k, p).Ordered, k.PrevRead, k.Prev, now) {
+		switch Hold(*d, endpointcfg.Ordered(*ep), k.PrevRead, k.Prev, now) {
 		case OrderRead:
 			return Effect{Do: DoPrev}
 		case OrderHold:
@@ -437,13 +446,14 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		return slotBack(k, p, rate.At, e)
 	}
-	if cfg := settings(k, p); cfg.OwnRate {
+	cfg, fresh := settings(k, p)
+	if cfg.OwnRate {
 		if k.EndpointRate.At.IsZero() {
-			return Effect{Do: DoReserve, Line: LineEndpoint, Rate: cfg.RatePerSecond}
+			return Effect{Do: DoReserve, Line: LineEndpoint, Rate: cfg.RatePerSecond, Resolved: fresh}
 		}
 		if at := k.EndpointRate.At; at.Sub(now) > MaxWaitInWorker {
 			e := Effect{Refunds: giveBack(k), Unslot: true, NotDeferral: true, MoveDue: at, Metric: obs.MetricRateLimitDeferrals}
-			return slotBack(k, p, at, e)
+			return slotBack(k, p, at, e) // a new run resolves them again
 		}
 	}
 	// Wait for the slot before the claim, which holds an in-flight slot that
@@ -451,9 +461,9 @@ func beforeClaim(k Known, p Policy) Effect {
 	// 20/s with the cap of 5 the slots ran out and a burst drained at half
 	// the rate.)
 	if at := sendAt(k, p).Add(-ClaimAhead); now.Before(at) && k.Slept.Before(at) {
-		return Effect{Do: DoSleep, Until: at}
+		return Effect{Do: DoSleep, Until: at, Resolved: fresh}
 	}
-	return Effect{Do: DoClaim}
+	return Effect{Do: DoClaim, Resolved: fresh}
 }
 
 // afterClaim: a claim that did not come to an attempt. A claim lost to a
@@ -727,19 +737,24 @@ func slotBack(k Known, p Policy, at time.Time, e Effect) Effect {
 	return e
 }
 
-// settings are the endpoint's effective settings (endpointcfg.Resolve)
-// under its account's real rate, as the account's limiter holds it: the
-// interval of the attempt's account slot. Its interval is truncated (to the
-// µs or, carried by the message, the ms), which can only make the account
-// look faster, so the endpoint's own rate is never skipped when it is the
-// lower; no slot yet (or an interval under a ms): the endpoint's own rate
-// is booked whenever it has one.
-func settings(k Known, p Policy) endpointcfg.Effective {
+// settings are the attempt's effective settings: Known.Settings, or, the
+// first time, endpointcfg.Resolve under its account's real rate, as the
+// account's limiter holds it (the interval of the attempt's account slot),
+// returned fresh too for the executor to keep. Its interval is truncated
+// (to the µs or, carried by the message, the ms), which can only make the
+// account look faster, so the endpoint's own rate is never skipped when it
+// is the lower; no slot (or an interval under a ms): the endpoint's own
+// rate is booked whenever it has one.
+func settings(k Known, p Policy) (cfg, fresh *endpointcfg.Effective) {
+	if k.Settings != nil {
+		return k.Settings, nil
+	}
 	var acct domain.Account
 	if s, ok := accountSlot(k); ok && s.Interval > 0 {
 		acct.RatePerSecond = float64(time.Second) / float64(s.Interval)
 	}
-	return endpointcfg.Resolve(*k.Endpoint, acct, endpointcfg.Defaults{Timeout: p.AttemptTimeout})
+	e := endpointcfg.Resolve(*k.Endpoint, acct, endpointcfg.Defaults{Timeout: p.AttemptTimeout})
+	return &e, &e
 }
 
 // FreeSlots lists the endpoint's in-flight slots (of max) that nobody held

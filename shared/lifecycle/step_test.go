@@ -755,3 +755,39 @@ func TestBreakerHoldsDoNotGrowTheCapBackoff(t *testing.T) {
 		t.Fatalf("the cap's first deferral after five breaker holds: %v for %s, want at most %s", e.Do, e.Delay, max)
 	}
 }
+
+// The settings are resolved once per attempt: the first step that knows
+// the account's rate returns them (Resolved), the executor keeps them, and
+// every later step, the send's too, reads the kept ones, never the
+// endpoint's raw settings again (changed here after the resolve, to show it).
+func TestSettingsAreResolvedOncePerAttempt(t *testing.T) {
+	k := booked()
+	k.Endpoint.Settings = domain.EndpointSettings{RatePerSecond: 4, TimeoutSeconds: 3}
+	resolves := 0
+	for range 10 {
+		e := lifecycle.Step(k, policy)
+		if e.Resolved != nil {
+			resolves++
+			k.Settings = e.Resolved
+			k.Endpoint.Settings.TimeoutSeconds = 7 // a later read would see this
+		}
+		switch e.Do {
+		case lifecycle.DoReserve:
+			k.EndpointRate = lifecycle.Slot{At: now, Interval: 250 * time.Millisecond}
+		case lifecycle.DoSleep:
+			k.Slept = e.Until
+		case lifecycle.DoClaim:
+			k.Claim, k.Claimed = lifecycle.ClaimTaken, *k.Delivery
+			k.Claimed.Attempts++
+			k.LeaseUntil = now.Add(30 * time.Second)
+		case lifecycle.DoSend:
+			if resolves != 1 || e.Settings.Timeout != 3*time.Second || e.Settings.RatePerSecond != 4 || !e.Settings.OwnRate {
+				t.Fatalf("the send after %d resolves carries %+v, want the one resolve's (3 s, 4/s)", resolves, e.Settings)
+			}
+			return
+		default:
+			t.Fatalf("unexpected step %s", e.Do)
+		}
+	}
+	t.Fatal("no send within 10 steps")
+}

@@ -196,6 +196,11 @@ func TestAfterAttempt(t *testing.T) {
 		AccountID: "acct_1", EndpointID: "ep_1", DeliveryID: "dlv_1", Error: "oauth_invalid_client", FailedAt: "2026-12-02T10:00:00Z"}) {
 		t.Errorf("invalid_client: %+v", refused)
 	}
+	authFailing := ep
+	authFailing.AuthFailingSince = 1
+	if got := AfterAttempt(authFailing, domain.Attempt{ErrorClass: "oauth_invalid_client"}, lifecycle.Outcome{Status: domain.StatusFailed, FailReason: domain.ReasonRejected}, at); len(got) != 0 {
+		t.Errorf("invalid_client on an endpoint whose auth was failing already: %+v", got)
+	}
 	if got := AfterAttempt(ep, domain.Attempt{ErrorClass: "oauth_token_unavailable"}, lifecycle.Outcome{Status: domain.StatusPending}, at); len(got) != 0 {
 		t.Errorf("a token endpoint's 5xx: %+v", got)
 	}

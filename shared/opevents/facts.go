@@ -3,7 +3,6 @@ package opevents
 import (
 	"time"
 
-	"github.com/gifq/webhooks/shared/destination/webhook"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
@@ -96,7 +95,9 @@ func Changed(typ Type, ep domain.Endpoint, at time.Time) Event {
 // the outcome (a 410, or failing for ENDPOINT_DISABLE_AFTER), a breaker
 // tripped, a probe that closed it; a probe that failed leaves it open (no
 // new fact). Only such changes state anything: most attempts state
-// nothing. The dead letter is DeadLettered, once its DLQ message is sent.
+// nothing (endpoint.auth_failed too: raised when the endpoint's auth
+// starts failing, store.RecordAttempt having brought ep's
+// auth_failing_since up to date). The dead letter is DeadLettered, once its DLQ message is sent.
 func AfterAttempt(ep domain.Endpoint, a domain.Attempt, o lifecycle.Outcome, at time.Time) []Event {
 	var out []Event
 	switch {
@@ -112,7 +113,7 @@ func AfterAttempt(ep domain.Endpoint, a domain.Attempt, o lifecycle.Outcome, at 
 	case lifecycle.BreakerProbeOK:
 		out = append(out, BreakerClose(ep, at))
 	}
-	if a.ErrorClass == webhook.ErrOAuthInvalidClient {
+	if lifecycle.StartsAuthFailing(ep, a.ErrorClass) {
 		out = append(out, AuthFailed(ep, a, at))
 	}
 	if o.DisableEndpoint != "" && !ep.Disabled {

@@ -36,6 +36,7 @@ var routes = map[string]Access{
 	"POST /v1/deliveries/*/resend":       Write,
 	"DELETE /v1/portal/sessions/*":       Read, // signing out: a session may always end itself
 	"GET /v1/egress-ips":                 Read, // the addresses a receiver allowlists
+	"POST /v1/filters/test":              Read, // a content filter against a catalog example: writes nothing
 }
 
 // Decide says whether a session may call route ("METHOD /path/*").

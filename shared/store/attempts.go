@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -459,6 +460,14 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if lifecycle.Recovers(*ep, o) {
 		remove = append(remove, "failing_since")
 	}
+	if lifecycle.AuthRecovers(*ep, o) {
+		remove = append(remove, "auth_failing_since")
+	}
+	authStarts := lifecycle.StartsAuthFailing(*ep, a.ErrorClass)
+	if authStarts {
+		set = append(set, "auth_failing_since = if_not_exists(auth_failing_since, :now)")
+		vals[":now"] = num(now)
+	}
 	failed := !o.Healthy && !o.Blip // a blip leaves the endpoint's health as it is
 	if lifecycle.StartsFailing(*ep, o) {
 		set = append(set, "failing_since = if_not_exists(failing_since, :now)")
@@ -506,9 +515,17 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	if len(vals) > 0 {
 		in.ExpressionAttributeValues = vals
 	}
-	_, err := s.updateRouted(ctx, in, d.EndpointID, route)
+	if authStarts && route == "" {
+		in.ReturnValues = types.ReturnValueUpdatedOld
+	}
+	old, err := s.updateRouted(ctx, in, d.EndpointID, route)
 	if isConditionFailed(err) {
 		return nil // deleted meanwhile
+	}
+	if v, set := old["auth_failing_since"].(*types.AttributeValueMemberN); set && authStarts {
+		// Another attempt set it first (read before its write): it raises
+		// endpoint.auth_failed, not this one (opevents.AfterAttempt reads ep).
+		ep.AuthFailingSince, _ = strconv.ParseInt(v.Value, 10, 64)
 	}
 	return err
 }

@@ -13,11 +13,16 @@ import (
 )
 
 // FailedDeliveryIDs lists an endpoint's failed deliveries created between
-// since and until (unix ms, inclusive), oldest first, at most limit. Delivery
-// ids begin with their creation time, so the window is a key range.
-func (s *Store) FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, limit int) ([]string, error) {
+// since and until (unix ms, inclusive), oldest first, at most limit, after
+// the delivery id after when it is not empty. Delivery ids begin with their
+// creation time, so the window is a key range.
+func (s *Store) FailedDeliveryIDs(ctx context.Context, endpointID string, since, until int64, after string, limit int) ([]string, error) {
 	var ids []string
 	var start Cursor
+	if after != "" {
+		start = key(deliveryPK(after), skDelivery)
+		start["gsi2pk"], start["gsi2sk"] = str(endpointStatusPK(endpointID, domain.StatusFailed)), str(after)
+	}
 	for len(ids) < limit {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName: s.table, IndexName: aws.String(schema.IndexEndpointStatus),

@@ -70,6 +70,12 @@ func oauth2AAD(accountID, endpointID string) []byte {
 	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00oauth2"...)
 }
 
+// oauth2KeyAAD is the associated data of an endpoint's sealed OAuth2
+// private key (private_key_jwt).
+func oauth2KeyAAD(accountID, endpointID string) []byte {
+	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00oauth2key"...)
+}
+
 // tlsKeyAAD is the associated data of an endpoint's sealed TLS client key.
 func tlsKeyAAD(accountID, endpointID string) []byte {
 	return append(itemAAD(accountPK(accountID), endpointSK(endpointID)), "\x00tls"...)
@@ -89,6 +95,15 @@ func (s *Store) sealHeaders(ctx context.Context, accountID, endpointID string, s
 		}
 		c := *o
 		c.ClientSecret, c.SealedClientSecret = "", sealed
+		st.OAuth2 = &c
+	}
+	if o := st.OAuth2; o != nil && o.PrivateKey != "" {
+		sealed, err := s.sealer.Seal(ctx, []byte(o.PrivateKey), oauth2KeyAAD(accountID, endpointID))
+		if err != nil {
+			return st, err
+		}
+		c := *o
+		c.PrivateKey, c.SealedPrivateKey = "", sealed
 		st.OAuth2 = &c
 	}
 	if t := st.TLS; t != nil && t.KeyPEM != "" {
@@ -147,6 +162,20 @@ func (s *Store) openSecrets(ctx context.Context, ep *domain.Endpoint) (plaintext
 		ep.Settings.OAuth2 = &c
 	} else if o != nil {
 		plaintext = plaintext || o.ClientSecret != ""
+	}
+	if o := ep.Settings.OAuth2; o != nil && o.SealedPrivateKey != nil {
+		if s.sealer == nil {
+			return false, ErrNoSealer
+		}
+		v, err := s.sealer.Open(ctx, o.SealedPrivateKey, oauth2KeyAAD(ep.AccountID, ep.ID))
+		if err != nil {
+			return false, fmt.Errorf("endpoint %s oauth2 private key: %w", ep.ID, err)
+		}
+		c := *o
+		c.PrivateKey, c.SealedPrivateKey = string(v), nil
+		ep.Settings.OAuth2 = &c
+	} else if o != nil {
+		plaintext = plaintext || o.PrivateKey != ""
 	}
 	if t := ep.Settings.TLS; t != nil && t.SealedKey != nil {
 		if s.sealer == nil {

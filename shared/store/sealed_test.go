@@ -317,3 +317,33 @@ func TestOAuth2ClientSecretIsStoredOnlySealed(t *testing.T) {
 		t.Fatalf("after a PATCH the item holds the OAuth2 secret in plain text:\n%q", raw)
 	}
 }
+
+// private_key_jwt's private key is sealed like the client secret: on write,
+// opened on read, and an item written before sealing is sealed by the
+// operators' re-seal.
+func TestOAuth2PrivateKeyIsStoredOnlySealed(t *testing.T) {
+	s, env := sealedStore(t)
+	old := store.New(env.DB, env.Table) // no sealer: an item as written before sealing
+	a := account(t, s)
+	for _, w := range []*store.Store{s, old} {
+		key := "-----BEGIN PRIVATE KEY-----\npk_" + signing.NewSecret() + "\n-----END PRIVATE KEY-----\n"
+		ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: a.ID, URL: "https://hooks.example.com/x",
+			Secrets: []domain.Secret{{Value: signing.NewSecret(), CreatedAt: 1}}, CreatedAt: 1, UpdatedAt: 1,
+			Settings: domain.EndpointSettings{OAuth2: &domain.OAuth2{TokenURL: "https://auth.example.com/token", ClientID: "c1", AuthMethod: "private_key_jwt", PrivateKey: key}}}
+		if err := w.CreateEndpoint(ctx, ep); err != nil {
+			t.Fatal(err)
+		}
+		if w == old {
+			if _, sealed, err := s.ResealAll(ctx, env.DB); err != nil || sealed != 1 {
+				t.Fatalf("re-seal sealed %d, %v; want the plaintext item", sealed, err)
+			}
+		}
+		if raw := rawItem(t, env, ep); bytes.Contains(raw, []byte("pk_")) || !bytes.Contains(raw, []byte("sealed_private_key")) {
+			t.Fatalf("the endpoint item holds the private key in plain text (or no sealed key):\n%q", raw)
+		}
+		got, err := s.GetEndpoint(ctx, a.ID, ep.ID)
+		if err != nil || got.Settings.OAuth2 == nil || got.Settings.OAuth2.PrivateKey != key || got.Settings.OAuth2.SealedPrivateKey != nil {
+			t.Fatalf("GetEndpoint: %+v, %v", got.Settings.OAuth2, err)
+		}
+	}
+}

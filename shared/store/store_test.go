@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -831,5 +832,34 @@ func TestABlipsRecordLeavesTheEndpointAlone(t *testing.T) {
 	}
 	if got, _ := s.GetDelivery(ctx, d.ID); got.Status != domain.StatusPending || got.Attempts != 1 || got.LastStatus != 500 {
 		t.Fatalf("the delivery after a blip: %+v", got)
+	}
+}
+
+// FailedDeliveryIDs pages on after a delivery id (recover's cursor), oldest
+// first, within the window.
+func TestFailedDeliveryIDsGoOnAfterACursor(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	var ids []string
+	for range 5 {
+		_, d, _ := event(t, s, ep, "")
+		if _, err := s.FailWithoutAttempt(ctx, d, domain.ReasonEndpointDisabled, false); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	lo, hi := time.Now().Add(-time.Hour).UnixMilli(), time.Now().Add(time.Second).UnixMilli()
+	first, err := s.FailedDeliveryIDs(ctx, ep.ID, lo, hi, "", 2)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("first page: %v %v", first, err)
+	}
+	rest, err := s.FailedDeliveryIDs(ctx, ep.ID, lo, hi, first[1], 10)
+	if err != nil || len(rest) != 3 {
+		t.Fatalf("after %s: %v %v", first[1], rest, err)
+	}
+	got := append(first, rest...)
+	sort.Strings(ids)
+	if !slices.Equal(got, ids) {
+		t.Fatalf("pages %v, want %v", got, ids)
 	}
 }

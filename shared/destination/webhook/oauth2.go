@@ -14,14 +14,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gifq/webhooks/shared/clientassertion"
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
 )
 
 // Error classes of the OAuth2 token fetch, as recorded in the attempt log.
 const (
-	ErrOAuthInvalidClient = "oauth_invalid_client" // the token endpoint refused the client: failed for good
-	ErrOAuthRefused       = "oauth_token_refused"  // any other 4xx of the token endpoint: failed for good
+	ErrOAuthInvalidClient = destination.ClassAuthInvalidClient // the token endpoint refused the client: failed for good
+	ErrOAuthRefused       = destination.ClassAuthRefused       // any other 4xx of the token endpoint: failed for good
 	ErrOAuthUnavailable   = "oauth_token_unavailable"
 )
 
@@ -58,7 +59,7 @@ func newTokenCache(now func() time.Time) *tokenCache {
 // tokenKey is the cache key of endpoint's config o.
 func tokenKey(endpointID string, o *domain.OAuth2) string {
 	h := sha256.New()
-	for _, f := range []string{o.TokenURL, o.ClientID, o.ClientSecret, strings.Join(o.Scopes, " "), o.Audience, o.AuthMethod} {
+	for _, f := range []string{o.TokenURL, o.ClientID, o.ClientSecret, strings.Join(o.Scopes, " "), o.Audience, o.AuthMethod, o.PrivateKey} {
 		fmt.Fprintf(h, "%d:%s", len(f), f)
 	}
 	return endpointID + "/" + hex.EncodeToString(h.Sum(nil))
@@ -130,15 +131,30 @@ func (s *Sender) fetchToken(ctx context.Context, o *domain.OAuth2) (string, time
 	if o.Audience != "" {
 		form.Set("audience", o.Audience)
 	}
-	if o.AuthMethod == "client_secret_post" {
+	switch o.AuthMethod {
+	case "client_secret_post":
 		form.Set("client_id", o.ClientID)
 		form.Set("client_secret", o.ClientSecret)
+	case "private_key_jwt":
+		// RFC 7523 2.2: a fresh assertion per fetch (its own jti, aud the
+		// token URL, a short exp).
+		key, err := clientassertion.Parse(o.PrivateKey)
+		if err != nil {
+			return "", 0, fail(destination.Rejected, ErrOAuthRefused, "the endpoint's private_key cannot sign: "+err.Error())
+		}
+		jwt, err := key.Sign(o.ClientID, o.TokenURL, s.now())
+		if err != nil {
+			return "", 0, fail(destination.Retry, ErrOAuthUnavailable, "signing the client assertion failed")
+		}
+		form.Set("client_id", o.ClientID)
+		form.Set("client_assertion_type", clientassertion.Type)
+		form.Set("client_assertion", jwt)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.TokenURL, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", 0, fail(destination.Rejected, ErrOAuthRefused, "invalid token URL")
 	}
-	if o.AuthMethod != "client_secret_post" {
+	if o.AuthMethod == "" || o.AuthMethod == "client_secret_basic" {
 		// RFC 6749 2.3.1: the id and secret form-encoded, then Basic.
 		req.SetBasicAuth(url.QueryEscape(o.ClientID), url.QueryEscape(o.ClientSecret))
 	}

@@ -2,7 +2,15 @@ package webhook
 
 import (
 	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -179,5 +187,66 @@ func TestOAuth2TokenEndpointFailures(t *testing.T) {
 	})
 	if len(seen) != 0 {
 		t.Fatalf("the receiver got %d POSTs without a token", len(seen))
+	}
+}
+
+// private_key_jwt: the token request carries a client assertion (RFC 7523)
+// instead of a secret: iss and sub the client id, aud the token URL, a
+// short exp and a jti of its own on each fetch.
+func TestOAuth2PrivateKeyJWTSendsAFreshAssertion(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	var forms []url.Values
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if _, _, basic := r.BasicAuth(); basic {
+			t.Error("private_key_jwt sent Basic credentials")
+		}
+		forms = append(forms, r.PostForm)
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("tok-%d", len(forms)), "expires_in": 3600})
+	}))
+	defer tokens.Close()
+	var seen []string
+	rcv := bearerReceiver(t, &seen)
+	r := req(rcv.URL)
+	r.EndpointID = "ep_1"
+	r.OAuth2 = &domain.OAuth2{TokenURL: tokens.URL + "/token", ClientID: "client-1", AuthMethod: "private_key_jwt",
+		PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))}
+	s := local(2 * time.Second)
+	for range 2 {
+		if out := s.Send(context.Background(), r); out.Verdict != destination.Delivered {
+			t.Fatalf("outcome %+v", out)
+		}
+		s.tokens.drop(tokenKey(r.EndpointID, r.OAuth2)) // the next attempt fetches again
+	}
+	if len(forms) != 2 || seen[1] != "Bearer tok-2" {
+		t.Fatalf("%d fetches, receiver saw %v", len(forms), seen)
+	}
+	jtis := map[string]bool{}
+	for _, f := range forms {
+		if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || f.Get("client_id") != "client-1" || f.Get("client_secret") != "" {
+			t.Fatalf("token request form %v", f)
+		}
+		parts := strings.Split(f.Get("client_assertion"), ".")
+		if len(parts) != 3 {
+			t.Fatalf("assertion %q", f.Get("client_assertion"))
+		}
+		sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+		digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+		if err := rsa.VerifyPKCS1v15(&key.PublicKey, crypto.SHA256, digest[:], sig); err != nil {
+			t.Fatalf("RS256 signature: %v", err)
+		}
+		var c struct {
+			Iss, Sub, Aud, Jti string
+			Iat, Exp           int64
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
+		if err := json.Unmarshal(raw, &c); err != nil || c.Iss != "client-1" || c.Sub != "client-1" || c.Aud != tokens.URL+"/token" || c.Exp-c.Iat != 60 || c.Jti == "" {
+			t.Fatalf("claims %s", raw)
+		}
+		jtis[c.Jti] = true
+	}
+	if len(jtis) != 2 {
+		t.Fatal("two fetches sent the same jti")
 	}
 }

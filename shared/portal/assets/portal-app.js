@@ -329,11 +329,109 @@
       fact('Custom headers', names.length
         ? h('ul', { class: 'plain', id: 'custom-headers' }, names.map((n) => h('li', { class: 'mono' }, n + ': ' + s.headers[n])))
         : 'None'),
+      s.oauth2 ? fact('OAuth2', h('span', { class: 'mono', id: 'oauth2-fact' }, s.oauth2.client_id + ' at ' + s.oauth2.token_url + ' (' + s.oauth2.auth_method + ')')) : null,
+      s.tls ? fact('Mutual TLS', h('span', { id: 'tls-fact' }, [s.tls.client_cert ? 'client certificate' : null, s.tls.ca_bundle ? 'own CA bundle' : null].filter(Boolean).join(', '))) : null,
+      s.filter ? fact('Content filter', h('pre', { class: 'doc', id: 'filter-fact' }, pretty(s.filter))) : null,
     ];
   }
 
-  function settingsFields(ep) {
+  // The receiver's auth (OAuth2 client credentials, mutual TLS) and the
+  // content filter. Secrets (client secret, private keys) are write-only:
+  // sent only when typed; left empty, the stored one is kept.
+  const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+
+  function authFields(s) {
+    const o = s.oauth2 || {};
+    const text = (id, value, extra) => h('input', { type: 'text', id, autocomplete: 'off', value: value || '', ...extra });
+    const area = (id, value, extra) => h('textarea', { id, rows: '4', spellcheck: 'false', autocomplete: 'off', ...extra }, value || '');
+    const f = {
+      tokenURL: h('input', { type: 'url', id: 'f-oauth-url', autocomplete: 'off', value: o.token_url || '', placeholder: 'https://auth.example.com/oauth/token' }),
+      clientID: text('f-oauth-id', o.client_id, { maxlength: '256' }),
+      method: h('select', { id: 'f-oauth-method' }, AUTH_METHODS.map((m) => h('option', { value: m, selected: m === (o.auth_method || 'client_secret_basic') }, m))),
+      secret: h('input', { type: 'password', id: 'f-oauth-secret', autocomplete: 'new-password', maxlength: '1024', placeholder: o.client_secret ? 'saved (' + o.client_secret + '): leave empty to keep' : '' }),
+      key: area('f-oauth-key', '', { placeholder: o.private_key ? 'saved: leave empty to keep' : '-----BEGIN PRIVATE KEY-----' }),
+      scopes: text('f-oauth-scopes', (o.scopes || []).join(' '), { placeholder: 'hooks.write' }),
+      audience: text('f-oauth-aud', o.audience, { maxlength: '1024' }),
+      dropOAuth: h('input', { type: 'checkbox', id: 'f-oauth-remove' }),
+      cert: area('f-tls-cert', s.tls && s.tls.client_cert, { placeholder: '-----BEGIN CERTIFICATE-----' }),
+      tlsKey: area('f-tls-key', '', { placeholder: s.tls && s.tls.client_key ? 'saved: leave empty to keep' : '-----BEGIN PRIVATE KEY-----' }),
+      ca: area('f-tls-ca', s.tls && s.tls.ca_bundle, { placeholder: '-----BEGIN CERTIFICATE-----' }),
+      dropTLS: h('input', { type: 'checkbox', id: 'f-tls-remove' }),
+    };
+    const row = (input, label, hint) => h('div', {}, h('label', { for: input.id }, label, hint ? [' ', h('span', { class: 'hint' }, hint)] : null), input);
+    const fields = [
+      h('fieldset', { class: 'settings', id: 'oauth2-fields' }, h('legend', {}, 'OAuth2 client credentials'),
+        h('p', { class: 'hint' }, 'Before each attempt a bearer token is fetched from the token URL (cached until it expires).'),
+        row(f.tokenURL, 'Token URL'), h('div', { class: 'row' }, row(f.clientID, 'Client ID'), row(f.method, 'Auth method')),
+        row(f.secret, 'Client secret', '(write-only)'), row(f.key, 'Private key', '(private_key_jwt; PEM, write-only)'),
+        h('div', { class: 'row' }, row(f.scopes, 'Scopes', '(space separated)'), row(f.audience, 'Audience', '(optional)')),
+        o.token_url ? h('div', {}, f.dropOAuth, h('label', { for: f.dropOAuth.id, class: 'inline' }, 'Remove OAuth2')) : null),
+      h('fieldset', { class: 'settings', id: 'tls-fields' }, h('legend', {}, 'Mutual TLS'),
+        row(f.cert, 'Client certificate', '(PEM)'), row(f.tlsKey, 'Client key', '(PEM, write-only)'),
+        row(f.ca, 'CA bundle', '(PEM; trusted instead of the public roots)'),
+        s.tls ? h('div', {}, f.dropTLS, h('label', { for: f.dropTLS.id, class: 'inline' }, 'Remove mutual TLS')) : null),
+    ];
+    // read adds the oauth2 and tls changes to out (and their resets).
+    function read(out, reset, creating) {
+      const url = f.tokenURL.value.trim();
+      const scopes = f.scopes.value.split(/\s+/).filter(Boolean);
+      if (f.dropOAuth.checked) reset.push('oauth2');
+      else if (url) {
+        const next = { token_url: url, client_id: f.clientID.value.trim(), auth_method: f.method.value, scopes, audience: f.audience.value.trim() };
+        if (f.secret.value) next.client_secret = f.secret.value;
+        if (f.key.value.trim()) next.private_key = f.key.value;
+        const same = !creating && o.token_url === url && o.client_id === next.client_id && (o.auth_method || 'client_secret_basic') === next.auth_method &&
+          (o.scopes || []).join(' ') === scopes.join(' ') && (o.audience || '') === next.audience && !next.client_secret && !next.private_key;
+        if (!same) out.oauth2 = next;
+      } else if (o.token_url) reset.push('oauth2');
+      const cert = f.cert.value.trim(), ca = f.ca.value.trim();
+      if (f.dropTLS.checked) reset.push('tls');
+      else if (cert || ca) {
+        const cur = s.tls || {};
+        const next = {};
+        if (cert) next.client_cert = f.cert.value;
+        if (f.tlsKey.value.trim()) next.client_key = f.tlsKey.value;
+        if (ca) next.ca_bundle = f.ca.value;
+        if (creating || next.client_key || (cur.client_cert || '').trim() !== cert || (cur.ca_bundle || '').trim() !== ca) out.tls = next;
+      } else if (s.tls) reset.push('tls');
+    }
+    return { fields, read };
+  }
+
+  // filterFields: the content filter as JSON, and a test of it against a
+  // catalog type's example (POST /v1/filters/test).
+  function filterFields(s, types) {
+    const current = s.filter ? pretty(s.filter) : '';
+    const input = h('textarea', { id: 'f-filter', rows: '5', spellcheck: 'false' }, current);
+    const examples = types.filter((t) => t.example !== undefined);
+    const pick = h('select', { id: 'f-filter-type' }, examples.map((t) => h('option', { value: t.name }, t.name)));
+    const result = h('p', { id: 'filter-result', role: 'status' });
+    const parse = () => {
+      try { return JSON.parse(input.value); } catch (e) { throw new Error('settings.filter: not JSON (' + e.message + ')'); }
+    };
+    const test = h('button', { type: 'button', id: 'f-filter-test', onclick: action(async () => {
+      result.textContent = '';
+      const r = await call('POST', 'filters/test', { filter: parse(), event_type: pick.value });
+      result.textContent = r.matches ? 'The ' + pick.value + ' example matches: it would be delivered.' : 'The ' + pick.value + ' example does not match: it would not be delivered.';
+      result.className = r.matches ? 'badge ok' : 'badge failing';
+    }) }, 'Test the filter');
+    const fields = h('fieldset', { class: 'settings', id: 'filter-fields' }, h('legend', {}, 'Content filter'),
+      h('label', { for: 'f-filter' }, 'Filter ', h('span', { class: 'hint' }, '(JSON; only events whose body matches are delivered; empty: every event)')), input,
+      examples.length ? h('div', { class: 'row' }, h('label', { for: 'f-filter-type' }, 'Catalog example'), pick, test) : null,
+      result);
+    function read(out, reset) {
+      const v = input.value.trim();
+      if (v === current.trim()) return;
+      if (v === '') reset.push('filter');
+      else out.filter = parse();
+    }
+    return { fields, read };
+  }
+
+  function settingsFields(ep, types) {
     const s = ep ? ep.settings : { headers: {} };
+    const auth = ep && ep.aws ? { fields: null, read: () => {} } : authFields(s); // IAM authenticates AWS targets
+    const filt = filterFields(s, types);
     const rate = h('input', { type: 'number', id: 'f-rate', min: '0', step: 'any', inputmode: 'decimal', value: s.rate_limit || '', placeholder: "the account's" });
     const timeout = h('input', { type: 'number', id: 'f-timeout', min: '1', max: '10', step: '1', value: s.timeout_seconds || '', placeholder: 'default' });
     const removals = [];
@@ -362,7 +460,8 @@
       h('p', { class: 'hint' }, 'Custom headers go on every attempt (at most 10). Values are write-only: shown masked once saved.'),
       existing.length ? h('ul', { class: 'plain' }, existing) : null,
       rows,
-      h('button', { type: 'button', onclick: () => { if (added.length < 10) addRow(); } }, 'Add another header'));
+      h('button', { type: 'button', onclick: () => { if (added.length < 10) addRow(); } }, 'Add another header'),
+      auth.fields, filt.fields);
     // read returns the settings for POST (ep null) or the change for PATCH;
     // null when there is nothing to send.
     function read() {
@@ -375,12 +474,14 @@
       if (Object.keys(headers).length) out.headers = headers;
       const num = (input) => (input.value.trim() === '' ? null : Number(input.value));
       const newRate = num(rate), newTimeout = num(timeout);
+      const reset = [];
+      auth.read(out, reset, !ep);
+      filt.read(out, reset);
       if (!ep) {
         if (newRate !== null) out.rate_limit = newRate;
         if (newTimeout !== null) out.timeout_seconds = newTimeout;
         return Object.keys(out).length ? out : null;
       }
-      const reset = [];
       if (newRate === null && s.rate_limit) reset.push('rate_limit');
       if (newRate !== null && newRate !== s.rate_limit) out.rate_limit = newRate;
       if (newTimeout === null && s.timeout_seconds) reset.push('timeout_seconds');
@@ -402,7 +503,7 @@
     const current = ep ? ep.signature_scheme : 'v1';
     const scheme = h('select', { id: 'f-scheme', name: 'signature_scheme' },
       Object.entries(SCHEMES).map(([v, label]) => h('option', { value: v, selected: v === current }, label)));
-    const settings = settingsFields(ep);
+    const settings = settingsFields(ep, types);
     // An AWS endpoint's target and role are changed through the API (they
     // are checked by assuming the role); the form edits the rest.
     const aws = ep && ep.aws;

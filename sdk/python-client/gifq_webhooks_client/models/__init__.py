@@ -81,6 +81,10 @@ from .send_test_event_body import SendTestEventBody
 from .signature_scheme import SignatureScheme
 from .signing_keys import SigningKeys
 from .signing_keys_data_item import SigningKeysDataItem
+from .test_filter_body import TestFilterBody
+from .test_filter_body_body import TestFilterBodyBody
+from .test_filter_response_200 import TestFilterResponse200
+from .test_filter_response_200_body import TestFilterResponse200Body
 
 __all__ = (
     "AcceptedEvent",
@@ -164,4 +168,8 @@ __all__ = (
     "SignatureScheme",
     "SigningKeys",
     "SigningKeysDataItem",
+    "TestFilterBody",
+    "TestFilterBodyBody",
+    "TestFilterResponse200",
+    "TestFilterResponse200Body",
 )

@@ -15,10 +15,11 @@ T = TypeVar("T", bound="EndpointOAuth2")
 class EndpointOAuth2:
     """OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender gets a bearer token from `token_url`
     (cached until 60 s before it expires) and sends it as `Authorization: Bearer`. Set as a whole. `token_url` passes
-    the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` is write-only and
-    sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same `client_id` and
-    `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or reset it (422
-    `oauth2_not_confirmed`).
+    the endpoint URL's rules (https in deployed stacks, no private address; 422). `client_secret` (or, for
+    `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key signing an RFC 7523 client assertion, RS256/ES256,
+    `aud` the token URL, 60 s life, unique `jti`) is write-only and sealed at rest; required, except that a PATCH may
+    leave it out to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the
+    endpoint URL's origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
 
         Attributes:
             token_url (str):
@@ -27,6 +28,7 @@ class EndpointOAuth2:
             scopes (list[str] | Unset):
             audience (str | Unset):
             auth_method (EndpointOAuth2AuthMethod | Unset):  Default: EndpointOAuth2AuthMethod.CLIENT_SECRET_BASIC.
+            private_key (str | Unset):
     """
 
     token_url: str
@@ -35,6 +37,7 @@ class EndpointOAuth2:
     scopes: list[str] | Unset = UNSET
     audience: str | Unset = UNSET
     auth_method: EndpointOAuth2AuthMethod | Unset = EndpointOAuth2AuthMethod.CLIENT_SECRET_BASIC
+    private_key: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         token_url = self.token_url
@@ -53,6 +56,8 @@ class EndpointOAuth2:
         if not isinstance(self.auth_method, Unset):
             auth_method = self.auth_method.value
 
+        private_key = self.private_key
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -69,6 +74,8 @@ class EndpointOAuth2:
             field_dict["audience"] = audience
         if auth_method is not UNSET:
             field_dict["auth_method"] = auth_method
+        if private_key is not UNSET:
+            field_dict["private_key"] = private_key
 
         return field_dict
 
@@ -92,6 +99,8 @@ class EndpointOAuth2:
         else:
             auth_method = EndpointOAuth2AuthMethod(_auth_method)
 
+        private_key = d.pop("private_key", UNSET)
+
         endpoint_o_auth_2 = cls(
             token_url=token_url,
             client_id=client_id,
@@ -99,6 +108,7 @@ class EndpointOAuth2:
             scopes=scopes,
             audience=audience,
             auth_method=auth_method,
+            private_key=private_key,
         )
 
         return endpoint_o_auth_2

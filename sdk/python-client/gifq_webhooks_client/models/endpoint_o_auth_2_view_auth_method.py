@@ -4,6 +4,7 @@ from enum import StrEnum
 class EndpointOAuth2ViewAuthMethod(StrEnum):
     CLIENT_SECRET_BASIC = "client_secret_basic"
     CLIENT_SECRET_POST = "client_secret_post"
+    PRIVATE_KEY_JWT = "private_key_jwt"
 
     def __str__(self) -> str:
         return str(self.value)

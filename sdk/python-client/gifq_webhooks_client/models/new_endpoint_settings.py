@@ -37,9 +37,11 @@ class NewEndpointSettings:
             oauth2 (EndpointOAuth2 | Unset): OAuth 2.0 client credentials (RFC 6749 4.4): before each attempt the sender
                 gets a bearer token from `token_url` (cached until 60 s before it expires) and sends it as `Authorization:
                 Bearer`. Set as a whole. `token_url` passes the endpoint URL's rules (https in deployed stacks, no private
-                address; 422). `client_secret` is write-only and sealed at rest; required, except that a PATCH may leave it out
-                to keep the current one for the same `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's
-                origin must give `oauth2` again or reset it (422 `oauth2_not_confirmed`).
+                address; 422). `client_secret` (or, for `private_key_jwt`, `private_key`: a PEM RSA 2048+ or EC P-256 key
+                signing an RFC 7523 client assertion, RS256/ES256, `aud` the token URL, 60 s life, unique `jti`) is write-only
+                and sealed at rest; required, except that a PATCH may leave it out to keep the current one for the same
+                `client_id` and `token_url` origin. A PATCH that changes the endpoint URL's origin must give `oauth2` again or
+                reset it (422 `oauth2_not_confirmed`).
             tls (EndpointTLS | Unset): Mutual TLS: a client certificate and its private key (PEM) the sender presents to the
                 receiver, and a CA bundle (PEM) to trust for a receiver with a private certificate; either or both, set as a
                 whole. The key is write-only and sealed at rest; a PATCH may leave it out to keep the current one for the same

@@ -17,10 +17,12 @@ class RecoverEndpointBody:
     Attributes:
         since (datetime.datetime): RFC 3339; a malformed time is 422 `invalid_window` naming the field.
         until (datetime.datetime | Unset): Default now.
+        cursor (str | Unset): The previous answer's `next_cursor` (422 `invalid_cursor` otherwise).
     """
 
     since: datetime.datetime
     until: datetime.datetime | Unset = UNSET
+    cursor: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         since = self.since.isoformat()
@@ -28,6 +30,8 @@ class RecoverEndpointBody:
         until: str | Unset = UNSET
         if not isinstance(self.until, Unset):
             until = self.until.isoformat()
+
+        cursor = self.cursor
 
         field_dict: dict[str, Any] = {}
 
@@ -38,6 +42,8 @@ class RecoverEndpointBody:
         )
         if until is not UNSET:
             field_dict["until"] = until
+        if cursor is not UNSET:
+            field_dict["cursor"] = cursor
 
         return field_dict
 
@@ -53,9 +59,12 @@ class RecoverEndpointBody:
         else:
             until = datetime.datetime.fromisoformat(_until)
 
+        cursor = d.pop("cursor", UNSET)
+
         recover_endpoint_body = cls(
             since=since,
             until=until,
+            cursor=cursor,
         )
 
         return recover_endpoint_body

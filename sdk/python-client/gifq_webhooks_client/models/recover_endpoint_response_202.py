@@ -5,6 +5,8 @@ from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="RecoverEndpointResponse202")
 
 
@@ -14,15 +16,23 @@ class RecoverEndpointResponse202:
     Attributes:
         recovered (int):
         more (bool):
+        filtered (int | Unset):
+        next_cursor (str | Unset):
     """
 
     recovered: int
     more: bool
+    filtered: int | Unset = UNSET
+    next_cursor: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         recovered = self.recovered
 
         more = self.more
+
+        filtered = self.filtered
+
+        next_cursor = self.next_cursor
 
         field_dict: dict[str, Any] = {}
 
@@ -32,6 +42,10 @@ class RecoverEndpointResponse202:
                 "more": more,
             }
         )
+        if filtered is not UNSET:
+            field_dict["filtered"] = filtered
+        if next_cursor is not UNSET:
+            field_dict["next_cursor"] = next_cursor
 
         return field_dict
 
@@ -42,9 +56,15 @@ class RecoverEndpointResponse202:
 
         more = d.pop("more")
 
+        filtered = d.pop("filtered", UNSET)
+
+        next_cursor = d.pop("next_cursor", UNSET)
+
         recover_endpoint_response_202 = cls(
             recovered=recovered,
             more=more,
+            filtered=filtered,
+            next_cursor=next_cursor,
         )
 
         return recover_endpoint_response_202
