@@ -17,6 +17,7 @@ import (
 	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/redrive"
+	"github.com/gifq/webhooks/shared/stats"
 	"github.com/gifq/webhooks/shared/sweep"
 )
 
@@ -165,6 +166,31 @@ func TestOpsSamples(t *testing.T) {
 		roundTrip(t, f, &req)
 		if err := req.Validate(); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// The stats function's stream batch: a delivery delivered at its first
+// attempt counts one attempt (2xx, under 100 ms) and one delivery for its
+// endpoint and its account; the endpoint item's change counts nothing.
+func TestStatsSample(t *testing.T) {
+	var ev events.DynamoDBEvent
+	raw, err := os.ReadFile("stats-stream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	updates := stats.Fold(stats.FromLambda(ev))
+	if len(updates) != 2 {
+		t.Fatalf("updates %+v, want the endpoint's and the account's", updates)
+	}
+	for _, u := range updates {
+		want := stats.Counts{Attempts: 1, Delivered: 1}
+		want.Classes[stats.Class2xx], want.Latency[stats.Bucket(84)] = 1, 1
+		if u.Counts != want || u.Account != "acct_01M955CYYVYPT6RGNZME393FWZ" || u.Hour.Unix() != 1796540400/3600*3600 {
+			t.Errorf("update %+v, want %+v in the hour of the record", u, want)
 		}
 	}
 }

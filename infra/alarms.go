@@ -57,6 +57,7 @@ const (
 	AlarmScheduleRuleFailed  = "SchedulerScheduleFailedInvocations"
 	AlarmScheduleDLQNotEmpty = "ScheduleDlqNotEmpty"
 	AlarmRedriveErrors       = "RedriveErrors"
+	AlarmStatsErrors         = "StatsErrors"
 	AlarmRecursionDropped    = "RecursiveInvocationsDropped"
 	AlarmOldestOverdue       = "OldestOverdueDelivery"
 )
@@ -64,7 +65,7 @@ const (
 // OperationsAlarms in dashboard order.
 var OperationsAlarms = []string{
 	AlarmSweeperErrors, AlarmSweeperHeartbeat, AlarmSchedulerHeartbeat, AlarmSweepRuleFailed,
-	AlarmScheduleRuleFailed, AlarmScheduleDLQNotEmpty, AlarmRedriveErrors, AlarmRecursionDropped, AlarmOldestOverdue,
+	AlarmScheduleRuleFailed, AlarmScheduleDLQNotEmpty, AlarmRedriveErrors, AlarmStatsErrors, AlarmRecursionDropped, AlarmOldestOverdue,
 }
 
 // OldestOverdueMinutes is how long past its due time a delivery the sweep
@@ -155,6 +156,11 @@ func (s *Stack) addOperationsAlarms() {
 			"sweeper log ('sweep finished': requeued, waiting, oldest_overdue_seconds; 'stuck delivery re-queued' names "+
 			"the delivery ids), then that delivery's attempts; check the deliver function's errors and throttles and the "+
 			"lanes' QueueAge alarms (consumers behind), and DynamoDB throttling.", OldestOverdueMinutes, obs.MetricSweeperOldestOverdue)})
+	s.addAlarm(alarmSpec{ID: AlarmStatsErrors, Metric: s.Functions[FnStats].MetricErrors(sum5), Op: ge, Threshold: 1,
+		Description: "The stats function failed a stream batch (a DynamoDB error or its timeout): the batch is retried, " +
+			"halved, twice and then skipped, so the delivery stats may over- or under-count that hour; deliveries are " +
+			"not affected. To do: read the stats log group ('stats write failed'), fix the cause (throttling: the table's " +
+			"capacity); nothing to replay."})
 	s.addAlarm(alarmSpec{ID: AlarmRedriveErrors, Metric: redrive.MetricErrors(sum5), Op: ge, Threshold: 1,
 		Description: "A redrive run failed (an SQS or DynamoDB error, or it hit its timeout). Messages it had moved stay " +
 			"moved; the others are back in the DLQ within 15 minutes. To do: read the redrive log group, fix the cause, " +

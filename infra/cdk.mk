@@ -19,7 +19,7 @@ CDK_TOOLS_DIR := infra/_cdk
 CDK_BIN       := $(CDK_TOOLS_DIR)/node_modules/.bin
 CDK           := $(CDK_BIN)/cdk
 CDKLOCAL      := $(CDK_BIN)/cdklocal
-CDK_FUNCTIONS := api deliver sweeper redrive ops receiver
+CDK_FUNCTIONS := api deliver sweeper redrive ops stats receiver
 CDK_OUT       := cdk.out
 
 STAGE       ?= dev

@@ -76,6 +76,10 @@ var LintSkips = []LintSkip{
 			"run redoes what a failed one missed; a dead-lettered schedule event would carry nothing to replay. " +
 			"Failed runs show in the function's Errors metric."},
 
+	{ID: "CKV_AWS_116", On: functions(FnStats),
+		Reason: "Invoked by a DynamoDB stream mapping (synchronously): a failed batch is retried, halved, twice and then " +
+			"skipped (bounded, so a poison record cannot stall the shard); the counters are approximate by design and " +
+			"a skipped batch shows in the StatsErrors alarm; a function DLQ never receives anything."},
 	{ID: "CKV_AWS_116", On: functions(FnOps),
 		Reason: "Run by hand from the console or CLI (synchronous invoke): the operator sees the result, the key in it."},
 	{ID: "CKV_AWS_116", On: functions(FnReceiver),

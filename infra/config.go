@@ -38,6 +38,10 @@ type Config struct {
 	// EndpointMaxInFlight caps concurrent attempts per endpoint (context
 	// `endpointMaxInFlight`; 0 = no cap).
 	EndpointMaxInFlight int
+	// EndpointCap is "strict" (the default: every attempt takes a slot) or
+	// "whenSlow" (slots only while an endpoint is slow: lifecycle.CapNow);
+	// context `endpointCap`.
+	EndpointCap string
 	// AllowedSchemes for endpoint URLs (context `allowedSchemes`, comma
 	// separated: "https" or "http,https").
 	AllowedSchemes []string
@@ -155,6 +159,7 @@ const (
 	CtxIngestRatePerSecond        = "ingestRatePerSecond"
 	CtxIngestBurst                = "ingestBurst"
 	CtxEndpointMaxInFlight        = "endpointMaxInFlight"
+	CtxEndpointCap                = "endpointCap"
 	CtxAllowedSchemes             = "allowedSchemes"
 	CtxAllowPrivateEndpoints      = "allowPrivateEndpoints"
 	CtxSweepGrace                 = "sweepGrace"
@@ -198,6 +203,7 @@ func DefaultConfig() Config {
 		IngestRatePerSecond: 100, // shared/config.Defaults says why
 		IngestBurst:         1000,
 		EndpointMaxInFlight: 5,
+		EndpointCap:         "strict",
 		AllowedSchemes:      []string{"https"},
 		SweepGrace:          5 * time.Minute,
 		LogLevel:            "info",
@@ -297,6 +303,9 @@ func (c Config) Validate() error {
 	}
 	if c.EndpointMaxInFlight < 0 || c.EndpointMaxInFlight > 100 {
 		add("%s=%d: want 0..100", CtxEndpointMaxInFlight, c.EndpointMaxInFlight)
+	}
+	if c.EndpointCap != "strict" && c.EndpointCap != "whenSlow" {
+		add("%s=%q: want strict or whenSlow", CtxEndpointCap, c.EndpointCap)
 	}
 	if len(c.AllowedSchemes) == 0 {
 		add("%s: want https or http,https", CtxAllowedSchemes)
@@ -438,6 +447,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	float(CtxIngestRatePerSecond, &c.IngestRatePerSecond)
 	integer(CtxIngestBurst, &c.IngestBurst)
 	integer(CtxEndpointMaxInFlight, &c.EndpointMaxInFlight)
+	str(CtxEndpointCap, &c.EndpointCap)
 	if v, ok := get(CtxAllowedSchemes); ok {
 		c.AllowedSchemes = nil
 		for _, s := range strings.Split(v, ",") {
@@ -507,6 +517,9 @@ func (c Config) Environment() map[string]string {
 	}
 	if c.RetrySchedule != "" {
 		env["RETRY_SCHEDULE"] = c.RetrySchedule
+	}
+	if c.EndpointCap != "strict" {
+		env["ENDPOINT_CAP"] = c.EndpointCap
 	}
 	return env
 }

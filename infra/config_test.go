@@ -31,7 +31,7 @@ func TestCdkJSON(t *testing.T) {
 	}
 	ctx, _ := c["context"].(map[string]any)
 	known := map[string]bool{}
-	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxAllowedSchemes,
+	for _, k := range []string{CtxStage, CtxRetrySchedule, CtxRateLimitPerSecond, CtxIngestRatePerSecond, CtxIngestBurst, CtxEndpointMaxInFlight, CtxEndpointCap, CtxAllowedSchemes,
 		CtxAllowPrivateEndpoints, CtxSweepGrace, CtxLogLevel, CtxDeliverMaxConcurrency, CtxDeliverSlowMaxConcurrency, CtxDeliverPacedMaxConcurrency, CtxAPIThrottleRate, CtxAPIThrottleBurst,
 		CtxAlarmEmail, CtxAlarmTopicARN, CtxDLQGrowthThreshold, CtxLambdaArchitecture, CtxAPIGatewayCloudWatchRole,
 		CtxPortalFrameAncestors, CtxPortalURL, CtxAPIType, CtxTableCapacity, CtxTableMinUnits, CtxTableMaxUnits, CtxWAF, CtxWAFRateLimit, CtxEgressStaticIPs, CtxEgressAZs, CtxDemoReceiver} {
@@ -56,7 +56,7 @@ func TestCdkJSON(t *testing.T) {
 
 func TestParseConfig(t *testing.T) {
 	cfg, err := ParseConfig(getter(map[string]any{
-		CtxStage: "prod", CtxRetrySchedule: "1s, 2s", CtxRateLimitPerSecond: 2.5, CtxEndpointMaxInFlight: 0,
+		CtxStage: "prod", CtxRetrySchedule: "1s, 2s", CtxRateLimitPerSecond: 2.5, CtxEndpointMaxInFlight: 0, CtxEndpointCap: "whenSlow",
 		CtxIngestRatePerSecond: "0.5", CtxIngestBurst: 4, CtxAllowedSchemes: "HTTPS", CtxSweepGrace: "90s", CtxLogLevel: "DEBUG", CtxDeliverMaxConcurrency: "1000",
 		CtxAPIThrottleRate: "10", CtxAPIThrottleBurst: 20, CtxAlarmEmail: "ops@example.com", CtxDLQGrowthThreshold: 3,
 		CtxLambdaArchitecture: "x86_64", CtxAPIGatewayCloudWatchRole: "false", CtxWAF: "true", CtxWAFRateLimit: "500",
@@ -67,7 +67,7 @@ func TestParseConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		Stage: "prod", RetrySchedule: "1s, 2s", RateLimitPerSecond: 2.5, EndpointMaxInFlight: 0,
+		Stage: "prod", RetrySchedule: "1s, 2s", RateLimitPerSecond: 2.5, EndpointMaxInFlight: 0, EndpointCap: "whenSlow",
 		IngestRatePerSecond: 0.5, IngestBurst: 4, AllowedSchemes: []string{"https"}, SweepGrace: 90 * time.Second, LogLevel: "debug", DeliverMaxConcurrency: 1000, DeliverSlowMaxConcurrency: 50, DeliverPacedMaxConcurrency: 50,
 		APIThrottleRate: 10, APIThrottleBurst: 20, AlarmEmail: "ops@example.com", DLQGrowthThreshold: 3,
 		LambdaArchitecture: "x86_64", APIGatewayCloudWatchRole: false, WAF: true, WAFRateLimit: 500,
@@ -100,6 +100,7 @@ func TestParseConfigRejects(t *testing.T) {
 		{map[string]any{CtxIngestRatePerSecond: "0"}, CtxIngestRatePerSecond},
 		{map[string]any{CtxIngestBurst: "0"}, CtxIngestBurst},
 		{map[string]any{CtxEndpointMaxInFlight: "101"}, CtxEndpointMaxInFlight},
+		{map[string]any{CtxEndpointCap: "loose"}, CtxEndpointCap},
 		{map[string]any{CtxAllowedSchemes: "ftp"}, CtxAllowedSchemes},
 		{map[string]any{CtxAllowedSchemes: " , "}, CtxAllowedSchemes},
 		// A deployed stack never reaches private addresses.

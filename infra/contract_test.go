@@ -164,6 +164,8 @@ func TestEnvironmentParsesWithSharedConfig(t *testing.T) {
 					env[k] = str
 				} else if render(val) == "${AWS::AccountId}" { // DEPLOYMENT_ACCOUNT_ID
 					env[k] = "123456789012"
+				} else if k == "PORTAL_URL" { // the API's URL joined with portal/
+					env[k] = "https://abc123.execute-api.eu-west-1.amazonaws.com/dev/portal/"
 				} else {
 					env[k] = "resolved-at-deploy:" + render(val) // TABLE_NAME, QUEUE_URL, DLQ_URL
 				}

@@ -46,6 +46,9 @@ var tableGrants = map[string]tableAccess{
 	// An account (a conditional put) and its key (a transaction: the
 	// account's existence checked, the key's two items put).
 	FnOps: {Actions: []string{"ConditionCheckItem", "PutItem"}},
+	// Adds to the hourly counter items (the stream read is the event
+	// source's own grant).
+	FnStats: {Actions: []string{"UpdateItem"}},
 	// Reads and resets the deliveries it moves back.
 	FnRedrive: {Actions: []string{"GetItem", "UpdateItem"}},
 }

@@ -20,6 +20,7 @@ import (
 var wildcardResourceActions = map[string]string{
 	"xray:PutTraceSegments":    "X-Ray has no resource-level permissions for sending trace segments",
 	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions for telemetry records",
+	"dynamodb:ListStreams":     "DynamoDB Streams' ListStreams has no resource-level permissions (the stats function's stream mapping; TestIAMLeastPrivilege: only stats)",
 }
 
 // customerRoles is the one wildcard resource of another account: the
@@ -100,6 +101,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			return "*"
 		case r == "${"+tableID+".Arn}":
 			return "table"
+		case r == "${"+tableID+".StreamArn}":
+			return "table-stream"
 		case strings.HasPrefix(r, "${"+tableID+".Arn}/index/"):
 			return "index/" + strings.TrimPrefix(r, "${"+tableID+".Arn}/index/")
 		case r == "${"+queueID+".Arn}":
@@ -172,6 +175,12 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		// calls are checked against the same table in iam_reach_test.go).
 		for _, a := range tableGrants[fn].Actions {
 			want[grant{"table", "dynamodb:" + a}] = true
+		}
+		if fn == FnStats { // its stream mapping reads the table's stream (stack.go), and nothing else of it
+			for _, a := range []string{"DescribeStream", "GetRecords", "GetShardIterator"} {
+				want[grant{"table-stream", "dynamodb:" + a}] = true
+			}
+			want[grant{"*", "dynamodb:ListStreams"}] = true
 		}
 		for _, ix := range tableGrants[fn].Indexes {
 			want[grant{"index/" + ix, "dynamodb:Query"}] = true

@@ -37,12 +37,13 @@ const (
 	FnSweeper = "sweeper"
 	FnRedrive = "redrive"
 	FnOps     = "ops"
+	FnStats   = "stats"
 	// FnReceiver is the optional demo receiver (receiver.go).
 	FnReceiver = "receiver"
 )
 
 // Functions lists every function in build order.
-var Functions = []string{FnAPI, FnDeliver, FnSweeper, FnRedrive, FnOps}
+var Functions = []string{FnAPI, FnDeliver, FnSweeper, FnRedrive, FnOps, FnStats}
 
 // BuiltFunctions are the functions make build and the CDK app build: every
 // deployed one, and the demo receiver (deployed with context demoReceiver).
@@ -66,12 +67,16 @@ var functionSpecs = map[string]struct {
 	SendsToOwnTrigger bool
 }{
 	FnAPI:      {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
-	FnDeliver:  {"DeliverFunction", "Delivers webhook attempts from the delivery queue", 256, schema.FunctionTimeout, true},
+	FnDeliver:  {"DeliverFunction", "Delivers webhook attempts from the delivery queue", schema.DeliverMemoryMB, schema.FunctionTimeout, true},
 	FnSweeper:  {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
 	FnRedrive:  {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},
 	FnReceiver: {"DemoReceiverFunction", "Demo receiver: verifies each webhook's signature and logs it (context demoReceiver)", 128, 10 * time.Second, false},
+	FnStats:    {"StatsFunction", "Folds the table's stream into hourly delivery counters per endpoint and account", 128, 30 * time.Second, false},
 	FnOps:      {"OpsFunction", "Creates an account and its first API key, returned once (run from the console: events/ops-create-account.json)", 128, 30 * time.Second, false},
 }
+
+// DeliverGoMemLimit is three quarters of the deliver function's memory.
+var DeliverGoMemLimit = fmt.Sprintf("%dMiB", schema.DeliverMemoryMB*3/4)
 
 // SweepRate is the sweeper's schedule.
 const SweepRate = 15 // minutes
@@ -184,6 +189,11 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 			fnEnv["SLOW_QUEUE_URL"] = *s.SlowQueue.QueueUrl()
 			fnEnv["PACED_QUEUE_URL"] = *s.PacedQueue.QueueUrl()
 		}
+		if fn == FnDeliver {
+			// At 128 MB: Go's collector keeps the heap under this soft limit
+			// (working harder near it) rather than the function running out.
+			fnEnv["GOMEMLIMIT"] = DeliverGoMemLimit
+		}
 		s.Functions[fn], s.Roles[fn] = newFunction(stack, name, fn, props.AssetDir, arch, fnEnv, removal)
 	}
 
@@ -232,6 +242,28 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	// delivery queue. No trigger.
 	s.DLQ.GrantConsumeMessages(redrive)
 	s.Queue.GrantSendMessages(redrive)
+
+	// stats: the table's stream, delivery items' changes only (the filter:
+	// no invocation for other items), in batches of up to StatsBatch
+	// gathered for StatsWindow; a failed batch is halved and retried at
+	// most StatsRetries times, then skipped (counters are approximate on
+	// retry: shared/stats/README.md). The event source grants the stream
+	// read. Not on LocalStack: its DynamoDB (moto) makes the stream but its
+	// Lambda cannot find it (the deploy fails); there the function has no
+	// trigger (localstack/README.md).
+	if cfg.Stage != LocalStackStage {
+		s.Functions[FnStats].AddEventSource(awslambdaeventsources.NewDynamoEventSource(s.Table, &awslambdaeventsources.DynamoEventSourceProps{
+			StartingPosition:   awslambda.StartingPosition_LATEST,
+			BatchSize:          jsii.Number(schema.StatsBatch),
+			MaxBatchingWindow:  awscdk.Duration_Seconds(jsii.Number(schema.StatsWindow.Seconds())),
+			BisectBatchOnError: jsii.Bool(true),
+			RetryAttempts:      jsii.Number(schema.StatsRetries),
+			Filters: &[]*map[string]interface{}{awslambda.FilterCriteria_Filter(&map[string]interface{}{
+				"eventName": awslambda.FilterRule_IsEqual(jsii.String("MODIFY")),
+				"dynamodb":  map[string]interface{}{"Keys": map[string]interface{}{"sk": map[string]interface{}{"S": awslambda.FilterRule_IsEqual(jsii.String("DLV"))}}},
+			})},
+		}))
+	}
 
 	s.addSigningKey(removal)  // keys.go: KMS key for sealed secrets, its grants, KMS_KEY_ID
 	s.addOpsEventBus(name)    // opevents.go: the operational events' bus, PutEvents grants, OPS_EVENT_BUS
@@ -292,6 +324,7 @@ func newTable(stack awscdk.Stack, cfg Config, removal awscdk.RemovalPolicy) awsd
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
 		TimeToLiveAttribute: jsii.String(t.TTLAttribute),
+		Stream:              awsdynamodb.StreamViewType(t.StreamView),
 		DeletionProtection:  jsii.Bool(cfg.IsProd()),
 		RemovalPolicy:       removal,
 	})

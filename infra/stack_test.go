@@ -216,8 +216,8 @@ func TestFunctions(t *testing.T) {
 	tableID, _ := s.only(t, "AWS::DynamoDB::Table")
 	queueID, _ := s.queueByName(t, schema.Queues.DeliveryQueueTag)
 	dlqID, _ := s.queueByName(t, schema.Queues.DLQTag)
-	wantTimeout := map[string]float64{FnAPI: 15, FnDeliver: schema.FunctionTimeout.Seconds(), FnSweeper: 300, FnRedrive: 300, FnOps: 30}
-	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: 256, FnSweeper: 256, FnRedrive: 128, FnOps: 128}
+	wantTimeout := map[string]float64{FnAPI: 15, FnDeliver: schema.FunctionTimeout.Seconds(), FnSweeper: 300, FnRedrive: 300, FnOps: 30, FnStats: 30}
+	wantMemory := map[string]float64{FnAPI: 256, FnDeliver: schema.DeliverMemoryMB, FnSweeper: 256, FnRedrive: 128, FnOps: 128, FnStats: 128}
 	roles := map[string]string{}
 	for _, fn := range Functions {
 		id, r := s.functionByName(t, fn)
@@ -274,6 +274,12 @@ func TestFunctions(t *testing.T) {
 		pacedID, _ := s.queueByName(t, schema.Queues.PacedQueueTag)
 		if fn == FnAPI || fn == FnDeliver { // they send to the slow and paced lanes
 			want["SLOW_QUEUE_URL"], want["PACED_QUEUE_URL"] = "${"+slowID+"}", "${"+pacedID+"}"
+		}
+		if fn == FnDeliver {
+			want["GOMEMLIMIT"] = DeliverGoMemLimit
+			if got := render(env["PORTAL_URL"]); strings.HasSuffix(got, "portal/") { // the notices' link (TestNoticesLinkToThePortal)
+				want["PORTAL_URL"] = got
+			}
 		}
 		if contains(opsEventPublishers, fn) { // opevents.go
 			busID, _ := s.only(t, "AWS::Events::EventBus")
@@ -351,9 +357,10 @@ func TestContextReachesFunctions(t *testing.T) {
 
 func TestDeliverEventSource(t *testing.T) {
 	s := synth(t, "dev")
-	// Three lanes, each its own maximum concurrency (lifecycle.Lane); the
-	// paced lane gathers batches of 100 for up to a second.
-	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
+	// Three lanes, each its own maximum concurrency (lifecycle.Lane); none
+	// waits to fill a batch (the paced lane's messages leave as they come);
+	// and the stats function's stream mapping (TestStatsEventSource).
+	s.tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(4))
 	deliverID, _ := s.functionByName(t, FnDeliver)
 	for tag, want := range map[string]struct {
 		most, batch int
@@ -361,7 +368,7 @@ func TestDeliverEventSource(t *testing.T) {
 	}{
 		schema.Queues.DeliveryQueueTag: {300, 10, assertions.Match_Absent()},
 		schema.Queues.SlowQueueTag:     {50, 10, assertions.Match_Absent()},
-		schema.Queues.PacedQueueTag:    {50, 100, 1},
+		schema.Queues.PacedQueueTag:    {50, 10, assertions.Match_Absent()},
 	} {
 		queueID, _ := s.queueByName(t, tag)
 		check(t, "deliver event source "+tag, func() {
@@ -381,6 +388,38 @@ func TestDeliverEventSource(t *testing.T) {
 	if vt, to := props(q)["VisibilityTimeout"].(float64), props(fn)["Timeout"].(float64); vt < 6*to {
 		t.Errorf("visibility timeout %v < 6 x deliver timeout %v", vt, to)
 	}
+}
+
+// The table's stream (both images) feeds the stats function: delivery
+// items' changes only, in batches of 100 gathered for 5 s, a failed batch
+// halved and retried twice, then skipped; its errors have an alarm.
+func TestStatsEventSource(t *testing.T) {
+	s := synth(t, "dev")
+	tableID, table := s.only(t, "AWS::DynamoDB::Table")
+	if v := props(table)["StreamSpecification"]; render(v) != render(m{"StreamViewType": "NEW_AND_OLD_IMAGES"}) {
+		t.Errorf("table stream %v, want NEW_AND_OLD_IMAGES", v)
+	}
+	statsID, _ := s.functionByName(t, FnStats)
+	check(t, "stats event source", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), m{
+			"FunctionName":                   m{"Ref": statsID},
+			"EventSourceArn":                 m{"Fn::GetAtt": []any{tableID, "StreamArn"}},
+			"StartingPosition":               "LATEST",
+			"BatchSize":                      schema.StatsBatch,
+			"MaximumBatchingWindowInSeconds": schema.StatsWindow.Seconds(),
+			"BisectBatchOnFunctionError":     true,
+			"MaximumRetryAttempts":           schema.StatsRetries,
+			"FilterCriteria":                 m{"Filters": []any{m{"Pattern": `{"dynamodb":{"Keys":{"sk":{"S":["DLV"]}}},"eventName":["MODIFY"]}`}}},
+		})
+	})
+	// LocalStack's Lambda cannot find moto's stream: no mapping there.
+	synth(t, "localstack").tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
+	check(t, "stats alarm", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), m{
+			"MetricName": "Errors", "Dimensions": []any{m{"Name": "FunctionName", "Value": m{"Ref": statsID}}},
+			"AlarmDescription": assertions.Match_StringLikeRegexp(jsii.String("To do: read the stats log group")),
+		})
+	})
 }
 
 func TestSweeperScheduleAndRedriveHasNoTrigger(t *testing.T) {
@@ -496,6 +535,7 @@ func TestAlarms(t *testing.T) {
 	sweeperID, _ := dev.functionByName(t, FnSweeper)
 	redriveID, _ := dev.functionByName(t, FnRedrive)
 	opsID, _ := dev.functionByName(t, FnOps)
+	statsFnID, _ := dev.functionByName(t, FnStats)
 	type alarm struct {
 		namespace, metric, statistic, op string
 		threshold, period                float64
@@ -527,6 +567,7 @@ func TestAlarms(t *testing.T) {
 		AlarmAPI5xx:           {"AWS/ApiGateway", "5XXError", "Sum", "GreaterThanOrEqualToThreshold", API5xxThreshold, 300, "ApiName=" + StackName("dev"), ""},
 		AlarmDLQNearExpiry:    {"AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum", "GreaterThanThreshold", 10 * 86400, 300, "QueueName=${" + dlqID + ".QueueName}", ""},
 		AlarmOpsErrors:        {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + opsID + "}", ""},
+		AlarmStatsErrors:      {"AWS/Lambda", "Errors", "Sum", "GreaterThanOrEqualToThreshold", 1, 300, "FunctionName=${" + statsFnID + "}", ""},
 	}
 	// and the metric math sums: recursion (TestRecursion), DynamoDB
 	// throttles (TestDynamoDBThrottleAlarms).

@@ -716,3 +716,55 @@ test('receiver auth and filter: OAuth2, mutual TLS and a content filter set in t
     tokenServer.close();
   }
 });
+
+test('each endpoint shows its success rate, and its page the last day and week in a chart', async () => {
+  // Two receivers of invoice events: one always answers 200, the other
+  // rejects every third request with a 400 (a rejection fails the delivery at once).
+  let n = 0;
+  const servers = [
+    createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200); res.end('ok'); }); }),
+    createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(++n % 3 === 0 ? 400 : 200); res.end(); }); }),
+  ];
+  await Promise.all(servers.map((s) => new Promise((r) => s.listen(0, '127.0.0.1', r))));
+  try {
+    // The account has an event catalog by now (an earlier test): filters name its types.
+    const type = await call('POST', '/v1/event-types', { name: 'stats.sample', description: 'An event for the stats test' });
+    assert.ok(type.status === 201 || type.status === 409, JSON.stringify(type.body));
+    const eps = [];
+    for (const [i, description] of ['Invoices (steady)', 'Invoices (flaky)'].entries()) {
+      const ep = await call('POST', '/v1/endpoints', { url: `http://127.0.0.1:${servers[i].address().port}/hooks`, description, event_types: ['stats.sample'] });
+      assert.equal(ep.status, 201, JSON.stringify(ep.body));
+      eps.push(ep.body);
+    }
+    for (let i = 0; i < 6; i++) {
+      assert.equal((await call('POST', '/v1/events', { event: 'stats.sample', n: i })).status, 202);
+    }
+    const s = await session({ read_only: true });
+    const page = await newPage();
+    await page.goto(s.url);
+    const card = (d) => page.locator('.card', { hasText: d });
+    await reloadUntil(page, card('Invoices (flaky)').locator('.badge.rate', { hasText: '66.6% delivered' }), 'the flaky endpoint at 4 of 6');
+    await reloadUntil(page, card('Invoices (steady)').locator('.badge.rate', { hasText: '100% delivered' }), 'the steady endpoint at 6 of 6');
+
+    // The flaky endpoint's page: the counts (a rejected delivery goes to the
+    // DLQ at once), and one hour's bar of 4 delivered under 2 failed.
+    await page.goto(s.url.replace(/#.*/, '') + '#/endpoints/' + eps[1].id);
+    const stats = page.locator('#stats');
+    await reloadUntil(page, page.locator('#stats', { hasText: 'Attempts6Delivered4Failed2Dead-lettered2' }), 'both rejected deliveries dead-lettered');
+    assert.match(await stats.textContent(), /2xx: 4, 4xx: 2/);
+    const chart = page.locator('#stats-chart');
+    assert.equal(await chart.getAttribute('aria-label'), 'Deliveries per hour, last day: 4 delivered, 2 failed');
+    assert.equal(await chart.locator('rect.bar-ok').count(), 1);
+    assert.equal(await chart.locator('rect.bar-bad').count(), 1);
+    await stats.screenshot({ path: join(shots, 'portal-stats.png') });
+
+    // The week: 168 hours, the same counts.
+    await page.locator('#stats-window').selectOption('week');
+    await page.locator('#stats-chart[aria-label^="Deliveries per hour, last week: 4 delivered"]').waitFor();
+    assert.match(page.url(), /window=week/);
+    assert.deepEqual(page.problems, [], 'no script errors or CSP violations');
+    await page.context().close();
+  } finally {
+    servers.forEach((s) => s.close());
+  }
+});

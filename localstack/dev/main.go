@@ -154,6 +154,19 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 	return a, emu, nil
 }
 
+// statsStream is the table's stream, for the stats function's poller (a
+// table made before streams were enabled has none: no stats, with a note).
+func statsStream(ctx context.Context, s settings) (runner.Streams, string, error) {
+	url := "http://" + s.dynamoAddr
+	db, _ := emulator.Clients(url, "http://"+s.sqsAddr)
+	arn, err := emulator.TableStream(ctx, db, s.prefix)
+	if err != nil || arn == "" {
+		fmt.Fprintln(os.Stderr, "stats: the table has no stream (made before stats; remove DATA_DIR to start afresh)", err)
+		return nil, "", nil
+	}
+	return emulator.StreamsClient(url), arn, nil
+}
+
 func run() error {
 	s, err := loadSettings()
 	if err != nil {
@@ -191,7 +204,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: s.apiAddr, Pollers: s.pollers, SlowPollers: s.slowPollers, PacedPollers: s.pacedPollers, SweepEvery: s.sweepEvery})
+	streams, streamARN, err := statsStream(ctx, s)
+	if err != nil {
+		return err
+	}
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: s.apiAddr, Pollers: s.pollers, SlowPollers: s.slowPollers, PacedPollers: s.pacedPollers, SweepEvery: s.sweepEvery,
+		Streams: streams, StreamARN: streamARN})
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,11 @@ import (
 // are exact: a change that adds a round trip to the hot path fails here.
 func TestAWSCallsPerDelivery(t *testing.T) {
 	localOnly(t)
-	t.Run("cap=on", func(t *testing.T) { testAWSCallsPerDelivery(t, true) })
-	t.Run("cap=off", func(t *testing.T) { testAWSCallsPerDelivery(t, false) })
+	t.Run("cap=on", func(t *testing.T) { testAWSCallsPerDelivery(t, true, nil) })
+	t.Run("cap=off", func(t *testing.T) { testAWSCallsPerDelivery(t, false, nil) })
+	// The cap only while an endpoint is slow: a healthy one's attempts cost
+	// what they do with no cap (lifecycle.CapNow).
+	t.Run("cap=whenSlow", func(t *testing.T) { testAWSCallsPerDelivery(t, false, map[string]string{"ENDPOINT_CAP": "whenSlow"}) })
 	// The other two shapes docs/cost.md prices, cap on, at the default rate.
 	t.Run("fanout5", func(t *testing.T) { testUnitsPerShape(t, 1, 5, cost.MaxFanOut5WriteUnits) })
 	t.Run("batch100", func(t *testing.T) { testUnitsPerShape(t, 100, 1, cost.MaxBatch100WriteUnits) })
@@ -93,15 +96,18 @@ func testUnitsPerShape(t *testing.T, events, endpoints int, max float64) {
 // attempt is in the table). CloudWatch Logs bills each byte.
 const maxLogBytesPerDelivery = 400
 
-func testAWSCallsPerDelivery(t *testing.T, capped bool) {
+func testAWSCallsPerDelivery(t *testing.T, capped bool, env map[string]string) {
 	calls := testenv.NewCalls()
 	logs := &lockedBuffer{}
 	// Info, as the stack logs (the harness's default is warn), and the
 	// stack's sweep grace (the harness's is 2 s), which decides whether a
 	// retry moves its sweep index entry (lifecycle.KeepsDue).
 	o := opts{calls: calls, maxInFlight: -1, logs: logs, env: map[string]string{"LOG_LEVEL": "info", "SWEEP_GRACE": "5m"}} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
-	if capped {
+	if capped || env != nil {
 		o.maxInFlight = 5 // the shipped default
+	}
+	for k, v := range env {
+		o.env[k] = v
 	}
 	h := start(t, o)
 	acct, key := h.account(t)

@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/gifq/webhooks/localstack/emulator"
 	"github.com/gifq/webhooks/localstack/runner"
 	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/apiclient"
@@ -75,6 +76,7 @@ type opts struct {
 	awsDest     *aws.Config           // deliver to AWS destinations through this config (LocalStack)
 	pollers     int                   // the delivery queue's concurrent invocations (runner.Options.Pollers)
 	slowPollers int                   // the slow lane's
+	paced       int                   // the paced lane's
 }
 
 // harness is one test's system.
@@ -146,7 +148,12 @@ func start(t *testing.T, o opts) *harness {
 	if o.awsDest != nil {
 		providers.UseAWS(a.Destinations, *o.awsDest, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
 	}
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers})
+	streamARN, err := emulator.TableStream(ctx, env.DB, env.Table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers, PacedPollers: o.paced,
+		Streams: emulator.StreamsClient(env.DynamoURL), StreamARN: streamARN, StatsStore: store.New(env.DB, env.Table)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // A receiver behind an API gateway that takes only bearer tokens from its

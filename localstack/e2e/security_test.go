@@ -178,6 +178,7 @@ var portalRoutes = map[string]string{
 	"POST /v1/endpoints": "write", "PATCH /v1/endpoints/*": "write", "DELETE /v1/endpoints/*": "write",
 	"POST /v1/endpoints/*/rotate-secret": "write", "POST /v1/endpoints/*/recover": "write", "POST /v1/endpoints/*/replay": "write",
 	"POST /v1/endpoints/*/test-event": "write", "POST /v1/deliveries/*/resend": "write",
+	"GET /v1/endpoints/*/stats": "read", "GET /v1/stats": "read", "POST /v1/filters/test": "read",
 }
 
 // Every route with portal tokens: expired, revoked, forged, minted by a key

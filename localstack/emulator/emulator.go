@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gifq/webhooks/shared/app"
@@ -238,4 +239,20 @@ func addrOrFree(addr string) (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// StreamsClient is a DynamoDB Streams client of the DynamoDB emulator at
+// dynamoURL (dynoxide serves both APIs on one port).
+func StreamsClient(dynamoURL string) *dynamodbstreams.Client {
+	return dynamodbstreams.NewFromConfig(Config(), func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(dynamoURL) })
+}
+
+// TableStream is the ARN of table's latest stream ("" when it has none:
+// a table made before streams were enabled).
+func TableStream(ctx context.Context, db *dynamodb.Client, table string) (string, error) {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.Table.LatestStreamArn), nil
 }

@@ -25,8 +25,10 @@ func Handler(a *app.App, fn string) (lambda.Handler, error) {
 		return lambda.NewHandler(a.Redriver().Handle), nil
 	case "ops":
 		return lambda.NewHandler(a.Onboarder().Handle), nil
+	case "stats":
+		return lambda.NewHandler(a.Stats().Handle), nil
 	}
-	return nil, fmt.Errorf("no function %q (api, deliver, sweeper, redrive, ops)", fn)
+	return nil, fmt.Errorf("no function %q (api, deliver, sweeper, redrive, ops, stats)", fn)
 }
 
 // Invoke calls a function with an event's JSON, like `sam local invoke`.

@@ -9,8 +9,12 @@ import (
 	"sync"
 	"time"
 
+	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
 	"github.com/gifq/webhooks/shared/app"
+	"github.com/gifq/webhooks/shared/delivery"
 	"github.com/gifq/webhooks/shared/schema"
+	"github.com/gifq/webhooks/shared/stats"
 )
 
 // Options shape a local run.
@@ -23,13 +27,21 @@ type Options struct {
 	SlowPollers int
 	// PacedPollers are the paced lane's (lifecycle.LanePaced), when the app
 	// has one: its mapping's maximum concurrency (default a quarter of
-	// Pollers, at least 1), with its batching window and batches of 100.
+	// Pollers, at least 1), with its batches (schema.PacedBatch).
 	PacedPollers int
 	SweepEvery   time.Duration // the sweeper's timer; 0 turns it off
 	// ScheduleEvery is the scheduler's timer (the sweeper function invoked
 	// with {"mode":"schedule"}, as the stack's 1-minute rule does): 0 is
 	// the stack's minute, < 0 turns it off.
 	ScheduleEvery time.Duration
+	// Streams, with StreamARN (the table's latest stream), runs the stats
+	// function's stream mapping (StreamPoller); nil: no stats.
+	Streams   Streams
+	StreamARN string
+	// StatsStore is where the stats poller writes (default the app's store;
+	// the e2e cost test gives an uncounted one: the stats function is priced
+	// apart, shared/cost's StatsWriteUnitsPerDelivery).
+	StatsStore stats.Writer
 }
 
 // Local is every function running in this process.
@@ -38,6 +50,7 @@ type Local struct {
 	app    *app.App
 	srv    *http.Server
 	lanes  []*Poller // the delivery queue's, and its slow and paced lanes'
+	worker *delivery.Worker
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -66,7 +79,8 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	}()
 	// One worker for every lane, as one deliver function has a mapping for
 	// each: its in-process slot handoff (shared/inflight) spans them.
-	worker := Concurrent(a.Worker().Handle)
+	l.worker = a.Worker()
+	worker := Concurrent(l.worker.Handle)
 	type mapping struct {
 		concurrency int
 		batch       int32
@@ -92,6 +106,17 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); poller.Run(ctx) }()
 	}
+	if o.Streams != nil && o.StreamARN != "" {
+		agg := a.Stats()
+		if o.StatsStore != nil {
+			agg.Store = o.StatsStore
+		}
+		sp := &StreamPoller{Streams: o.Streams, StreamARN: o.StreamARN, BatchSize: schema.StatsBatch, Every: 250 * time.Millisecond,
+			MaxRetries: schema.StatsRetries, Log: a.Log,
+			Apply: func(ctx context.Context, r []st.Record) error { return agg.Apply(ctx, stats.FromStreams(r)) }}
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); sp.Run(ctx) }()
+	}
 	if o.SweepEvery > 0 {
 		l.wg.Add(1)
 		// The same scheduled event EventBridge sends (events/sweeper.json).
@@ -107,6 +132,10 @@ func Start(ctx context.Context, a *app.App, o Options) (*Local, error) {
 	}
 	return l, nil
 }
+
+// SlotWaits is how long the deliver invocations have slept for rate slots
+// so far (delivery.Worker.SlotWaits).
+func (l *Local) SlotWaits() time.Duration { return l.worker.SlotWaits() }
 
 // DeliverBilled is the deliver invocations' durations so far, added up
 // over the lanes: what Lambda would bill.

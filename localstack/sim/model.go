@@ -8,6 +8,7 @@ import (
 	"github.com/gifq/webhooks/shared/cost"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
 	"github.com/gifq/webhooks/shared/schema"
@@ -129,7 +130,7 @@ type Sim struct {
 	failCarry  float64
 	rejCarry   float64
 	sweepWCU   float64 // this second, all shards
-	pacedSec   float64 // messages sent this second for a slot more than lifecycle.PacedAhead ahead: the paced lane's
+	pacedSec   float64 // messages sent this second with a queue delay (lifecycle.PacedLane): the paced lane's
 	touchedA   []*account
 	touchedE   []*endpoint
 	ddbWaiting int
@@ -484,7 +485,7 @@ func (s *Sim) paced(c *cohort, t float64) {
 	if c.ep >= 0 {
 		lane = lifecycle.LaneOf(s.eps[c.ep].dom, toTime(t))
 	}
-	if lifecycle.PacedLane(lane, s.o.PacedConcurrency > 0, toTime(c.until), toTime(t)) == lifecycle.LanePaced {
+	if lifecycle.PacedLane(lane, s.o.PacedConcurrency > 0, pace.Delay(toTime(c.until), toTime(t))) == lifecycle.LanePaced {
 		s.pacedSec += float64(c.n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/schema"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 	SweepShards      int     // the sweep index's partition keys (schema.SweepShards)
 	// KeepLateSlots: a message that reaches the worker after its rate-limit
 	// slot uses it anyway (today's step books a new one once it is more
-	// than lifecycle.SlotTolerance late).
+	// than its second allows, pace.Usable).
 	KeepLateSlots bool
 
 	// AWS quotas (documented defaults; docs/scale.md cites each).
@@ -90,7 +91,7 @@ func baseline() Options {
 // design BC, the fast lane's mapping at 300 and the slow lane's at 50, fair
 // queues, the breaker, the cap of 5, the stage throttle at 2,000 rps /
 // burst 500, each key's ingest limit 100/s with a burst of 1,000, and a
-// late slot booked again (lifecycle.SlotTolerance).
+// late slot booked again (pace.Usable).
 func Today() Options {
 	o := baseline()
 	o.Name, o.Waiting = "BC iso today", Mixed
@@ -103,18 +104,17 @@ func Today() Options {
 
 // Worker tunables: the step's (shared/lifecycle), in seconds.
 var (
-	maxWaitInWorker = lifecycle.MaxWaitInWorker.Seconds() // a slot this close is waited for in the worker
-	slotTolerance   = lifecycle.SlotTolerance.Seconds()   // a slot missed by more is booked again
+	maxWaitInWorker = lifecycle.MaxWaitInWorker.Seconds()   // a slot this close is waited for in the worker
+	slotTolerance   = (time.Second - pace.SendBy).Seconds() // a slot this late is booked again (pace.Usable, at best)
 	// Deferrals and retries that end more than half the sweep grace after
 	// the delivery's due time move it (lifecycle.KeepsDue, as the step's
 	// putBack and record; infra's SweepGrace, 5 minutes).
 	sweepGrace = 5 * time.Minute
 	// A probe's lease: shared/app.LeaseFor(10 s), 2 x the timeout + 5 s.
 	probeLease = 25.0
-	// A paced lane invocation: its batching window (schema.PacedWindow),
-	// then the wait for its last slot (measured: a batch's messages reach
-	// it 1-2 s before their slots).
-	pacedInvocation = 2.0
+	// A paced lane invocation: no batching window; its messages wait at
+	// most pace.Early for their seconds, then the attempts.
+	pacedInvocation = 0.2
 )
 
 var day = (24 * time.Hour).Seconds()

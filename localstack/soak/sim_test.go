@@ -39,6 +39,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/schema"
@@ -140,12 +141,14 @@ func newSim(t *testing.T, env *testenv.Env, seed uint64) *sim {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	metrics := obs.NewMetrics(io.Discard, false, "soak", "sim")
 	lim := &simLimiter{now: now}
+	// The clock stands still during an invocation: a wait ends at once.
+	atOnce := func(time.Duration) <-chan time.Time { c := make(chan time.Time, 1); c <- now(); return c }
 	s.worker = &delivery.Worker{
 		Policy: lifecycle.Policy{Schedule: cfg.Retry, MaxInFlight: cfg.EndpointMaxInFlight, LeaseFor: 2*cfg.DeliveryTimeout + 5*time.Second,
 			AttemptTimeout: cfg.DeliveryTimeout, DisableAfter: cfg.EndpointDisableAfter, SweepGrace: cfg.SweepGrace, ParkAfter: cfg.ParkAfter,
-			Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly},
+			MaxEarly: pace.MaxEarly},
 		Store: parkWatch{s.st, s}, Queue: qu, Limiter: lim, Sender: &simEndpoints{s: s}, Events: opevents.Log{Log: log},
-		Log: log, Metrics: metrics, Now: now,
+		Log: log, Metrics: metrics, Now: now, After: atOnce,
 	}
 	s.sweep = &sweep.Sweeper{Store: s.st, Queue: qu, MaxAttempts: cfg.Retry.MaxAttempts(), Grace: cfg.SweepGrace, Log: log, Metrics: metrics, Now: now}
 	s.sched = &sweep.Scheduler{Store: unparkWatch{s.st, s}, Queue: qu, Ahead: cfg.ScheduleAhead, Log: log, Now: now}
@@ -401,8 +404,14 @@ func (u unparkWatch) Unpark(ctx context.Context, id string, before int64) (domai
 // their rates.
 type simLimiter struct{ now func() time.Time }
 
+// Reserve books now, or the next second in a second's tail, as the real
+// limiter does for an account under its rate (ratelimit.Book).
 func (l *simLimiter) Reserve(_ context.Context, _ string, _ int, perSecond float64) (ratelimit.Reservation, error) {
-	return ratelimit.Reservation{First: l.now(), Interval: time.Duration(float64(time.Second) / max(perSecond, 1))}, nil
+	first := l.now()
+	if next := pace.Next(first); next.Sub(first) <= pace.Cutoff {
+		first = next
+	}
+	return ratelimit.Reservation{First: first, Interval: time.Duration(float64(time.Second) / max(perSecond, 1))}, nil
 }
 
 func (l *simLimiter) Refund(context.Context, string, ratelimit.Reservation) error { return nil }

@@ -20,3 +20,17 @@ func Busiest(at []time.Time, w time.Duration) int {
 	}
 	return best
 }
+
+// BusiestWallClockSecond is the most of the times at that fall within one
+// wall-clock second (UTC, from .000 to .999): what an account's rate bounds
+// (shared/pace).
+func BusiestWallClockSecond(at []time.Time) int {
+	n := map[int64]int{}
+	best := 0
+	for _, t := range at {
+		s := t.Unix()
+		n[s]++
+		best = max(best, n[s])
+	}
+	return best
+}

@@ -31,3 +31,27 @@ func TestBusiestCountsTheFullestWindowShorterThanW(t *testing.T) {
 		}
 	}
 }
+
+func TestBusiestWallClockSecondCountsWithinWholeSeconds(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms ...int) []time.Time {
+		var ts []time.Time
+		for _, m := range ms {
+			ts = append(ts, t0.Add(time.Duration(m)*time.Millisecond))
+		}
+		return ts
+	}
+	for _, c := range []struct {
+		name string
+		at   []time.Time
+		want int
+	}{
+		{"none", nil, 0},
+		{"across a second's end: two seconds", at(900, 950, 1000, 1050), 2},
+		{"within one", at(0, 500, 999, 1000), 3},
+	} {
+		if got := BusiestWallClockSecond(c.at); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -209,6 +209,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The endpoint's delivery stats over the last hour, day or week
+         * @description Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
+         */
+        get: operations["getEndpointStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's delivery stats over the last hour, day or week */
+        get: operations["getAccountStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{id}/poll": {
         parameters: {
             query?: never;
@@ -1244,6 +1284,51 @@ export interface components {
         };
     };
     responses: {
+        /** @description The window's counters added up, and its hourly series, oldest first. */
+        Stats: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    window: "hour" | "day" | "week";
+                    /** Format: date-time */
+                    from: string;
+                    /**
+                     * Format: date-time
+                     * @description The end of the current hour.
+                     */
+                    to: string;
+                    attempts: number;
+                    delivered: number;
+                    failed: number;
+                    dead_lettered: number;
+                    /** @description delivered / (delivered + failed); null when neither. */
+                    success_rate: number | null;
+                    /** @description Upper bounds of the latency buckets (50, 100, 250, 500, 1000, 2500, 5000, 10000 ms) the quantiles fall in; 0 when no attempt. */
+                    latency_ms: {
+                        p50: number;
+                        p99: number;
+                    };
+                    status_classes: {
+                        "2xx": number;
+                        "3xx": number;
+                        "4xx": number;
+                        "5xx": number;
+                        network: number;
+                    };
+                    series: {
+                        /** Format: date-time */
+                        hour: string;
+                        attempts: number;
+                        delivered: number;
+                        failed: number;
+                        dead_lettered: number;
+                    }[];
+                };
+            };
+        };
         /**
          * @description Malformed request: `invalid_json`, `invalid_body` (bad base64), `invalid_idempotency_key`,
          *     `invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_query` (a parameter given twice).
@@ -1288,7 +1373,7 @@ export interface components {
             };
         };
         /**
-         * @description `idempotency_key_reused`, `endpoint_limit`, `endpoint_disabled`, `endpoint_deleted`,
+         * @description `idempotency_key_reused`, `idempotency_key_in_progress` (retry shortly), `endpoint_limit`, `endpoint_disabled`, `endpoint_deleted`,
          *     `too_old`, `previous_secret_live` (a rotation while the previous secret still signs), `previous_key_live` (a v1a key rotation while the previous key still signs), `conflict`
          *     (a signing key rotation raced another, or a settings change met the endpoint changing
          *     three times over; try again).
@@ -1362,6 +1447,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour. */
+        StatsPeriod: "hour" | "day" | "week";
         /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
         ID: string;
         /**
@@ -1835,6 +1922,50 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getEndpointStats: {
+        parameters: {
+            query?: {
+                /** @description `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour. */
+                window?: components["parameters"]["StatsPeriod"];
+            };
+            header?: never;
+            path: {
+                /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Stats"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getAccountStats: {
+        parameters: {
+            query?: {
+                /** @description `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour. */
+                window?: components["parameters"]["StatsPeriod"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Stats"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };

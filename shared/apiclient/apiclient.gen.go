@@ -309,6 +309,90 @@ func (e SignatureScheme) Valid() bool {
 	}
 }
 
+// Defines values for StatsPeriod.
+const (
+	StatsPeriodDay  StatsPeriod = "day"
+	StatsPeriodHour StatsPeriod = "hour"
+	StatsPeriodWeek StatsPeriod = "week"
+)
+
+// Valid indicates whether the value is a known member of the StatsPeriod enum.
+func (e StatsPeriod) Valid() bool {
+	switch e {
+	case StatsPeriodDay:
+		return true
+	case StatsPeriodHour:
+		return true
+	case StatsPeriodWeek:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StatsWindow.
+const (
+	StatsWindowDay  StatsWindow = "day"
+	StatsWindowHour StatsWindow = "hour"
+	StatsWindowWeek StatsWindow = "week"
+)
+
+// Valid indicates whether the value is a known member of the StatsWindow enum.
+func (e StatsWindow) Valid() bool {
+	switch e {
+	case StatsWindowDay:
+		return true
+	case StatsWindowHour:
+		return true
+	case StatsWindowWeek:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEndpointStatsParamsWindow.
+const (
+	GetEndpointStatsParamsWindowDay  GetEndpointStatsParamsWindow = "day"
+	GetEndpointStatsParamsWindowHour GetEndpointStatsParamsWindow = "hour"
+	GetEndpointStatsParamsWindowWeek GetEndpointStatsParamsWindow = "week"
+)
+
+// Valid indicates whether the value is a known member of the GetEndpointStatsParamsWindow enum.
+func (e GetEndpointStatsParamsWindow) Valid() bool {
+	switch e {
+	case GetEndpointStatsParamsWindowDay:
+		return true
+	case GetEndpointStatsParamsWindowHour:
+		return true
+	case GetEndpointStatsParamsWindowWeek:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEndpointStats200JSONResponseBodyWindow.
+const (
+	GetEndpointStats200JSONResponseBodyWindowDay  GetEndpointStats200JSONResponseBodyWindow = "day"
+	GetEndpointStats200JSONResponseBodyWindowHour GetEndpointStats200JSONResponseBodyWindow = "hour"
+	GetEndpointStats200JSONResponseBodyWindowWeek GetEndpointStats200JSONResponseBodyWindow = "week"
+)
+
+// Valid indicates whether the value is a known member of the GetEndpointStats200JSONResponseBodyWindow enum.
+func (e GetEndpointStats200JSONResponseBodyWindow) Valid() bool {
+	switch e {
+	case GetEndpointStats200JSONResponseBodyWindowDay:
+		return true
+	case GetEndpointStats200JSONResponseBodyWindowHour:
+		return true
+	case GetEndpointStats200JSONResponseBodyWindowWeek:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListEventsParamsOrder.
 const (
 	Newest ListEventsParamsOrder = "newest"
@@ -321,6 +405,48 @@ func (e ListEventsParamsOrder) Valid() bool {
 	case Newest:
 		return true
 	case Oldest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetAccountStatsParamsWindow.
+const (
+	GetAccountStatsParamsWindowDay  GetAccountStatsParamsWindow = "day"
+	GetAccountStatsParamsWindowHour GetAccountStatsParamsWindow = "hour"
+	GetAccountStatsParamsWindowWeek GetAccountStatsParamsWindow = "week"
+)
+
+// Valid indicates whether the value is a known member of the GetAccountStatsParamsWindow enum.
+func (e GetAccountStatsParamsWindow) Valid() bool {
+	switch e {
+	case GetAccountStatsParamsWindowDay:
+		return true
+	case GetAccountStatsParamsWindowHour:
+		return true
+	case GetAccountStatsParamsWindowWeek:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetAccountStats200JSONResponseBodyWindow.
+const (
+	GetAccountStats200JSONResponseBodyWindowDay  GetAccountStats200JSONResponseBodyWindow = "day"
+	GetAccountStats200JSONResponseBodyWindowHour GetAccountStats200JSONResponseBodyWindow = "hour"
+	GetAccountStats200JSONResponseBodyWindowWeek GetAccountStats200JSONResponseBodyWindow = "week"
+)
+
+// Valid indicates whether the value is a known member of the GetAccountStats200JSONResponseBodyWindow enum.
+func (e GetAccountStats200JSONResponseBodyWindow) Valid() bool {
+	switch e {
+	case GetAccountStats200JSONResponseBodyWindowDay:
+		return true
+	case GetAccountStats200JSONResponseBodyWindowHour:
+		return true
+	case GetAccountStats200JSONResponseBodyWindowWeek:
 		return true
 	default:
 		return false
@@ -1002,6 +1128,9 @@ type IdempotencyKey = string
 // OrderingKey defines model for OrderingKey.
 type OrderingKey = string
 
+// StatsPeriod defines model for StatsPeriod.
+type StatsPeriod string
+
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
 
@@ -1022,6 +1151,45 @@ type RateLimited = Error
 
 // SigningKeysUnavailable defines model for SigningKeysUnavailable.
 type SigningKeysUnavailable = Error
+
+// Stats defines model for Stats.
+type Stats struct {
+	Attempts     int       `json:"attempts"`
+	DeadLettered int       `json:"dead_lettered"`
+	Delivered    int       `json:"delivered"`
+	Failed       int       `json:"failed"`
+	From         time.Time `json:"from"`
+
+	// LatencyMs Upper bounds of the latency buckets (50, 100, 250, 500, 1000, 2500, 5000, 10000 ms) the quantiles fall in; 0 when no attempt.
+	LatencyMs struct {
+		P50 int `json:"p50"`
+		P99 int `json:"p99"`
+	} `json:"latency_ms"`
+	Series []struct {
+		Attempts     int       `json:"attempts"`
+		DeadLettered int       `json:"dead_lettered"`
+		Delivered    int       `json:"delivered"`
+		Failed       int       `json:"failed"`
+		Hour         time.Time `json:"hour"`
+	} `json:"series"`
+	StatusClasses struct {
+		N2xx    int `json:"2xx"`
+		N3xx    int `json:"3xx"`
+		N4xx    int `json:"4xx"`
+		N5xx    int `json:"5xx"`
+		Network int `json:"network"`
+	} `json:"status_classes"`
+
+	// SuccessRate delivered / (delivered + failed); null when neither.
+	SuccessRate *float32 `json:"success_rate"`
+
+	// To The end of the current hour.
+	To     time.Time   `json:"to"`
+	Window StatsWindow `json:"window"`
+}
+
+// StatsWindow defines model for Stats.Window.
+type StatsWindow string
 
 // TooLarge defines model for TooLarge.
 type TooLarge = Error
@@ -1095,6 +1263,18 @@ type RotateSecretJSONBody struct {
 	ExpirePreviousNow *bool `json:"expire_previous_now,omitempty"`
 }
 
+// GetEndpointStatsParams defines parameters for GetEndpointStats.
+type GetEndpointStatsParams struct {
+	// Window `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour.
+	Window *GetEndpointStatsParamsWindow `form:"window,omitempty" json:"window,omitempty"`
+}
+
+// GetEndpointStatsParamsWindow defines parameters for GetEndpointStats.
+type GetEndpointStatsParamsWindow string
+
+// GetEndpointStats200JSONResponseBodyWindow defines parameters for GetEndpointStats.
+type GetEndpointStats200JSONResponseBodyWindow string
+
 // SendTestEventJSONBody defines parameters for SendTestEvent.
 type SendTestEventJSONBody struct {
 	EventType *string `json:"event_type,omitempty"`
@@ -1164,6 +1344,18 @@ type RotateSigningKeyJSONBody struct {
 	// OverlapSeconds How long the previous keys stay published and keep signing beside the new one (default 86400). 0 retires them at once (after a leak). At most two keys are live: a rotation with an overlap while the key the last rotation replaced still signs is 409 `previous_key_live` (naming when it retires) and changes nothing; 0 is always allowed.
 	OverlapSeconds *int `json:"overlap_seconds,omitempty"`
 }
+
+// GetAccountStatsParams defines parameters for GetAccountStats.
+type GetAccountStatsParams struct {
+	// Window `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour.
+	Window *GetAccountStatsParamsWindow `form:"window,omitempty" json:"window,omitempty"`
+}
+
+// GetAccountStatsParamsWindow defines parameters for GetAccountStats.
+type GetAccountStatsParamsWindow string
+
+// GetAccountStats200JSONResponseBodyWindow defines parameters for GetAccountStats.
+type GetAccountStats200JSONResponseBodyWindow string
 
 // SetNotificationEmailsJSONRequestBody defines body for SetNotificationEmails for application/json ContentType.
 type SetNotificationEmailsJSONRequestBody = NotificationEmails
@@ -1567,6 +1759,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecret(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetEndpointStats The endpoint's delivery stats over the last hour, day or week
+	//
+	// Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
+	//
+	// Corresponds with GET /v1/endpoints/{id}/stats (the `GetEndpointStats` operationId).
+	GetEndpointStats(ctx context.Context, id ID, params *GetEndpointStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendTestEventWithBody Send this endpoint a test event
 	//
 	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
@@ -1810,6 +2009,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
 	RotateSigningKey(ctx context.Context, body RotateSigningKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAccountStats The account's delivery stats over the last hour, day or week
+	//
+	// Corresponds with GET /v1/stats (the `GetAccountStats` operationId).
+	GetAccountStats(ctx context.Context, params *GetAccountStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Health Liveness
@@ -2279,6 +2483,23 @@ func (c *Client) RotateSecretWithBody(ctx context.Context, id ID, contentType st
 // Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 func (c *Client) RotateSecret(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateSecretRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEndpointStats The endpoint's delivery stats over the last hour, day or week
+//
+// Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
+//
+// Corresponds with GET /v1/endpoints/{id}/stats (the `GetEndpointStats` operationId).
+func (c *Client) GetEndpointStats(ctx context.Context, id ID, params *GetEndpointStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEndpointStatsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2773,6 +2994,21 @@ func (c *Client) RotateSigningKeyWithBody(ctx context.Context, contentType strin
 // Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
 func (c *Client) RotateSigningKey(ctx context.Context, body RotateSigningKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateSigningKeyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAccountStats The account's delivery stats over the last hour, day or week
+//
+// Corresponds with GET /v1/stats (the `GetAccountStats` operationId).
+func (c *Client) GetAccountStats(ctx context.Context, params *GetAccountStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountStatsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3607,6 +3843,67 @@ func NewRotateSecretRequestWithBody(server string, id ID, contentType string, bo
 	return req, nil
 }
 
+// NewGetEndpointStatsRequest constructs an http.Request for the GetEndpointStats method
+func NewGetEndpointStatsRequest(server string, id ID, params *GetEndpointStatsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/endpoints/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Window != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window", *params.Window, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSendTestEventRequest calls the generic SendTestEvent builder with application/json body
 func NewSendTestEventRequest(server string, id ID, body SendTestEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4396,6 +4693,60 @@ func NewRotateSigningKeyRequestWithBody(server string, contentType string, body 
 	return req, nil
 }
 
+// NewGetAccountStatsRequest constructs an http.Request for the GetAccountStats method
+func NewGetAccountStatsRequest(server string, params *GetAccountStatsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/stats")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Window != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window", *params.Window, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -4681,6 +5032,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/endpoints/{id}/rotate-secret (the `RotateSecret` operationId).
 	RotateSecretWithResponse(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
 
+	// GetEndpointStatsWithResponse The endpoint's delivery stats over the last hour, day or week
+	//
+	// Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/endpoints/{id}/stats (the `GetEndpointStats` operationId).
+	GetEndpointStatsWithResponse(ctx context.Context, id ID, params *GetEndpointStatsParams, reqEditors ...RequestEditorFn) (*GetEndpointStatsResponse, error)
+
 	// SendTestEventWithBodyWithResponse Send this endpoint a test event
 	//
 	// An event `webhook.test` with `endpoint_id` and `sent_at`, delivered to this endpoint only
@@ -4942,6 +5302,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/signing-keys/rotate (the `RotateSigningKey` operationId).
 	RotateSigningKeyWithResponse(ctx context.Context, body RotateSigningKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateSigningKeyResponse, error)
+
+	// GetAccountStatsWithResponse The account's delivery stats over the last hour, day or week
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/stats (the `GetAccountStats` operationId).
+	GetAccountStatsWithResponse(ctx context.Context, params *GetAccountStatsParams, reqEditors ...RequestEditorFn) (*GetAccountStatsResponse, error)
 }
 
 type HealthResponse struct {
@@ -6859,6 +7226,103 @@ func (r RotateSecretResponse) ContentType() string {
 	return ""
 }
 
+// GetEndpointStatsResponse401Headers the declared response headers of an HTTP 401 response for GetEndpointStats
+type GetEndpointStatsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetEndpointStatsResponse429Headers the declared response headers of an HTTP 429 response for GetEndpointStats
+type GetEndpointStatsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetEndpointStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Stats
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEndpointStatsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEndpointStatsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEndpointStatsResponse) GetJSON200() *Stats {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEndpointStatsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEndpointStatsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetEndpointStatsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEndpointStatsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEndpointStatsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetEndpointStatsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEndpointStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEndpointStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEndpointStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEndpointStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SendTestEventResponse401Headers the declared response headers of an HTTP 401 response for SendTestEvent
 type SendTestEventResponse401Headers struct {
 	WWWAuthenticate *string
@@ -8473,6 +8937,96 @@ func (r RotateSigningKeyResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountStatsResponse401Headers the declared response headers of an HTTP 401 response for GetAccountStats
+type GetAccountStatsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAccountStatsResponse429Headers the declared response headers of an HTTP 429 response for GetAccountStats
+type GetAccountStatsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetAccountStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Stats
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountStatsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAccountStatsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAccountStatsResponse) GetJSON200() *Stats {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAccountStatsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAccountStatsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAccountStatsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAccountStatsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAccountStatsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAccountStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAccountStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAccountStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAccountStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // HealthWithResponse Liveness
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8868,6 +9422,21 @@ func (c *ClientWithResponses) RotateSecretWithResponse(ctx context.Context, id I
 		return nil, err
 	}
 	return ParseRotateSecretResponse(rsp)
+}
+
+// GetEndpointStatsWithResponse The endpoint's delivery stats over the last hour, day or week
+//
+// Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/endpoints/{id}/stats (the `GetEndpointStats` operationId).
+func (c *ClientWithResponses) GetEndpointStatsWithResponse(ctx context.Context, id ID, params *GetEndpointStatsParams, reqEditors ...RequestEditorFn) (*GetEndpointStatsResponse, error) {
+	rsp, err := c.GetEndpointStats(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEndpointStatsResponse(rsp)
 }
 
 // SendTestEventWithBodyWithResponse Send this endpoint a test event
@@ -9280,6 +9849,19 @@ func (c *ClientWithResponses) RotateSigningKeyWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseRotateSigningKeyResponse(rsp)
+}
+
+// GetAccountStatsWithResponse The account's delivery stats over the last hour, day or week
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/stats (the `GetAccountStats` operationId).
+func (c *ClientWithResponses) GetAccountStatsWithResponse(ctx context.Context, params *GetAccountStatsParams, reqEditors ...RequestEditorFn) (*GetAccountStatsResponse, error) {
+	rsp, err := c.GetAccountStats(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAccountStatsResponse(rsp)
 }
 
 // ParseHealthResponse parses an HTTP response from a HealthWithResponse call
@@ -11014,6 +11596,97 @@ func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error
 	return response, nil
 }
 
+// ParseGetEndpointStatsResponse parses an HTTP response from a GetEndpointStatsWithResponse call
+func ParseGetEndpointStatsResponse(rsp *http.Response) (*GetEndpointStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEndpointStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Stats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetEndpointStatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEndpointStatsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSendTestEventResponse parses an HTTP response from a SendTestEventWithResponse call
 func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12464,6 +13137,90 @@ func ParseRotateSigningKeyResponse(rsp *http.Response) (*RotateSigningKeyRespons
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers RotateSigningKeyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAccountStatsResponse parses an HTTP response from a GetAccountStatsWithResponse call
+func ParseGetAccountStatsResponse(rsp *http.Response) (*GetAccountStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAccountStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Stats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAccountStatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAccountStatsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -26,10 +26,12 @@ import (
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/onboard"
 	"github.com/gifq/webhooks/shared/opevents"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/redrive"
 	"github.com/gifq/webhooks/shared/schema"
+	"github.com/gifq/webhooks/shared/stats"
 	"github.com/gifq/webhooks/shared/store"
 	"github.com/gifq/webhooks/shared/sweep"
 )
@@ -141,10 +143,10 @@ func (a *App) Notifier() *notify.Notifier {
 // Worker is the deliver function's handler.
 func (a *App) Worker() *delivery.Worker {
 	return &delivery.Worker{
-		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight,
+		Policy: lifecycle.Policy{Schedule: a.Config.Retry, MaxInFlight: a.Config.EndpointMaxInFlight, CapWhenSlow: a.Config.EndpointCapWhenSlow,
 			LeaseFor: LeaseFor(a.Config.DeliveryTimeout), AttemptTimeout: a.Config.DeliveryTimeout,
 			DisableAfter: a.Config.EndpointDisableAfter, SweepGrace: a.Config.SweepGrace, ParkAfter: a.Config.ParkAfter,
-			BreakerOff: !a.Config.Breaker, Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly,
+			BreakerOff: !a.Config.Breaker, MaxEarly: pace.MaxEarly,
 			Lanes: a.Config.SlowQueueURL != "", Paced: a.Config.PacedQueueURL != ""},
 		Store: a.Store, Queue: a.Queue, Limiter: a.Limiter, Sender: a.Destinations, Events: a.Notifier(),
 		Log: a.Log, Metrics: a.Metrics, Now: a.Now,
@@ -173,6 +175,12 @@ func (a *App) Scheduler() *sweep.Scheduler {
 // Redriver is the redrive function's handler.
 func (a *App) Redriver() *redrive.Redriver {
 	return &redrive.Redriver{SQS: a.SQS, DLQURL: a.Config.DLQURL, Store: a.Store, Queue: a.Queue, Log: a.Log, Metrics: a.Metrics}
+}
+
+// Stats is the stats function's handler: the table's stream folded into
+// hourly counters (package stats).
+func (a *App) Stats() *stats.Aggregator {
+	return &stats.Aggregator{Store: a.Store, Log: a.Log, Metrics: a.Metrics}
 }
 
 // Onboarder is the ops function's handler: an account and its first API key.

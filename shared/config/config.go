@@ -39,6 +39,7 @@ type Config struct {
 	ManagementRate        float64        // MANAGEMENT_RATE_PER_SECOND: management writes a second per API key (default 5)
 	ManagementBurst       int            // MANAGEMENT_BURST: management writes at once per API key (default 100)
 	EndpointMaxInFlight   int            // ENDPOINT_MAX_IN_FLIGHT: concurrent attempts per endpoint (default 5; 0 = no cap)
+	EndpointCapWhenSlow   bool           // ENDPOINT_CAP=whenSlow: the cap's slots only while an endpoint is slow (default strict)
 	DeliveryTimeout       time.Duration  // DELIVERY_TIMEOUT (default 10s)
 	AllowPrivateEndpoints bool           // ALLOW_PRIVATE_ENDPOINTS (default false)
 	AllowedSchemes        []string       // ALLOWED_SCHEMES (default https)
@@ -239,6 +240,13 @@ func Parse(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("ENDPOINT_MAX_IN_FLIGHT=%q: want 0..100", v))
 		}
 		c.EndpointMaxInFlight = n
+	}
+	switch v := getenv("ENDPOINT_CAP"); v {
+	case "", "strict":
+	case "whenSlow":
+		c.EndpointCapWhenSlow = true
+	default:
+		errs = append(errs, fmt.Errorf("ENDPOINT_CAP=%q: want strict or whenSlow", v))
 	}
 	if v := getenv("ALLOW_PRIVATE_ENDPOINTS"); v != "" {
 		b, err := strconv.ParseBool(v)

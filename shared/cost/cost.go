@@ -4,7 +4,12 @@
 // and a change that makes a delivery dearer shows in a test.
 package cost
 
-import "math"
+import (
+	"math"
+
+	"github.com/gifq/webhooks/shared/pace"
+	"github.com/gifq/webhooks/shared/schema"
+)
 
 // Prices are AWS list prices in us-east-1, pinned on the date they were
 // read, in dollars.
@@ -113,27 +118,50 @@ const (
 	FanOutWriteUnits, FanOutReadUnits = 7, 1
 	// Per event through POST /v1/events/batch (100 a request): the
 	// limiter's writes and the account's endpoint query are shared by the
-	// request.
-	BatchWriteUnits, BatchReadUnits = 8, 1
+	// request, the endpoint's slot take and free by a receive batch
+	// (BatchSlotWrites), and every message of it but the first reads the
+	// route again instead (PooledRouteRead).
+	BatchWriteUnits, BatchReadUnits = 6, 1
+)
+
+// A receive batch's messages to one endpoint share its in-flight slots
+// (shared/inflight): one take and one free a batch while the endpoint keeps
+// up, and a strong read of the endpoint's route (one unit) by each message
+// using a slot taken before it came. The paced lane's receive batches at the
+// default 5/s hold about 5 deliveries (TestAWSCallsPerDelivery's batch100:
+// 20 batches for 100).
+const (
+	BatchSlotWrites    = SlotWrites
+	PooledRouteRead    = 1
+	deliveriesPerBatch = 5
 )
 
 // The bounds TestAWSCallsPerDelivery holds the other two shapes to, per
 // delivery, cap on, failed conditional writes counted: a fan-out of 5 is
 // (9 + 4 x 7) / 5 = 7.4; a batch of 100 to one endpoint at the account's
-// 5/s, 8 and what bookings and slot races add.
+// 5/s, 6 and a receive batch's slot take and free (6.4 in batches of 5; up
+// to 0.5 more measured on a loaded box, whose smaller batches take more),
+// and what bookings and slot races add.
 const (
 	MaxFanOut5WriteUnits  = 7.4
-	MaxBatch100WriteUnits = 8.2
+	MaxBatch100WriteUnits = 6.9
 )
 
 // Assumptions the counts cannot give, each with its source.
 const (
-	memoryGB = 0.25 // infra: 256 MB api and deliver functions
+	memoryGB = 0.25 // infra: the api function's 256 MB
 	// The api's time per request in AWS (three DynamoDB calls and one SQS
 	// call); a batch of 100's (docs/cost.md).
 	apiSeconds, batchAPISeconds = 0.030, 0.200
-	// A deliver invocation: the receiver's answer dominates.
-	deliverSeconds = 0.150
+	// A deliver invocation waits deliverWaitSeconds for the receiver's
+	// answer and DynamoDB, and uses deliverCPUSeconds of one vCPU: 2 ms,
+	// BenchmarkDelivery's cpu-µs/op on a loaded 2-core box (0.64-0.75 ms
+	// idle; make bench-cpu BENCH_CPU_PKGS=./shared/delivery/), plus 1 ms
+	// for a TLS handshake with the receiver, which the benchmark's
+	// plain-HTTP loopback does not make. Lambda gives a function CPU in
+	// proportion to its memory, a whole vCPU at 1,769 MB (AWS Lambda
+	// docs, "Configuring function memory").
+	deliverWaitSeconds, deliverCPUSeconds, fullCPUMB = 0.150, 0.003, 1769
 	// Messages per deliver invocation: 1 at low traffic (the worst case
 	// priced here); up to 10 under load.
 	messagesPerBatch = 1
@@ -154,15 +182,27 @@ const (
 	appLogBytes, apiEMFBytes, deliverEMFBytes, platformLogBytes, accessLogBytes = 342, 264, 375, 0, 246
 	// X-Ray's default sampling: 5 % after the first request each second.
 	traced = 0.05
-	// Billed sleep per delivery paced at the account's default 5/s (a
-	// batch of 100 to one account): each poller of the paced lane's
-	// mapping (five at least on AWS) gathers its own batches, so below
-	// about 40 paced deliveries a second a batch holds about one second's
-	// slots of one poller's share, and an invocation sleeps ~1.5 s x 5 / r
-	// a delivery (docs/lifecycle.md "The paced lane"); estimated, not
-	// measured (the local runner's one poller reads 0.165 s).
-	pacedSleepAt5 = 1.5
+	// Billed sleep per delivery paced at the account's rate (a batch of
+	// 100 to one account): a message is delayed to land in the Early
+	// before its slot's second or the second after (shared/pace), and
+	// waits for the second only when it lands before it: Early²/2 a
+	// second on average, 0.02 s, with no pipeline latency and one message
+	// an invocation (the paced lane's five pollers on AWS). Measured with
+	// five pollers at 5/s: docs/cost.md "Billed Lambda time".
+	pacedSleepAt5 = float64(pace.Early) * float64(pace.Early) / 2 / 1e18 // s² from ns²
 )
+
+// DeliverSeconds is a deliver invocation's billed time at memoryMB: its
+// wait, and its CPU at the share of a vCPU that memory buys.
+func DeliverSeconds(memoryMB float64) float64 {
+	return deliverWaitSeconds + deliverCPUSeconds/min(1, memoryMB/fullCPUMB)
+}
+
+// AtDeliverMemory is u with the deliver function at memoryMB.
+func (u Usage) AtDeliverMemory(memoryMB float64) Usage {
+	u.DeliverSeconds, u.DeliverGB = DeliverSeconds(memoryMB), memoryMB/1024
+	return u
+}
 
 // logBytes is what CloudWatch Logs ingests for one event: app lines, EMF
 // per API request (a batch's one line for all its events) and per deliver
@@ -174,7 +214,7 @@ func logBytes(app, apiRequests, apiInvocations, deliverBatches float64) float64 
 // Single is one event posted alone to one endpoint, delivered first time.
 func Single() Usage {
 	return Usage{Deliveries: 1, APIRequests: 1, APIInvocations: 1, APISeconds: apiSeconds,
-		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: deliverSeconds, MemoryGB: memoryGB, DeliverGB: memoryGB,
+		DeliverBatches: 1.0 / messagesPerBatch, DeliverSeconds: DeliverSeconds(schema.DeliverMemoryMB), MemoryGB: memoryGB, DeliverGB: schema.DeliverMemoryMB / 1024.0,
 		SQSRequests: 1 + 2.0/messagesPerBatch, // the send; the batch's receive and delete
 		WriteUnits:  SingleWriteUnits, ReadUnits: SingleReadUnits + SweepDeliveryRead, StoredGB: storedBytes / 1e9, IndexGB: sweepEntryBytes / 1e9,
 		LogBytes: logBytes(appLogBytes, 1, 1, 1.0/messagesPerBatch), TracedFraction: traced}
@@ -203,7 +243,8 @@ func Batch100() Usage {
 	u := Single()
 	u.APIRequests, u.APIInvocations, u.APISeconds = 0.01, 0.01, batchAPISeconds
 	u.SQSRequests = 0.12 + 2.0/messagesPerBatch // 12 SendMessageBatch for 100 (one per lane per 10); receive and delete
-	u.WriteUnits, u.ReadUnits = BatchWriteUnits, BatchReadUnits+SweepDeliveryRead
+	u.WriteUnits = BatchWriteUnits + float64(BatchSlotWrites)/deliveriesPerBatch
+	u.ReadUnits = BatchReadUnits + SweepDeliveryRead + PooledRouteRead*(1-1.0/deliveriesPerBatch)
 	u.PacedSleep = pacedSleepAt5
 	u.TracedFraction = traced * u.APIRequests                     // a trace per request, carried through the queue
 	u.LogBytes = logBytes(3.42, 0.01, 0.01, 1.0/messagesPerBatch) // the app's lines: the request's line, a hundredth
@@ -216,7 +257,7 @@ func FanOut5() Usage {
 	const n = 5
 	u.Deliveries = n
 	u.DeliverBatches = n / messagesPerBatch
-	u.SQSRequests = 2 + 2.0*n/messagesPerBatch // two SendMessageBatch (the fast and the paced lane: the 2nd slot on is 0.2 s ahead); receive and delete each
+	u.SQSRequests = 2 + 2.0*n/messagesPerBatch // two SendMessageBatch (the fast lane; the paced lane for the slots of the next second); receive and delete each
 	u.WriteUnits = SingleWriteUnits + (n-1)*FanOutWriteUnits
 	u.ReadUnits = SingleReadUnits + (n-1)*FanOutReadUnits + n*SweepDeliveryRead
 	u.StoredGB, u.IndexGB = n*storedBytes/1e9, n*sweepEntryBytes/1e9

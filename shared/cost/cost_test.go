@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gifq/webhooks/shared/cost"
+	"github.com/gifq/webhooks/shared/schema"
 )
 
 // The dollars per million docs/cost.md shows, from the counted units at the
@@ -18,12 +19,12 @@ func TestDollarsPerMillion(t *testing.T) {
 		usage       cost.Usage
 		now, target float64
 	}{
-		{"single", cost.Single(), 13.27, 9.61},
-		{"batch100", cost.Batch100(), 12.77, 6.98},
-		{"fanout5", cost.FanOut5(), 8.37, 7.07},
-		{"best single", cost.Single().Best(), 7.28, 4.60},
-		{"best batch100", cost.Batch100().Best(), 9.70, 2.50},
-		{"best fanout5", cost.FanOut5().Best(), 5.03, 2.50},
+		{"single", cost.Single(), 13.09, 9.61},
+		{"batch100", cost.Batch100(), 6.72, 6.98},
+		{"fanout5", cost.FanOut5(), 8.19, 7.07},
+		{"best single", cost.Single().Best(), 7.10, 4.60},
+		{"best batch100", cost.Batch100().Best(), 4.18, 2.50},
+		{"best fanout5", cost.FanOut5().Best(), 4.85, 2.50},
 	} {
 		b := cost.PerMillion(c.usage, cost.ListPrices)
 		total := cost.Round2(b.Total())
@@ -51,5 +52,28 @@ func TestPerMillionByHand(t *testing.T) {
 	lambda := cost.PerMillion(cost.Usage{DeliverBatches: 1, DeliverSeconds: 1, DeliverGB: 1}, cost.ListPrices).Lambda
 	if got := cost.Round2(lambda); got != 13.53 { // $0.20 of requests + 1e6 GB-s at $0.0000133334
 		t.Fatalf("lambda %.2f, want 13.53", got)
+	}
+}
+
+// The deliver function's memory is the cheapest of the four for every
+// shape: its time is mostly the receiver's answer (and the paced sleep),
+// billed by the GB-second whatever the memory, so less memory costs less
+// until the CPU's share stretches the invocation more than it saves.
+func TestDeliverMemoryIsTheCheapest(t *testing.T) {
+	for _, shape := range []struct {
+		name  string
+		usage cost.Usage
+	}{{"single", cost.Single()}, {"batch100", cost.Batch100()}, {"fanout5", cost.FanOut5()}} {
+		cheapest, best := 0.0, 0.0
+		for _, mb := range []float64{128, 256, 512, 1024} {
+			lambda := cost.PerMillion(shape.usage.AtDeliverMemory(mb), cost.ListPrices).Lambda
+			t.Logf("%s at %4.0f MB: deliver invocation %.1f ms, Lambda $%.2f per million", shape.name, mb, 1000*cost.DeliverSeconds(mb), lambda)
+			if cheapest == 0 || lambda < cheapest {
+				cheapest, best = lambda, mb
+			}
+		}
+		if best != schema.DeliverMemoryMB {
+			t.Errorf("%s: %g MB is the cheapest, the deliver function has %d", shape.name, best, schema.DeliverMemoryMB)
+		}
 	}
 }

@@ -34,7 +34,8 @@ func TestStepUnitsAddUpToTheCounted(t *testing.T) {
 		{"retry, cap off, write units", retryW - cost.SlotWrites, cost.RetryWriteUnits - 2},
 		// A batch of 100 shares the key's limiter, the account's booking and
 		// the account's endpoint query (a hundredth each, rounded away).
-		{"batch event, write units", firstW - cost.IngestKeyLimitWrite - cost.IngestRateBookingWrite, cost.BatchWriteUnits},
+		// and the slots' take and free by the receive batch (BatchSlotWrites).
+		{"batch event, write units", firstW - cost.IngestKeyLimitWrite - cost.IngestRateBookingWrite - cost.SlotWrites, cost.BatchWriteUnits},
 		{"batch event, read units", firstR - cost.IngestAccountRead, cost.BatchReadUnits},
 	} {
 		if c.got != c.want {

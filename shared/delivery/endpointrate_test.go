@@ -19,17 +19,19 @@ type keyedLimiter struct {
 	farFor   int
 	reserved map[string][]float64 // key -> the rate of each reservation
 	refunded map[string]int
+	now      func() time.Time // the worker's clock
 }
 
 func (l *keyedLimiter) Reserve(_ context.Context, key string, n int, perSecond float64) (ratelimit.Reservation, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reserved[key] = append(l.reserved[key], perSecond)
-	first := time.Now()
+	var ahead time.Duration
 	if key == l.far && l.farFor > 0 {
 		l.farFor--
-		first = first.Add(10 * time.Second)
+		ahead = 10 * time.Second
 	}
+	first := firstSlot(l.now(), ahead)
 	return ratelimit.Reservation{First: first, Interval: time.Millisecond}, nil
 }
 
@@ -48,7 +50,7 @@ func rateRig(t *testing.T, rate float64) (*rig, *keyedLimiter, string) {
 	ep := r.st.endpoints[key]
 	ep.Settings = domain.EndpointSettings{RatePerSecond: rate}
 	r.st.endpoints[key] = ep
-	lim := &keyedLimiter{reserved: map[string][]float64{}, refunded: map[string]int{}}
+	lim := &keyedLimiter{reserved: map[string][]float64{}, refunded: map[string]int{}, now: r.w.Now}
 	r.w.Limiter = lim
 	return r, lim, key
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
@@ -88,13 +87,16 @@ type slotTakenOnce struct {
 	once sync.Once
 }
 
-func (s *slotTakenOnce) ClaimAttempt(ctx context.Context, d domain.Delivery, c store.Claim) (domain.Delivery, error) {
-	taken := false
-	s.once.Do(func() { taken = true })
-	if taken {
-		return d, store.ErrSlotTaken
-	}
-	return s.memStore.ClaimAttempt(ctx, d, c)
+func (s *slotTakenOnce) TakeSlots(ctx context.Context, endpointID string, t store.SlotTake) ([]string, error) {
+	s.once.Do(func() { // another worker takes it a moment before this take
+		s.mu.Lock()
+		k := s.endpointKey(endpointID)
+		ep := s.endpoints[k]
+		ep.Leases = map[string]domain.Lease{t.Slots[0]: {Until: domain.Millis(time.Now().Add(time.Minute)), Claim: "clm_other"}}
+		s.endpoints[k] = ep
+		s.mu.Unlock()
+	})
+	return s.memStore.TakeSlots(ctx, endpointID, t)
 }
 
 // A slot seen free but taken a moment ago: the worker claims another one it
@@ -133,7 +135,7 @@ func TestARetryWithAFarRateSlotLeavesTheEndpointSlotToAnother(t *testing.T) {
 	r := newRig(t, 200)
 	r.w.MaxInFlight = 1
 	lim := &slowLimiter{pause: 100 * time.Millisecond}
-	lim.after = lifecycle.MaxWaitInWorker + 200*time.Millisecond
+	lim.after = 2 * time.Second // its second later than a worker waits (pace.MaxEarly)
 	r.w.Limiter = lim
 	retry := r.addDelivery() // a retry: it books a new rate slot, and that slot is far
 	retry.Attempts = 2
@@ -141,7 +143,7 @@ func TestARetryWithAFarRateSlotLeavesTheEndpointSlotToAnother(t *testing.T) {
 	first := r.addDelivery() // a first attempt, its slot booked at ingest a moment ahead
 	delete(r.st.deliveries, r.d.ID)
 	mFirst := queue.For(first)
-	mFirst.SlotAt, mFirst.SlotFor = domain.Millis(time.Now().Add(lifecycle.ClaimAhead+20*time.Millisecond)), first.Attempts
+	mFirst.SlotAt, mFirst.SlotFor = domain.Millis(firstSlot(time.Now(), 0)), first.Attempts
 	var recs []events.SQSMessage
 	for i, m := range []queue.Message{queue.For(retry), mFirst} {
 		raw, _ := json.Marshal(m)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gifq/webhooks/shared/destination"
 	"github.com/gifq/webhooks/shared/domain"
-	"github.com/gifq/webhooks/shared/lifecycle"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -119,7 +119,7 @@ func TestFarRateSlotTakesNoClaimAndCarriesTheSlot(t *testing.T) {
 	r := newRig(t, 200)
 	r.w.MaxInFlight = 5
 	r.w.SweepGrace = 2 * time.Second
-	r.lim.after = lifecycle.MaxWaitInWorker + 200*time.Millisecond // beyond what a worker waits holding a claim
+	r.lim.after = 2 * time.Second // its second begins later than a worker waits (pace.MaxEarly)
 	r.st.yieldFails = true
 	d := r.st.deliveries[r.d.ID]
 	d.Attempts = 2
@@ -140,14 +140,16 @@ func TestFarRateSlotTakesNoClaimAndCarriesTheSlot(t *testing.T) {
 		t.Fatalf("%d messages sent back, want 1", len(r.q.sent))
 	}
 	back := r.q.sent[0]
-	if back.SlotAt == 0 || back.SlotFor != before.Attempts || time.Until(time.UnixMilli(back.SlotAt)) < lifecycle.MaxWaitInWorker {
+	if back.SlotAt == 0 || back.SlotFor != before.Attempts || pace.Wait(time.UnixMilli(back.SlotAt), time.Now()) <= pace.MaxEarly {
 		t.Fatalf("the message went back without its slot for this attempt: %+v", back)
 	}
 	if len(r.st.pushed) != 1 || r.st.pushed[0] != back.SlotAt {
 		t.Fatalf("due time moves %v, want one to the slot %d", r.st.pushed, back.SlotAt)
 	}
-	// Back (before its slot: it waits for it), it uses that slot: no second reservation.
+	// Back after its delay (at most pace.Early before its second: it waits
+	// for it), it uses that slot: no second reservation.
 	reserved := r.lim.count()
+	time.Sleep(r.q.delays[0])
 	handleOne(t, r.w, back)
 	if len(r.recv.got) != 1 || r.lim.count() != reserved {
 		t.Fatalf("at its slot: %d POSTs, %d more reservations; want 1 and 0", len(r.recv.got), r.lim.count()-reserved)
@@ -214,22 +216,26 @@ func TestEndpointChangedBeforeTheClaimMakesNoPost(t *testing.T) {
 	}
 }
 
-// A resend's message is booked and delayed as ingest's are (the lead, then
-// ratelimit.Delay), so it may reach the worker up to ratelimit.MaxEarly before its
-// slot: it waits for the slot there and POSTs at it, not before; one that
-// came back earlier than that goes back again, delayed to arrive before it.
+// A resend's message is booked and delayed as ingest's are (pace.Delay),
+// so it may reach the worker up to pace.Early before its slot's second: it
+// waits for the second there and POSTs as it begins, not before (nor at the
+// slot itself); one that came back earlier than pace.MaxEarly goes back
+// again, delayed to its second.
 func TestResendEarlyForItsSlotWaitsForItInTheWorker(t *testing.T) {
 	r := newRig(t, 200)
 	m := queue.For(r.d)
 	m.Kind, m.AttemptID = queue.KindResend, domain.NewID("att")
-	m.SlotAt = domain.Millis(time.Now().Add(1500 * time.Millisecond))
-	slot := time.UnixMilli(m.SlotAt)
+	second := pace.Next(time.Now())
+	if early := time.Until(second); early > pace.Early {
+		time.Sleep(early - pace.Early)
+	}
+	m.SlotAt = domain.Millis(second.Add(500 * time.Millisecond))
 	handleOne(t, r.w, m)
 	if len(r.q.sent) != 0 || len(r.recv.got) != 1 {
-		t.Fatalf("1.5 s early: %d messages back, %d POSTs; want 0 and 1", len(r.q.sent), len(r.recv.got))
+		t.Fatalf("at most pace.Early before its second: %d messages back, %d POSTs; want 0 and 1", len(r.q.sent), len(r.recv.got))
 	}
-	if time.Now().Before(slot) {
-		t.Fatal("the resend was made before its slot")
+	if at := r.recv.at[0]; at.Before(second) || !at.Before(second.Add(500*time.Millisecond)) {
+		t.Fatalf("the resend was made at %s, want as its second begins (%s), before its slot", at, second)
 	}
 	if r.recv.got[0].AttemptID != m.AttemptID || r.lim.count() != 0 {
 		t.Fatalf("the POST %+v, %d reservations: want the resend's attempt on its own slot", r.recv.got[0], r.lim.count())
@@ -242,8 +248,8 @@ func TestResendEarlyForItsSlotWaitsForItInTheWorker(t *testing.T) {
 	if len(r.q.sent) != 1 || len(r.recv.got) != 1 {
 		t.Fatalf("5 s early: %d messages back, %d POSTs; want 1 and none more", len(r.q.sent), len(r.recv.got))
 	}
-	if d := r.q.delays[0]; d < 2900*time.Millisecond || d > 4*time.Second {
-		t.Fatalf("5 s early: back after %s, want the slot minus the lead, rounded down to seconds (3-4 s)", d)
+	if d := r.q.delays[0]; d < 4*time.Second || d > 5*time.Second {
+		t.Fatalf("5 s early: back after %s, want to its second, at most pace.Early before (4-5 s)", d)
 	}
 }
 
@@ -261,14 +267,15 @@ func (s *slowReadStore) LoadForAttempt(ctx context.Context, r store.Ref) (store.
 }
 
 // A booked slot is checked against the clock of the claim, not of the
-// message's arrival: one that a slow snapshot read made more than
-// lifecycle.SlotTolerance late is booked again, not used late and bunched with the
+// message's arrival: one that a slow snapshot read made late for its
+// second (pace.Usable) is booked again, not used late and bunched with the
 // slots after it. Before, it was POSTed at once, 2 s after its slot.
 func TestASlotMadeLateByTheReadIsBookedAgain(t *testing.T) {
 	r := newRig(t, 200)
 	var offset atomic.Int64
 	r.w.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	r.w.Store = &slowReadStore{memStore: r.st, offset: &offset, by: 2 * lifecycle.SlotTolerance}
+	r.lim.now = r.w.Now
+	r.w.Store = &slowReadStore{memStore: r.st, offset: &offset, by: 2 * time.Second}
 	m := queue.For(r.d)
 	m.SlotAt, m.SlotFor = domain.Millis(time.Now()), r.d.Attempts // the slot ingest booked: now, as the message arrives
 	handleOne(t, r.w, m)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -36,9 +37,11 @@ type Store interface {
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim) error
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
+	WarnDisabling(ctx context.Context, ep domain.Endpoint, at time.Time) (won bool, err error)
 	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
+	MarkSlow(ctx context.Context, endpointID string, until int64) error
 	GetDelivery(ctx context.Context, id string) (domain.Delivery, error)
 }
 
@@ -74,9 +77,20 @@ type Worker struct {
 	Log     *slog.Logger
 	Metrics *obs.Metrics
 	Now     func() time.Time
+	// After is the timer a wait uses, measured on Now's clock (nil:
+	// time.After); a simulation whose clock stands still during an
+	// invocation passes one that fires at once.
+	After func(time.Duration) <-chan time.Time
 
-	local inflight.Local // endpoint slots handed over between this process's claims
+	pools  inflight.Pools // the endpoints' in-flight slots held here, shared by their messages
+	waited atomic.Int64   // ns slept for rate slots (SlotWaits)
 }
+
+// SlotWaits is how long this worker's messages have slept for their rate
+// slots (lifecycle.DoSleep before an attempt; not the waits between tries
+// of a write): billed Lambda time, one message per invocation as AWS's
+// pollers split a paced lane at the default rate.
+func (w *Worker) SlotWaits() time.Duration { return time.Duration(w.waited.Load()) }
 
 // maxSteps bounds one message's steps: a step that never ends is a bug, and
 // the message is left to SQS rather than spin.
@@ -87,7 +101,22 @@ const maxSteps = 64
 func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	m := w.Metrics.Batch()
 	defer m.Flush()
-	return queue.EachMessage(ctx, ev, func(ctx context.Context, rec events.SQSMessage) bool { return w.handleOne(ctx, rec, m) }), nil
+	// Each message joins its endpoint's slot pool before any starts, so
+	// that the batch's messages to one endpoint share its slots.
+	msgs := make(map[string]queue.Message, len(ev.Records))
+	for _, rec := range ev.Records {
+		if msg, err := queue.Decode(rec.Body); err == nil {
+			msgs[rec.MessageId] = msg
+			w.pools.Join(poolKey(msg), msg.EndpointID)
+		}
+	}
+	return queue.EachMessage(ctx, ev, func(ctx context.Context, rec events.SQSMessage) bool {
+		msg, ok := msgs[rec.MessageId]
+		if ok {
+			defer w.pools.Leave(ctx, w.Store, poolKey(msg))
+		}
+		return w.handleOne(ctx, rec, msg, ok, m)
+	}), nil
 }
 
 // run is one message being carried out: what the step knows, and what only
@@ -106,9 +135,8 @@ type run struct {
 
 // handleOne carries out one message and reports whether it is finished (and
 // may be deleted).
-func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Batch) bool {
-	msg, err := queue.Decode(rec.Body)
-	if err != nil { // not ours or corrupted: for a human, not the retry loop
+func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, msg queue.Message, decoded bool, m *obs.Batch) bool {
+	if !decoded { // not ours or corrupted: for a human, not the retry loop
 		w.Log.Error("malformed message moved to the DLQ", "message_id", rec.MessageId)
 		return w.Queue.DeadLetterRaw(ctx, rec.Body, queue.ReasonMalformed) == nil
 	}
@@ -138,34 +166,6 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, m *obs.Ba
 	return false
 }
 
-// note logs an effect's why, counts its metric and gives back its refunds.
-func (r *run) note(ctx context.Context, e lifecycle.Effect) {
-	if e.Why != "" {
-		var attrs []any // one line per attempt carries it; empty ones left out (CloudWatch Logs bills bytes)
-		if a := r.k.Answer; a != nil {
-			attrs = append(attrs, "attempt", r.k.Claimed.Attempts, "status", a.Status, "duration_ms", r.entry.DurationMs)
-			if a.Class != "" {
-				attrs = append(attrs, "error_class", a.Class)
-			}
-		}
-		if e.Level >= slog.LevelWarn {
-			attrs = append(attrs, "message_id", r.rec.MessageId)
-		}
-		r.log.Log(ctx, e.Level, e.Why, attrs...)
-	}
-	if e.Metric != "" {
-		r.m.Count(e.Metric, 1)
-	}
-	if e.Took > 0 {
-		r.m.Observe(obs.MetricTimeToDeliver, e.Took)
-	}
-	for _, f := range e.Refunds {
-		if err := r.Limiter.Refund(context.WithoutCancel(ctx), f.Line.Key(r.msg.AccountID, r.msg.EndpointID), ratelimit.Reservation{First: f.Slot.At, Interval: f.Slot.Interval}); err != nil {
-			r.log.Warn("could not give an unused rate slot back", "error", err)
-		}
-	}
-}
-
 // do carries out one effect and writes its result into r.k; the error is a
 // system error, for the step to decide on.
 func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
@@ -178,7 +178,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		snap, err := r.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: r.msg.DeliveryID, AccountID: r.msg.AccountID, EndpointID: r.msg.EndpointID,
 			EventID: r.msg.EventID, Event: r.msg.Event(), Delivery: r.msg.Delivery(), Eventual: e.Eventual})
 		k.Loaded, k.Stale, k.Delivery, k.Endpoint, k.Event = err == nil, e.Eventual, snap.Delivery, snap.Endpoint, snap.Event
-		k.HeldHere = snap.Endpoint != nil && r.local.Holds(r.key())
+		k.HeldHere = snap.Endpoint != nil && r.pools.Holds(r.key())
 		return err
 	case lifecycle.DoProbe:
 		err := r.Store.TakeProbe(ctx, r.msg.AccountID, r.msg.EndpointID, domain.Millis(e.Until))
@@ -190,13 +190,20 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		return err
 	case lifecycle.DoSleep:
 		k.Slept = e.Until
+		if !e.Detach {
+			from := time.Now()
+			defer func() { r.waited.Add(int64(time.Since(from))) }()
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Until(e.Until)):
+		case <-r.after(e.Until.Sub(r.Now())):
 		}
 	case lifecycle.DoClaim:
-		c := inflight.Claimer{Local: &r.local, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
+		c := inflight.Claimer{Pools: &r.pools, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
+		if e.Uncapped {
+			c.Max = 0
+		}
 		claim := c.Auto
 		if r.msg.Kind == queue.KindResend {
 			claim = func(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (inflight.Taken, error) {
@@ -226,7 +233,11 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		}
 		k.Recorded, k.RecordLost = err == nil, errors.Is(err, store.ErrConflict)
 		if k.Recorded {
-			r.Events.Publish(ctx, opevents.AfterAttempt(*k.Endpoint, a, e.Outcome, r.Now())...)
+			facts := opevents.AfterAttempt(*k.Endpoint, a, e.Outcome, r.Now())
+			if e.Outcome.WarnDisabling {
+				facts = append(facts, r.warnDisabling(ctx, *k.Endpoint, a)...)
+			}
+			r.Events.Publish(ctx, facts...)
 		}
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoReread:
@@ -275,28 +286,11 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 	return nil
 }
 
-// send makes the claimed attempt; its slot goes to a message here waiting
-// for one (shared/inflight) as soon as the answer is in.
-func (r *run) send(ctx context.Context, e lifecycle.Effect) {
-	req := destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), e.Settings)
-	req.PrevFailed = e.PrevFailed
-	res := r.Sender.Send(ctx, req)
-	if r.claim.Slot != "" && r.local.HandOff(r.key(), r.claim.Slot, r.claim.ID) {
-		r.claim.Slot = "" // answered: the slot is a waiter's now, not ours to free
-		r.m.Count(obs.MetricSlotHandoffs, 1)
+func (r *run) after(d time.Duration) <-chan time.Time {
+	if r.After != nil {
+		return r.After(d)
 	}
-	r.m.Count(obs.MetricAttempts, 1)
-	r.m.Observe(obs.MetricAttemptDuration, res.Duration)
-	r.k.Answer = &lifecycle.Answer{Outcome: res, Started: res.StartedAt, At: r.Now()}
-	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.claim.AttemptID, e.Number))
-}
-
-func (r *run) key() string { return lifecycle.LineEndpoint.Key(r.msg.AccountID, r.msg.EndpointID) }
-
-func (r *run) unhold() {
-	if r.held != "" {
-		r.local.Release(r.key(), r.held)
-	}
+	return time.After(d)
 }
 
 // ignore is err, unless it is one of the results the step reads from Known.
@@ -307,4 +301,20 @@ func ignore(err error, results ...error) error {
 		}
 	}
 	return err
+}
+
+// warnDisabling marks ep (as read before the failed attempt a) warned that
+// it is about to be disabled, and is endpoint.disabling when this attempt
+// won the mark (store.WarnDisabling): once per failing period. A failed
+// mark is logged; a later failure in the window warns instead.
+func (r *run) warnDisabling(ctx context.Context, ep domain.Endpoint, a domain.Attempt) []opevents.Event {
+	now := r.Now()
+	won, err := r.Store.WarnDisabling(ctx, ep, now)
+	if err != nil {
+		r.log.WarnContext(ctx, "could not mark the endpoint warned of its disable; a later failure warns", "error", err)
+	}
+	if !won {
+		return nil
+	}
+	return []opevents.Event{opevents.Disabling(ep, a, time.UnixMilli(ep.FailingSince).Add(r.DisableAfter), now)}
 }

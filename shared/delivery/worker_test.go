@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/opevents"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/retry"
@@ -51,7 +53,11 @@ type memStore struct {
 	manual       map[string]domain.Attempt // manual attempts by id
 	manualLease  map[string]int64          // and their claims' leases
 	failFinishes int                       // the next n FinishManual calls fail transiently
-	slotsLost    int                       // claims refused because another claim held their slot
+	slotsLost    int                       // slots refused to a take because another claim held them
+	slotTakes    int                       // slot writes: takes (TakeSlots, a second for the rest counted)
+	slotFrees    int                       // and frees (FreeSlots)
+	routeReads   int                       // strong reads of the route (SlotRoute)
+	slowMarks    int                       // endpoints marked slow (MarkSlow)
 	// An eventually consistent load's view of an endpoint, a second behind
 	// (nil: not there yet); loads, whether each load was eventual.
 	staleEndpoints map[string]*domain.Endpoint
@@ -160,6 +166,19 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 	return nil
 }
 
+func (m *memStore) WarnDisabling(_ context.Context, ep domain.Endpoint, at time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := ep.AccountID + "/" + ep.ID
+	cur, ok := m.endpoints[k]
+	if !ok || cur.FailingSince != ep.FailingSince || cur.DisableWarnedAt != 0 {
+		return false, nil
+	}
+	cur.DisableWarnedAt = domain.Millis(at)
+	m.endpoints[k] = cur
+	return true, nil
+}
+
 // freeSlot frees the endpoint slot c holds (mu held).
 func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
 	k := d.AccountID + "/" + d.EndpointID
@@ -175,15 +194,87 @@ func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
 	}
 }
 
-func (m *memStore) FreeSlot(_ context.Context, endpointID, slot, claim string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, d := range m.deliveries {
-		if d.EndpointID == endpointID {
-			m.freeSlot(d, store.Claim{ID: claim, Slot: slot})
-			return
+// endpointKey is the endpoint's key in m.endpoints (mu held).
+func (m *memStore) endpointKey(endpointID string) string {
+	for k, ep := range m.endpoints {
+		if ep.ID == endpointID {
+			return k
 		}
 	}
+	return ""
+}
+
+// TakeSlots takes the slots free, run out or the group's already, as
+// shared/store's group take does (one write, and one more for the rest).
+func (m *memStore) TakeSlots(_ context.Context, endpointID string, t store.SlotTake) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.endpointKey(endpointID)
+	ep := m.endpoints[k]
+	if ep.Route != t.Route {
+		return nil, store.ErrEndpointChanged
+	}
+	m.slotTakes++
+	leases := map[string]domain.Lease{}
+	for slot, l := range ep.Leases {
+		leases[slot] = l
+	}
+	var got []string
+	for _, slot := range t.Slots {
+		if l, held := leases[slot]; held && l.Until >= domain.Millis(m.now()) && l.Claim != t.Group {
+			m.slotsLost++
+			continue
+		}
+		leases[slot] = domain.Lease{Until: t.LeaseUntil, Claim: t.Group}
+		got = append(got, slot)
+	}
+	if len(got) < len(t.Slots) && len(got) > 0 {
+		m.slotTakes++
+	}
+	if len(got) == 0 {
+		return nil, store.ErrSlotTaken
+	}
+	ep.Leases = leases
+	m.endpoints[k] = ep
+	return got, nil
+}
+
+func (m *memStore) FreeSlots(_ context.Context, endpointID, group string, slots []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.endpointKey(endpointID)
+	ep := m.endpoints[k]
+	if len(slots) > 0 {
+		m.slotFrees++
+	}
+	leases := map[string]domain.Lease{}
+	for slot, l := range ep.Leases {
+		if !slices.Contains(slots, slot) || l.Claim != group {
+			leases[slot] = l
+		}
+	}
+	ep.Leases = leases
+	m.endpoints[k] = ep
+}
+
+func (m *memStore) MarkSlow(_ context.Context, endpointID string, until int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.endpointKey(endpointID)
+	ep := m.endpoints[k]
+	if ep.SlowUntil < domain.Millis(m.now()) {
+		ep.SlowUntil = until
+		m.slowMarks++
+	}
+	m.endpoints[k] = ep
+	return nil
+}
+
+func (m *memStore) SlotRoute(_ context.Context, endpointID string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.routeReads++
+	return m.endpoints[m.endpointKey(endpointID)].Route, nil
 }
 
 func (m *memStore) YieldClaim(_ context.Context, seen, claimed domain.Delivery, c store.Claim) error {
@@ -356,7 +447,8 @@ type nowLimiter struct {
 	reserved int
 	refunded int
 	after    time.Duration
-	fail     error // every reservation fails with it
+	fail     error            // every reservation fails with it
+	now      func() time.Time // the worker's clock (nil: the real one)
 }
 
 func (l *nowLimiter) Refund(_ context.Context, _ string, r ratelimit.Reservation) error {
@@ -375,7 +467,20 @@ func (l *nowLimiter) Reserve(_ context.Context, _ string, n int, _ float64) (rat
 		return ratelimit.Reservation{}, l.fail
 	}
 	l.reserved += n
-	return ratelimit.Reservation{First: time.Now().Add(l.after), Interval: time.Millisecond}, nil
+	now := time.Now()
+	if l.now != nil {
+		now = l.now()
+	}
+	return ratelimit.Reservation{First: firstSlot(now, l.after), Interval: time.Millisecond}, nil
+}
+
+// firstSlot is the slot a limiter far under its rate books at now, after
+// ahead: now, or the next second in a second's tail (ratelimit.Book).
+func firstSlot(now time.Time, ahead time.Duration) time.Time {
+	if next := pace.Next(now); ahead == 0 && next.Sub(now) <= pace.Cutoff {
+		return next
+	}
+	return now.Add(ahead)
 }
 
 func (l *nowLimiter) refunds() int {
@@ -395,12 +500,13 @@ type receiver struct {
 	mu   sync.Mutex
 	code int
 	got  []destination.Request
+	at   []time.Time // when each came
 }
 
 func (r *receiver) Send(_ context.Context, req destination.Request) destination.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, req)
+	r.got, r.at = append(r.got, req), append(r.at, time.Now())
 	return destination.Outcome{Status: r.code, Verdict: webhook.VerdictOf(r.code, 0), StartedAt: time.Now()}
 }
 
@@ -418,6 +524,7 @@ func newRig(t *testing.T, code int) *rig {
 	t.Helper()
 	r := &rig{q: &memQueue{}, lim: &nowLimiter{}, recv: &receiver{code: code}}
 	now := func() time.Time { return time.Now().Add(r.clock) }
+	r.lim.now = now
 	r.st = &memStore{deliveries: map[string]domain.Delivery{}, endpoints: map[string]domain.Endpoint{}, events: map[string]domain.Event{}, now: now}
 	start := time.Now()
 	ep := domain.Endpoint{ID: domain.NewID("ep"), AccountID: domain.NewID("acct"), URL: "https://a.example.com/hook", Secrets: []domain.Secret{{Value: "whsec_a"}}}
@@ -426,7 +533,7 @@ func newRig(t *testing.T, code int) *rig {
 		NextAttemptAt: domain.Millis(start), CreatedAt: domain.Millis(start), ExpiresAt: ev.ExpiresAt}
 	r.st.endpoints[ep.AccountID+"/"+ep.ID], r.st.events[ev.ID], r.st.deliveries[r.d.ID] = ep, ev, r.d
 	r.w = &Worker{Store: r.st, Queue: r.q, Limiter: r.lim, Sender: r.recv, Policy: lifecycle.Policy{Schedule: retry.Default(), LeaseFor: 25 * time.Second,
-		Lead: ratelimit.Lead, MaxEarly: ratelimit.MaxEarly}, Events: opevents.Nop{},
+		MaxEarly: pace.MaxEarly}, Events: opevents.Nop{},
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Metrics: obs.NewMetrics(io.Discard, false, "test", "test"), Now: now}
 	return r
 }

@@ -143,8 +143,15 @@ type Endpoint struct {
 	UpdatedAt   int64        `dynamodbav:"updated_at"`
 	// Leases are the in-flight attempts to this endpoint: slot -> lease.
 	Leases map[string]Lease `dynamodbav:"leases"`
+	// SlowUntil: marked slow until then (unix ms; on its slot item), so its
+	// attempts take in-flight slots under ENDPOINT_CAP=whenSlow.
+	SlowUntil int64 `dynamodbav:"-"`
 	// FailingSince is the time of the first failure since the last success.
 	FailingSince int64 `dynamodbav:"failing_since,omitempty"`
+	// DisableWarnedAt is when the account was told this failing period
+	// will soon disable the endpoint (endpoint.disabling); removed with
+	// failing_since.
+	DisableWarnedAt int64 `dynamodbav:"disable_warned_at,omitempty"`
 	// AuthFailingSince is the time the destination's auth server first
 	// refused the endpoint's credentials since the last success
 	// (destination.AuthRefused): endpoint.auth_failed is raised once, when
@@ -422,6 +429,7 @@ type Delivery struct {
 	LastAttemptAt int64      `dynamodbav:"last_attempt_at,omitempty"`
 	LastAttemptID string     `dynamodbav:"last_attempt_id,omitempty"` // the last recorded attempt: a retried record finds its own write here
 	LastStatus    int        `dynamodbav:"last_status,omitempty"`
+	LastMs        int64      `dynamodbav:"last_ms,omitempty"` // the last attempt's duration (package stats reads it from the stream)
 	LastError     string     `dynamodbav:"last_error,omitempty"`
 	FailReason    FailReason `dynamodbav:"fail_reason,omitempty"`
 	DLQPending    bool       `dynamodbav:"dlq_pending,omitempty"`

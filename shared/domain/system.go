@@ -4,19 +4,20 @@ import "strings"
 
 // System events are the ones this service itself sends to an account's
 // endpoints about its other endpoints (package notify): endpoint.failing,
-// endpoint.disabled, endpoint.recovered. Producers may not send them (a
+// endpoint.disabling, endpoint.disabled, endpoint.recovered. Producers may not send them (a
 // receiver must be able to trust them), and only an endpoint that names
 // them in its filter (e.g. "endpoint.*" or "endpoint.failing"; not an empty
 // filter, not "*") receives them: that endpoint is the account's
 // notification endpoint.
 const (
 	SystemEndpointFailing   = "endpoint.failing"
+	SystemEndpointDisabling = "endpoint.disabling"
 	SystemEndpointDisabled  = "endpoint.disabled"
 	SystemEndpointRecovered = "endpoint.recovered"
 )
 
 // SystemEventTypes lists the system event types.
-var SystemEventTypes = []string{SystemEndpointFailing, SystemEndpointDisabled, SystemEndpointRecovered}
+var SystemEventTypes = []string{SystemEndpointFailing, SystemEndpointDisabling, SystemEndpointDisabled, SystemEndpointRecovered}
 
 // IsSystemEvent reports whether eventType is one of SystemEventTypes.
 func IsSystemEvent(eventType string) bool {

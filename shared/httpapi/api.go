@@ -30,6 +30,7 @@ import (
 
 // Store is what the API needs of the table.
 type Store interface {
+	StatsReader
 	Authenticate(ctx context.Context, secret string) (domain.APIKey, error)
 	CreateEndpoint(context.Context, domain.Endpoint) error
 	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
@@ -146,6 +147,8 @@ var routes = []route{
 	{http.MethodDelete, split("/v1/endpoints/*"), (*API).deleteEndpoint},
 	{http.MethodPost, split("/v1/endpoints/*/rotate-secret"), (*API).rotateSecret},
 	{http.MethodGet, split("/v1/endpoints/*/deliveries"), (*API).listDeliveries},
+	{http.MethodGet, split("/v1/endpoints/*/stats"), (*API).getEndpointStats},
+	{http.MethodGet, split("/v1/stats"), (*API).getAccountStats},
 	{http.MethodPost, split("/v1/endpoints/*/recover"), (*API).recoverEndpoint},
 	{http.MethodPost, split("/v1/endpoints/*/replay"), (*API).replayEndpoint},
 	{http.MethodGet, split("/v1/events/*"), (*API).getEvent},

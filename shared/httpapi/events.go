@@ -85,6 +85,8 @@ func (a *API) ingestError(ctx context.Context, err error) response {
 		return failAt(http.StatusUnprocessableEntity, "schema_mismatch", err.Error(), schemaErr.Problem.Pointer)
 	case errors.Is(err, store.ErrIdempotencyMismatch):
 		return fail(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was used in the last 24 hours with a different body")
+	case errors.Is(err, store.ErrKeyInProgress):
+		return fail(http.StatusConflict, "idempotency_key_in_progress", "a request with this Idempotency-Key is still being written: retry in a few seconds")
 	}
 	return a.internal(ctx, err)
 }

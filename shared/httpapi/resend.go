@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
-	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -47,11 +47,10 @@ func (a *API) resend(ctx context.Context, req *request) response {
 	msg := resendMessage(d)
 	msg.AttemptID = domain.NewID("att")
 	delay := time.Duration(0)
-	// Booked as ingest books (ratelimit.Lead, ratelimit.Delay), so that on a
-	// busy account the message reaches a worker before its slot.
-	if res, err := a.Limiter.ReserveAhead(ctx, req.account, 1, rate, ratelimit.Lead); err == nil {
+	// Booked as ingest books: delayed to its slot's second (pace.Delay).
+	if res, err := a.Limiter.ReserveAhead(ctx, req.account, 1, rate, 0); err == nil {
 		msg.SlotAt = domain.Millis(res.First)
-		delay = ratelimit.Delay(res.First, now, ratelimit.Lead)
+		delay = pace.Delay(res.First, a.Now())
 	}
 	if err := a.Queue.Send(ctx, msg, delay); err != nil {
 		return a.internal(ctx, err)

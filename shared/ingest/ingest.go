@@ -18,6 +18,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
@@ -39,8 +40,8 @@ type Queue interface {
 	SendAll(context.Context, []queue.Outgoing) ([]int, error)
 }
 
-// Limiter reserves rate-limit slots for the deliveries, ahead of the
-// pipeline's latency when the account is busy (ratelimit.Lead), and takes
+// Limiter reserves rate-limit slots for the deliveries (with no lead: a
+// slot's message is delayed to its second, shared/pace), and takes
 // the request's API key tokens in the same write (ratelimit.Limiter's
 // ReserveTaking; key's ID "" takes none).
 type Limiter interface {
@@ -71,7 +72,7 @@ var (
 	ErrBadEventType      = errors.New(`"event" must be 1-200 characters of letters, digits and . _ : / -`)
 	ErrBadIdempotencyKey = errors.New("Idempotency-Key must be 1-255 printable ASCII characters")
 	ErrBadOrderingKey    = errors.New("Ordering-Key must be 1-128 printable ASCII characters")
-	ErrSystemEventType   = errors.New(`"event" is one this service sends itself (endpoint.failing, endpoint.disabled, endpoint.recovered): producers may not send it`)
+	ErrSystemEventType   = errors.New(`"event" is one this service sends itself (endpoint.failing, endpoint.disabling, endpoint.disabled, endpoint.recovered): producers may not send it`)
 )
 
 var eventTypeRE = regexp.MustCompile(`^` + domain.EventTypePattern + `$`)
@@ -327,7 +328,7 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 	if rate <= 0 {
 		rate = s.DefaultRate
 	}
-	res, err := s.Limiter.ReserveTaking(ctx, acct.ID, n, rate, ratelimit.Lead, take)
+	res, err := s.Limiter.ReserveTaking(ctx, acct.ID, n, rate, 0, take)
 	if gate != nil {
 		if refused := gate.Answer(ctx, err); refused != nil {
 			return nil, 0, refused
@@ -346,9 +347,9 @@ func (s *Service) reserve(ctx context.Context, acct domain.Account, n int, now t
 	return slots, res.Interval, nil
 }
 
-// enqueue sends one message per delivery to one of eps, delayed to (just
-// before) its slot, on its endpoint's lane (or the paced lane, for a slot
-// booked ahead: lifecycle.PacedLane).
+// enqueue sends one message per delivery to one of eps, delayed to its
+// slot's second (pace.Delay), on its endpoint's lane (or the paced lane,
+// for a delayed one: lifecycle.PacedLane).
 // A failed send loses nothing: the delivery is in the table and the sweeper
 // finds it. The deliveries are stored, so a producer that hangs up now
 // (its request's context ended) does not stop the send: the sweeper would
@@ -369,6 +370,7 @@ func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries
 		slow[ep.ID] = s.Lanes && lifecycle.LaneOf(ep, now) == lifecycle.LaneSlow
 	}
 	out := make([]queue.Outgoing, len(deliveries))
+	sent := s.Now() // the delays count from the send, not from the request's start
 	for i, d := range deliveries {
 		m := queue.For(d)
 		if ev := byID[d.EventID]; ev != nil && ev.OrderingKey == "" { // a keyed event's worker reads its number from the table
@@ -384,9 +386,8 @@ func (s *Service) enqueue(ctx context.Context, eps []domain.Endpoint, deliveries
 		var delay time.Duration
 		if !slots[i].IsZero() {
 			m.SlotAt, m.SlotIvl = domain.Millis(slots[i]), ivl.Milliseconds()
-			// Whole seconds, so that it arrives before its slot: the worker waits out the rest.
-			delay = ratelimit.Delay(slots[i], now, ratelimit.Lead)
-			lane = lifecycle.PacedLane(lane, s.Paced, slots[i], now)
+			delay = pace.Delay(slots[i], sent)
+			lane = lifecycle.PacedLane(lane, s.Paced, delay)
 		}
 		m.Lane = queue.LaneName(lane)
 		out[i] = queue.Outgoing{Message: m, Delay: delay}

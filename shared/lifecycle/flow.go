@@ -48,7 +48,7 @@ var StepFlow = []Flow{
 	{DoSleep, DoRetry, "the invocation ends"},
 	{DoClaim, DoSend, "taken, at its slot"},
 	{DoClaim, DoSleep, "taken, ahead of its slot"},
-	{DoClaim, DoYield, "taken, but the endpoint changed"},
+	{DoClaim, DoYield, "taken, but the endpoint changed or its second is ending"},
 	{DoClaim, DoPutBack, "cap full, conflict, endpoint changed"},
 	{DoClaim, DoFinish, "a resend already made"},
 	{DoClaim, DoRetry, "system error"},

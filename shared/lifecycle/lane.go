@@ -20,15 +20,12 @@ import (
 // lane keeps serving the healthy ones. SQS fair queues (MessageGroupId: the
 // account) then order each lane's backlog by tenant on AWS.
 //
-// A third lane, the paced lane, takes a healthy endpoint's messages whose
-// account slot is booked ahead (an account over its rate): such a message
-// reaches its worker up to Policy.MaxEarly before its slot (SQS delays are
-// whole seconds) and the worker sleeps until the slot, billed. The paced
-// lane's mapping waits up to a second to fill batches of up to 100, so one
-// invocation sleeps for a second's worth of slots at once instead of a few
-// each; the wait comes out of the time the messages would have slept
-// anyway. Lone events, never booked ahead, keep the fast lane and its zero
-// window (docs/lifecycle.md "Lanes").
+// A third lane, the paced lane, takes a healthy endpoint's messages sent
+// with a queue delay (an account over its rate: its slot's second is ahead,
+// shared/pace), so that a backlog waiting for its seconds never holds the
+// fast lane's concurrency. Such a message reaches its worker at most
+// pace.Early before its second and leaves as it begins (docs/lifecycle.md
+// "Lanes").
 type Lane int
 
 // The lanes.
@@ -63,16 +60,11 @@ func laneAfter(k Known, p Policy) Lane {
 	return LaneOf(*k.Endpoint, k.Now)
 }
 
-// PacedAhead is how far ahead of now a message's slot must be for it to go
-// on the paced lane: nearer, the worker's sleep is already under the
-// 0.2 s and the batching window would only add to its latency.
-const PacedAhead = 200 * time.Millisecond
-
-// PacedLane is the lane of a message on lane that carries a slot at slot,
-// sent at now: the paced lane for a fast-lane message whose slot is more
-// than PacedAhead ahead, when a paced lane is deployed (paced); else lane.
-func PacedLane(lane Lane, paced bool, slot, now time.Time) Lane {
-	if lane == LaneFast && paced && slot.Sub(now) > PacedAhead {
+// PacedLane is the lane of a message on lane sent with a queue delay: the
+// paced lane for a delayed fast-lane message (its slot's second is ahead,
+// shared/pace), when a paced lane is deployed (paced); else lane.
+func PacedLane(lane Lane, paced bool, delay time.Duration) Lane {
+	if lane == LaneFast && paced && delay > 0 {
 		return LanePaced
 	}
 	return lane

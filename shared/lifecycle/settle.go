@@ -33,6 +33,9 @@ type Outcome struct {
 	PauseUntil int64 // the endpoint asked (Retry-After) to wait until then
 	// DisableEndpoint: the endpoint has failed for too long; stop sending to it.
 	DisableEndpoint string // the reason shown on the endpoint
+	// WarnDisabling: the endpoint will be disabled soon (WarnsDisabling);
+	// the worker tells the account once (store.WarnDisabling).
+	WarnDisabling bool
 	// Breaker: what the answer does to the endpoint's circuit breaker
 	// (BreakerAfterAttempt).
 	Breaker BreakerChange
@@ -136,6 +139,28 @@ func AuthRecovers(ep domain.Endpoint, o Outcome) bool { return o.Healthy && ep.A
 
 // Recovers reports whether o, a success, clears ep's failing_since.
 func Recovers(ep domain.Endpoint, o Outcome) bool { return o.Healthy && ep.FailingSince != 0 }
+
+// DisableWarning is how long before an endpoint failing for disableAfter
+// is disabled its account is warned (endpoint.disabling): a day, or a fifth
+// of disableAfter when that is shorter (the default 5 days: exactly a day).
+func DisableWarning(disableAfter time.Duration) time.Duration {
+	return min(24*time.Hour, disableAfter/5)
+}
+
+// WarnsDisabling reports whether outcome o of an attempt to ep (as read
+// before it) that started at started warns that ep is about to be
+// disabled: a failure (not a throttle, not the disabling one) within
+// DisableWarning of failing_since + disableAfter, on an endpoint not warned
+// yet in this failing period. The store's conditional write of
+// disable_warned_at makes one of several such attempts the one that warns.
+func WarnsDisabling(ep domain.Endpoint, o Outcome, started time.Time, disableAfter time.Duration) bool {
+	if o.Healthy || o.GiveBack || o.DisableEndpoint != "" || disableAfter <= 0 || ep.FailingSince == 0 ||
+		ep.DisableWarnedAt != 0 || ep.Disabled {
+		return false
+	}
+	disablesAt := time.UnixMilli(ep.FailingSince).Add(disableAfter)
+	return !started.Before(disablesAt.Add(-DisableWarning(disableAfter)))
+}
 
 // GoneReason is the disabled reason of an endpoint whose destination
 // answered gone (an HTTP 410).

@@ -10,6 +10,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/endpointcfg"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/retry"
 )
 
@@ -73,29 +74,23 @@ type Policy struct {
 	BreakerOff     bool
 	LeaseFor       time.Duration // how long a claim holds an attempt
 	AttemptTimeout time.Duration // one attempt's HTTP timeout (DELIVERY_TIMEOUT)
-	Lead           time.Duration // slots are booked this far ahead of the queue's whole-second delays (ratelimit.Lead)
-	MaxEarly       time.Duration // a message this early for its slot waits for it in the worker (ratelimit.MaxEarly)
+	MaxEarly       time.Duration // a message this early for its slot's second waits for it in the worker (pace.MaxEarly)
 	Lanes          bool          // a slow lane is deployed: failing endpoints' messages travel on it (lane.go)
 	Paced          bool          // a paced lane is deployed: messages carrying a slot booked ahead travel on it (lane.go)
+	CapWhenSlow    bool          // the cap's slots only while an endpoint is slow (capslow.go)
 }
 
 // Tunables of the step, with their reasons.
 const (
 	// SQS's longest delay: a wait up to it is a delayed copy of the message.
 	MaxQueueDelay = 15 * time.Minute
-	// A rate slot this close is waited for in the worker instead of going
-	// back to the queue (a second receive costs more).
+	// An endpoint's own rate slot this close is waited for in the worker
+	// instead of going back to the queue (a second receive costs more).
 	MaxWaitInWorker = time.Second
 	// The claim is made this long before the slot (a claim write takes a
 	// few ms, tens on a loaded machine), so that the request leaves at the
 	// slot rather than a claim's latency after it.
 	ClaimAhead = 50 * time.Millisecond
-	// A slot missed by more than this is given up and a new one booked.
-	// Slots are booked ahead of the pipeline (Policy.Lead), so a pipeline
-	// within the lead misses none; a tighter tolerance re-booked most slots
-	// on a saturated table and made the chaos run drain eight times slower
-	// (docs/lifecycle.md "Rate slots").
-	SlotTolerance = time.Second
 	// Back-off of a message that found its endpoint at its in-flight cap.
 	CapBackoffMin, CapBackoffMax = time.Second, 30 * time.Second
 	// A system error (DynamoDB or SQS unavailable) retries the message
@@ -257,6 +252,8 @@ type Effect struct {
 	Park  bool          // DoPutBack: park it in the table for the scheduler (a wait past the queue's delay)
 	// DoLoad: read eventually consistent (half the read units).
 	Eventual bool
+	// DoClaim: without an in-flight slot (CapNow: the cap only while slow).
+	Uncapped bool
 	// DoReserve: the line, and the rate of the endpoint's own line.
 	Line Line
 	Rate float64
@@ -326,6 +323,16 @@ func Step(k Known, p Policy) Effect {
 	case k.Answer != nil:
 		return afterSend(k, p)
 	case k.Claim == ClaimTaken:
+		if at, ok := claimedSlot(k); ok && pace.Late(at, k.Now) && !k.Yielded && k.YieldTries < RecordTries && (k.YieldTries == 0 || k.Now.Before(k.LeaseUntil)) {
+			// The claim took so long that the POST would leave in the next
+			// second, whose slots are all booked: give the claim back (no
+			// attempt used), and book a new slot on the next receive.
+			return Effect{Do: DoYield, Detach: true}
+		}
+		if k.Yielded {
+			return putBack(k, p, k.Now, Effect{Unslot: true, NotDeferral: true, Metric: obs.MetricRateLimitDeferrals,
+				Why: "claimed too late for its slot's second: the claim given back, a new slot to book", Level: slog.LevelDebug})
+		}
 		if sendAt := sendAt(k, p); k.Now.Before(sendAt) && k.Slept.Before(sendAt) {
 			return Effect{Do: DoSleep, Until: sendAt}
 		}
@@ -340,8 +347,8 @@ func Step(k Known, p Policy) Effect {
 	case k.Claim != ClaimNone:
 		return afterClaim(k, p)
 	}
-	if early := k.Msg.Slot.At.Sub(k.Now); !k.Msg.Slot.At.IsZero() && early > p.MaxEarly {
-		// Back long before the slot it carries: again, by the same rule.
+	if !k.Msg.Slot.At.IsZero() && pace.Wait(k.Msg.Slot.At, k.Now) > p.MaxEarly {
+		// Back long before the second of the slot it carries: again, by the same rule.
 		return slotBack(k, p, k.Msg.Slot.At, Effect{})
 	}
 	if !k.Loaded {
@@ -426,7 +433,7 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		return Effect{Do: DoProbe, Until: now.Add(p.LeaseFor), Why: "breaker half-open: this attempt is the probe", Level: slog.LevelInfo}
 	}
-	if p.MaxInFlight > 0 && len(FreeSlots(*ep, p.MaxInFlight, now, 0, nil)) == 0 && !(k.HeldHere && !manual) {
+	if known, _ := accountSlot(k); CapNow(p, *ep, known.Interval, now) && len(FreeSlots(*ep, p.MaxInFlight, now, 0, nil)) == 0 && !(k.HeldHere && !manual) {
 		return capDeferral(k, p) // every slot held elsewhere: nothing to wait for here
 	}
 	rate, ok := accountSlot(k)
@@ -436,10 +443,10 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		rate = k.Rate
 	}
-	if rate == k.Rate && rate.At.Sub(now) > MaxWaitInWorker {
-		// Booked here, and far: back a lead before it (the queue's delays
-		// are whole seconds), carrying it, to wait for it in the worker. (A
-		// slot the message carries is at most Policy.MaxEarly away.)
+	if rate == k.Rate && pace.Wait(rate.At, now) > p.MaxEarly {
+		// Booked here, and its second is ahead: back for it (the queue's
+		// delays are whole seconds, pace.Delay), carrying it. (A slot the
+		// message carries is at most Policy.MaxEarly away.)
 		e := Effect{SetSlot: &rate, SlotFor: d.Attempts, NotDeferral: true, Metric: obs.MetricRateLimitDeferrals}
 		if !manual {
 			e.MoveDue = rate.At
@@ -463,7 +470,7 @@ func beforeClaim(k Known, p Policy) Effect {
 	if at := sendAt(k, p).Add(-ClaimAhead); now.Before(at) && k.Slept.Before(at) {
 		return Effect{Do: DoSleep, Until: at, Resolved: fresh}
 	}
-	return Effect{Do: DoClaim, Resolved: fresh}
+	return Effect{Do: DoClaim, Resolved: fresh, Uncapped: !CapNow(p, *ep, rate.Interval, now)}
 }
 
 // afterClaim: a claim that did not come to an attempt. A claim lost to a
@@ -563,6 +570,7 @@ func record(k Known, p Policy) Effect {
 		o.DisableEndpoint = "failing without a success since " + failing.UTC().Format(time.RFC3339)
 		e.Why, e.Level = "endpoint disabled: failing for too long", slog.LevelWarn
 	}
+	o.WarnDisabling = WarnsDisabling(ep, o, a.Started, p.DisableAfter)
 	o.Blip = Blip(ep, k.Claimed.Attempts, a.Outcome, o)
 	// A retry due soon after the delivery was due (the schedule's first
 	// waits: 1 s, 16 s, 81 s) leaves its sweep index entry where it is.
@@ -677,28 +685,41 @@ func capDeferral(k Known, p Policy) Effect {
 
 // accountSlot is the account slot this attempt goes at: one booked here, or
 // the message's own when it was booked for this attempt (any, for a resend)
-// and is not missed by more than SlotTolerance. ok is false when there is
-// none.
+// and its second has not passed (pace.Usable: a late message books a new
+// slot rather than spill into the next second, whose slots are booked). ok
+// is false when there is none.
 func accountSlot(k Known) (Slot, bool) {
 	if !k.Rate.At.IsZero() {
 		return k.Rate, true
 	}
-	m := k.Msg
-	forThis := m.Kind == KindResend || (k.Delivery != nil && m.SlotFor == k.Delivery.Attempts)
-	if !m.Slot.At.IsZero() && forThis && k.Now.Sub(m.Slot.At) <= SlotTolerance {
-		return m.Slot, true
+	if at, ok := claimedSlot(k); ok && pace.Usable(at, k.Now) {
+		return k.Msg.Slot, true
 	}
 	return Slot{}, false
 }
 
-// sendAt is when the attempt may leave: at its account slot and at its
-// endpoint slot, whichever is later.
+// claimedSlot is the account slot a claim was taken for: one booked here,
+// or the message's own for this attempt (any, for a resend), usable or not.
+func claimedSlot(k Known) (time.Time, bool) {
+	if !k.Rate.At.IsZero() {
+		return k.Rate.At, true
+	}
+	m := k.Msg
+	forThis := m.Kind == KindResend || (k.Delivery != nil && m.SlotFor == k.Delivery.Attempts)
+	return m.Slot.At, !m.Slot.At.IsZero() && forThis
+}
+
+// sendAt is when the attempt may leave: when its account slot's second
+// begins (pace.Second) and at its endpoint slot, whichever is later.
 func sendAt(k Known, p Policy) time.Time {
-	at, _ := accountSlot(k)
-	if k.EndpointRate.At.After(at.At) {
+	var at time.Time
+	if s, ok := accountSlot(k); ok {
+		at = pace.Second(s.At)
+	}
+	if k.EndpointRate.At.After(at) {
 		return k.EndpointRate.At
 	}
-	return at.At
+	return at
 }
 
 // giveBack lists the slots booked for this attempt that it will not use.
@@ -726,14 +747,12 @@ func booked(k Known) []Refund {
 	return r
 }
 
-// slotBack puts the message back for a rate slot at: a lead before it, its
-// queue delay rounded down to whole seconds (the queue's unit), so that it
-// reaches a worker between the lead and a second more before the slot, and
-// waits for it there (Policy.MaxEarly; ratelimit.Delay).
+// slotBack puts the message back for a rate slot at: delayed to its
+// second (pace.Delay, whole seconds), it reaches a worker at most
+// pace.Early before the second begins, and waits for it there.
 func slotBack(k Known, p Policy, at time.Time, e Effect) Effect {
-	e = putBack(k, p, at.Add(-p.Lead), e)
-	e.Delay = e.Delay.Truncate(time.Second)
-	e.Lane = PacedLane(e.Lane, p.Paced, at, k.Now)
+	e = putBack(k, p, k.Now.Add(pace.Delay(at, k.Now)), e)
+	e.Lane = PacedLane(e.Lane, p.Paced, e.Delay)
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/retry"
 )
@@ -18,7 +19,7 @@ import (
 // no clock, no goroutines. A rule changes here and in lifecycle/step.go.
 
 var policy = lifecycle.Policy{Schedule: retry.Default(), MaxInFlight: 5, SweepGrace: 5 * time.Minute, ParkAfter: 15 * time.Minute,
-	LeaseFor: 30 * time.Second, AttemptTimeout: 10 * time.Second, Lead: time.Second, MaxEarly: 2 * time.Second}
+	LeaseFor: 30 * time.Second, AttemptTimeout: 10 * time.Second, MaxEarly: pace.MaxEarly}
 
 // known is a deliver message for a pending delivery due now, loaded.
 func known() lifecycle.Known {
@@ -64,11 +65,11 @@ func TestStep(t *testing.T) {
 	}{
 		{"a message is loaded first", func() lifecycle.Known { k := known(); k.Loaded = false; return k }, nil,
 			lifecycle.Effect{Do: lifecycle.DoLoad}},
-		{"a message far ahead of its slot goes back a lead before it, before any read", func() lifecycle.Known {
+		{"a message far ahead of its slot's second goes back for it, before any read", func() lifecycle.Known {
 			k := known()
 			k.Loaded, k.Msg.Slot = false, slot(10*time.Second+300*time.Millisecond)
 			return k
-		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(9*time.Second + 300*time.Millisecond), Delay: 9 * time.Second}},
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(10 * time.Second), Delay: 10 * time.Second}},
 		{"a delivery gone is dropped", func() lifecycle.Known { k := known(); k.Delivery = nil; return k }, nil,
 			lifecycle.Effect{Do: lifecycle.DoFinish}},
 		{"a message of an older generation is dropped", func() lifecycle.Known { k := known(); k.Msg.Gen--; return k }, nil,
@@ -157,22 +158,47 @@ func TestStep(t *testing.T) {
 			k.Msg.Slot, k.Delivery.Attempts = slot(0), 1
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve}},
-		{"the slot carried, missed by more than the tolerance: book another", func() lifecycle.Known {
+		{"the slot carried, its second over: book another", func() lifecycle.Known {
 			k := known()
-			k.Msg.Slot = slot(-lifecycle.SlotTolerance - time.Millisecond)
+			k.Msg.Slot = slot(-time.Millisecond)
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve}},
+		{"the slot carried, less than SendBy of its second left: book another", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Now = slot(0), now.Add(time.Second-pace.SendBy)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoReserve}},
+		{"the slot carried, late in its second but in time: used at once", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Now = slot(0), now.Add(time.Second-pace.SendBy-time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoClaim}},
+		{"the slot carried, its second about to begin: wait for it, claim a little ahead", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Now = slot(time.Second+700*time.Millisecond), now.Add(time.Second-pace.Early)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(time.Second - lifecycle.ClaimAhead)}},
 		{"a slot booked far: back carrying it, no claim, the due time moved to it", func() lifecycle.Known {
 			k := known()
 			k.Rate = slot(400 * time.Second)
 			return k
-		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(399 * time.Second), Delay: 399 * time.Second, SetSlot: ptr(slot(400 * time.Second)),
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(400 * time.Second), Delay: 400 * time.Second, SetSlot: ptr(slot(400 * time.Second)),
 			NotDeferral: true, MoveDue: now.Add(400 * time.Second), Metric: obs.MetricRateLimitDeferrals}},
-		{"a slot booked near: wait for it, then claim a little ahead", func() lifecycle.Known {
+		{"a slot booked in this second: claimed at once, not at the slot", func() lifecycle.Known {
 			k := known()
 			k.Rate = slot(800 * time.Millisecond)
 			return k
-		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(800*time.Millisecond - lifecycle.ClaimAhead)}},
+		}, nil, lifecycle.Effect{Do: lifecycle.DoClaim}},
+		{"a slot booked in the next second, within MaxEarly of it: wait for it, claim a little ahead", func() lifecycle.Known {
+			k := known()
+			k.Rate, k.Now = slot(1100*time.Millisecond), now.Add(time.Second-pace.MaxEarly)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(time.Second - lifecycle.ClaimAhead)}},
+		{"a slot booked in the next second, further than MaxEarly: back for it, carrying it", func() lifecycle.Known {
+			k := known()
+			k.Rate, k.Now = slot(1100*time.Millisecond), now.Add(time.Second-pace.MaxEarly-time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Delay: time.Second, SetSlot: ptr(slot(1100 * time.Millisecond))}},
 		{"an endpoint with its own rate books on its own line too", func() lifecycle.Known {
 			k := booked()
 			k.Endpoint.Settings.RatePerSecond = 2
@@ -227,11 +253,31 @@ func TestStep(t *testing.T) {
 			k.Msg.Slot, k.Claim = lifecycle.Slot{At: now}, lifecycle.ClaimConflict
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(time.Second)}},
-		{"claimed ahead of the slot: wait for it", func() lifecycle.Known {
+		{"claimed ahead of the slot's second: wait for it", func() lifecycle.Known {
 			k := claimed()
-			k.Rate = slot(40 * time.Millisecond)
+			k.Rate, k.Now = slot(time.Second+40*time.Millisecond), now.Add(960*time.Millisecond)
 			return k
-		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(40 * time.Millisecond)}},
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(time.Second)}},
+		{"claimed as the slot's second ends: the claim given back, no POST into the next second", func() lifecycle.Known {
+			k := claimed()
+			k.Rate, k.Now = slot(400*time.Millisecond), now.Add(time.Second-pace.LastMoment)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoYield}},
+		{"given back as its second ended: back at once without its slot, no attempt used", func() lifecycle.Known {
+			k := claimed()
+			k.Rate, k.Now, k.Yielded, k.YieldTries = slot(400*time.Millisecond), now.Add(time.Second), true, 1
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(2 * time.Second), Unslot: true, NotDeferral: true}},
+		{"claimed just in time in the slot's second: send", func() lifecycle.Known {
+			k := claimed()
+			k.Rate, k.Now = slot(400*time.Millisecond), now.Add(time.Second-pace.LastMoment-time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSend, Number: 1}},
+		{"claimed within the slot's second, before the slot: send", func() lifecycle.Known {
+			k := claimed()
+			k.Rate = slot(400 * time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSend, Number: 1}},
 		{"claimed at the slot: send, numbered in its series", claimed, nil, lifecycle.Effect{Do: lifecycle.DoSend, Number: 1}},
 		{"a DLQ message sent and marked: finish, counted", func() lifecycle.Known { k := known(); k.DeadLetter = lifecycle.DeadLetterSent; return k }, nil,
 			lifecycle.Effect{Do: lifecycle.DoFinish, Metric: obs.MetricDeadLettered}},
@@ -392,21 +438,21 @@ func lanes(p *lifecycle.Policy) { p.Lanes = true }
 func paced(p *lifecycle.Policy) { p.Lanes, p.Paced = true, true }
 
 // A message goes on the paced lane only from the fast lane, with a paced
-// lane deployed, for a slot more than PacedAhead ahead.
+// lane deployed, when it is delayed.
 func TestPacedLane(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		lane  lifecycle.Lane
 		paced bool
-		ahead time.Duration
+		delay time.Duration
 		want  lifecycle.Lane
 	}{
-		{"a slot booked ahead", lifecycle.LaneFast, true, 1500 * time.Millisecond, lifecycle.LanePaced},
-		{"a slot near: no window to wait", lifecycle.LaneFast, true, lifecycle.PacedAhead, lifecycle.LaneFast},
+		{"delayed to its slot's second", lifecycle.LaneFast, true, time.Second, lifecycle.LanePaced},
+		{"not delayed", lifecycle.LaneFast, true, 0, lifecycle.LaneFast},
 		{"no paced lane deployed", lifecycle.LaneFast, false, 3 * time.Second, lifecycle.LaneFast},
 		{"a failing endpoint's stays slow", lifecycle.LaneSlow, true, 3 * time.Second, lifecycle.LaneSlow},
 	} {
-		if got := lifecycle.PacedLane(c.lane, c.paced, now.Add(c.ahead), now); got != c.want {
+		if got := lifecycle.PacedLane(c.lane, c.paced, c.delay); got != c.want {
 			t.Errorf("%s: lane %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -650,9 +696,9 @@ func TestAnEventualLoadGoesOnlyTowardTheClaim(t *testing.T) {
 		}
 		k.Rate = lifecycle.Slot{At: now, Interval: time.Second}
 	}
-	k.Rate = lifecycle.Slot{At: now.Add(500 * time.Millisecond), Interval: time.Second}
+	k.Rate, k.Now = lifecycle.Slot{At: now.Add(time.Second), Interval: time.Second}, now.Add(900*time.Millisecond)
 	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoSleep {
-		t.Fatalf("a slot half a second on, stale load: %s, want a sleep toward the claim", e.Do)
+		t.Fatalf("a slot whose second begins in 0.1 s, stale load: %s, want a sleep toward the claim", e.Do)
 	}
 	lanes := policy
 	lanes.Lanes = true
@@ -753,6 +799,55 @@ func TestBreakerHoldsDoNotGrowTheCapBackoff(t *testing.T) {
 	e := lifecycle.Step(k, policy)
 	if max := lifecycle.CapBackoffMin + lifecycle.CapBackoffMin/4; e.Do != lifecycle.DoPutBack || e.Delay > max {
 		t.Fatalf("the cap's first deferral after five breaker holds: %v for %s, want at most %s", e.Do, e.Delay, max)
+	}
+}
+
+// An endpoint failing into the last day before it is disabled (a fifth of
+// a shorter DisableAfter) is warned of it once per failing period: not
+// before that window, not by the attempt that disables it, not again once
+// warned, not by a success or a free throttle.
+func TestAFailureJustBeforeTheDisableWarnsOnce(t *testing.T) {
+	const days = 24 * time.Hour
+	for name, c := range map[string]struct {
+		known        func() lifecycle.Known
+		disableAfter time.Duration
+		warn         bool
+	}{
+		"failing 4 days 1h of 5":               {failingFor(500, 4*days+time.Hour, 0), 5 * days, true},
+		"failing exactly 4 days":               {failingFor(500, 4*days, 0), 5 * days, true},
+		"a timeout at 4.5 days":                {failingFor(0, 4*days+12*time.Hour, 0), 5 * days, true},
+		"failing 3 days 23h":                   {failingFor(500, 4*days-time.Hour, 0), 5 * days, false},
+		"warned already":                       {failingFor(500, 4*days+time.Hour, ms(-time.Minute)), 5 * days, false},
+		"failing 6 days: disabled, not warned": {failingFor(500, 6*days, 0), 5 * days, false},
+		"answered 200":                         {failingFor(200, 4*days+time.Hour, 0), 5 * days, false},
+		"a free throttle":                      {failingFor(429, 4*days+time.Hour, 0), 5 * days, false},
+		"never disabled":                       {failingFor(500, 4*days+time.Hour, 0), 0, false},
+		"DisableAfter 20s, failing 17s":        {failingFor(500, 17*time.Second, 0), 20 * time.Second, true},
+		"DisableAfter 20s, failing 15s":        {failingFor(500, 15*time.Second, 0), 20 * time.Second, false},
+	} {
+		p := policy
+		p.DisableAfter = c.disableAfter
+		e := lifecycle.Step(c.known(), p)
+		if e.Do != lifecycle.DoRecord || e.Outcome.WarnDisabling != c.warn {
+			t.Errorf("%s: %s, warn %v; want a record, warn %v", name, e.Do, e.Outcome.WarnDisabling, c.warn)
+		}
+	}
+	if got := lifecycle.DisableWarning(5 * days); got != days {
+		t.Errorf("DisableWarning(5 days) = %s", got)
+	}
+}
+
+// failingFor is an attempt answered status (0: a timeout; 429: with
+// Retry-After) to an endpoint failing for that long, warned at warnedAt
+// (0: not warned).
+func failingFor(status int, failing time.Duration, warnedAt int64) func() lifecycle.Known {
+	return func() lifecycle.Known {
+		k := answered(status)
+		if status == 429 {
+			k.Answer.Outcome = httpOutcome(429, "", time.Second)
+		}
+		k.Endpoint.FailingSince, k.Endpoint.DisableWarnedAt = ms(-failing), warnedAt
+		return k
 	}
 }
 

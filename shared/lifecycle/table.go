@@ -69,9 +69,9 @@ const noLease = "no live lease (lease_until absent or < now)"
 // state is one of these.
 var Transitions = []Transition{
 	{Start, Ingested, Pending, "CreateEvent", "written (fresh id) before its event, whose conditional put commits it; due_at = now in the sweep index"},
-	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: an endpoint slot taken just before, on the endpoint's slot item (free, its lease run out, or handed over by the answered claim From in the same process; given back if the claim loses)"},
+	{Pending, Claimed, InFlight, "ClaimAttempt", "status = pending AND gen = g AND attempts = n AND next_attempt_at <= now AND " + noLease + "; with the cap: a slot of the worker's endpoint pool (shared/inflight)"},
 	{InFlight, TakenOver, InFlight, "ClaimAttempt", "as claimed, the old lease having run out; the interrupted attempt is logged just before (left as it is if that attempt id is logged already)"},
-	{InFlight, Yielded, Pending, "YieldClaim", "claim = c AND attempts = n AND status = pending; attempts - 1, claim and lease removed, the endpoint slot freed on its slot item (no request was made)"},
+	{InFlight, Yielded, Pending, "YieldClaim", "claim = c AND attempts = n AND status = pending; attempts - 1, claim and lease removed, the endpoint slot back to the worker's pool (no request was made)"},
 	{InFlight, Answered2xx, Delivered, "RecordAttempt", "claim = c; keeps its sweep entry"},
 	{InFlight, Retryable, Pending, "RecordAttempt", "claim = c; next_attempt_at = now + schedule wait; due_at the same, or kept when that is within half the sweep grace of it (KeepsDue)"},
 	{InFlight, Throttled, Pending, "RecordAttempt", "claim = c; attempts - 1, throttles + 1 (at most MaxFreeThrottles)"},

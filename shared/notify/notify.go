@@ -1,7 +1,7 @@
 // Package notify tells an account about its own endpoints: when one starts
-// failing, is disabled by us (failing too long) or by its receiver (410), or
-// recovers, a system event (endpoint.failing, endpoint.disabled,
-// endpoint.recovered) is sent through the account's own pipeline to its
+// failing, is about to be disabled, is disabled by us (failing too long) or
+// by its receiver (410), or recovers, a system event (endpoint.failing,
+// endpoint.disabling, endpoint.disabled, endpoint.recovered) is sent through the account's own pipeline to its
 // notification endpoint (an endpoint whose filter names these types):
 // stored, signed, retried and in the log like any event. It rides on the
 // operational events (package opevents), which are stated only when an
@@ -84,13 +84,13 @@ type Notice struct {
 
 // Body is a system event's body, as the notification endpoint receives it.
 type Body struct {
-	Event        string    `json:"event"` // endpoint.failing, endpoint.disabled or endpoint.recovered
+	Event        string    `json:"event"` // endpoint.failing, .disabling, .disabled or .recovered
 	Endpoint     Endpoint  `json:"endpoint"`
 	Message      string    `json:"message"` // one sentence for a human
 	FailingSince string    `json:"failing_since,omitempty"`
 	LastStatus   int       `json:"last_status,omitempty"`
 	LastError    string    `json:"last_error,omitempty"`
-	DisablesAt   string    `json:"disables_at,omitempty"` // failing: when it will be disabled if it keeps failing
+	DisablesAt   string    `json:"disables_at,omitempty"` // failing, disabling: when it will be disabled if it keeps failing
 	DisabledAt   string    `json:"disabled_at,omitempty"`
 	Reason       string    `json:"reason,omitempty"` // disabled: why
 	RecoveredAt  string    `json:"recovered_at,omitempty"`
@@ -114,8 +114,8 @@ type Call struct {
 }
 
 // For is the notice an operational event makes for its account, if any:
-// endpoint.failing, endpoint.recovered, and endpoint.disabled by us or by
-// its receiver (not by its owner, who knows).
+// endpoint.failing, endpoint.disabling, endpoint.recovered, and
+// endpoint.disabled by us or by its receiver (not by its owner, who knows).
 func For(e opevents.Event, disableAfter time.Duration, portalURL string) (Notice, bool) {
 	var n Notice
 	switch d := e.Detail.(type) {
@@ -130,6 +130,14 @@ func For(e opevents.Event, disableAfter time.Duration, portalURL string) (Notice
 		if disableAfter > 0 {
 			n.Body.DisablesAt = e.At.Add(disableAfter).UTC().Format(time.RFC3339)
 		}
+	case opevents.EndpointDisablingDetail:
+		n = Notice{AccountID: d.AccountID, EndpointID: d.EndpointID, Body: Body{
+			Event: domain.SystemEndpointDisabling, Endpoint: Endpoint{d.EndpointID, d.URL}, FailingSince: d.FailingSince,
+			LastStatus: d.LastStatus, LastError: d.LastError, DisablesAt: d.DisablesAt,
+			Message: "This endpoint has been failing without a success and will be disabled at disables_at if it is still failing then. " +
+				"Fix the receiver; once it answers, send the missed events again with the recover call.",
+			Recover: recoverCall(d.EndpointID, d.FailingSince, ""),
+		}}
 	case opevents.EndpointDisabledDetail:
 		if d.By == opevents.ByAPI {
 			return Notice{}, false

@@ -40,6 +40,12 @@ func TestFor(t *testing.T) {
 		rec.Body.Recover.Body["since"] != "2026-12-06T21:59:00Z" || rec.Body.Recover.Body["until"] != "2026-12-06T23:59:00Z" {
 		t.Errorf("recovered: %+v %+v", rec, rec.Body.Recover)
 	}
+	warn, ok := For(opevents.Disabling(ep, domain.Attempt{StatusCode: 500}, at.Add(time.Hour), at), 5*24*time.Hour, "https://portal.example/")
+	if w := warn.Body; !ok || warn.Key != "notify:endpoint.disabling:ep_1:2026-12-06" || w.Event != domain.SystemEndpointDisabling ||
+		w.FailingSince != "2026-12-06T21:59:00Z" || w.DisablesAt != "2026-12-07T00:59:00Z" || w.LastStatus != 500 || w.Message == "" ||
+		w.Recover == nil || w.Recover.Body["since"] != "2026-12-06T21:59:00Z" || w.PortalURL != "https://portal.example/#/endpoints/ep_1" {
+		t.Errorf("disabling: %+v", warn)
+	}
 	gone := ep
 	gone.Disabled, gone.DisabledReason = true, "the receiver answered 410 Gone"
 	dis, ok := For(opevents.Disabled(gone, opevents.ByReceiver, at), 0, "")

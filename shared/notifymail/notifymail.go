@@ -1,6 +1,6 @@
 // Package notifymail tells an account's contacts by email (Amazon SES)
 // what package notify tells its notification endpoint: an endpoint failing,
-// disabled by us or its receiver, or recovered, with what failed, since
+// about to be disabled, disabled by us or its receiver, or recovered, with what failed, since
 // when and how to get the missed events back. Compose is the mail, a pure
 // function of the notice; Sender sends it once per notice key (kind,
 // endpoint, UTC day) to the account's notification_emails. Off unless the
@@ -39,6 +39,7 @@ func Compose(n notify.Notice) Mail {
 	b := n.Body
 	what := map[string]string{
 		domain.SystemEndpointFailing:   "is failing",
+		domain.SystemEndpointDisabling: "will be disabled",
 		domain.SystemEndpointDisabled:  "was disabled",
 		domain.SystemEndpointRecovered: "recovered",
 	}[b.Event]

@@ -28,6 +28,7 @@ const (
 	BreakerClosed        Type = "endpoint.breaker_closed"
 	SecretRotated        Type = "endpoint.secret_rotated"
 	EndpointFailing      Type = "endpoint.failing"
+	EndpointDisabling    Type = "endpoint.disabling"
 	EndpointRecovered    Type = "endpoint.recovered"
 	EndpointCreated      Type = "endpoint.created"
 	EndpointUpdated      Type = "endpoint.updated"
@@ -37,7 +38,7 @@ const (
 
 // Types lists the detail-types, in the order docs/operational-events.md has them.
 var Types = []Type{EndpointDisabled, DeliveryDeadLettered, BreakerOpened, BreakerClosed, SecretRotated,
-	EndpointFailing, EndpointRecovered, EndpointCreated, EndpointUpdated, EndpointDeleted, EndpointAuthFailed}
+	EndpointFailing, EndpointDisabling, EndpointRecovered, EndpointCreated, EndpointUpdated, EndpointDeleted, EndpointAuthFailed}
 
 // Event is one fact. Detail is the detail-type's struct below; its JSON is
 // the event's detail on the bus.
@@ -119,6 +120,19 @@ type EndpointFailingDetail struct {
 	EndpointID   string `json:"endpoint_id"`
 	URL          string `json:"url"` // scheme, host and path only (obs.SafeURL)
 	FailingSince string `json:"failing_since"`
+	LastStatus   int    `json:"last_status,omitempty"` // the failed attempt's HTTP status
+	LastError    string `json:"last_error,omitempty"`  // or its error class, when there was no answer
+}
+
+// EndpointDisablingDetail is endpoint.disabling's detail: a failure within
+// a day (lifecycle.DisableWarning) of the endpoint being disabled for
+// failing; stated once per failing period (store.WarnDisabling).
+type EndpointDisablingDetail struct {
+	AccountID    string `json:"account_id"`
+	EndpointID   string `json:"endpoint_id"`
+	URL          string `json:"url"` // scheme, host and path only (obs.SafeURL)
+	FailingSince string `json:"failing_since"`
+	DisablesAt   string `json:"disables_at"`           // when the next failure disables it
 	LastStatus   int    `json:"last_status,omitempty"` // the failed attempt's HTTP status
 	LastError    string `json:"last_error,omitempty"`  // or its error class, when there was no answer
 }

@@ -107,7 +107,7 @@ func TestDocumented(t *testing.T) {
 	doc := string(b)
 	details := map[Type]any{EndpointDisabled: EndpointDisabledDetail{}, DeliveryDeadLettered: DeliveryDeadLetteredDetail{},
 		BreakerOpened: BreakerOpenedDetail{}, BreakerClosed: BreakerClosedDetail{}, SecretRotated: SecretRotatedDetail{},
-		EndpointFailing: EndpointFailingDetail{}, EndpointRecovered: EndpointRecoveredDetail{},
+		EndpointFailing: EndpointFailingDetail{}, EndpointDisabling: EndpointDisablingDetail{}, EndpointRecovered: EndpointRecoveredDetail{},
 		EndpointCreated: EndpointChangedDetail{}, EndpointUpdated: EndpointChangedDetail{}, EndpointDeleted: EndpointChangedDetail{},
 		EndpointAuthFailed: EndpointAuthFailedDetail{}}
 	if len(details) != len(Types) {

@@ -71,6 +71,15 @@ func Failing(ep domain.Endpoint, a domain.Attempt, at time.Time) Event {
 	}}
 }
 
+// Disabling is endpoint.disabling for ep (as read before its attempt a,
+// failing since failing_since), which a failure from disablesAt on disables.
+func Disabling(ep domain.Endpoint, a domain.Attempt, disablesAt, at time.Time) Event {
+	return Event{Type: EndpointDisabling, At: at, Detail: EndpointDisablingDetail{
+		AccountID: ep.AccountID, EndpointID: ep.ID, URL: obs.SafeURL(ep.URL), FailingSince: ms(ep.FailingSince),
+		DisablesAt: stamp(disablesAt), LastStatus: a.StatusCode, LastError: a.ErrorClass,
+	}}
+}
+
 // Recovered is endpoint.recovered for ep (as read before the attempt that
 // succeeded at at: its failing_since set).
 func Recovered(ep domain.Endpoint, at time.Time) Event {

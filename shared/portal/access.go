@@ -37,6 +37,8 @@ var routes = map[string]Access{
 	"DELETE /v1/portal/sessions/*":       Read, // signing out: a session may always end itself
 	"GET /v1/egress-ips":                 Read, // the addresses a receiver allowlists
 	"POST /v1/filters/test":              Read, // a content filter against a catalog example: writes nothing
+	"GET /v1/endpoints/*/stats":          Read, // the success-rate badge and chart
+	"GET /v1/stats":                      Read,
 }
 
 // Decide says whether a session may call route ("METHOD /path/*").

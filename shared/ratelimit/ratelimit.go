@@ -26,6 +26,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gifq/webhooks/shared/pace"
 )
 
 // DynamoDB is the one call the limiter makes.
@@ -80,14 +82,12 @@ type Reservation struct {
 // Slot returns the start of slot i.
 func (r Reservation) Slot(i int) time.Time { return r.First.Add(time.Duration(i) * r.Interval) }
 
-// Lead is how far ahead of now ingest books the slots of an account whose
-// limiter is already busy (ReserveAhead): a little more than the pipeline's
-// latency from the booking to a worker holding the message (the write of
-// the event, the SQS send, the delay, the poll; measured in
-// docs/lifecycle.md "Rate slots"), so that a message reaches its worker
-// before its slot and leaves at the slot, not late and bunched with the
-// slots after it. An idle account's first slot is still now: a lone event
-// waits for nothing.
+// Lead is a lead a caller may book a busy account's slots with
+// (ReserveAhead), for a pipeline that must reach each slot before it: a
+// little more than the latency from the booking to a worker holding the
+// message. Ingest and resends book with none: a delivery leaves during its
+// slot's second, whenever in it its message arrives (shared/pace). An idle
+// account's first slot is now either way.
 const Lead = time.Second
 
 // State is a limiter item as a booking finds it: TAT, its next free slot,
@@ -111,6 +111,10 @@ type State struct {
 //     one nearer than a tenth of the lead (an account far under its rate:
 //     those few slots, late, add at most a tenth of a second's worth to any
 //     second, the receiver bound's 10 %).
+//   - In the last pace.Cutoff of a second, slots that would fall in it
+//     (TAT before the next second) start at the next second instead (the
+//     rest of this one stays unused): a message sent now would reach its
+//     worker too late in the second to leave in it.
 //
 // It returns the reservation and the limiter's new state.
 func Book(l State, now time.Time, n int, ivl, lead time.Duration) (Reservation, State) {
@@ -120,26 +124,12 @@ func Book(l State, now time.Time, n int, ivl, lead time.Duration) (Reservation, 
 		led = false
 	case near:
 		from, led = now.Add(lead), true
+	case tail:
+		from, led = pace.Next(now), false
 	}
 	tat := advance(l.TAT, from, n, ivl)
 	return Reservation{First: tat.Add(-time.Duration(n) * ivl), Interval: ivl}, State{TAT: tat, Led: led}
 }
-
-// Delay is how long to delay the SQS message of a slot booked with lead,
-// sent at now: SQS delays are whole seconds, so it is rounded down, and the
-// lead is taken off first, so the message becomes visible between lead + 1 s
-// and lead before its slot and, with a pipeline faster than the lead, reaches
-// its worker before the slot (which then waits; see MaxEarly). Never
-// negative.
-func Delay(slot, now time.Time, lead time.Duration) time.Duration {
-	return max(slot.Sub(now)-lead, 0).Truncate(time.Second)
-}
-
-// MaxEarly is how early a message delayed by Delay(slot, now, Lead) can
-// reach a worker: the lead plus the second lost to rounding the delay down.
-// A worker waits that long for such a slot rather than putting the message
-// back (which SQS would return whole seconds later, after its slot).
-const MaxEarly = Lead + time.Second
 
 // limiter states, as a booking finds them (Book).
 type bookState int
@@ -148,10 +138,14 @@ const (
 	idle  bookState = iota // tat <= now (or no item): the first slot is now
 	near                   // a fresh run, now + lead/10 <= tat < now + lead: the first slot is now + lead
 	ahead                  // otherwise: the slots follow tat
+	tail                   // now in its second's last pace.Cutoff, tat before the next second: the first slot is the next second's start
 )
 
 func state(tat, now int64, lead time.Duration, led bool) bookState {
+	next := nextUs(now)
 	switch us := lead.Microseconds(); {
+	case now >= next-pace.Cutoff.Microseconds() && tat < next:
+		return tail
 	case tat <= now:
 		return idle
 	case !led && tat >= now+us/10 && tat < now+us:
@@ -168,9 +162,8 @@ func (l *Limiter) Reserve(ctx context.Context, account string, n int, perSecond 
 }
 
 // ReserveAhead books n slots as Reserve does, but, when the account is
-// already busy, no earlier than now + lead (Book). Ingest books with Lead,
-// so that its messages reach a worker before their slots; a worker holding
-// the message already books with none.
+// already busy, no earlier than now + lead (Book; ingest, resends and
+// workers book with none).
 //
 // Each state has its own conditional write. The one tried is the state of
 // the item as this instance last saw it: after its own last booking, or as
@@ -285,9 +278,9 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 	item := l.lastSeen(account)
 	for try := 0; try < 12; try++ {
 		now := nowUs(l.now())
-		p := pace{ivl: intervalUs(perSecond)}
+		p := pacing{ivl: intervalUs(perSecond)}
 		if p.ivl == 0 && n > 1 && item.ivl != 0 {
-			p = pace{ivl: item.ivl, kept: true} // one slot needs no interval of its own: the stored one is added
+			p = pacing{ivl: item.ivl, kept: true} // one slot needs no interval of its own: the stored one is added
 		}
 		if p.ivl == 0 && n != 1 {
 			return Reservation{}, errSeveralNeedRate
@@ -300,6 +293,8 @@ func (l *Limiter) book(ctx context.Context, account string, n int, perSecond flo
 			attrs, err = l.start(ctx, k, n, p, now, x)
 		case near:
 			attrs, err = l.skip(ctx, k, n, p, now, lead, x)
+		case tail:
+			attrs, err = l.roll(ctx, k, n, p, now, x)
 		default:
 			attrs, err = l.append(ctx, k, n, p, now, lead, x)
 		}
@@ -343,12 +338,12 @@ func (l *Limiter) see(account string, item seenItem) {
 	l.seen[account] = item
 }
 
-// pace is how a write spaces the slots it books: ivl µs apart, set as the
+// pacing is how a write spaces the slots it books: ivl µs apart, set as the
 // account's interval; kept, ivl is the one the item stores, as last seen,
 // and the write holds only while the item still stores it (a worker books
 // at the stored rate, which ingest may have changed since); 0, one slot at
 // the stored interval, whatever it is.
-type pace struct {
+type pacing struct {
 	ivl  int64
 	kept bool
 }
@@ -356,7 +351,7 @@ type pace struct {
 // spacing adds to a write what p says: the step of n slots (:step, or the
 // stored ivl for one slot), the interval's SET, and cond with the interval's
 // condition added.
-func (p pace) spacing(n int, cond string, vals map[string]types.AttributeValue) (step, set, withIvl string) {
+func (p pacing) spacing(n int, cond string, vals map[string]types.AttributeValue) (step, set, withIvl string) {
 	if p.ivl == 0 {
 		return "ivl", "", "(" + cond + ") AND attribute_exists(ivl)"
 	}
@@ -387,7 +382,7 @@ func intervalUs(perSecond float64) int64 {
 }
 
 // start: the limiter is idle (tat in the past): the first slot is now.
-func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, x clause) (map[string]types.AttributeValue, error) {
+func (l *Limiter) start(ctx context.Context, k map[string]types.AttributeValue, n int, p pacing, now int64, x clause) (map[string]types.AttributeValue, error) {
 	vals := map[string]types.AttributeValue{":now": msAV(now)}
 	cond := "attribute_not_exists(tat) OR tat <= :now"
 	if p.ivl == 0 {
@@ -403,16 +398,37 @@ var errSeveralNeedRate = errors.New("ratelimit: reserving several slots needs th
 
 // append: the limiter is busy and its slots follow tat: tat is at least the
 // lead ahead, or nearer than a tenth of it, or its run is led (Book).
-func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration, x clause) (map[string]types.AttributeValue, error) {
+func (l *Limiter) append(ctx context.Context, k map[string]types.AttributeValue, n int, p pacing, now int64, lead time.Duration, x clause) (map[string]types.AttributeValue, error) {
 	us := lead.Microseconds()
 	vals := map[string]types.AttributeValue{":now": msAV(now), ":from": msAV(now + max(us, 1) - 1), ":tenth": msAV(now + us/10)}
 	cond := "tat > :from OR (tat > :now AND (tat < :tenth OR attribute_exists(led)))"
+	if next := nextUs(now); now >= next-pace.Cutoff.Microseconds() {
+		vals[":next"] = msAV(next) // in a second's tail: only slots from the next second on
+		cond = "(" + cond + ") AND tat >= :next"
+	}
 	return l.after(ctx, k, n, p, "tat", x.set, cond, vals, x)
 }
 
+// roll: the booking is in the last pace.Cutoff of a second and the slots
+// booked so far end before the next second (idle, or a few ahead): the
+// slots start at the next second (Book).
+func (l *Limiter) roll(ctx context.Context, k map[string]types.AttributeValue, n int, p pacing, now int64, x clause) (map[string]types.AttributeValue, error) {
+	vals := map[string]types.AttributeValue{":next": msAV(nextUs(now))}
+	cond := "attribute_not_exists(tat) OR tat < :next"
+	if p.ivl == 0 {
+		vals[":def"] = msAV(intervalUs(l.defaultRate))
+		return l.update(ctx, k, "SET tat = :next + if_not_exists(ivl, :def), ivl = if_not_exists(ivl, :def)"+x.set+" REMOVE led", cond, vals, x)
+	}
+	step, set, cond := p.spacing(n, cond, vals)
+	return l.update(ctx, k, "SET tat = :next + "+step+set+x.set+" REMOVE led", cond, vals, x)
+}
+
+// nextUs is the start of the second after now's (unix µs).
+func nextUs(now int64) int64 { return pace.Next(time.UnixMicro(now)).UnixMicro() }
+
 // skip: a fresh run of slots has come within the lead (Book): the slots
 // start at now + lead (the ones in between stay unused), and the run is led.
-func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, now int64, lead time.Duration, x clause) (map[string]types.AttributeValue, error) {
+func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n int, p pacing, now int64, lead time.Duration, x clause) (map[string]types.AttributeValue, error) {
 	us := lead.Microseconds()
 	vals := map[string]types.AttributeValue{":tenth": msAV(now + us/10), ":from": msAV(now + us), ":led": &types.AttributeValueMemberBOOL{Value: true}}
 	cond := "tat >= :tenth AND tat < :from AND attribute_not_exists(led)"
@@ -422,7 +438,7 @@ func (l *Limiter) skip(ctx context.Context, k map[string]types.AttributeValue, n
 // after books n slots starting at base (an operand of the update: "tat" or
 // a value) when cond holds, spaced as p says; set adds to the update's SET
 // clause.
-func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, p pace, base, set, cond string, vals map[string]types.AttributeValue, x clause) (map[string]types.AttributeValue, error) {
+func (l *Limiter) after(ctx context.Context, k map[string]types.AttributeValue, n int, p pacing, base, set, cond string, vals map[string]types.AttributeValue, x clause) (map[string]types.AttributeValue, error) {
 	step, ivlSet, cond := p.spacing(n, cond, vals)
 	return l.update(ctx, k, "SET tat = "+base+" + "+step+ivlSet+set, cond, vals, x)
 }

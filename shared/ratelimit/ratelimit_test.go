@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gifq/webhooks/localstack/testenv"
+	"github.com/gifq/webhooks/shared/pace"
 	"github.com/gifq/webhooks/shared/ratelimit"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -18,7 +19,18 @@ var ctx = context.Background()
 
 func limiter(t *testing.T, rate float64) *ratelimit.Limiter {
 	env := testenv.New(t)
+	atASecondsStart()
 	return ratelimit.New(env.DB, env.Table, store.RateKey, rate)
+}
+
+// atASecondsStart waits for the next second when the current one is past
+// its first 100 ms, so that a test on the real clock reads slots of the
+// plain rule, far from a second's tail (pace.Cutoff, which the tests below
+// prove on their own clocks).
+func atASecondsStart() {
+	if frac := time.Duration(time.Now().UnixNano() % 1e9); frac > 100*time.Millisecond {
+		time.Sleep(time.Second - frac)
+	}
 }
 
 // Many instances reserving at once get distinct slots exactly one interval
@@ -356,5 +368,75 @@ func TestOnlyTheLastSlotBookedIsGivenBack(t *testing.T) {
 	}
 	if !d.First.Equal(c.First.Add(a.Interval)) {
 		t.Fatalf("a past slot was given back: next %s, want %s", d.First, c.First.Add(a.Interval))
+	}
+}
+
+// In the last pace.Cutoff of a second, slots that would fall in that second
+// start at the next one (a message sent now would reach its worker too late
+// to leave in it); slots already past it, and bookings earlier in the
+// second, follow the plain rule.
+func TestBookInASecondsTailStartsAtTheNextSecond(t *testing.T) {
+	sec := time.UnixMilli(1_000_000)
+	ms := func(d int) time.Time { return sec.Add(time.Duration(d) * time.Millisecond) }
+	ivl := 200 * time.Millisecond
+	tailStart := int((time.Second - pace.Cutoff).Milliseconds())
+	for _, c := range []struct {
+		name      string
+		tat, now  time.Time
+		wantFirst time.Time
+	}{
+		{"idle, before the tail: now", ms(-5), ms(tailStart - 1), ms(tailStart - 1)},
+		{"idle, in the tail: the next second", ms(-5), ms(tailStart), ms(1000)},
+		{"idle, the second's last ms: the next second", ms(-5), ms(999), ms(1000)},
+		{"busy within this second, in the tail: the next second", ms(950), ms(tailStart + 10), ms(1000)},
+		{"busy past this second: follow it", ms(1200), ms(tailStart + 10), ms(1200)},
+	} {
+		res, next := ratelimit.Book(ratelimit.State{TAT: c.tat}, c.now, 2, ivl, 0)
+		if !res.First.Equal(c.wantFirst) || !next.TAT.Equal(c.wantFirst.Add(2*ivl)) {
+			t.Errorf("%s: first %d ms, tat %d ms; want first %d ms", c.name,
+				res.First.Sub(sec).Milliseconds(), next.TAT.Sub(sec).Milliseconds(), c.wantFirst.Sub(sec).Milliseconds())
+		}
+	}
+}
+
+// The limiter's writes carry out the tail rule, from the item as it is,
+// whatever this instance remembers of it: an idle account and one booked
+// only into the current second both start at the next second; the next
+// booking follows.
+func TestReserveInASecondsTailStartsAtTheNextSecond(t *testing.T) {
+	env := testenv.New(t)
+	l := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
+	sec := time.Now().Truncate(time.Second).Add(3 * time.Second)
+	clock := sec.Add(-pace.Cutoff / 2) // in the tail of the second before sec
+	l.SetNow(func() time.Time { return clock })
+	a, err := l.Reserve(ctx, "idle", 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.First.Equal(sec) {
+		t.Fatalf("idle in a tail: first slot %s, want the next second %s", a.First, sec)
+	}
+	b, err := l.Reserve(ctx, "idle", 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.First.Equal(sec.Add(400 * time.Millisecond)) {
+		t.Fatalf("then: %s, want right after the first two (%s)", b.First, sec.Add(400*time.Millisecond))
+	}
+	// An account booked just into the current second, as another instance
+	// (which remembers it as idle) finds it in the tail.
+	other := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
+	other.SetNow(func() time.Time { return sec.Add(-pace.Cutoff - 50*time.Millisecond) }) // before the tail
+	if _, err := other.Reserve(ctx, "near", 1, 5); err != nil {                           // tat: 50 ms before the second ends
+		t.Fatal(err)
+	}
+	fresh := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
+	fresh.SetNow(func() time.Time { return clock })
+	c, err := fresh.Reserve(ctx, "near", 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.First.Equal(sec) {
+		t.Fatalf("booked into this second, in its tail: %s, want the next second %s", c.First, sec)
 	}
 }

@@ -32,6 +32,11 @@ type TableDef struct {
 	PK, SK       Key
 	Indexes      []Index
 	TTLAttribute string
+	// StreamView is the table's stream: the stats function (package
+	// stats) folds delivery items' changes, which needs both images (an
+	// attempt is counted when last_attempt_id changes, a delivery when its
+	// status becomes final).
+	StreamView string
 }
 
 // SweepShards spreads the sweeper's index over this many partition keys
@@ -66,11 +71,13 @@ const (
 //	PORTALS#<account> PORTAL#<session>  the session's listing entry (no hash), for listing and revoking all (TTL)
 //	TYPES#<account> TYPE#<name>     event catalog entry: description, JSON Schema, example, deprecated (its own partition: ingest reads ACCT#<account> whole)
 //	SWEEP           MARKS           the sweeper's mark per shard of the sweep index: the due time read up to (m0..m15)
+//	STATS#<account>[#<endpoint>] H#<yyyymmddhh>  hourly delivery counters (package stats; TTL 8 days)
 //	KEYRING         DATAKEY#1       the envelope data key, encrypted by KMS (package envelope); endpoint secrets are sealed under it
 var Table = TableDef{
 	PK:           Key{"pk", String},
 	SK:           Key{"sk", String},
 	TTLAttribute: "ttl",
+	StreamView:   "NEW_AND_OLD_IMAGES",
 	Indexes: []Index{
 		{
 			Name: IndexSweep, PK: Key{"sweep_shard", String}, SK: Key{"due_at", Number},
@@ -130,14 +137,29 @@ var Queues = QueueDefs{
 	DLQTag:           "dlq",
 }
 
-// The paced lane's mapping (lifecycle.LanePaced) waits up to PacedWindow to
-// fill a batch of up to PacedBatch messages: its messages reach the worker
-// 1-2 s before their slots, and one invocation then sleeps for a second's
-// slots at once. 100 messages carry at most ~0.5 MB (bodies up to 4 KiB),
-// far under Lambda's 6 MB invocation payload.
+// The paced lane's mapping (lifecycle.LanePaced) takes batches of up to
+// PacedBatch with no batching window: its messages are delayed to their
+// slots' seconds (shared/pace) and leave as they arrive, so a window would
+// only make them late for their seconds.
 const (
-	PacedWindow = time.Second
-	PacedBatch  = 100
+	PacedWindow = 0 * time.Second
+	PacedBatch  = 10
+)
+
+// DeliverMemoryMB is the deliver function's memory: the cheapest of 128,
+// 256, 512 and 1,024 MB for a delivery (shared/cost DeliverSeconds,
+// TestDeliverMemoryIsTheCheapest), as its time is mostly waiting.
+const DeliverMemoryMB = 128
+
+// The stats function's stream mapping: batches of up to StatsBatch records
+// gathered for up to StatsWindow, so that a busy endpoint's hour takes one
+// counter write per batch (a fraction of a write unit per delivery); a
+// failed batch is retried, halved, at most StatsRetries times and then
+// skipped, so a poison record cannot stall its shard.
+const (
+	StatsBatch   = 100
+	StatsWindow  = 5 * time.Second
+	StatsRetries = 2
 )
 
 // FunctionTimeout is the deliver function's timeout: a 10 s attempt plus

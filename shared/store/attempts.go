@@ -118,6 +118,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 		snap.Delivery = &cp
 	}
 	leases := map[string]domain.Lease{}
+	var slowUntil int64
 	eventThere := r.Event != nil
 	now := s.now()
 	for _, it := range items {
@@ -149,6 +150,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 			if leases, err = slotLeases(it); err != nil {
 				return snap, err
 			}
+			slowUntil, _ = strconv.ParseInt(numberAttr(it, slowAttr), 10, 64)
 		}
 	}
 	if !eventThere {
@@ -164,7 +166,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 		}
 	}
 	if snap.Endpoint != nil {
-		snap.Endpoint.Leases = leases
+		snap.Endpoint.Leases, snap.Endpoint.SlowUntil = leases, slowUntil
 		if snap.Endpoint.SignsV1a() {
 			if snap.Endpoint.SigningKeys, err = s.signingKeysFor(ctx, r.AccountID); err != nil {
 				return snap, err
@@ -386,9 +388,11 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain
 // appended to the delivery's atts list (inlineEntry).
 func (s *Store) recordUpdate(d domain.Delivery, c Claim, a domain.Attempt, o Outcome, entry types.AttributeValue) *types.Update {
 	now := domain.Millis(s.now())
-	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid"}
+	// last_ms is the attempt's duration for the stats' latency histogram
+	// (package stats reads it from the stream, with last_status/last_error).
+	set := []string{"updated_at = :now", "last_attempt_at = :started", "last_attempt_id = :aid", "last_ms = :ms"}
 	remove := []string{"claim", "claim_attempt", "lease_until", "overdue_from"}
-	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID)}
+	vals := item{":now": num(now), ":started": num(a.StartedAt), ":aid": str(a.ID), ":c": str(c.ID), ":ms": num(a.DurationMs)}
 	var names map[string]string
 	if a.StatusCode != 0 {
 		set = append(set, "last_status = :code")
@@ -458,7 +462,7 @@ func (s *Store) updateHealth(ctx context.Context, d domain.Delivery, ep *domain.
 	var set, remove []string
 	vals := item{}
 	if lifecycle.Recovers(*ep, o) {
-		remove = append(remove, "failing_since")
+		remove = append(remove, "failing_since", "disable_warned_at")
 	}
 	if lifecycle.AuthRecovers(*ep, o) {
 		remove = append(remove, "auth_failing_since")

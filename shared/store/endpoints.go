@@ -197,7 +197,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, accountID, id string, p Endp
 			set, vals[":why"] = append(set, "disabled_reason = :why"), str("disabled through the API")
 		} else {
 			// Enabled again: it starts healthy, its breaker closed.
-			remove = append(remove, "disabled_reason", "failing_since", "paused_until")
+			remove = append(remove, "disabled_reason", "failing_since", "disable_warned_at", "paused_until")
 			if p.URL == nil && p.Destination == nil {
 				remove = append(remove, breakerAttrs...)
 			}

@@ -32,7 +32,7 @@ type NewEvent struct {
 
 // CreateEvent writes the deliveries, then the event: the event's
 // conditional put is the commit point (with an idempotency key, the key's
-// claim and the event in one transaction). No transaction holds the
+// conditional claim just before it: claimKey). No transaction holds the
 // deliveries: they cost one write unit each instead of two. A delivery whose
 // event was never written is an orphan: when the commit is known to have
 // failed (the key was taken, a condition, or writing the deliveries failed)
@@ -72,7 +72,7 @@ func (s *Store) CreateEvent(ctx context.Context, ne NewEvent) (firstEventID stri
 		return "", err
 	}
 	first, err := s.commitEvent(ctx, ev, evItem)
-	if err != nil && (errors.Is(err, ErrDuplicate) || errors.Is(err, ErrIdempotencyMismatch) || errors.Is(err, errNotCommitted)) {
+	if err != nil && (errors.Is(err, ErrDuplicate) || errors.Is(err, ErrIdempotencyMismatch) || errors.Is(err, ErrKeyInProgress) || errors.Is(err, errNotCommitted)) {
 		s.forgetDeliveries(ctx, ne.Deliveries)
 	}
 	// Any other error may have been applied after all (a timeout): the
@@ -92,52 +92,122 @@ var errNotCommitted = errors.New("event not written")
 // still being written: longer than the api function's timeout (15 s).
 const OrphanAfter = 2 * time.Minute
 
-// commitEvent writes the event (with its idempotency key's claim).
+// commitEvent writes the event, after its idempotency key's claim.
 func (s *Store) commitEvent(ctx context.Context, ev domain.Event, evItem item) (string, error) {
-	put := &types.Put{TableName: s.table, Item: evItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}
-	if ev.IdempotencyKey == "" {
-		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression})
-		if isConditionFailed(err) {
-			return "", errNotCommitted
+	if ev.IdempotencyKey != "" {
+		if first, err := s.claimKey(ctx, ev); err != nil {
+			return first, err
 		}
-		return ev.ID, err
 	}
-	bodyHash := sha256.Sum256(ev.Body)
-	claim := part{"idempotency", types.TransactWriteItem{Put: &types.Put{
-		TableName: s.table,
-		Item: item{
-			"pk": str(idempotencyPK(ev.AccountID, ev.IdempotencyKey)), "sk": str(skIdempotency),
-			"event_id": str(ev.ID), "body_sha256": &types.AttributeValueMemberB{Value: bodyHash[:]},
-			"ttl": num(s.now().Add(domain.IdempotencyWindow).Unix()),
-		},
-		// An expired claim (DynamoDB deletes late) may be taken over.
-		ConditionExpression:                 aws.String("attribute_not_exists(pk) OR #ttl <= :now"),
-		ExpressionAttributeNames:            map[string]string{"#ttl": "ttl"},
-		ExpressionAttributeValues:           item{":now": num(s.now().Unix())},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}}
-	r, err := s.transact(ctx, claim, part{"event", types.TransactWriteItem{Put: put}})
-	if taken, ok := r["idempotency"]; ok {
-		var prior struct {
-			EventID string `dynamodbav:"event_id"`
-			Body    []byte `dynamodbav:"body_sha256"`
-		}
-		if taken.Item != nil {
-			if err := attributevalue.UnmarshalMap(taken.Item, &prior); err != nil {
-				return "", err
-			}
-		} else if err := s.get(ctx, key(idempotencyPK(ev.AccountID, ev.IdempotencyKey), skIdempotency), &prior); err != nil {
-			return "", err
-		}
-		if h := sha256.Sum256(ev.Body); !bytes.Equal(h[:], prior.Body) {
-			return prior.EventID, ErrIdempotencyMismatch
-		}
-		return prior.EventID, ErrDuplicate
-	}
-	if r != nil {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: evItem, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if isConditionFailed(err) {
+		s.dropKey(ctx, ev)
 		return "", errNotCommitted
 	}
-	return ev.ID, err
+	return ev.ID, err // another error may have been applied: the key's claim stays, for a retry to find (claimKey)
+}
+
+// An idempotency key's claim, IDEM#<account>#<hash of the key>, names the
+// event it was taken for and the body's hash; it is written just before
+// that event, with no transaction (half the write units), so a claim may
+// name an event that is not there: its request is still writing it, or
+// died between the two writes. A retry with the key and body reads the
+// event then: there, it is the same event (ErrDuplicate); missing and
+// claimed less than OrphanAfter ago, ErrKeyInProgress (409: retry
+// shortly); missing and older, that request can no longer write it (the
+// api function's timeout is 15 s), so the retry takes the claim over and
+// writes its own event. Nothing is lost (the first event was never
+// answered as accepted) and nothing is sent twice (its deliveries are
+// orphans, never attempted, since their event never comes).
+
+// ErrKeyInProgress: the idempotency key's first request is still writing
+// its event (or died doing so less than OrphanAfter ago).
+var ErrKeyInProgress = errors.New("idempotency key in use by a request still in progress")
+
+type keyClaim struct {
+	EventID string `dynamodbav:"event_id"`
+	Body    []byte `dynamodbav:"body_sha256"`
+	TTL     int64  `dynamodbav:"ttl"`
+}
+
+// claimKey claims ev's idempotency key for it: "" and nil when it is ev's
+// now; the first event's id with ErrDuplicate (written, same body),
+// ErrIdempotencyMismatch (another body) or ErrKeyInProgress.
+func (s *Store) claimKey(ctx context.Context, ev domain.Event) (string, error) {
+	bodyHash := sha256.Sum256(ev.Body)
+	k := key(idempotencyPK(ev.AccountID, ev.IdempotencyKey), skIdempotency)
+	it := item{"event_id": str(ev.ID), "body_sha256": &types.AttributeValueMemberB{Value: bodyHash[:]},
+		"ttl": num(s.now().Add(domain.IdempotencyWindow).Unix())}
+	for name, v := range k {
+		it[name] = v
+	}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it,
+		// An expired claim (DynamoDB deletes late) may be taken; one naming
+		// ev is this very write, retried by the SDK.
+		ConditionExpression:                 aws.String("attribute_not_exists(pk) OR #ttl <= :now OR event_id = :me"),
+		ExpressionAttributeNames:            map[string]string{"#ttl": "ttl"},
+		ExpressionAttributeValues:           item{":now": num(s.now().Unix()), ":me": str(ev.ID)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return "", err
+	}
+	var prior keyClaim
+	if err := attributevalue.UnmarshalMap(ccf.Item, &prior); err != nil {
+		return "", err
+	}
+	first, err := s.priorOf(ctx, ev.AccountID, prior, ev.Body)
+	if !errors.Is(err, ErrNotFound) {
+		return first, err
+	}
+	// Its event was never written: take the claim over from it.
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it,
+		ConditionExpression:       aws.String("event_id = :prior OR event_id = :me"),
+		ExpressionAttributeValues: item{":prior": str(prior.EventID), ":me": str(ev.ID)},
+	})
+	if isConditionFailed(err) {
+		return prior.EventID, ErrKeyInProgress // another retry took it over first
+	}
+	return "", err
+}
+
+// priorOf is what an idempotency key's claim means for a request with
+// body: ErrDuplicate with its event's id when that event is written and
+// the body the same, ErrIdempotencyMismatch with another body,
+// ErrKeyInProgress when the event is not written (yet), ErrNotFound when
+// the claim has expired or its event will never be written.
+func (s *Store) priorOf(ctx context.Context, accountID string, prior keyClaim, body []byte) (string, error) {
+	if domain.Expired(prior.TTL, s.now()) {
+		return "", ErrNotFound
+	}
+	if h := sha256.Sum256(body); !bytes.Equal(h[:], prior.Body) {
+		return prior.EventID, ErrIdempotencyMismatch
+	}
+	switch _, err := s.getEventItem(ctx, accountID, prior.EventID, true); {
+	case err == nil:
+		return prior.EventID, ErrDuplicate
+	case !errors.Is(err, ErrNotFound):
+		return "", err
+	}
+	if ms, ok := domain.IDMillis(prior.EventID); ok && s.now().Sub(time.UnixMilli(ms)) >= OrphanAfter {
+		return "", ErrNotFound
+	}
+	return prior.EventID, ErrKeyInProgress
+}
+
+// dropKey deletes ev's claim of its idempotency key after its event was
+// refused. Best effort: a claim left names an event never written, which a
+// retry takes over past OrphanAfter.
+func (s *Store) dropKey(ctx context.Context, ev domain.Event) {
+	if ev.IdempotencyKey == "" {
+		return
+	}
+	_, _ = s.db.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{TableName: s.table,
+		Key:                       key(idempotencyPK(ev.AccountID, ev.IdempotencyKey), skIdempotency),
+		ConditionExpression:       aws.String("event_id = :me"),
+		ExpressionAttributeValues: item{":me": str(ev.ID)},
+	})
 }
 
 // forgetDeliveries deletes the deliveries of an event that was not written.
@@ -169,23 +239,14 @@ func (s *Store) deleteOrphan(ctx context.Context, d domain.Delivery) error {
 // PriorEvent looks an idempotency key up before anything is reserved or
 // written: ErrDuplicate with the first event's id when the key was used
 // (unexpired) with the same body, ErrIdempotencyMismatch with a different
-// one, ErrNotFound when it is free. CreateEvent still decides a race.
+// one, ErrKeyInProgress while its first event is being written, ErrNotFound
+// when it is free. CreateEvent still decides a race.
 func (s *Store) PriorEvent(ctx context.Context, accountID, idempotencyKey string, body []byte) (string, error) {
-	var prior struct {
-		EventID string `dynamodbav:"event_id"`
-		Body    []byte `dynamodbav:"body_sha256"`
-		TTL     int64  `dynamodbav:"ttl"`
-	}
+	var prior keyClaim
 	if err := s.get(ctx, key(idempotencyPK(accountID, idempotencyKey), skIdempotency), &prior); err != nil {
 		return "", err
 	}
-	if domain.Expired(prior.TTL, s.now()) {
-		return "", ErrNotFound
-	}
-	if h := sha256.Sum256(body); !bytes.Equal(h[:], prior.Body) {
-		return prior.EventID, ErrIdempotencyMismatch
-	}
-	return prior.EventID, ErrDuplicate
+	return s.priorOf(ctx, accountID, prior, body)
 }
 
 // ErrIdempotencyMismatch: the key was used before with a different body.

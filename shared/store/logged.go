@@ -46,9 +46,9 @@ func inlineEntry(d domain.Delivery, a domain.Attempt, o Outcome) types.Attribute
 // its reason, times, DLQ claim and status index key.
 func recordRoom(o Outcome) int {
 	if o.Status == domain.StatusFailed {
-		return 160
+		return 172
 	}
-	return 48
+	return 60 // with last_ms
 }
 
 // inlineValue is attempt a as an element of the delivery's atts list: its

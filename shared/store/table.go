@@ -25,6 +25,9 @@ func CreateTableInput(name string) *dynamodb.CreateTableInput {
 		TableName:   aws.String(name),
 		BillingMode: types.BillingModePayPerRequest,
 		KeySchema:   keySchema(t.PK, t.SK),
+		StreamSpecification: &types.StreamSpecification{
+			StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewType(t.StreamView),
+		},
 	}
 	for _, ix := range t.Indexes {
 		attrs[ix.PK.Name], attrs[ix.SK.Name] = ix.PK.Type, ix.SK.Type

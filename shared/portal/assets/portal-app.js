@@ -166,6 +166,63 @@
       h('button', { type: 'button', onclick: () => navigator.clipboard && navigator.clipboard.writeText(secret) }, 'Copy secret'));
   }
 
+  // ---- delivery stats (GET .../stats: hourly counters, a few seconds behind)
+
+  function statsOf(id, win) {
+    return call('GET', (id ? 'endpoints/' + id + '/stats' : 'stats') + '?window=' + (win || 'day')).catch(() => null);
+  }
+
+  // Delivered, of the deliveries that finished in the window.
+  function rateBadge(st) {
+    if (!st || st.success_rate === null) return badge('disabled rate', 'No deliveries');
+    const pct = Math.floor(st.success_rate * 1000) / 10;
+    const kind = pct >= 99 ? 'ok' : pct >= 90 ? 'failing' : 'failed';
+    const b = badge(kind + ' rate', pct + '% delivered');
+    b.title = st.delivered + ' delivered, ' + st.failed + ' failed (last ' + st.window + ')';
+    return b;
+  }
+
+  function svg(tag, attrs, ...children) {
+    const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    el.append(...children);
+    return el;
+  }
+
+  // One bar per hour: delivered (green) under failed (red), scaled to the
+  // busiest hour; plain SVG.
+  function statsChart(st) {
+    const w = 600, ht = 120, n = st.series.length, bw = w / n;
+    const top = Math.max(1, ...st.series.map((p) => p.delivered + p.failed));
+    const bars = [];
+    st.series.forEach((p, i) => {
+      const x = (i * bw + bw * 0.1).toFixed(1), width = (bw * 0.8).toFixed(1);
+      const dh = (p.delivered / top) * (ht - 4), fh = (p.failed / top) * (ht - 4);
+      const tip = svg('title', {}, new Date(p.hour).toLocaleString() + ': ' + p.delivered + ' delivered, ' + p.failed + ' failed, ' + p.attempts + ' attempts');
+      if (p.delivered) bars.push(svg('rect', { class: 'bar-ok', x, width, y: (ht - dh).toFixed(1), height: dh.toFixed(1) }, tip));
+      if (p.failed) bars.push(svg('rect', { class: 'bar-bad', x, width, y: (ht - dh - fh).toFixed(1), height: fh.toFixed(1) }, tip.cloneNode(true)));
+    });
+    return svg('svg', { id: 'stats-chart', class: 'chart', viewBox: '0 0 ' + w + ' ' + ht, preserveAspectRatio: 'none', role: 'img',
+      'aria-label': 'Deliveries per hour, last ' + st.window + ': ' + st.delivered + ' delivered, ' + st.failed + ' failed' },
+    svg('line', { class: 'axis', x1: 0, x2: w, y1: ht - 0.5, y2: ht - 0.5 }), ...bars);
+  }
+
+  function statsPanel(st, win, onWindow) {
+    const pick = h('select', { id: 'stats-window' }, ['day', 'week'].map((v) => h('option', { value: v, selected: v === win }, v === 'day' ? 'Last 24 hours' : 'Last 7 days')));
+    pick.addEventListener('change', () => onWindow(pick.value));
+    const head = h('div', { class: 'row spread' }, h('h2', { id: 'stats-title' }, 'Delivery stats'), h('div', { class: 'row' }, rateBadge(st), pick));
+    if (!st) return h('section', { class: 'panel soft', id: 'stats' }, head, h('p', { class: 'muted' }, 'Stats are not available.'));
+    const classes = Object.entries(st.status_classes).filter(([, v]) => v).map(([k, v]) => k + ': ' + v).join(', ');
+    return h('section', { class: 'panel soft', id: 'stats', 'aria-labelledby': 'stats-title' }, head,
+      h('dl', { class: 'stats-facts' },
+        fact('Attempts', String(st.attempts)), fact('Delivered', String(st.delivered)), fact('Failed', String(st.failed)),
+        fact('Dead-lettered', String(st.dead_lettered)),
+        fact('Latency', st.attempts ? 'p50 ≤ ' + st.latency_ms.p50 + ' ms, p99 ≤ ' + st.latency_ms.p99 + ' ms' : ''),
+        fact('Answers', classes)),
+      statsChart(st),
+      h('div', { class: 'row spread muted' }, h('span', {}, when(st.from)), h('span', {}, 'now')));
+  }
+
   // ---- endpoints ---------------------------------------------------------
 
   async function lastSuccess(ep) {
@@ -184,6 +241,7 @@
   async function endpointsView() {
     const [list, egress] = await Promise.all([call('GET', 'endpoints'), call('GET', 'egress-ips').catch(() => ({ ips: [] }))]);
     const successes = await Promise.all(list.data.map((ep) => lastSuccess(ep).catch(() => '')));
+    const rates = await Promise.all(list.data.map((ep) => statsOf(ep.id, 'day')));
     const head = h('div', { class: 'row spread' },
       h('h1', {}, 'Endpoints'),
       readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: () => { location.hash = '#/new'; } }, 'Add endpoint'));
@@ -192,7 +250,7 @@
     }
     const cards = list.data.map((ep, i) => h('li', { class: 'card' },
       h('div', { class: 'row spread' },
-        h('a', { class: 'title mono', href: '#/endpoints/' + ep.id }, target(ep)), health(ep)),
+        h('a', { class: 'title mono', href: '#/endpoints/' + ep.id }, target(ep)), h('span', { class: 'row' }, rateBadge(rates[i]), health(ep))),
       ep.description ? h('div', { class: 'muted' }, ep.description) : null,
       h('dl', { class: 'facts' },
         ep.aws ? fact('Type', DESTINATIONS[ep.type] || ep.type) : null,
@@ -577,6 +635,8 @@
     ]);
     const success = await lastSuccess(ep).catch(() => '');
     const jwks = await signingKeysFact(ep).catch(() => null);
+    const win = query.get('window') === 'week' ? 'week' : 'day';
+    const st = await statsOf(id, win);
     const here = (q) => '#/endpoints/' + id + (q.toString() ? '?' + q : '');
 
     const filter = h('select', { id: 'status-filter' },
@@ -692,6 +752,11 @@
         ep.disabled ? fact('Disabled because', ep.disabled_reason || 'disabled by you') : null),
       actions ? h('div', { class: 'panel' }, actions) : null,
       healthFacts(ep),
+      statsPanel(st, win, (w) => {
+        const q = new URLSearchParams(query);
+        q.set('window', w);
+        location.hash = here(q);
+      }),
       h('div', { class: 'row spread' }, h('h2', {}, 'Deliveries'),
         h('div', { class: 'row' }, h('label', { for: 'status-filter' }, 'Status'), filter)),
       deliveriesTable(page.data), pager, rotate, recover, replay);

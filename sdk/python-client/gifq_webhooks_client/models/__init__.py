@@ -49,7 +49,19 @@ from .event_type import EventType
 from .event_type_example import EventTypeExample
 from .event_type_patch import EventTypePatch
 from .feed_event import FeedEvent
+from .get_account_stats_response_200 import GetAccountStatsResponse200
+from .get_account_stats_response_200_latency_ms import GetAccountStatsResponse200LatencyMs
+from .get_account_stats_response_200_series_item import GetAccountStatsResponse200SeriesItem
+from .get_account_stats_response_200_status_classes import GetAccountStatsResponse200StatusClasses
+from .get_account_stats_response_200_window import GetAccountStatsResponse200Window
+from .get_account_stats_window import GetAccountStatsWindow
 from .get_egress_i_ps_response_200 import GetEgressIPsResponse200
+from .get_endpoint_stats_response_200 import GetEndpointStatsResponse200
+from .get_endpoint_stats_response_200_latency_ms import GetEndpointStatsResponse200LatencyMs
+from .get_endpoint_stats_response_200_series_item import GetEndpointStatsResponse200SeriesItem
+from .get_endpoint_stats_response_200_status_classes import GetEndpointStatsResponse200StatusClasses
+from .get_endpoint_stats_response_200_window import GetEndpointStatsResponse200Window
+from .get_endpoint_stats_window import GetEndpointStatsWindow
 from .get_jwks_response_200 import GetJwksResponse200
 from .get_jwks_response_200_keys_item import GetJwksResponse200KeysItem
 from .get_open_api_response_200 import GetOpenApiResponse200
@@ -136,7 +148,19 @@ __all__ = (
     "EventTypeExample",
     "EventTypePatch",
     "FeedEvent",
+    "GetAccountStatsResponse200",
+    "GetAccountStatsResponse200LatencyMs",
+    "GetAccountStatsResponse200SeriesItem",
+    "GetAccountStatsResponse200StatusClasses",
+    "GetAccountStatsResponse200Window",
+    "GetAccountStatsWindow",
     "GetEgressIPsResponse200",
+    "GetEndpointStatsResponse200",
+    "GetEndpointStatsResponse200LatencyMs",
+    "GetEndpointStatsResponse200SeriesItem",
+    "GetEndpointStatsResponse200StatusClasses",
+    "GetEndpointStatsResponse200Window",
+    "GetEndpointStatsWindow",
     "GetJwksResponse200",
     "GetJwksResponse200KeysItem",
     "GetOpenApiResponse200",

@@ -1,0 +1,191 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.get_account_stats_response_200 import GetAccountStatsResponse200
+from ...models.get_account_stats_window import GetAccountStatsWindow
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_window: str | Unset = UNSET
+    if not isinstance(window, Unset):
+        json_window = window.value
+
+    params["window"] = json_window
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/stats",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | GetAccountStatsResponse200 | None:
+    if response.status_code == 200:
+        response_200 = GetAccountStatsResponse200.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | GetAccountStatsResponse200]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
+) -> Response[Error | GetAccountStatsResponse200]:
+    """The account's delivery stats over the last hour, day or week
+
+    Args:
+        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | GetAccountStatsResponse200]
+    """
+
+    kwargs = _get_kwargs(
+        window=window,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
+) -> Error | GetAccountStatsResponse200 | None:
+    """The account's delivery stats over the last hour, day or week
+
+    Args:
+        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | GetAccountStatsResponse200
+    """
+
+    return sync_detailed(
+        client=client,
+        window=window,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
+) -> Response[Error | GetAccountStatsResponse200]:
+    """The account's delivery stats over the last hour, day or week
+
+    Args:
+        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | GetAccountStatsResponse200]
+    """
+
+    kwargs = _get_kwargs(
+        window=window,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
+) -> Error | GetAccountStatsResponse200 | None:
+    """The account's delivery stats over the last hour, day or week
+
+    Args:
+        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | GetAccountStatsResponse200
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            window=window,
+        )
+    ).parsed
