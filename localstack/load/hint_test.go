@@ -6,42 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gifq/webhooks/shared/ratelimit"
 )
-
-// The mechanism the hint names: an account posted to at exactly its rate,
-// one event 150 ms early, and every later event's slot stays most of the
-// lead behind it, where on time each would have been booked at once.
-func TestAnEarlyEventAtTheLimitLeadsEveryLaterSlot(t *testing.T) {
-	const ivl = 200 * time.Millisecond // 5/s
-	t0 := time.Unix(1000, 0)
-	lag := func(early time.Duration) []time.Duration {
-		var l ratelimit.State
-		var lags []time.Duration
-		for k := 0; k < 50; k++ {
-			now := t0.Add(time.Duration(k) * ivl)
-			if k == 5 {
-				now = now.Add(-early)
-			}
-			var r ratelimit.Reservation
-			r, l = ratelimit.Book(l, now, 1, ivl, ratelimit.Lead)
-			lags = append(lags, r.First.Sub(now))
-		}
-		return lags
-	}
-	for k, d := range lag(0) {
-		if d != 0 {
-			t.Fatalf("on time, event %d waited %s for its slot", k, d)
-		}
-	}
-	late := lag(150 * time.Millisecond)
-	for k := 6; k < len(late); k++ {
-		if late[k] < ratelimit.Lead*3/4 {
-			t.Fatalf("after one early event, event %d waited only %s: the account drained (the hint is out of date)", k, late[k])
-		}
-	}
-}
 
 func TestLatencyHint(t *testing.T) {
 	makeLoad := options{events: 300, accounts: 10, rate: 50} // make load's default: 5/s per account, the contract's limit

@@ -275,13 +275,11 @@ func run(o options) error {
 // first attempts before the run is measured. A fresh make dev's first
 // events are slower than the rest (connections to the emulators still to
 // open, the SQS emulator's JavaScript still to compile, the heap still to
-// grow), so the producers' posts bunch; and an account at its rate limit
-// (make load's default: 10 accounts at 50/s is the contract's 5/s each)
-// whose next event comes more than a tenth of a second early has its slots
-// booked a second ahead (ratelimit.Lead), which, paced at exactly its
-// limit, it never drains (TestAnEarlyEventAtTheLimitLeadsEveryLaterSlot).
-// So a first run against a fresh make dev read p99 1.42 s and the next
-// 36.7 ms. The warm-up account's limit is lifted: its slots are never led.
+// grow), so the producers' posts bunch, and an account posted to at its
+// rate limit (make load's default: 10 accounts at 50/s is the contract's 5/s
+// each) drains such a bunch only at that limit: a first run against a fresh
+// make dev reads a p99 of a second or more. The warm-up account's limit is
+// lifted.
 func warmUp(ctx context.Context, o options, st *store.Store, rcv *sink) error {
 	if o.warmup <= 0 {
 		return nil
@@ -316,27 +314,27 @@ func warmUp(ctx context.Context, o options, st *store.Store, rcv *sink) error {
 }
 
 // latencyHint explains a p99 of a second or so when each account was posted
-// to at (or near) its delivery limit: an account whose next event comes
-// more than a tenth of a second early has its slots booked ratelimit.Lead
-// ahead, and at exactly its rate it never drains back. It is "" otherwise.
+// to at (or near) its delivery limit: its deliveries leave in their rate
+// slots' whole seconds, and a bunch of posts drains only at the limit. It
+// is "" otherwise.
 func latencyHint(o options, p99 time.Duration) string {
 	limit := o.accountRate
 	if limit <= 0 {
 		limit = config.Defaults().RatePerSecond // the deployment's, unless make dev was given RATE_LIMIT_PER_SECOND
 	}
 	perAccount := o.rate / float64(max(o.accounts, 1))
-	if o.rate > 0 && perAccount < 0.9*limit || p99 < ratelimit.Lead/2 {
+	if o.rate > 0 && perAccount < 0.9*limit || p99 < time.Second/2 {
 		return ""
 	}
 	posted := "unpaced"
 	if o.rate > 0 {
 		posted = fmt.Sprintf("at %.3g/s", perAccount)
 	}
-	return fmt.Sprintf("hint               p99 near or over %s: each account was posted to %s against its limit of %.3g/s,\n"+
-		"                   so an event more than 100 ms early (a slow moment: a cold make dev, a busy machine) books that\n"+
-		"                   account's slots %s ahead (docs/lifecycle.md, \"Rate slots\"), which at its limit it never drains.\n"+
+	return fmt.Sprintf("hint               p99 near or over half a second: each account was posted to %s against its limit of %.3g/s,\n"+
+		"                   so its deliveries leave in their rate slots' whole seconds (docs/lifecycle.md, \"Rate slots\"):\n"+
+		"                   a slow moment (a cold make dev, a busy machine) bunches posts into a backlog that drains at the limit.\n"+
 		"                   -account-rate %g (or fewer -rate / more -accounts) measures the pipeline instead.",
-		ratelimit.Lead, posted, limit, ratelimit.Lead, 2*limit)
+		posted, limit, 2*limit)
 }
 
 // apiPort is the TCP port of the API's URL (80 when it names none).

@@ -150,14 +150,15 @@ func (l *Local) DeliverBilled() time.Duration {
 // ScheduleInput is what the scheduler rule sends the sweeper function.
 func ScheduleInput() []byte { return []byte(`{"mode":"schedule"}`) }
 
-// every invokes the sweeper function with event() on a timer.
+// every invokes the sweeper function with event() at each tick of its
+// schedule (nextTick).
 func (l *Local) every(ctx context.Context, every, timeout time.Duration, event func() []byte) {
 	sweeper, _ := Handler(l.app, "sweeper")
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
+		t := time.NewTimer(time.Until(nextTick(time.Now(), every)))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 			sctx, cancel := context.WithTimeout(ctx, timeout)
@@ -165,6 +166,16 @@ func (l *Local) every(ctx context.Context, every, timeout time.Duration, event f
 			cancel()
 		}
 	}
+}
+
+// nextTick is a schedule's next tick after now: the next multiple of every
+// on the wall clock. An EventBridge rate schedule keeps its cadence
+// whatever its target does; a timer started with the process would not: a
+// runner started again (the soak's killed process) would wait a whole
+// interval from its start, and the sweep due before it came a restart late.
+// A tick missed while an invocation runs is skipped, as a ticker's is.
+func nextTick(now time.Time, every time.Duration) time.Time {
+	return now.Truncate(every).Add(every)
 }
 
 func scheduledEvent() []byte {

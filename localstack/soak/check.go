@@ -25,6 +25,8 @@ type checker struct {
 	// were read from (clockError).
 	allowance time.Duration
 	kindOf    map[string]string
+	pathOf    map[string]string // endpoint id -> the receiver's path
+	trace     string            // the system's trace (trace.go), to explain late deliveries
 	rv        *receiver
 	final     map[string]bool // seen final while draining
 }
@@ -90,6 +92,7 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 		latest                                   time.Duration
 		latestID                                 string
 		perSeries                                = map[int]int{} // attempts in a series -> series
+		lateOnes                                 []int
 		outcomes                                 = map[string]map[string]int{}
 	)
 	for i, d := range all {
@@ -132,6 +135,7 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 		}
 		if past > c.allowance {
 			late++
+			lateOnes = append(lateOnes, i)
 			broke("delivery %s (%s) final %s after its deadline (more than one sweep, %s)", d.ID, kind, past.Round(time.Millisecond), c.allowance)
 		}
 		if d.FailReason == domain.ReasonEventExpired && kind == "healthy" {
@@ -165,7 +169,161 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 			fmt.Printf("  %-12s %s\n", name, joinCounts(o))
 		}
 	}
+	if len(lateOnes) > 0 {
+		c.explain(all, logs, lateOnes)
+	}
 	return ok, nil
+}
+
+// explainAtMost is how many late deliveries the checker explains in full.
+const explainAtMost = 40
+
+// explain prints the timeline of each late delivery (the first
+// explainAtMost): the trace's sends, receives, visibility changes and
+// faults, the attempt log, the receiver's requests and the clock's jumps;
+// then, for all of them, the largest wait of a message past its due time
+// (the queue's backlog) and what the last attempt started after.
+func (c *checker) explain(all []domain.Delivery, logs [][]domain.Attempt, late []int) {
+	byDelivery, jumps, err := readTrace(c.trace)
+	if err != nil {
+		fmt.Printf("  (no trace: %v)\n", err)
+		return
+	}
+	fmt.Printf("  late deliveries explained (times from ingest; the table's times are the functions' clock, the rest real):\n")
+	causes := map[string]int{}
+	defer func() { fmt.Printf("  late deliveries by cause: %s\n", joinCounts(causes)) }()
+	for n, i := range late {
+		d := all[i]
+		deadline := lifecycle.Deadline(d, c.cfg.Retry, c.cfg.DeliveryTimeout)
+		final := domain.Time(max(d.DeliveredAt, d.FailedAt))
+		start := domain.Time(d.CreatedAt)
+		lines := byDelivery[d.ID]
+		lag, lagAt := queueLag(lines)
+		var lastStart time.Time
+		for _, a := range logs[i] {
+			if t := domain.Time(a.StartedAt); t.After(lastStart) {
+				lastStart = t
+			}
+		}
+		started := "no attempt"
+		if !lastStart.IsZero() {
+			started = "its last attempt started " + signed(lastStart.Sub(deadline))
+		}
+		cause, why := lateCause(lines, deadline)
+		causes[cause]++
+		fmt.Printf("    %s (%s) %s %s, %d attempts, %d throttles: final %s past its deadline, %s; %s; the longest a message waited past its due time %s (%s lane)\n",
+			d.ID, c.kindOf[d.EndpointID], d.Status, d.FailReason, d.Attempts, d.Throttles, final.Sub(deadline).Round(time.Millisecond),
+			started, why, lag.Round(time.Millisecond), lagAt)
+		if n >= explainAtMost {
+			continue
+		}
+		var evs []event
+		evs = append(evs, event{start, "created (ingest)"}, event{final, "final: " + string(d.Status) + " " + string(d.FailReason)})
+		if d.SeriesAt != 0 && d.SeriesAt != d.CreatedAt {
+			evs = append(evs, event{domain.Time(d.SeriesAt), "series start"})
+		}
+		for _, l := range lines {
+			evs = append(evs, event{time.UnixMilli(l.At), fmt.Sprintf("%s [%s] %s (clock %+dms)", l.What, l.Lane, l.Detail, l.Offset)})
+		}
+		for _, a := range logs[i] {
+			at := domain.Time(a.StartedAt)
+			evs = append(evs, event{at, fmt.Sprintf("attempt %s #%d series %d starts", a.Kind, a.Number, a.Series)},
+				event{at.Add(time.Duration(a.DurationMs) * time.Millisecond), fmt.Sprintf("attempt #%d ends: %s %d %s", a.Number, a.Outcome, a.StatusCode, a.ErrorClass)})
+		}
+		c.rv.mu.Lock()
+		for _, r := range c.rv.log[c.eventOf(d)] {
+			evs = append(evs, event{r.at, "receiver: request in"}, event{r.end, fmt.Sprintf("receiver: answered %d", r.code)})
+		}
+		c.rv.mu.Unlock()
+		for _, j := range jumps {
+			if at := time.UnixMilli(j.At); at.After(start.Add(-5*time.Second)) && at.Before(final.Add(5*time.Second)) {
+				evs = append(evs, event{at, "clock jumps to " + j.Detail})
+			}
+		}
+		fmt.Print(timeline(start, deadline, c.allowance, evs))
+	}
+}
+
+// eventOf is the receiver's key of d's requests.
+func (c *checker) eventOf(d domain.Delivery) string {
+	return d.EventID + "|" + c.pathOf[d.EndpointID]
+}
+
+// queueLag is the longest a message of the trace waited past its due time
+// (sent at t with delay s: due at t+s) before its first receive, and on
+// which lane.
+func queueLag(lines []traceLine) (time.Duration, string) {
+	var lag time.Duration
+	var at string
+	due := map[string]time.Time{} // lane and message (gen, hops) -> due
+	for _, l := range lines {
+		key := l.Lane + " " + messageOf(l.Detail)
+		switch l.What {
+		case "send":
+			if _, ok := due[key]; !ok {
+				due[key] = time.UnixMilli(l.At).Add(time.Duration(delayOf(l.Detail)) * time.Second)
+			}
+		case "receive":
+			if t, ok := due[key]; ok && strings.Contains(l.Detail, "count=1") {
+				if w := time.UnixMilli(l.At).Sub(t); w > lag {
+					lag, at = w, l.Lane
+				}
+			}
+		}
+	}
+	return lag, at
+}
+
+// lateCause names what made a delivery late, from its trace: sends lost
+// (the sweeper's re-queues among them: each lost one costs a sweep), or
+// put-backs after its deadline (waits without an attempt: the breaker's,
+// the in-flight cap's, a Retry-After's), else the queue.
+func lateCause(lines []traceLine, deadline time.Time) (cause, why string) {
+	var lost, lostRequeues, putBacks int
+	for _, l := range lines {
+		msg := messageOf(l.Detail)
+		switch {
+		case l.What == faultLostSend && strings.HasSuffix(msg, "hops=0") && !strings.HasPrefix(msg, "gen=1 "):
+			lostRequeues++
+			lost++
+		case l.What == faultLostSend:
+			lost++
+		case l.What == "send" && l.Lane != "dlq" && !strings.HasSuffix(msg, "hops=0") && time.UnixMilli(l.At).After(deadline):
+			putBacks++
+		}
+	}
+	why = fmt.Sprintf("%d sends lost (%d of them the sweeper's re-queues), put back %d times after its deadline", lost, lostRequeues, putBacks)
+	switch {
+	case lostRequeues > 0:
+		return "a lost re-queue", why
+	case putBacks > 0:
+		return "waits past the deadline", why
+	case lost > 0:
+		return "a lost send", why
+	}
+	return "other", why
+}
+
+// messageOf is a trace detail's message: "gen=N hops=M".
+func messageOf(detail string) string {
+	i := strings.Index(detail, "gen=")
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(detail[i:])
+	if len(f) < 2 {
+		return ""
+	}
+	return f[0] + " " + f[1]
+}
+
+// delayOf is a send's delay in seconds.
+func delayOf(detail string) int {
+	var s int
+	if i := strings.Index(detail, "delay="); i >= 0 {
+		fmt.Sscanf(detail[i+len("delay="):], "%ds", &s)
+	}
+	return s
 }
 
 // clockError is how far apart two times read from the faulty clock can be

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -114,34 +115,53 @@ var errInternal = fmt.Errorf("soak: injected InternalError (HTTP 500)")
 type dynamo struct {
 	store.DynamoDB
 	f *Faults
+	t *tracer
 }
 
-func (d dynamo) throttled() error {
+func (d dynamo) throttled(key map[string]ddbtypes.AttributeValue) error {
 	if err := d.f.down(); err != nil {
 		return err
 	}
 	if d.f.roll(d.f.Throttle, faultThrottle) {
+		d.t.note(deliveryOf(key), faultThrottle, "", "")
 		return &ddbtypes.ProvisionedThroughputExceededException{Message: aws.String("soak: injected throttle")}
 	}
 	return nil
 }
 
+// deliveryOf is the delivery a key names ("" if none).
+func deliveryOf(key map[string]ddbtypes.AttributeValue) string {
+	if pk, ok := key["pk"].(*ddbtypes.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "DLV#") {
+		return strings.TrimPrefix(pk.Value, "DLV#")
+	}
+	return ""
+}
+
+// raced is a race fault on the delivery key names.
+func (d dynamo) raced(key map[string]ddbtypes.AttributeValue) bool {
+	if d.f.roll(d.f.Race, faultRace) {
+		d.t.note(deliveryOf(key), faultRace, "", "")
+		return true
+	}
+	return false
+}
+
 func (d dynamo) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	if err := d.throttled(); err != nil {
+	if err := d.throttled(in.Key); err != nil {
 		return nil, err
 	}
 	return d.DynamoDB.GetItem(ctx, in, o...)
 }
 
 func (d dynamo) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	if err := d.throttled(); err != nil {
+	if err := d.throttled(nil); err != nil {
 		return nil, err
 	}
 	return d.DynamoDB.Query(ctx, in, o...)
 }
 
 func (d dynamo) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	if err := d.throttled(); err != nil {
+	if err := d.throttled(nil); err != nil {
 		return nil, err
 	}
 	if in.ConditionExpression != nil && d.f.roll(d.f.Race, faultRace) {
@@ -155,10 +175,10 @@ func (d dynamo) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...fun
 }
 
 func (d dynamo) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	if err := d.throttled(); err != nil {
+	if err := d.throttled(in.Key); err != nil {
 		return nil, err
 	}
-	if in.ConditionExpression != nil && d.f.roll(d.f.Race, faultRace) {
+	if in.ConditionExpression != nil && d.raced(in.Key) {
 		_, _ = d.DynamoDB.UpdateItem(ctx, in, o...)
 	}
 	out, err := d.DynamoDB.UpdateItem(ctx, in, o...)
@@ -169,7 +189,7 @@ func (d dynamo) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o 
 }
 
 func (d dynamo) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	if err := d.throttled(); err != nil {
+	if err := d.throttled(nil); err != nil {
 		return nil, err
 	}
 	out, err := d.DynamoDB.DeleteItem(ctx, in, o...)
@@ -180,7 +200,7 @@ func (d dynamo) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o 
 }
 
 func (d dynamo) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	if err := d.throttled(); err != nil {
+	if err := d.throttled(nil); err != nil {
 		return nil, err
 	}
 	if d.f.roll(d.f.Race, faultRace) {
@@ -194,7 +214,7 @@ func (d dynamo) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWri
 }
 
 func (d dynamo) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	if err := d.throttled(); err != nil {
+	if err := d.throttled(nil); err != nil {
 		return nil, err
 	}
 	out, err := d.DynamoDB.BatchWriteItem(ctx, in, o...)
@@ -208,6 +228,7 @@ func (d dynamo) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemI
 type queueClient struct {
 	app.SQS
 	f *Faults
+	t *tracer
 	// busy is the other tenants' messages the delivery queue (and its
 	// paced lane) shows at every look, as a busy deployment's always has
 	// some; not the slow lane's or the DLQ's.
@@ -219,17 +240,22 @@ func (q queueClient) SendMessage(ctx context.Context, in *sqs.SendMessageInput, 
 	if err := q.f.down(); err != nil {
 		return nil, err
 	}
+	url, body, delay := aws.ToString(in.QueueUrl), aws.ToString(in.MessageBody), fmt.Sprintf("delay=%ds", in.DelaySeconds)
 	if q.f.roll(q.f.SQSError, faultSQSError) {
+		q.t.body(body, "send_"+faultSQSError, url, delay)
 		return nil, errInternal
 	}
 	if q.f.roll(q.f.LostSend, faultLostSend) {
+		q.t.body(body, faultLostSend, url, delay)
 		return &sqs.SendMessageOutput{MessageId: aws.String("lost")}, nil
 	}
 	if q.f.roll(q.f.Duplicate, faultDuplicate) {
+		q.t.body(body, "send_"+faultDuplicate, url, delay)
 		_, _ = q.SQS.SendMessage(ctx, in, o...)
 	}
 	out, err := q.SQS.SendMessage(ctx, in, o...)
 	if err == nil {
+		q.t.body(body, "send", url, delay)
 		q.f.afterWrite()
 	}
 	return out, err
@@ -239,10 +265,18 @@ func (q queueClient) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBa
 	if err := q.f.down(); err != nil {
 		return nil, err
 	}
+	url := aws.ToString(in.QueueUrl)
+	each := func(what string) {
+		for _, e := range in.Entries {
+			q.t.body(aws.ToString(e.MessageBody), what, url, fmt.Sprintf("delay=%ds batch", e.DelaySeconds))
+		}
+	}
 	if q.f.roll(q.f.SQSError, faultSQSError) {
+		each("send_" + faultSQSError)
 		return nil, errInternal
 	}
 	if q.f.roll(q.f.LostSend, faultLostSend) {
+		each(faultLostSend)
 		out := &sqs.SendMessageBatchOutput{}
 		for _, e := range in.Entries {
 			out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id, MessageId: aws.String("lost")})
@@ -250,10 +284,22 @@ func (q queueClient) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBa
 		return out, nil
 	}
 	if q.f.roll(q.f.Duplicate, faultDuplicate) {
+		each("send_" + faultDuplicate)
 		_, _ = q.SQS.SendMessageBatch(ctx, in, o...)
 	}
 	out, err := q.SQS.SendMessageBatch(ctx, in, o...)
 	if err == nil {
+		failed := map[string]bool{}
+		for _, f := range out.Failed {
+			failed[aws.ToString(f.Id)] = true
+		}
+		for _, e := range in.Entries {
+			what := "send"
+			if failed[aws.ToString(e.Id)] {
+				what = "send_failed_entry"
+			}
+			q.t.body(aws.ToString(e.MessageBody), what, url, fmt.Sprintf("delay=%ds batch", e.DelaySeconds))
+		}
 		q.f.afterWrite()
 	}
 	return out, err
@@ -270,6 +316,13 @@ func (q queueClient) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageI
 	// A message handed to two consumers at once (SQS's at-least-once).
 	if err == nil && len(out.Messages) > 0 && q.f.roll(q.f.Duplicate, faultDuplicate) {
 		out.Messages = append(out.Messages, out.Messages[0])
+		q.t.body(aws.ToString(out.Messages[0].Body), "receive_"+faultDuplicate, aws.ToString(in.QueueUrl), "")
+	}
+	if err == nil && q.t != nil {
+		for _, m := range out.Messages {
+			q.t.receipt(aws.ToString(m.ReceiptHandle), aws.ToString(m.Body))
+			q.t.body(aws.ToString(m.Body), "receive", aws.ToString(in.QueueUrl), "count="+m.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)])
+		}
 	}
 	return out, err
 }
@@ -281,6 +334,9 @@ func (q queueClient) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessa
 	if q.f.roll(q.f.SQSError, faultSQSError) {
 		return nil, errInternal
 	}
+	for _, e := range in.Entries {
+		q.t.handle(aws.ToString(e.ReceiptHandle), "delete", aws.ToString(in.QueueUrl), "")
+	}
 	return q.SQS.DeleteMessageBatch(ctx, in, o...)
 }
 
@@ -289,9 +345,18 @@ func (q queueClient) ChangeMessageVisibility(ctx context.Context, in *sqs.Change
 		return nil, err
 	}
 	if q.f.roll(q.f.SQSError, faultSQSError) {
+		q.t.handle(aws.ToString(in.ReceiptHandle), "visibility_"+faultSQSError, aws.ToString(in.QueueUrl), fmt.Sprintf("to=%ds", in.VisibilityTimeout))
 		return nil, errInternal
 	}
+	q.t.handle(aws.ToString(in.ReceiptHandle), "visibility", aws.ToString(in.QueueUrl), fmt.Sprintf("to=%ds", in.VisibilityTimeout))
 	return q.SQS.ChangeMessageVisibility(ctx, in, o...)
+}
+
+func (q queueClient) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, o ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	for _, e := range in.Entries {
+		q.t.handle(aws.ToString(e.ReceiptHandle), "visibility", aws.ToString(in.QueueUrl), fmt.Sprintf("to=%ds batch", e.VisibilityTimeout))
+	}
+	return q.SQS.ChangeMessageVisibilityBatch(ctx, in, o...)
 }
 
 func (q queueClient) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, o ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
@@ -314,6 +379,14 @@ func (q queueClient) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAtt
 type clock struct {
 	mu     sync.Mutex
 	offset time.Duration
+	t      *tracer
+}
+
+// off is the clock's offset now.
+func (c *clock) off() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.offset
 }
 
 func (c *clock) Now() time.Time {
@@ -342,5 +415,6 @@ func (c *clock) jumps(ctx context.Context, f *Faults) {
 		c.offset = jump
 		c.mu.Unlock()
 		f.note(faultClock)
+		c.t.note("", faultClock, "", jump.Round(time.Millisecond).String())
 	}
 }

@@ -42,7 +42,7 @@ type options struct {
 	rate, faults                     float64
 	accounts, pollers, busy          int
 	seed                             uint64
-	retry                            string
+	retry, trace                     string
 }
 
 func main() {
@@ -58,12 +58,13 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 4, "requests a second to the API (single events, batches of 5, fan-outs to every endpoint)")
 	flag.Float64Var(&o.faults, "faults", 1, "the fault rates' scale: 0 none, 1 the defaults (faults.go), 2 twice as many")
 	flag.IntVar(&o.accounts, "accounts", 4, "accounts, each with one endpoint of every kind")
-	flag.IntVar(&o.pollers, "pollers", 2, "the delivery queue's concurrent invocations: few enough that the queue has a backlog, as a busy deployment's has")
+	flag.IntVar(&o.pollers, "pollers", 5, "the delivery queue's concurrent invocations: 5, as Lambda starts on a queue with messages, before it scales out (the busy queue's backlog is -busy's)")
 	flag.IntVar(&o.busy, "busy", 1, "other tenants' messages the delivery queue shows at every look (a busy deployment's always shows some); 0: only the soak's own")
 	flag.Uint64Var(&o.seed, "seed", 0, "the seed of the faults and the traffic (0: a new one, printed)")
 	flag.DurationVar(&o.sweepEvery, "sweep", 10*time.Second, "the sweeper's interval (the scheduler's too)")
 	flag.DurationVar(&o.sweepGrace, "grace", 5*time.Second, "SWEEP_GRACE")
 	flag.StringVar(&o.retry, "retry", "1s,2s,4s,8s,15s,30s,30s", "RETRY_SCHEDULE")
+	flag.StringVar(&o.trace, "trace", "", "keep the system's trace (trace.go) in this file (default: a temporary one)")
 	flag.Parse()
 	if o.seed == 0 {
 		o.seed = uint64(time.Now().UnixNano()%1e9) + 1
@@ -130,9 +131,12 @@ func run(o options) (bool, error) {
 	for k, v := range settings {
 		env = append(env, k+"="+v)
 	}
-	faultLog := filepath.Join(dir, "faults")
+	faultLog, traceLog := filepath.Join(dir, "faults"), filepath.Join(dir, "trace")
+	if o.trace != "" {
+		traceLog = o.trace
+	}
 	env = append(env, envDynamo+"="+emu.DynamoDBURL, envSQS+"="+emu.SQSURL, envAPIAddr+"="+apiAddr, envFaults+"="+fmt.Sprint(o.faults),
-		envFaultLog+"="+faultLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers), envBusy+"="+strconv.Itoa(o.busy))
+		envFaultLog+"="+faultLog, envTrace+"="+traceLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers), envBusy+"="+strconv.Itoa(o.busy))
 	sysLog, _ := os.Create(filepath.Join(dir, "system.log"))
 	sys := &system{env: env, seed: o.seed, log: sysLog}
 	sys.start()
@@ -178,7 +182,7 @@ func run(o options) (bool, error) {
 		time.Since(began).Round(time.Second), len(t.accepted), t.retried.Load(), sys.restarts.Load())
 
 	// Drain: until nothing is pending, or well past the last deadline.
-	c := &checker{store: st, cfg: cfg, allowance: o.sweepEvery + o.sweepGrace + cfg.DeliveryTimeout + clockError(o.faults), kindOf: t.kindOf, rv: rv, final: map[string]bool{}}
+	c := &checker{store: st, cfg: cfg, allowance: o.sweepEvery + o.sweepGrace + cfg.DeliveryTimeout + clockError(o.faults), kindOf: t.kindOf, pathOf: t.pathOf, rv: rv, final: map[string]bool{}, trace: traceLog}
 	last := time.Now()
 	limit := last.Add(time.Duration(float64(cfg.Retry.Total())*(1+cfg.Retry.Jitter)) + 8*cfg.DeliveryTimeout + 2*c.allowance + 30*time.Second)
 	for {

@@ -32,10 +32,18 @@ type receiver struct {
 	inFlight   map[string]int
 	concurrent map[string]int // deliveries that had two requests open at once: the most at once
 	total      int
+	log        map[string][]request // each delivery's requests (event and path)
+}
+
+// request is one request a receiver took: when it came, when it was
+// answered, and how (0: the sender gave up first).
+type request struct {
+	at, end time.Time
+	code    int
 }
 
 func newReceiver() *receiver {
-	return &receiver{started: time.Now(), requests: map[string]int{}, ok: map[string]int{}, inFlight: map[string]int{}, concurrent: map[string]int{}}
+	return &receiver{started: time.Now(), requests: map[string]int{}, ok: map[string]int{}, inFlight: map[string]int{}, concurrent: map[string]int{}, log: map[string][]request{}}
 }
 
 // refusingURL is a loopback address that refuses connections: a port that
@@ -51,6 +59,7 @@ func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	kind := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 	key := r.Header.Get(webhook.HeaderEventID) + "|" + r.URL.Path
+	at := time.Now()
 	rv.mu.Lock()
 	rv.total++
 	rv.requests[key]++
@@ -63,6 +72,7 @@ func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	code := rv.answer(kind, n, w, r)
 	rv.mu.Lock()
 	rv.inFlight[key]--
+	rv.log[key] = append(rv.log[key], request{at, time.Now(), code})
 	if code/100 == 2 {
 		rv.ok[key]++
 	}

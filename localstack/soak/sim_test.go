@@ -136,7 +136,7 @@ func newSim(t *testing.T, env *testenv.Env, seed uint64) *sim {
 	s.faults = &Faults{Rates: rates, rng: rand.New(rand.NewPCG(seed, 0x50a6)), log: s.flog, kill: s.kill}
 	s.sqs = &simSQS{now: func() time.Time { return s.clock }, byURL: map[string][]*simMsg{}, receipts: map[string]*simMsg{}}
 	now := func() time.Time { return s.clock.Add(s.offset) }
-	s.st = store.New(dynamo{env.DB, s.faults}, env.Table).WithClock(now)
+	s.st = store.New(dynamo{env.DB, s.faults, nil}, env.Table).WithClock(now)
 	qu := queue.New(queueClient{SQS: s.sqs, f: s.faults, busy: simBusy, notBusy: map[string]bool{simDLQ: true}}, simDeliverQ, simDLQ)
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	metrics := obs.NewMetrics(io.Discard, false, "soak", "sim")

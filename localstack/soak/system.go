@@ -28,6 +28,7 @@ const (
 	envScheduleEvery = "SOAK_SCHEDULE_EVERY"
 	envPollers       = "SOAK_POLLERS"
 	envBusy          = "SOAK_BUSY"
+	envTrace         = "SOAK_TRACE"
 )
 
 // runSystem is make dev's runner (every function in one process) with the
@@ -53,16 +54,29 @@ func runSystem() error {
 	if err != nil {
 		return err
 	}
+	clk := &clock{}
+	lanes := map[string]string{cfg.QueueURL: "fast", cfg.SlowQueueURL: "slow", cfg.PacedQueueURL: "paced", cfg.DLQURL: "dlq"}
+	tr, err := newTracer(os.Getenv(envTrace), lanes, clk)
+	if err != nil {
+		return err
+	}
+	clk.t = tr
 	db, q := emulator.Clients(os.Getenv(envDynamo), os.Getenv(envSQS))
 	busy, _ := strconv.Atoi(os.Getenv(envBusy))
-	qc := queueClient{SQS: q, f: f, busy: busy, notBusy: map[string]bool{cfg.SlowQueueURL: true, cfg.DLQURL: true}}
-	a := app.New(cfg, dynamo{db, f}, qc, os.Stderr, "local")
-	clk := &clock{}
+	qc := queueClient{SQS: q, f: f, t: tr, busy: busy, notBusy: map[string]bool{cfg.SlowQueueURL: true, cfg.DLQURL: true}}
+	a := app.New(cfg, dynamo{db, f, tr}, qc, os.Stderr, "local")
 	a.Now = clk.Now
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go clk.jumps(ctx, f)
-	l, err := runner.Start(ctx, a, runner.Options{APIAddr: os.Getenv(envAPIAddr), SweepEvery: sweepEvery, ScheduleEvery: scheduleEvery, Pollers: pollers})
+	// The slow and paced lanes at a quarter of the fast lane's, as make
+	// dev's, but at least 2: an SQS event source mapping's maximum
+	// concurrency is 2 at the least (the stack's defaults are 50), and one
+	// invocation, held by a batch's hanging attempt, left the slow lane's
+	// messages up to a minute past their due time.
+	lane := max(pollers/4, 2)
+	l, err := runner.Start(ctx, a, runner.Options{APIAddr: os.Getenv(envAPIAddr), SweepEvery: sweepEvery, ScheduleEvery: scheduleEvery,
+		Pollers: pollers, SlowPollers: lane, PacedPollers: lane})
 	if err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}

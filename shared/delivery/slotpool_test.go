@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,23 +14,17 @@ import (
 	"github.com/gifq/webhooks/shared/store"
 )
 
-// spacedLimiter books each reservation every apart, from the first.
+// spacedLimiter books each reservation at the moment it is made, for an
+// account whose slots are apart: its rate is known (lifecycle.CapNow), and
+// every slot is usable at once (whole-second pacing sends a slot's
+// delivery as soon as its second has begun).
 type spacedLimiter struct {
 	nowLimiter
 	apart time.Duration
-	next  time.Time
-	smu   sync.Mutex
 }
 
 func (l *spacedLimiter) Reserve(context.Context, string, int, float64) (ratelimit.Reservation, error) {
-	l.smu.Lock()
-	defer l.smu.Unlock()
-	if l.next.IsZero() {
-		l.next = time.Now()
-	}
-	at := l.next
-	l.next = l.next.Add(l.apart)
-	return ratelimit.Reservation{First: at, Interval: l.apart}, nil
+	return ratelimit.Reservation{First: time.Now(), Interval: l.apart}, nil
 }
 
 // batchOf hands the worker n messages to the rig's endpoint in one batch.
@@ -55,14 +48,14 @@ func batchOf(t *testing.T, r *rig, n int) {
 	}
 }
 
-// A batch to one endpoint, its attempts paced at the account's rate: the
-// pool takes one slot, in one write, for the first; each later message uses
-// it again (its route read strongly alongside the claim), and the batch
-// frees it in one write. Before, each message took and freed a slot of its
-// own: two writes a delivery.
+// A batch to one endpoint whose attempts go one at a time (a cap of 1):
+// the pool takes one slot, in one write, for the first; each later message
+// uses it again (its route read strongly alongside the claim), and the
+// batch frees it in one write. Before, each message took and freed a slot
+// of its own: two writes a delivery.
 func TestABatchToOneEndpointTakesItsSlotOnceAndFreesItOnce(t *testing.T) {
 	r := newRig(t, 200)
-	r.w.MaxInFlight = 5
+	r.w.MaxInFlight = 1
 	r.w.Limiter = &spacedLimiter{apart: 200 * time.Millisecond}
 	batchOf(t, r, 6)
 	if r.st.slotTakes != 1 || r.st.slotFrees != 1 || r.st.routeReads != 5 {

@@ -399,6 +399,12 @@ func beforeClaim(k Known, p Policy) Effect {
 	case Wait:
 		e := Effect{Why: act.Why, Level: slog.LevelDebug, Refunds: booked(k)}
 		if act.Deferral {
+			// A hold of the endpoint's (its breaker, its Retry-After) is one
+			// wait to a known time, not a poll: it does not count toward the
+			// in-flight cap's backoff (capDeferral). Counted, a delivery held
+			// five times by a breaker met the cap after it with the longest
+			// backoff at once (30 s), past its deadline on a short schedule.
+			e.NotDeferral = true
 			e.Metric, e.Refunds, e.Unslot = obs.MetricEndpointDeferrals, giveBack(k), true
 			if !manual {
 				e.MoveDue = act.Until

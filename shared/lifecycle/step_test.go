@@ -11,6 +11,7 @@ import (
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
 	"github.com/gifq/webhooks/shared/pace"
+	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/retry"
 )
 
@@ -775,6 +776,29 @@ func TestSettingsAreResolvedWithTheAccountsRate(t *testing.T) {
 	e := lifecycle.Step(c, policy)
 	if e.Do != lifecycle.DoSend || e.Settings.Timeout != 3*time.Second || e.Settings.Headers["Authorization"] != "Bearer x" || e.Settings.RatePerSecond != 5 {
 		t.Fatalf("the send's settings: %+v", e)
+	}
+}
+
+// A delivery held by its endpoint's breaker, then at the in-flight cap once
+// the breaker closes, backs off from the cap's first step: the holds are
+// one wait each to a known time, not polls, and the message put back for
+// them (queue.Message.PutBack) does not count them as deferrals.
+func TestBreakerHoldsDoNotGrowTheCapBackoff(t *testing.T) {
+	k := known()
+	m := queue.Message{Deferred: k.Msg.Deferred}
+	for range 5 {
+		k.Endpoint.BreakerOpenUntil = ms(4 * time.Minute)
+		e := lifecycle.Step(k, policy)
+		if e.Do != lifecycle.DoPutBack {
+			t.Fatalf("a breaker hold: %v, want a put-back", e.Do)
+		}
+		m = m.PutBack(e)
+		k.Msg.Deferred = m.Deferred
+	}
+	k.Endpoint.BreakerOpenUntil, k.Endpoint.Leases = 0, fullLeases(5)
+	e := lifecycle.Step(k, policy)
+	if max := lifecycle.CapBackoffMin + lifecycle.CapBackoffMin/4; e.Do != lifecycle.DoPutBack || e.Delay > max {
+		t.Fatalf("the cap's first deferral after five breaker holds: %v for %s, want at most %s", e.Do, e.Delay, max)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -206,16 +207,31 @@ func overShards(ctx context.Context, margin time.Duration, fn func(ctx context.C
 // when the oldest delivery it found to need work was overdue from (0:
 // none); through is the mark to keep (before when the shard was read to
 // the end, else the due time of the last page handled, 0 if none was).
+//
+// A delivery whose sweep fails (its re-queue's send refused, a throttled
+// write) does not stop the shard: the rest of it is swept all the same, the
+// mark stays at the first failed one's due time (the next run reads it
+// again), and the errors are returned at the end. Stopped at the first, one
+// SQS error left every later overdue delivery of the shard a whole interval
+// more.
 func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64) (r Result, first, through int64, err error) {
+	var failed []error
+	held := int64(0) // the due time of the first delivery whose sweep failed
+	end := func(through int64, err error) (Result, int64, int64, error) {
+		if held != 0 && through > held {
+			through = held
+		}
+		return r, first, through, errors.Join(append(failed, err)...)
+	}
 	var start store.Cursor
 	for {
 		page, err := s.Store.DueForSweep(ctx, shard, from, before, pageSize, start)
 		if err != nil {
-			return r, first, through, err
+			return end(through, err)
 		}
 		ds, err := s.Store.GetDeliveriesEventually(ctx, page.IDs)
 		if err != nil {
-			return r, first, through, err
+			return end(through, err)
 		}
 		for _, d := range ds {
 			if final(d) || d.DueAt >= before {
@@ -226,17 +242,23 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64)
 				first = f
 			}
 			if err := s.sweepOne(ctx, d, before, &r); err != nil {
-				return r, first, through, err
+				failed = append(failed, fmt.Errorf("delivery %s: %w", d.ID, err))
+				if held == 0 || d.DueAt < held {
+					held = d.DueAt
+				}
+				if ctx.Err() != nil {
+					return end(through, ctx.Err())
+				}
 			}
 		}
 		if len(page.DueAt) > 0 {
 			through = page.DueAt[len(page.DueAt)-1]
 		}
 		if page.Next == nil {
-			return r, first, before, nil
+			return end(before, nil)
 		}
 		if err := ctx.Err(); err != nil {
-			return r, first, through, err
+			return end(through, err)
 		}
 		start = page.Next
 	}

@@ -2,9 +2,11 @@ package sweep_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,5 +150,68 @@ func TestLostMessagesAreRequeuedOnce(t *testing.T) {
 	}
 	if got := r.queued(t); got != n {
 		t.Fatalf("%d messages after a second sweep, want %d", got, n)
+	}
+}
+
+// refuseFirst is the real queue with its first Send refused, as SQS refuses
+// one after the SDK's retries.
+type refuseFirst struct {
+	sweep.Queue
+	sent atomic.Int32
+}
+
+func (q *refuseFirst) Send(ctx context.Context, m queue.Message, d time.Duration) error {
+	if q.sent.Add(1) == 1 {
+		return errors.New("InternalError: injected")
+	}
+	return q.Queue.Send(ctx, m, d)
+}
+
+// One delivery's re-queue refused does not stop the sweep of the rest: every
+// other overdue delivery, in its shard too, is re-queued in the same run,
+// and the run reports the error.
+func TestARefusedSendDoesNotStopTheSweep(t *testing.T) {
+	r := newRig(t)
+	const n = 48 // three a shard on average: the refused one has others in its shard
+	r.deliveries(t, n)
+	r.sw.Queue = &refuseFirst{Queue: r.q}
+	res, err := r.sw.Run(ctx)
+	if err == nil {
+		t.Fatal("a refused send: the run reports no error")
+	}
+	if res.Requeued != n-1 {
+		t.Fatalf("one send refused: %d of %d re-queued, want %d (%+v)", res.Requeued, n, n-1, res)
+	}
+	if got := r.queued(t); got != n-1 {
+		t.Fatalf("%d messages queued, want %d", got, n-1)
+	}
+}
+
+// throttleFirst is the real store with its first Requeue throttled.
+type throttleFirst struct {
+	sweep.Store
+	calls atomic.Int32
+}
+
+func (s *throttleFirst) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
+	if s.calls.Add(1) == 1 {
+		return domain.Delivery{}, errors.New("ProvisionedThroughputExceededException: injected")
+	}
+	return s.Store.Requeue(ctx, id, before, at, maxAttempts)
+}
+
+// A delivery whose re-queue failed is read again by the next run: its
+// shard's mark stays at it, though the rest of the shard was swept.
+func TestAFailedRequeueIsSweptAgainNextRun(t *testing.T) {
+	r := newRig(t)
+	const n = 48
+	r.deliveries(t, n)
+	r.sw.Store = &throttleFirst{Store: r.st}
+	if res, err := r.sw.Run(ctx); err == nil || res.Requeued != n-1 {
+		t.Fatalf("first run: %+v %v, want %d re-queued and the error", res, err, n-1)
+	}
+	res, err := r.sw.Run(ctx)
+	if err != nil || res.Requeued != 1 {
+		t.Fatalf("second run: %+v %v, want the one whose re-queue failed re-queued", res, err)
 	}
 }
