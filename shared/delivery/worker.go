@@ -36,6 +36,7 @@ type Store interface {
 	putback.Store        // a wait: the due time moved, a delivery parked
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
 	YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim) error
+	YieldManual(ctx context.Context, d domain.Delivery, c store.Claim) error
 	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	WarnDisabling(ctx context.Context, ep domain.Endpoint, at time.Time) (won bool, err error)
 	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
@@ -216,7 +217,11 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		return err
 	case lifecycle.DoYield:
 		k.YieldTries++
-		err := r.Store.YieldClaim(ctx, *d, k.Claimed, r.claim)
+		yield := r.Store.YieldClaim
+		if r.msg.Kind == queue.KindResend {
+			yield = func(ctx context.Context, seen, _ domain.Delivery, c store.Claim) error { return r.Store.YieldManual(ctx, seen, c) }
+		}
+		err := yield(ctx, *d, k.Claimed, r.claim)
 		k.Yielded = err == nil || errors.Is(err, store.ErrConflict)
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoSend:

@@ -386,6 +386,17 @@ func (m *memStore) ClaimManual(_ context.Context, _ domain.Delivery, a domain.At
 	m.manual[a.ID], m.manualLease[a.ID] = a, c.LeaseUntil
 	return nil
 }
+func (m *memStore) YieldManual(_ context.Context, d domain.Delivery, c store.Claim) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.freeSlot(d, c)
+	if m.manual[c.AttemptID].Outcome != domain.OutcomeInProgress || m.manualLease[c.AttemptID] != c.LeaseUntil {
+		return store.ErrConflict
+	}
+	delete(m.manual, c.AttemptID)
+	m.yields++
+	return nil
+}
 func (m *memStore) FinishManual(_ context.Context, _ domain.Delivery, _ *domain.Endpoint, _ store.Claim, a domain.Attempt, _ store.Outcome) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

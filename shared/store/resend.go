@@ -66,3 +66,21 @@ func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.
 	}
 	return s.updateHealth(ctx, d, ep, a, o)
 }
+
+// YieldManual gives back a manual claim that made no request (claimed too
+// late for its rate slot's second: the message goes back for a new slot).
+// Its in-progress attempt is deleted, so that the message claims it again
+// rather than finding it taken (ErrDuplicate would drop an accepted
+// resend), and its endpoint slot is freed. The delete is conditional on the
+// attempt being still this claim's (in progress, this lease): ErrConflict
+// when it is not, and then nothing is deleted.
+func (s *Store) YieldManual(ctx context.Context, d domain.Delivery, c Claim) error {
+	defer s.releaseSlot(ctx, d.EndpointID, c)
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: s.table, Key: key(deliveryPK(d.ID), attemptSK(c.AttemptID)),
+		ConditionExpression:       aws.String("outcome = :ip AND lease_until = :l"),
+		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress), ":l": num(c.LeaseUntil)}})
+	if isConditionFailed(err) {
+		return ErrConflict
+	}
+	return err
+}

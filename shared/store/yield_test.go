@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/store"
 )
 
@@ -56,5 +57,35 @@ func TestYieldClaimRestoresTheDeliveryAndFreesTheSlot(t *testing.T) {
 		if err != nil || again.Attempts != 1 {
 			t.Fatalf("slot %q: the attempt could not be claimed again: %+v %v", slot, again, err)
 		}
+	}
+}
+
+// A resend's claim given back (claimed too late for its slot's second)
+// deletes its in-progress attempt, so the message, put back for a new slot,
+// claims the same attempt again; before, it found the attempt taken and the
+// accepted resend was dropped. Only the claim's holder can give it back.
+func TestYieldManualLetsTheResendBeClaimedAgain(t *testing.T) {
+	s := newStore(t)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, err := event(t, s, ep, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := domain.Attempt{ID: "att_manual", DeliveryID: d.ID, Kind: domain.AttemptManual, StartedAt: time.Now().UnixMilli()}
+	c := store.Claim{ID: "c1", AttemptID: a.ID, LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
+	if err := s.ClaimManual(ctx, d, a, c); err != nil {
+		t.Fatal(err)
+	}
+	other := c
+	other.LeaseUntil++
+	if err := s.YieldManual(ctx, d, other); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("another claim gave it back: %v", err)
+	}
+	if err := s.YieldManual(ctx, d, c); err != nil {
+		t.Fatal(err)
+	}
+	again := store.Claim{ID: "c2", AttemptID: a.ID, LeaseUntil: c.LeaseUntil, Slot: "0", URL: ep.URL}
+	if err := s.ClaimManual(ctx, d, a, again); err != nil {
+		t.Fatalf("the resend could not be claimed again (its slot freed, its attempt gone): %v", err)
 	}
 }
