@@ -219,7 +219,9 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.YieldTries++
 		yield := r.Store.YieldClaim
 		if r.msg.Kind == queue.KindResend {
-			yield = func(ctx context.Context, seen, _ domain.Delivery, c store.Claim) error { return r.Store.YieldManual(ctx, seen, c) }
+			yield = func(ctx context.Context, seen, _ domain.Delivery, c store.Claim) error {
+				return r.Store.YieldManual(ctx, seen, c)
+			}
 		}
 		err := yield(ctx, *d, k.Claimed, r.claim)
 		k.Yielded = err == nil || errors.Is(err, store.ErrConflict)
