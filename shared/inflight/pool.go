@@ -183,7 +183,11 @@ func (ps *Pools) acquire(ctx context.Context, s SlotStore, key string, ep *domai
 		g, ok := wait(ctx, w, until)
 		ps.mu.Lock()
 		if !ok && !p.dropWaiter(w) {
-			g, ok = <-w, true // given as the wait ended: ours
+			// Given as the wait ended (or a take made for it is under way,
+			// and will lock mu to give it): ours, waited for without mu.
+			ps.mu.Unlock()
+			g, ok = <-w, true
+			ps.mu.Lock()
 		}
 		switch {
 		case !ok:
