@@ -67,3 +67,63 @@ func TestAPoolRenewsAnIdleSlotWhoseLeaseRunsShort(t *testing.T) {
 		t.Fatalf("freed %v at the end, want [%s]", tk.freed, first)
 	}
 }
+
+// gated takes slots only as the test lets each write finish.
+type gated struct {
+	takes
+	gate chan struct{}
+}
+
+func (g *gated) TakeSlots(ctx context.Context, id string, st store.SlotTake) ([]string, error) {
+	<-g.gate
+	return g.takes.TakeSlots(ctx, id, st)
+}
+
+// A waiter whose wait ends while a take made for it is under way waits for
+// that take's grant without the pools' lock: the take must lock it to give
+// the grant. Holding it there deadlocked every message of the process.
+func TestAWaiterCoveredByATakeUnderWayDoesNotBlockIt(t *testing.T) {
+	var ps Pools
+	g := &gated{gate: make(chan struct{})}
+	ep := &domain.Endpoint{ID: "ep_1", AccountID: "acct_1"}
+	ctx := context.Background()
+	waiters := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			ps.mu.Lock()
+			p := ps.by["k"]
+			got := p != nil && len(p.waiters) == n
+			ps.mu.Unlock()
+			if got {
+				return
+			}
+		}
+		t.Fatalf("never %d waiters", n)
+	}
+	done := make(chan string, 3)
+	acquire := func(wait time.Duration) {
+		slot, _, err := ps.acquire(ctx, g, "k", ep, 3, time.Minute, time.Now, time.Now().Add(wait))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- slot
+	}
+	go acquire(time.Minute) // A: the first take, held at the gate
+	waiters(0)
+	time.Sleep(20 * time.Millisecond)
+	go acquire(time.Minute) // B: waits for A's take
+	waiters(1)
+	go acquire(300 * time.Millisecond) // C: waits, briefly
+	waiters(2)
+	g.gate <- struct{}{} // A's take ends: A has its slot; B is woken and takes for C too
+	waiters(0)
+	time.Sleep(500 * time.Millisecond) // C's wait ends while B's take is under way
+	g.gate <- struct{}{}
+	for i := 0; i < 3; i++ {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of 3 acquires returned: the pools are locked", i)
+		}
+	}
+}
