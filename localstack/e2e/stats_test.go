@@ -25,7 +25,7 @@ type statsOut struct {
 // deployed stack).
 func TestStatsCountWhatTheReceiverSaw(t *testing.T) {
 	t.Parallel()
-	statsCountWhatTheReceiverSaw(t, start(t, opts{}))
+	statsCountWhatTheReceiverSaw(t, start(t, opts{stats: true}))
 }
 
 // The same, black-box against make dev's binary (its own stream poller).
