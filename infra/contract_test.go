@@ -24,7 +24,7 @@ func TestTableMatchesLocalDefinition(t *testing.T) {
 	s := synth(t, "dev")
 	_, table := s.only(t, "AWS::DynamoDB::Table")
 	p := props(table)
-	local := store.CreateTableInput("local")
+	local := store.CreateTableInput("local", true)
 
 	keys := func(v any) [][2]string {
 		var out [][2]string

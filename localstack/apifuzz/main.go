@@ -58,7 +58,7 @@ func run(ctx context.Context, command []string) (int, error) {
 	defer emu.Stop()
 	db, q := emulator.Clients(emu.DynamoDBURL, emu.SQSURL)
 	const table = "gifq-webhooks-apifuzz"
-	if err := store.CreateTable(ctx, db, table); err != nil {
+	if err := store.CreateTable(ctx, db, table, false); err != nil {
 		return 0, err
 	}
 	urls, err := queue.CreateQueues(ctx, q, table)

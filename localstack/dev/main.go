@@ -48,6 +48,9 @@ type settings struct {
 	sweepEvery                                 time.Duration
 	pollers, slowPollers, pacedPollers         int
 	inMemory                                   bool // EMULATORS_IN_MEMORY=1: the emulators keep nothing on disk
+	// STATS=off: no table stream and no stats (make load-targets: dynoxide's
+	// stream slows a busy table's writes; the deployed stream costs none).
+	stats bool
 }
 
 func getenv(k, def string) string {
@@ -66,7 +69,7 @@ func loadSettings() (settings, error) {
 		apiAddr: getenv("API_ADDR", "127.0.0.1:8080"), receiverAddr: getenv("RECEIVER_ADDR", "127.0.0.1:9000"),
 		dynamoAddr: getenv("DYNAMODB_ADDR", "127.0.0.1:8000"), sqsAddr: getenv("SQS_ADDR", "127.0.0.1:4566"),
 		dataDir: getenv("DATA_DIR", filepath.Join(root, "localstack", ".data")), prefix: getenv("RESOURCE_PREFIX", "gifq-webhooks-dev"),
-		devKey: os.Getenv("DEV_API_KEY"), inMemory: os.Getenv("EMULATORS_IN_MEMORY") == "1",
+		devKey: os.Getenv("DEV_API_KEY"), inMemory: os.Getenv("EMULATORS_IN_MEMORY") == "1", stats: os.Getenv("STATS") != "off",
 	}
 	for name, n := range map[string]*int{"POLLERS": &s.pollers, "SLOW_POLLERS": &s.slowPollers, "PACED_POLLERS": &s.pacedPollers} {
 		if v := os.Getenv(name); v != "" {
@@ -127,7 +130,7 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 		}
 	}
 	db, q := emulator.Clients(dynamoURL, sqsURL)
-	if err := store.CreateTable(ctx, db, s.prefix); err != nil {
+	if err := store.CreateTable(ctx, db, s.prefix, s.stats); err != nil {
 		return nil, emu, fmt.Errorf("table (is `make dev` running?): %w", err)
 	}
 	urls, err := queue.CreateQueues(ctx, q, s.prefix)
@@ -157,6 +160,9 @@ func connect(ctx context.Context, s *settings, start bool) (*app.App, *emulator.
 // statsStream is the table's stream, for the stats function's poller (a
 // table made before streams were enabled has none: no stats, with a note).
 func statsStream(ctx context.Context, s settings) (runner.Streams, string, error) {
+	if !s.stats {
+		return nil, "", nil
+	}
 	url := "http://" + s.dynamoAddr
 	db, _ := emulator.Clients(url, "http://"+s.sqsAddr)
 	arn, err := emulator.TableStream(ctx, db, s.prefix)

@@ -120,7 +120,7 @@ func TestChaos(t *testing.T) {
 	}
 	defer emu.Stop()
 	db, sq := emulator.Clients(emu.DynamoDBURL, emu.SQSURL)
-	if err := store.CreateTable(ctx, db, "chaos"); err != nil {
+	if err := store.CreateTable(ctx, db, "chaos", false); err != nil {
 		t.Fatal(err)
 	}
 	urls, err := queue.CreateQueues(ctx, sq, "chaos")

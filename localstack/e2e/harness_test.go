@@ -103,7 +103,11 @@ func start(t *testing.T, o opts) *harness {
 	if remote() {
 		return remoteHarness(t)
 	}
-	env := testenv.New(t)
+	newEnv := testenv.New
+	if o.stats {
+		newEnv = testenv.NewWithStream
+	}
+	env := newEnv(t)
 	env2 := map[string]string{
 		"TABLE_NAME": env.Table, "QUEUE_URL": env.Queues.Delivery, "SLOW_QUEUE_URL": env.Queues.Slow, "PACED_QUEUE_URL": env.Queues.Paced, "DLQ_URL": env.Queues.DLQ,
 		"ALLOW_PRIVATE_ENDPOINTS": "true", "ALLOWED_SCHEMES": "http,https", "METRICS": "off", "LOG_LEVEL": "warn",

@@ -32,7 +32,7 @@ func TestStatsCountWhatTheReceiverSaw(t *testing.T) {
 func TestStatsCountWhatTheReceiverSawOnMakeDev(t *testing.T) {
 	t.Parallel()
 	localOnly(t)
-	env := testenv.New(t)
+	env := testenv.NewWithStream(t)
 	p := startDevProc(t, env, "RETRY_SCHEDULE=1s,1s,1s,1s,1s,1s,1s", "SWEEP_INTERVAL=1s", "SWEEP_GRACE=3s")
 	statsCountWhatTheReceiverSaw(t, &harness{api: p.api, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery,
 		dlqURL: env.Queues.DLQ, recvHost: "127.0.0.1", env: env, attempts: 8, slower: 1})

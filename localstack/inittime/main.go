@@ -101,7 +101,7 @@ func run(runs int, rie string) error {
 	}
 	db, q := emulator.Clients(emu.DynamoDBURL, emu.SQSURL)
 	table := "inittime"
-	if err := store.CreateTable(ctx, db, table); err != nil {
+	if err := store.CreateTable(ctx, db, table, false); err != nil {
 		return err
 	}
 	urls, err := queue.CreateQueues(ctx, q, table)

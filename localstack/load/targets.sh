@@ -33,7 +33,7 @@ for n in ${LOAD_RUNS:-1 2 3}; do
   data=$(mktemp -d)
   api=$(free_port); ddb=$(free_port); sqs=$(free_port); rcv=$(free_port); pp=$(free_port)
   env API_ADDR=127.0.0.1:$api DYNAMODB_ADDR=127.0.0.1:$ddb SQS_ADDR=127.0.0.1:$sqs RECEIVER_ADDR=127.0.0.1:$rcv \
-    DATA_DIR="$data" EMULATORS_IN_MEMORY=${LOAD_MEMORY:-0} ENDPOINT_MAX_IN_FLIGHT=${cap[$n]} GIFQ_PPROF_ADDR=127.0.0.1:$pp \
+    DATA_DIR="$data" STATS=off EMULATORS_IN_MEMORY=${LOAD_MEMORY:-0} ENDPOINT_MAX_IN_FLIGHT=${cap[$n]} GIFQ_PPROF_ADDR=127.0.0.1:$pp \
     "$dev_bin" >"$out/run$n.dev.log" 2>&1 &
   dev=$!
   for _ in $(seq 300); do

@@ -23,7 +23,7 @@ import (
 // the handler failed again, and skips it after MaxRetries so that a poison
 // batch cannot stall the shard: the next change still arrives.
 func TestStreamPollerRetriesThenSkipsAPoisonBatch(t *testing.T) {
-	env := testenv.New(t)
+	env := testenv.NewWithStream(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	arn, err := emulator.TableStream(ctx, env.DB, env.Table)

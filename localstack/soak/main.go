@@ -97,7 +97,7 @@ func run(o options) (bool, error) {
 	}
 	defer emu.Stop()
 	db, sq := emulator.Clients(emu.DynamoDBURL, emu.SQSURL)
-	if err := store.CreateTable(ctx, db, table); err != nil {
+	if err := store.CreateTable(ctx, db, table, false); err != nil {
 		return false, err
 	}
 	urls, err := queue.CreateQueues(ctx, sq, table)

@@ -60,8 +60,19 @@ type Env struct {
 
 var seq atomic.Int64
 
-// New creates a fresh table and queue pair for t.
+// New creates a fresh table (without its stream) and queue pair for t.
 func New(t testing.TB) *Env {
+	t.Helper()
+	return newEnv(t, false)
+}
+
+// NewWithStream is New with the table's stream, for a test that reads it.
+func NewWithStream(t testing.TB) *Env {
+	t.Helper()
+	return newEnv(t, true)
+}
+
+func newEnv(t testing.TB, stream bool) *Env {
 	t.Helper()
 	if dynamoURL == "" {
 		t.Fatal("testenv: call testenv.Main from TestMain")
@@ -69,7 +80,7 @@ func New(t testing.TB) *Env {
 	db, q := emulator.Clients(dynamoURL, sqsURL)
 	name := fmt.Sprintf("t%d-%d-%s", time.Now().UnixNano()%1e9, seq.Add(1), sanitize(t.Name()))
 	ctx := context.Background()
-	if err := store.CreateTable(ctx, db, name); err != nil {
+	if err := store.CreateTable(ctx, db, name, stream); err != nil {
 		t.Fatalf("create table: %v", err)
 	}
 	urls, err := queue.CreateQueues(ctx, q, name)
