@@ -694,6 +694,45 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @enum {string} */
+        StatsWindow: "hour" | "day" | "week";
+        /** @description The window's counters added up, and its hourly series, oldest first. */
+        Stats: {
+            window: components["schemas"]["StatsWindow"];
+            /** Format: date-time */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The end of the current hour.
+             */
+            to: string;
+            attempts: number;
+            delivered: number;
+            failed: number;
+            dead_lettered: number;
+            /** @description delivered / (delivered + failed); null when neither. */
+            success_rate: number | null;
+            /** @description Upper bounds of the latency buckets (50, 100, 250, 500, 1000, 2500, 5000, 10000 ms) the quantiles fall in; 0 when no attempt. */
+            latency_ms: {
+                p50: number;
+                p99: number;
+            };
+            status_classes: {
+                "2xx": number;
+                "3xx": number;
+                "4xx": number;
+                "5xx": number;
+                network: number;
+            };
+            series: {
+                /** Format: date-time */
+                hour: string;
+                attempts: number;
+                delivered: number;
+                failed: number;
+                dead_lettered: number;
+            }[];
+        };
         /**
          * @example {
          *       "error": {
@@ -1290,43 +1329,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    window: "hour" | "day" | "week";
-                    /** Format: date-time */
-                    from: string;
-                    /**
-                     * Format: date-time
-                     * @description The end of the current hour.
-                     */
-                    to: string;
-                    attempts: number;
-                    delivered: number;
-                    failed: number;
-                    dead_lettered: number;
-                    /** @description delivered / (delivered + failed); null when neither. */
-                    success_rate: number | null;
-                    /** @description Upper bounds of the latency buckets (50, 100, 250, 500, 1000, 2500, 5000, 10000 ms) the quantiles fall in; 0 when no attempt. */
-                    latency_ms: {
-                        p50: number;
-                        p99: number;
-                    };
-                    status_classes: {
-                        "2xx": number;
-                        "3xx": number;
-                        "4xx": number;
-                        "5xx": number;
-                        network: number;
-                    };
-                    series: {
-                        /** Format: date-time */
-                        hour: string;
-                        attempts: number;
-                        delivered: number;
-                        failed: number;
-                        dead_lettered: number;
-                    }[];
-                };
+                "application/json": components["schemas"]["Stats"];
             };
         };
         /**
@@ -1448,7 +1451,7 @@ export interface components {
     };
     parameters: {
         /** @description `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour. */
-        StatsPeriod: "hour" | "day" | "week";
+        StatsPeriod: components["schemas"]["StatsWindow"];
         /** @description The object's id (`ep_...`, `evt_...`, `dlv_...`). */
         ID: string;
         /**

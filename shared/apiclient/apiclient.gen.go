@@ -309,84 +309,21 @@ func (e SignatureScheme) Valid() bool {
 	}
 }
 
-// Defines values for StatsPeriod.
-const (
-	StatsPeriodDay  StatsPeriod = "day"
-	StatsPeriodHour StatsPeriod = "hour"
-	StatsPeriodWeek StatsPeriod = "week"
-)
-
-// Valid indicates whether the value is a known member of the StatsPeriod enum.
-func (e StatsPeriod) Valid() bool {
-	switch e {
-	case StatsPeriodDay:
-		return true
-	case StatsPeriodHour:
-		return true
-	case StatsPeriodWeek:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for StatsWindow.
 const (
-	StatsWindowDay  StatsWindow = "day"
-	StatsWindowHour StatsWindow = "hour"
-	StatsWindowWeek StatsWindow = "week"
+	Day  StatsWindow = "day"
+	Hour StatsWindow = "hour"
+	Week StatsWindow = "week"
 )
 
 // Valid indicates whether the value is a known member of the StatsWindow enum.
 func (e StatsWindow) Valid() bool {
 	switch e {
-	case StatsWindowDay:
+	case Day:
 		return true
-	case StatsWindowHour:
+	case Hour:
 		return true
-	case StatsWindowWeek:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetEndpointStatsParamsWindow.
-const (
-	GetEndpointStatsParamsWindowDay  GetEndpointStatsParamsWindow = "day"
-	GetEndpointStatsParamsWindowHour GetEndpointStatsParamsWindow = "hour"
-	GetEndpointStatsParamsWindowWeek GetEndpointStatsParamsWindow = "week"
-)
-
-// Valid indicates whether the value is a known member of the GetEndpointStatsParamsWindow enum.
-func (e GetEndpointStatsParamsWindow) Valid() bool {
-	switch e {
-	case GetEndpointStatsParamsWindowDay:
-		return true
-	case GetEndpointStatsParamsWindowHour:
-		return true
-	case GetEndpointStatsParamsWindowWeek:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetEndpointStats200JSONResponseBodyWindow.
-const (
-	GetEndpointStats200JSONResponseBodyWindowDay  GetEndpointStats200JSONResponseBodyWindow = "day"
-	GetEndpointStats200JSONResponseBodyWindowHour GetEndpointStats200JSONResponseBodyWindow = "hour"
-	GetEndpointStats200JSONResponseBodyWindowWeek GetEndpointStats200JSONResponseBodyWindow = "week"
-)
-
-// Valid indicates whether the value is a known member of the GetEndpointStats200JSONResponseBodyWindow enum.
-func (e GetEndpointStats200JSONResponseBodyWindow) Valid() bool {
-	switch e {
-	case GetEndpointStats200JSONResponseBodyWindowDay:
-		return true
-	case GetEndpointStats200JSONResponseBodyWindowHour:
-		return true
-	case GetEndpointStats200JSONResponseBodyWindowWeek:
+	case Week:
 		return true
 	default:
 		return false
@@ -405,48 +342,6 @@ func (e ListEventsParamsOrder) Valid() bool {
 	case Newest:
 		return true
 	case Oldest:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetAccountStatsParamsWindow.
-const (
-	GetAccountStatsParamsWindowDay  GetAccountStatsParamsWindow = "day"
-	GetAccountStatsParamsWindowHour GetAccountStatsParamsWindow = "hour"
-	GetAccountStatsParamsWindowWeek GetAccountStatsParamsWindow = "week"
-)
-
-// Valid indicates whether the value is a known member of the GetAccountStatsParamsWindow enum.
-func (e GetAccountStatsParamsWindow) Valid() bool {
-	switch e {
-	case GetAccountStatsParamsWindowDay:
-		return true
-	case GetAccountStatsParamsWindowHour:
-		return true
-	case GetAccountStatsParamsWindowWeek:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetAccountStats200JSONResponseBodyWindow.
-const (
-	GetAccountStats200JSONResponseBodyWindowDay  GetAccountStats200JSONResponseBodyWindow = "day"
-	GetAccountStats200JSONResponseBodyWindowHour GetAccountStats200JSONResponseBodyWindow = "hour"
-	GetAccountStats200JSONResponseBodyWindowWeek GetAccountStats200JSONResponseBodyWindow = "week"
-)
-
-// Valid indicates whether the value is a known member of the GetAccountStats200JSONResponseBodyWindow enum.
-func (e GetAccountStats200JSONResponseBodyWindow) Valid() bool {
-	switch e {
-	case GetAccountStats200JSONResponseBodyWindowDay:
-		return true
-	case GetAccountStats200JSONResponseBodyWindowHour:
-		return true
-	case GetAccountStats200JSONResponseBodyWindowWeek:
 		return true
 	default:
 		return false
@@ -1119,40 +1014,7 @@ type SigningKeys struct {
 	JwksPath string `json:"jwks_path"`
 }
 
-// ID defines model for ID.
-type ID = string
-
-// IdempotencyKey defines model for IdempotencyKey.
-type IdempotencyKey = string
-
-// OrderingKey defines model for OrderingKey.
-type OrderingKey = string
-
-// StatsPeriod defines model for StatsPeriod.
-type StatsPeriod string
-
-// BadRequest defines model for BadRequest.
-type BadRequest = Error
-
-// Conflict defines model for Conflict.
-type Conflict = Error
-
-// Forbidden defines model for Forbidden.
-type Forbidden = Error
-
-// Internal defines model for Internal.
-type Internal = Error
-
-// NotFound defines model for NotFound.
-type NotFound = Error
-
-// RateLimited defines model for RateLimited.
-type RateLimited = Error
-
-// SigningKeysUnavailable defines model for SigningKeysUnavailable.
-type SigningKeysUnavailable = Error
-
-// Stats defines model for Stats.
+// Stats The window's counters added up, and its hourly series, oldest first.
 type Stats struct {
 	Attempts     int       `json:"attempts"`
 	DeadLettered int       `json:"dead_lettered"`
@@ -1188,8 +1050,41 @@ type Stats struct {
 	Window StatsWindow `json:"window"`
 }
 
-// StatsWindow defines model for Stats.Window.
+// StatsWindow defines model for StatsWindow.
 type StatsWindow string
+
+// ID defines model for ID.
+type ID = string
+
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
+// OrderingKey defines model for OrderingKey.
+type OrderingKey = string
+
+// StatsPeriod defines model for StatsPeriod.
+type StatsPeriod = StatsWindow
+
+// BadRequest defines model for BadRequest.
+type BadRequest = Error
+
+// Conflict defines model for Conflict.
+type Conflict = Error
+
+// Forbidden defines model for Forbidden.
+type Forbidden = Error
+
+// Internal defines model for Internal.
+type Internal = Error
+
+// NotFound defines model for NotFound.
+type NotFound = Error
+
+// RateLimited defines model for RateLimited.
+type RateLimited = Error
+
+// SigningKeysUnavailable defines model for SigningKeysUnavailable.
+type SigningKeysUnavailable = Error
 
 // TooLarge defines model for TooLarge.
 type TooLarge = Error
@@ -1266,14 +1161,8 @@ type RotateSecretJSONBody struct {
 // GetEndpointStatsParams defines parameters for GetEndpointStats.
 type GetEndpointStatsParams struct {
 	// Window `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour.
-	Window *GetEndpointStatsParamsWindow `form:"window,omitempty" json:"window,omitempty"`
+	Window *StatsPeriod `form:"window,omitempty" json:"window,omitempty"`
 }
-
-// GetEndpointStatsParamsWindow defines parameters for GetEndpointStats.
-type GetEndpointStatsParamsWindow string
-
-// GetEndpointStats200JSONResponseBodyWindow defines parameters for GetEndpointStats.
-type GetEndpointStats200JSONResponseBodyWindow string
 
 // SendTestEventJSONBody defines parameters for SendTestEvent.
 type SendTestEventJSONBody struct {
@@ -1348,14 +1237,8 @@ type RotateSigningKeyJSONBody struct {
 // GetAccountStatsParams defines parameters for GetAccountStats.
 type GetAccountStatsParams struct {
 	// Window `hour` (the current hour), `day` (24 hours) or `week` (168 hours), each ending with the current hour.
-	Window *GetAccountStatsParamsWindow `form:"window,omitempty" json:"window,omitempty"`
+	Window *StatsPeriod `form:"window,omitempty" json:"window,omitempty"`
 }
-
-// GetAccountStatsParamsWindow defines parameters for GetAccountStats.
-type GetAccountStatsParamsWindow string
-
-// GetAccountStats200JSONResponseBodyWindow defines parameters for GetAccountStats.
-type GetAccountStats200JSONResponseBodyWindow string
 
 // SetNotificationEmailsJSONRequestBody defines body for SetNotificationEmails for application/json ContentType.
 type SetNotificationEmailsJSONRequestBody = NotificationEmails

@@ -49,19 +49,7 @@ from .event_type import EventType
 from .event_type_example import EventTypeExample
 from .event_type_patch import EventTypePatch
 from .feed_event import FeedEvent
-from .get_account_stats_response_200 import GetAccountStatsResponse200
-from .get_account_stats_response_200_latency_ms import GetAccountStatsResponse200LatencyMs
-from .get_account_stats_response_200_series_item import GetAccountStatsResponse200SeriesItem
-from .get_account_stats_response_200_status_classes import GetAccountStatsResponse200StatusClasses
-from .get_account_stats_response_200_window import GetAccountStatsResponse200Window
-from .get_account_stats_window import GetAccountStatsWindow
 from .get_egress_i_ps_response_200 import GetEgressIPsResponse200
-from .get_endpoint_stats_response_200 import GetEndpointStatsResponse200
-from .get_endpoint_stats_response_200_latency_ms import GetEndpointStatsResponse200LatencyMs
-from .get_endpoint_stats_response_200_series_item import GetEndpointStatsResponse200SeriesItem
-from .get_endpoint_stats_response_200_status_classes import GetEndpointStatsResponse200StatusClasses
-from .get_endpoint_stats_response_200_window import GetEndpointStatsResponse200Window
-from .get_endpoint_stats_window import GetEndpointStatsWindow
 from .get_jwks_response_200 import GetJwksResponse200
 from .get_jwks_response_200_keys_item import GetJwksResponse200KeysItem
 from .get_open_api_response_200 import GetOpenApiResponse200
@@ -93,6 +81,11 @@ from .send_test_event_body import SendTestEventBody
 from .signature_scheme import SignatureScheme
 from .signing_keys import SigningKeys
 from .signing_keys_data_item import SigningKeysDataItem
+from .stats import Stats
+from .stats_latency_ms import StatsLatencyMs
+from .stats_series_item import StatsSeriesItem
+from .stats_status_classes import StatsStatusClasses
+from .stats_window import StatsWindow
 from .test_filter_body import TestFilterBody
 from .test_filter_body_body import TestFilterBodyBody
 from .test_filter_response_200 import TestFilterResponse200
@@ -148,19 +141,7 @@ __all__ = (
     "EventTypeExample",
     "EventTypePatch",
     "FeedEvent",
-    "GetAccountStatsResponse200",
-    "GetAccountStatsResponse200LatencyMs",
-    "GetAccountStatsResponse200SeriesItem",
-    "GetAccountStatsResponse200StatusClasses",
-    "GetAccountStatsResponse200Window",
-    "GetAccountStatsWindow",
     "GetEgressIPsResponse200",
-    "GetEndpointStatsResponse200",
-    "GetEndpointStatsResponse200LatencyMs",
-    "GetEndpointStatsResponse200SeriesItem",
-    "GetEndpointStatsResponse200StatusClasses",
-    "GetEndpointStatsResponse200Window",
-    "GetEndpointStatsWindow",
     "GetJwksResponse200",
     "GetJwksResponse200KeysItem",
     "GetOpenApiResponse200",
@@ -192,6 +173,11 @@ __all__ = (
     "SignatureScheme",
     "SigningKeys",
     "SigningKeysDataItem",
+    "Stats",
+    "StatsLatencyMs",
+    "StatsSeriesItem",
+    "StatsStatusClasses",
+    "StatsWindow",
     "TestFilterBody",
     "TestFilterBodyBody",
     "TestFilterResponse200",

@@ -6,14 +6,14 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
-from ...models.get_account_stats_response_200 import GetAccountStatsResponse200
-from ...models.get_account_stats_window import GetAccountStatsWindow
+from ...models.stats import Stats
+from ...models.stats_window import StatsWindow
 from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     *,
-    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
+    window: StatsWindow | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -35,11 +35,9 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Error | GetAccountStatsResponse200 | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | Stats | None:
     if response.status_code == 200:
-        response_200 = GetAccountStatsResponse200.from_dict(response.json())
+        response_200 = Stats.from_dict(response.json())
 
         return response_200
 
@@ -74,9 +72,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Error | GetAccountStatsResponse200]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | Stats]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -88,19 +84,19 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
-) -> Response[Error | GetAccountStatsResponse200]:
+    window: StatsWindow | Unset = UNSET,
+) -> Response[Error | Stats]:
     """The account's delivery stats over the last hour, day or week
 
     Args:
-        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | GetAccountStatsResponse200]
+        Response[Error | Stats]
     """
 
     kwargs = _get_kwargs(
@@ -117,19 +113,19 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
-) -> Error | GetAccountStatsResponse200 | None:
+    window: StatsWindow | Unset = UNSET,
+) -> Error | Stats | None:
     """The account's delivery stats over the last hour, day or week
 
     Args:
-        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | GetAccountStatsResponse200
+        Error | Stats
     """
 
     return sync_detailed(
@@ -141,19 +137,19 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
-) -> Response[Error | GetAccountStatsResponse200]:
+    window: StatsWindow | Unset = UNSET,
+) -> Response[Error | Stats]:
     """The account's delivery stats over the last hour, day or week
 
     Args:
-        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | GetAccountStatsResponse200]
+        Response[Error | Stats]
     """
 
     kwargs = _get_kwargs(
@@ -168,19 +164,19 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-    window: GetAccountStatsWindow | Unset = GetAccountStatsWindow.DAY,
-) -> Error | GetAccountStatsResponse200 | None:
+    window: StatsWindow | Unset = UNSET,
+) -> Error | Stats | None:
     """The account's delivery stats over the last hour, day or week
 
     Args:
-        window (GetAccountStatsWindow | Unset):  Default: GetAccountStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | GetAccountStatsResponse200
+        Error | Stats
     """
 
     return (

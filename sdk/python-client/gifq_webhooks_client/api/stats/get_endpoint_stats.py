@@ -7,15 +7,15 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
-from ...models.get_endpoint_stats_response_200 import GetEndpointStatsResponse200
-from ...models.get_endpoint_stats_window import GetEndpointStatsWindow
+from ...models.stats import Stats
+from ...models.stats_window import StatsWindow
 from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     id: str,
     *,
-    window: GetEndpointStatsWindow | Unset = GetEndpointStatsWindow.DAY,
+    window: StatsWindow | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -39,11 +39,9 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Error | GetEndpointStatsResponse200 | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | Stats | None:
     if response.status_code == 200:
-        response_200 = GetEndpointStatsResponse200.from_dict(response.json())
+        response_200 = Stats.from_dict(response.json())
 
         return response_200
 
@@ -83,9 +81,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Error | GetEndpointStatsResponse200]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | Stats]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -98,22 +94,22 @@ def sync_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    window: GetEndpointStatsWindow | Unset = GetEndpointStatsWindow.DAY,
-) -> Response[Error | GetEndpointStatsResponse200]:
+    window: StatsWindow | Unset = UNSET,
+) -> Response[Error | Stats]:
     """The endpoint's delivery stats over the last hour, day or week
 
      Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
 
     Args:
         id (str):
-        window (GetEndpointStatsWindow | Unset):  Default: GetEndpointStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | GetEndpointStatsResponse200]
+        Response[Error | Stats]
     """
 
     kwargs = _get_kwargs(
@@ -132,22 +128,22 @@ def sync(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    window: GetEndpointStatsWindow | Unset = GetEndpointStatsWindow.DAY,
-) -> Error | GetEndpointStatsResponse200 | None:
+    window: StatsWindow | Unset = UNSET,
+) -> Error | Stats | None:
     """The endpoint's delivery stats over the last hour, day or week
 
      Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
 
     Args:
         id (str):
-        window (GetEndpointStatsWindow | Unset):  Default: GetEndpointStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | GetEndpointStatsResponse200
+        Error | Stats
     """
 
     return sync_detailed(
@@ -161,22 +157,22 @@ async def asyncio_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    window: GetEndpointStatsWindow | Unset = GetEndpointStatsWindow.DAY,
-) -> Response[Error | GetEndpointStatsResponse200]:
+    window: StatsWindow | Unset = UNSET,
+) -> Response[Error | Stats]:
     """The endpoint's delivery stats over the last hour, day or week
 
      Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
 
     Args:
         id (str):
-        window (GetEndpointStatsWindow | Unset):  Default: GetEndpointStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | GetEndpointStatsResponse200]
+        Response[Error | Stats]
     """
 
     kwargs = _get_kwargs(
@@ -193,22 +189,22 @@ async def asyncio(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    window: GetEndpointStatsWindow | Unset = GetEndpointStatsWindow.DAY,
-) -> Error | GetEndpointStatsResponse200 | None:
+    window: StatsWindow | Unset = UNSET,
+) -> Error | Stats | None:
     """The endpoint's delivery stats over the last hour, day or week
 
      Hourly counters fed from the table's stream, a few seconds behind (docs/api.md, Stats).
 
     Args:
         id (str):
-        window (GetEndpointStatsWindow | Unset):  Default: GetEndpointStatsWindow.DAY.
+        window (StatsWindow | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | GetEndpointStatsResponse200
+        Error | Stats
     """
 
     return (

@@ -6,22 +6,23 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
-from ..models.get_account_stats_response_200_window import GetAccountStatsResponse200Window
+from ..models.stats_window import StatsWindow
 
 if TYPE_CHECKING:
-    from ..models.get_account_stats_response_200_latency_ms import GetAccountStatsResponse200LatencyMs
-    from ..models.get_account_stats_response_200_series_item import GetAccountStatsResponse200SeriesItem
-    from ..models.get_account_stats_response_200_status_classes import GetAccountStatsResponse200StatusClasses
+    from ..models.stats_latency_ms import StatsLatencyMs
+    from ..models.stats_series_item import StatsSeriesItem
+    from ..models.stats_status_classes import StatsStatusClasses
 
 
-T = TypeVar("T", bound="GetAccountStatsResponse200")
+T = TypeVar("T", bound="Stats")
 
 
 @_attrs_define
-class GetAccountStatsResponse200:
-    """
+class Stats:
+    """The window's counters added up, and its hourly series, oldest first.
+
     Attributes:
-        window (GetAccountStatsResponse200Window):
+        window (StatsWindow):
         from_ (datetime.datetime):
         to (datetime.datetime): The end of the current hour.
         attempts (int):
@@ -29,13 +30,13 @@ class GetAccountStatsResponse200:
         failed (int):
         dead_lettered (int):
         success_rate (float | None): delivered / (delivered + failed); null when neither.
-        latency_ms (GetAccountStatsResponse200LatencyMs): Upper bounds of the latency buckets (50, 100, 250, 500, 1000,
-            2500, 5000, 10000 ms) the quantiles fall in; 0 when no attempt.
-        status_classes (GetAccountStatsResponse200StatusClasses):
-        series (list[GetAccountStatsResponse200SeriesItem]):
+        latency_ms (StatsLatencyMs): Upper bounds of the latency buckets (50, 100, 250, 500, 1000, 2500, 5000, 10000 ms)
+            the quantiles fall in; 0 when no attempt.
+        status_classes (StatsStatusClasses):
+        series (list[StatsSeriesItem]):
     """
 
-    window: GetAccountStatsResponse200Window
+    window: StatsWindow
     from_: datetime.datetime
     to: datetime.datetime
     attempts: int
@@ -43,9 +44,9 @@ class GetAccountStatsResponse200:
     failed: int
     dead_lettered: int
     success_rate: float | None
-    latency_ms: GetAccountStatsResponse200LatencyMs
-    status_classes: GetAccountStatsResponse200StatusClasses
-    series: list[GetAccountStatsResponse200SeriesItem]
+    latency_ms: StatsLatencyMs
+    status_classes: StatsStatusClasses
+    series: list[StatsSeriesItem]
 
     def to_dict(self) -> dict[str, Any]:
         window = self.window.value
@@ -96,12 +97,12 @@ class GetAccountStatsResponse200:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.get_account_stats_response_200_latency_ms import GetAccountStatsResponse200LatencyMs  # noqa: PLC0415
-        from ..models.get_account_stats_response_200_series_item import GetAccountStatsResponse200SeriesItem  # noqa: PLC0415
-        from ..models.get_account_stats_response_200_status_classes import GetAccountStatsResponse200StatusClasses  # noqa: PLC0415
+        from ..models.stats_latency_ms import StatsLatencyMs  # noqa: PLC0415
+        from ..models.stats_series_item import StatsSeriesItem  # noqa: PLC0415
+        from ..models.stats_status_classes import StatsStatusClasses  # noqa: PLC0415
 
         d = dict(src_dict)
-        window = GetAccountStatsResponse200Window(d.pop("window"))
+        window = StatsWindow(d.pop("window"))
 
         from_ = datetime.datetime.fromisoformat(d.pop("from"))
 
@@ -122,18 +123,18 @@ class GetAccountStatsResponse200:
 
         success_rate = _parse_success_rate(d.pop("success_rate"))
 
-        latency_ms = GetAccountStatsResponse200LatencyMs.from_dict(d.pop("latency_ms"))
+        latency_ms = StatsLatencyMs.from_dict(d.pop("latency_ms"))
 
-        status_classes = GetAccountStatsResponse200StatusClasses.from_dict(d.pop("status_classes"))
+        status_classes = StatsStatusClasses.from_dict(d.pop("status_classes"))
 
         series = []
         _series = d.pop("series")
         for series_item_data in _series:
-            series_item = GetAccountStatsResponse200SeriesItem.from_dict(series_item_data)
+            series_item = StatsSeriesItem.from_dict(series_item_data)
 
             series.append(series_item)
 
-        get_account_stats_response_200 = cls(
+        stats = cls(
             window=window,
             from_=from_,
             to=to,
@@ -147,4 +148,4 @@ class GetAccountStatsResponse200:
             series=series,
         )
 
-        return get_account_stats_response_200
+        return stats

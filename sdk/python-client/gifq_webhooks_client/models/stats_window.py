@@ -1,7 +1,7 @@
 from enum import StrEnum
 
 
-class GetEndpointStatsResponse200Window(StrEnum):
+class StatsWindow(StrEnum):
     DAY = "day"
     HOUR = "hour"
     WEEK = "week"

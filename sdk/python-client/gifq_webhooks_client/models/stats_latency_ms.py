@@ -5,11 +5,11 @@ from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 
-T = TypeVar("T", bound="GetAccountStatsResponse200LatencyMs")
+T = TypeVar("T", bound="StatsLatencyMs")
 
 
 @_attrs_define
-class GetAccountStatsResponse200LatencyMs:
+class StatsLatencyMs:
     """Upper bounds of the latency buckets (50, 100, 250, 500, 1000, 2500, 5000, 10000 ms) the quantiles fall in; 0 when no
     attempt.
 
@@ -44,9 +44,9 @@ class GetAccountStatsResponse200LatencyMs:
 
         p99 = d.pop("p99")
 
-        get_account_stats_response_200_latency_ms = cls(
+        stats_latency_ms = cls(
             p50=p50,
             p99=p99,
         )
 
-        return get_account_stats_response_200_latency_ms
+        return stats_latency_ms

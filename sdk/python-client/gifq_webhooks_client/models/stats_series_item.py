@@ -6,11 +6,11 @@ from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 
-T = TypeVar("T", bound="GetAccountStatsResponse200SeriesItem")
+T = TypeVar("T", bound="StatsSeriesItem")
 
 
 @_attrs_define
-class GetAccountStatsResponse200SeriesItem:
+class StatsSeriesItem:
     """
     Attributes:
         hour (datetime.datetime):
@@ -64,7 +64,7 @@ class GetAccountStatsResponse200SeriesItem:
 
         dead_lettered = d.pop("dead_lettered")
 
-        get_account_stats_response_200_series_item = cls(
+        stats_series_item = cls(
             hour=hour,
             attempts=attempts,
             delivered=delivered,
@@ -72,4 +72,4 @@ class GetAccountStatsResponse200SeriesItem:
             dead_lettered=dead_lettered,
         )
 
-        return get_account_stats_response_200_series_item
+        return stats_series_item

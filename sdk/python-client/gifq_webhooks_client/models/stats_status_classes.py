@@ -5,11 +5,11 @@ from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 
-T = TypeVar("T", bound="GetEndpointStatsResponse200StatusClasses")
+T = TypeVar("T", bound="StatsStatusClasses")
 
 
 @_attrs_define
-class GetEndpointStatsResponse200StatusClasses:
+class StatsStatusClasses:
     """
     Attributes:
         field_2xx (int):
@@ -63,7 +63,7 @@ class GetEndpointStatsResponse200StatusClasses:
 
         network = d.pop("network")
 
-        get_endpoint_stats_response_200_status_classes = cls(
+        stats_status_classes = cls(
             field_2xx=field_2xx,
             field_3xx=field_3xx,
             field_4xx=field_4xx,
@@ -71,4 +71,4 @@ class GetEndpointStatsResponse200StatusClasses:
             network=network,
         )
 
-        return get_endpoint_stats_response_200_status_classes
+        return stats_status_classes
