@@ -66,7 +66,7 @@ var functionSpecs = map[string]struct {
 	// not triggered by it, and the api is triggered by API Gateway.
 	SendsToOwnTrigger bool
 }{
-	FnAPI:      {"ApiFunction", "Ingest and management API behind API Gateway", 256, 15 * time.Second, false},
+	FnAPI:      {"ApiFunction", "Ingest and management API behind API Gateway", 256, schema.APITimeout, false},
 	FnDeliver:  {"DeliverFunction", "Delivers webhook attempts from the delivery queue", schema.DeliverMemoryMB, schema.FunctionTimeout, true},
 	FnSweeper:  {"SweeperFunction", "Re-queues due deliveries that were never dispatched (every 15 minutes); sends parked deliveries (every minute)", 256, 5 * time.Minute, false},
 	FnRedrive:  {"RedriveFunction", "Moves DLQ messages back for a fresh series of attempts (run from the console)", 128, 5 * time.Minute, false},

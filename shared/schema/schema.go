@@ -162,6 +162,9 @@ const (
 	StatsRetries = 2
 )
 
+// APITimeout is the api function's timeout: no request runs longer.
+const APITimeout = 15 * time.Second
+
 // FunctionTimeout is the deliver function's timeout: a 10 s attempt plus
 // the DynamoDB and SQS calls around it, with room to spare.
 const FunctionTimeout = 30 * time.Second

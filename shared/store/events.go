@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
+	"github.com/gifq/webhooks/shared/schema"
 )
 
 // NewEvent is what ingest writes: the event, its deliveries, and the
@@ -92,6 +93,12 @@ var errNotCommitted = errors.New("event not written")
 // still being written: longer than the api function's timeout (15 s).
 const OrphanAfter = 2 * time.Minute
 
+// KeyTakeoverAfter is how old an idempotency key's claim whose event is
+// missing must be before a retry takes it over: its request has timed out
+// (schema.APITimeout) by then, with as much again to spare. A producer
+// whose request died between the two writes waits no longer than this.
+const KeyTakeoverAfter = 2 * schema.APITimeout
+
 // commitEvent writes the event, after its idempotency key's claim.
 func (s *Store) commitEvent(ctx context.Context, ev domain.Event, evItem item) (string, error) {
 	if ev.IdempotencyKey != "" {
@@ -113,15 +120,15 @@ func (s *Store) commitEvent(ctx context.Context, ev domain.Event, evItem item) (
 // name an event that is not there: its request is still writing it, or
 // died between the two writes. A retry with the key and body reads the
 // event then: there, it is the same event (ErrDuplicate); missing and
-// claimed less than OrphanAfter ago, ErrKeyInProgress (409: retry
-// shortly); missing and older, that request can no longer write it (the
-// api function's timeout is 15 s), so the retry takes the claim over and
+// claimed less than KeyTakeoverAfter ago, ErrKeyInProgress (409: retry
+// shortly); missing and older, that request can no longer write it (it
+// has timed out), so the retry takes the claim over and
 // writes its own event. Nothing is lost (the first event was never
 // answered as accepted) and nothing is sent twice (its deliveries are
 // orphans, never attempted, since their event never comes).
 
 // ErrKeyInProgress: the idempotency key's first request is still writing
-// its event (or died doing so less than OrphanAfter ago).
+// its event (or died doing so less than KeyTakeoverAfter ago).
 var ErrKeyInProgress = errors.New("idempotency key in use by a request still in progress")
 
 type keyClaim struct {
@@ -190,7 +197,7 @@ func (s *Store) priorOf(ctx context.Context, accountID string, prior keyClaim, b
 	case !errors.Is(err, ErrNotFound):
 		return "", err
 	}
-	if ms, ok := domain.IDMillis(prior.EventID); ok && s.now().Sub(time.UnixMilli(ms)) >= OrphanAfter {
+	if ms, ok := domain.IDMillis(prior.EventID); ok && s.now().Sub(time.UnixMilli(ms)) >= KeyTakeoverAfter {
 		return "", ErrNotFound
 	}
 	return prior.EventID, ErrKeyInProgress
@@ -198,7 +205,7 @@ func (s *Store) priorOf(ctx context.Context, accountID string, prior keyClaim, b
 
 // dropKey deletes ev's claim of its idempotency key after its event was
 // refused. Best effort: a claim left names an event never written, which a
-// retry takes over past OrphanAfter.
+// retry takes over past KeyTakeoverAfter.
 func (s *Store) dropKey(ctx context.Context, ev domain.Event) {
 	if ev.IdempotencyKey == "" {
 		return

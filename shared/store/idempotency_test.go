@@ -40,7 +40,7 @@ func dyingBeforeTheEvent(env *testenv.Env, armed *atomic.Bool) *dynamodb.Client 
 // With an Idempotency-Key, the key's claim and the event are two plain
 // writes, no transaction. A request that dies between them: its retry
 // (same key, same body) is told to come back while the first could still
-// be writing (ErrKeyInProgress, nothing written), and past OrphanAfter
+// be writing (ErrKeyInProgress, nothing written), and past KeyTakeoverAfter
 // takes the key over and writes its event: one event for the key, none
 // lost, and the first request's delivery never attempted (an orphan). A
 // retry after an event committed gets that event (ErrDuplicate).
@@ -75,13 +75,17 @@ func TestIdempotentEventSurvivesACrashBetweenItsTwoWrites(t *testing.T) {
 	if _, err := s.PriorEvent(ctx, ep.AccountID, "po-7", retry.Event.Body); !errors.Is(err, store.ErrKeyInProgress) {
 		t.Fatalf("the key's look-up while the first could still write: %v", err)
 	}
-	clock = clock.Add(store.OrphanAfter + time.Second)
+	clock = clock.Add(store.KeyTakeoverAfter - time.Second)
+	if _, err := s.PriorEvent(ctx, ep.AccountID, "po-7", retry.Event.Body); !errors.Is(err, store.ErrKeyInProgress) {
+		t.Fatalf("the key's look-up just before KeyTakeoverAfter: %v", err)
+	}
+	clock = clock.Add(2 * time.Second)
 	if _, err := s.PriorEvent(ctx, ep.AccountID, "po-7", retry.Event.Body); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("the key's look-up past OrphanAfter: %v, want free", err)
+		t.Fatalf("the key's look-up past KeyTakeoverAfter: %v, want free", err)
 	}
 	later := newEvent()
 	if id, err := s.CreateEvent(ctx, later); err != nil || id != later.Event.ID {
-		t.Fatalf("a retry past OrphanAfter: %s, %v; want its own event written", id, err)
+		t.Fatalf("a retry past KeyTakeoverAfter: %s, %v; want its own event written", id, err)
 	}
 	again := newEvent()
 	if id, err := s.CreateEvent(ctx, again); !errors.Is(err, store.ErrDuplicate) || id != later.Event.ID {
@@ -90,8 +94,9 @@ func TestIdempotentEventSurvivesACrashBetweenItsTwoWrites(t *testing.T) {
 	if _, err := s.GetEvent(ctx, ep.AccountID, first.Event.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the dead request's event: %v, want never written", err)
 	}
-	// Its delivery is an orphan: the attempt's load finds no delivery to
-	// attempt, and deletes it.
+	// Past OrphanAfter its delivery is an orphan: the attempt's load finds
+	// no delivery to attempt, and deletes it.
+	clock = clock.Add(store.OrphanAfter)
 	snap, err := s.LoadForAttempt(ctx, store.Ref{DeliveryID: first.Deliveries[0].ID, AccountID: ep.AccountID, EndpointID: ep.ID, EventID: first.Event.ID})
 	if err != nil || snap.Delivery != nil {
 		t.Fatalf("the dead request's delivery loaded as %+v, %v; want none", snap.Delivery, err)
