@@ -39,7 +39,7 @@ func TestAWSCallsPerDelivery(t *testing.T) {
 // conditional writes included: testenv.ConditionFailed) to at most max.
 func testUnitsPerShape(t *testing.T, events, endpoints int, max float64) {
 	calls := testenv.NewCalls()
-	h := start(t, opts{calls: calls, maxInFlight: 5, env: map[string]string{"SWEEP_GRACE": "5m"}})
+	h := start(t, opts{calls: calls, noScheduler: true, maxInFlight: 5, env: map[string]string{"SWEEP_GRACE": "5m"}})
 	_, key := h.account(t)
 	for i := 0; i < endpoints; i++ {
 		h.registerReceiver(t, key, always(200))
@@ -102,7 +102,7 @@ func testAWSCallsPerDelivery(t *testing.T, capped bool, env map[string]string) {
 	// Info, as the stack logs (the harness's default is warn), and the
 	// stack's sweep grace (the harness's is 2 s), which decides whether a
 	// retry moves its sweep index entry (lifecycle.KeepsDue).
-	o := opts{calls: calls, maxInFlight: -1, logs: logs, env: map[string]string{"LOG_LEVEL": "info", "SWEEP_GRACE": "5m"}} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
+	o := opts{calls: calls, noScheduler: true, maxInFlight: -1, logs: logs, env: map[string]string{"LOG_LEVEL": "info", "SWEEP_GRACE": "5m"}} // ENDPOINT_MAX_IN_FLIGHT=0: no cap
 	if capped || env != nil {
 		o.maxInFlight = 5 // the shipped default
 	}

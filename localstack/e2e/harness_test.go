@@ -63,7 +63,11 @@ var ctx = context.Background()
 
 // opts are a local run's settings; a remote stack has its own.
 type opts struct {
-	stats       bool   // run the stats function's stream mapping
+	stats bool // run the stats function's stream mapping
+	// no scheduler (the sweeper's minute run for parked deliveries): it
+	// ticks on the wall clock's minutes, and a test counting one delivery's
+	// calls would count its queries whenever it spans a minute's turn
+	noScheduler bool
 	retry       string // RETRY_SCHEDULE
 	rate        float64
 	maxInFlight int
@@ -154,6 +158,9 @@ func start(t *testing.T, o opts) *harness {
 		providers.UseAWS(a.Destinations, *o.awsDest, a.Config.DestinationRegions, a.Config.DeploymentAccount, a.Config.DeliveryTimeout)
 	}
 	ro := runner.Options{APIAddr: "127.0.0.1:0", SweepEvery: o.sweepEvery, Pollers: o.pollers, SlowPollers: o.slowPollers, PacedPollers: o.paced}
+	if o.noScheduler {
+		ro.ScheduleEvery = -1
+	}
 	if o.stats { // the stream poller reads every write: only the tests of the stats run it
 		streamARN, err := emulator.TableStream(ctx, env.DB, env.Table)
 		if err != nil {
