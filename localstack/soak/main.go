@@ -42,7 +42,7 @@ type options struct {
 	rate, faults                     float64
 	accounts, pollers, busy          int
 	seed                             uint64
-	retry, trace                     string
+	retry, trace, systemLog          string
 }
 
 func main() {
@@ -65,6 +65,7 @@ func main() {
 	flag.DurationVar(&o.sweepGrace, "grace", 5*time.Second, "SWEEP_GRACE")
 	flag.StringVar(&o.retry, "retry", "1s,2s,4s,8s,15s,30s,30s", "RETRY_SCHEDULE")
 	flag.StringVar(&o.trace, "trace", "", "keep the system's trace (trace.go) in this file (default: a temporary one)")
+	flag.StringVar(&o.systemLog, "log", "", "keep the system's log (its JSON lines: sweeps, attempts) in this file (default: a temporary one)")
 	flag.Parse()
 	if o.seed == 0 {
 		o.seed = uint64(time.Now().UnixNano()%1e9) + 1
@@ -137,7 +138,11 @@ func run(o options) (bool, error) {
 	}
 	env = append(env, envDynamo+"="+emu.DynamoDBURL, envSQS+"="+emu.SQSURL, envAPIAddr+"="+apiAddr, envFaults+"="+fmt.Sprint(o.faults),
 		envFaultLog+"="+faultLog, envTrace+"="+traceLog, envSweepEvery+"="+o.sweepEvery.String(), envScheduleEvery+"="+o.sweepEvery.String(), envPollers+"="+strconv.Itoa(o.pollers), envBusy+"="+strconv.Itoa(o.busy))
-	sysLog, _ := os.Create(filepath.Join(dir, "system.log"))
+	sysLogPath := filepath.Join(dir, "system.log")
+	if o.systemLog != "" {
+		sysLogPath = o.systemLog
+	}
+	sysLog, _ := os.Create(sysLogPath)
 	sys := &system{env: env, seed: o.seed, log: sysLog}
 	sys.start()
 	defer sys.stop()
