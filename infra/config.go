@@ -149,6 +149,12 @@ type Config struct {
 	// deliver mails an account's notification contacts from it when an
 	// endpoint fails, is disabled or recovers (notifymail.go); empty: no email.
 	NotifyEmailFrom string
+	// LocalStackStats deploys the stats function's stream mapping on the
+	// localstack stage too (context `localstackStats`, default false: there
+	// LocalStack's one Python process reads and filters every write's
+	// stream record, most of a core in the e2e suite, and unrelated tests
+	// time out; the stats test runs in a deploy of its own).
+	LocalStackStats bool
 }
 
 // Context keys, as written in cdk.json and on the command line.
@@ -182,6 +188,7 @@ const (
 	CtxEgressStaticIPs            = "egressStaticIps"
 	CtxEgressAZs                  = "egressAzs"
 	CtxDemoReceiver               = "demoReceiver"
+	CtxLocalStackStats            = "localstackStats"
 	CtxNotifyEmailFrom            = "notifyEmailFrom"
 	CtxTableCapacity              = "tableCapacity"
 	CtxTableMinUnits              = "tableMinUnits"
@@ -485,6 +492,7 @@ func ParseConfig(get func(key string) (string, bool)) (Config, error) {
 	boolean(CtxEgressStaticIPs, &c.EgressStaticIPs)
 	integer(CtxEgressAZs, &c.EgressAZs)
 	boolean(CtxDemoReceiver, &c.DemoReceiver)
+	boolean(CtxLocalStackStats, &c.LocalStackStats)
 	str(CtxNotifyEmailFrom, &c.NotifyEmailFrom)
 	str(CtxTableCapacity, &c.TableCapacity)
 	integer(CtxTableMinUnits, &c.TableMinUnits)

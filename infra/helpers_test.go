@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,11 +79,22 @@ var variants = map[string]map[string]any{
 	// existing topic (-c alarmTopicArn=...).
 	"http": {CtxAPIType: APIHTTP, CtxDemoReceiver: "true", CtxTableCapacity: TableProvisioned, CtxTableMinUnits: "2", CtxTableMaxUnits: "500",
 		CtxAlarmTopicARN: existingTopic},
-	"localstack": {
-		CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
-		CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",
-		CtxNotifyEmailFrom: noticeSender, // as infra/cdk.mk deploys it
-	},
+	"localstack":       localstackVariant,
+	"localstack-stats": with(localstackVariant, CtxLocalStackStats, "true"),
+}
+
+// localstackVariant is the localstack stage as infra/cdk.mk deploys it.
+var localstackVariant = map[string]any{
+	CtxStage: LocalStackStage, CtxLambdaArchitecture: "x86_64", CtxAllowedSchemes: "http,https",
+	CtxAllowPrivateEndpoints: "true", CtxRetrySchedule: "1s,1s,1s,1s,1s,1s,1s", CtxSweepGrace: "3s", CtxAPIGatewayCloudWatchRole: "false",
+	CtxNotifyEmailFrom: noticeSender,
+}
+
+// with is ctx with k set to v.
+func with(ctx map[string]any, k string, v any) map[string]any {
+	out := maps.Clone(ctx)
+	out[k] = v
+	return out
 }
 
 // existingTopic is an alarm destination the stack does not make (context

@@ -248,10 +248,8 @@ func NewStack(scope constructs.Construct, id string, props *StackProps) *Stack {
 	// gathered for StatsWindow; a failed batch is halved and retried at
 	// most StatsRetries times, then skipped (counters are approximate on
 	// retry: shared/stats/README.md). The event source grants the stream
-	// read. Not on LocalStack: its poller reads moto's stream at first but
-	// stops partway through the e2e suite; there the function has no
-	// trigger (localstack/README.md).
-	if cfg.Stage != LocalStackStage {
+	// read. Not on LocalStack unless asked (Config.LocalStackStats).
+	if cfg.Stage != LocalStackStage || cfg.LocalStackStats {
 		s.Functions[FnStats].AddEventSource(awslambdaeventsources.NewDynamoEventSource(s.Table, &awslambdaeventsources.DynamoEventSourceProps{
 			StartingPosition:   awslambda.StartingPosition_LATEST,
 			BatchSize:          jsii.Number(schema.StatsBatch),
