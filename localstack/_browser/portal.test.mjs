@@ -193,7 +193,10 @@ test('a customer works with endpoints, deliveries and attempts in the portal', a
   const after = await call('GET', '/v1/endpoints/' + failingEp.body.id);
   assert.equal(after.body.disabled, true);
 
-  // Disabling stopped its pending deliveries (failed, endpoint disabled). Enable it and recover the last hour's failures.
+  // Disabling stopped its pending deliveries (failed, endpoint disabled) as their messages came
+  // in: wait for that before enabling it. Then recover the last hour's failures.
+  await until('the disabled endpoint\'s deliveries failed', async () =>
+    (await call('GET', `/v1/endpoints/${failingEp.body.id}/deliveries?status=failed`)).body.data.length >= 3);
   await page.getByRole('button', { name: 'Enable' }).click();
   await page.getByText('Endpoint enabled').waitFor();
   assert.equal((await call('GET', '/v1/endpoints/' + failingEp.body.id)).body.disabled, false);
