@@ -67,14 +67,12 @@ type Input struct {
 // made. The breaker's waits use no attempt, so without a deadline a dead
 // endpoint held deliveries for days (until it was disabled) instead of the
 // contract's roughly 90 minutes; they end there, failed as
-// endpoint_unavailable (EndpointWait). Other waits are not bounded by it:
-// the account's rate limit is the contract's own (nothing is dropped for
-// it), the receiver's Retry-After is capped by MaxFreeThrottles, and the
-// in-flight cap only orders the attempts of an endpoint that answers (a
-// busy one drains its backlog with every attempt made; a deadline there
-// left deliveries of endpoints that were merely busy short of their attempts, in the
-// e2e test TestWaitingDeliveriesAreNotInFlight). A wait of any kind ends at
-// the item's TTL at the latest (store.ErrOutlives).
+// endpoint_unavailable (EndpointWait); so do the in-flight cap's waits
+// (capDeferral), for an endpoint too slow for its traffic. Other waits are
+// not bounded by it: the account's rate limit is the contract's own
+// (nothing is dropped for it), and the receiver's Retry-After is capped by
+// MaxFreeThrottles. A wait of any kind ends at the item's TTL at the latest
+// (store.ErrOutlives).
 func Deadline(d domain.Delivery, s retry.Schedule, timeout time.Duration) time.Time {
 	start := d.SeriesAt
 	if start == 0 {

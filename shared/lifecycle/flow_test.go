@@ -22,7 +22,7 @@ func walk(runs int) map[lifecycle.Flow]bool {
 	pick := func(n int) int { return rnd.IntN(n) }
 	for range runs {
 		full := known()
-		switch pick(10) { // the snapshot the load will find
+		switch pick(11) { // the snapshot the load will find
 		case 0:
 			full.Endpoint.Leases = fullLeases(5)
 		case 1:
@@ -41,6 +41,8 @@ func walk(runs int) map[lifecycle.Flow]bool {
 			full.Delivery.AccountID = "acct_other" // the message lies about its delivery
 		case 8:
 			full.Endpoint.FailingSince = ms(-time.Minute) // on the slow lane
+		case 9:
+			full.Delivery.SeriesAt = ms(-3 * time.Hour) // past its deadline
 		}
 		pol := policy
 		pol.Lanes = pick(2) == 0

@@ -671,16 +671,30 @@ func later(t, now time.Time) time.Time { return now.Add(max(t.Sub(now), time.Sec
 
 // capDeferral puts back a message that found its endpoint at its in-flight
 // cap; its rate slot is given back (a deferral costs the account no rate).
+// A delivery's wait for the cap ends by its deadline, as a breaker's does
+// (EndpointWait): an endpoint too slow for its traffic fails the deliveries
+// it could not take in the contract's time as endpoint_unavailable, where
+// the back-off (growing to 30 s while newer messages took the freed slots)
+// left them minutes past it in the soak. Near the deadline it backs off at
+// most half the time left, so a delivery looks for a slot again before it.
 func capDeferral(k Known, p Policy) Effect {
 	rnd := rand.New(rand.NewPCG(k.Seed, 2))
 	d := CapBackoffMin << min(max(k.Msg.Received+k.Msg.Deferred-1, 0), 5)
 	d = min(d, CapBackoffMax)
 	d += time.Duration(rnd.Int64N(int64(d/4) + 1))
 	e := Effect{Refunds: giveBack(k), Unslot: true, Metric: obs.MetricEndpointDeferrals}
-	if k.Msg.Kind != KindResend {
-		e.MoveDue = k.Now.Add(d)
+	if k.Msg.Kind == KindResend || k.Delivery == nil {
+		return putBack(k, p, k.Now.Add(d), e)
 	}
-	return putBack(k, p, k.Now.Add(d), e)
+	deadline := Deadline(*k.Delivery, p.Schedule, p.AttemptTimeout)
+	d = min(d, max(deadline.Sub(k.Now)/2, CapBackoffMin))
+	w := EndpointWait(Action{Verb: Wait, Until: k.Now.Add(d)}, k.Now, deadline)
+	if w.Verb == Fail {
+		return Effect{Do: DoFail, Reason: w.Reason, Refunds: giveBack(k), Level: slog.LevelWarn,
+			Why: "the endpoint's in-flight cap stayed full past the delivery's deadline"}
+	}
+	e.MoveDue = w.Until
+	return putBack(k, p, w.Until, e)
 }
 
 // accountSlot is the account slot this attempt goes at: one booked here, or

@@ -802,6 +802,51 @@ func TestBreakerHoldsDoNotGrowTheCapBackoff(t *testing.T) {
 	}
 }
 
+// A delivery's wait for its endpoint's in-flight cap ends by its deadline,
+// as a breaker's does: near it the back-off is at most half the time left,
+// and a delivery that finds the cap full at its deadline fails as
+// endpoint_unavailable (the soak's slow endpoint left deliveries deferred
+// with a 30 s back-off minutes past their deadlines). A resend has no
+// deadline: it backs off as before.
+func TestCapWaitsEndByTheDeadline(t *testing.T) {
+	at := func(left time.Duration) lifecycle.Known {
+		k := known()
+		k.Endpoint.Leases = fullLeases(5)
+		k.Msg.Deferred = 9 // the back-off at its longest
+		k.Delivery.SeriesAt = seriesFor(*k.Delivery, now.Add(left))
+		return k
+	}
+	if e := lifecycle.Step(at(time.Hour), policy); e.Do != lifecycle.DoPutBack || e.Delay < lifecycle.CapBackoffMax {
+		t.Fatalf("an hour before the deadline: %v for %s, want the longest back-off", e.Do, e.Delay)
+	}
+	if e := lifecycle.Step(at(20*time.Second), policy); e.Do != lifecycle.DoPutBack || e.Delay != 10*time.Second {
+		t.Fatalf("20 s before the deadline: %v for %s, want 10 s (half the time left)", e.Do, e.Delay)
+	}
+	for _, left := range []time.Duration{0, -time.Minute} {
+		k := at(left)
+		if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoFail || e.Reason != domain.ReasonEndpointUnavailable {
+			t.Fatalf("%s before the deadline: %+v, want a fail as endpoint_unavailable", left, e)
+		}
+		k.Msg.Kind = lifecycle.KindResend
+		if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoPutBack {
+			t.Fatalf("a resend at the cap past the deadline: %v, want a put-back", e.Do)
+		}
+	}
+	// A claim that found the cap full (every slot taken since the load).
+	k := claimed()
+	k.Claim = lifecycle.ClaimFull
+	k.Delivery.SeriesAt = seriesFor(*k.Delivery, now)
+	if e := lifecycle.Step(k, policy); e.Do != lifecycle.DoFail || e.Reason != domain.ReasonEndpointUnavailable {
+		t.Fatalf("a full cap at the claim, at the deadline: %+v", e)
+	}
+}
+
+// seriesFor is the series start (unix ms) that puts d's deadline at deadline.
+func seriesFor(d domain.Delivery, deadline time.Time) int64 {
+	d.SeriesAt = 0
+	return d.CreatedAt + deadline.Sub(lifecycle.Deadline(d, policy.Schedule, policy.AttemptTimeout)).Milliseconds()
+}
+
 // An endpoint failing into the last day before it is disabled (a fifth of
 // a shorter DisableAfter) is warned of it once per failing period: not
 // before that window, not by the attempt that disables it, not again once
