@@ -52,6 +52,11 @@ func bookWhileAWriteIsInFlight(t *testing.T, l *ratelimit.Limiter, g *gated, acc
 		slots = append(slots, r.First)
 		mu.Unlock()
 	}
+	// Not near a second's end: a booking in its last pace.Cutoff starts at
+	// the next second (Book's tail), which would split the slots.
+	if left := time.Until(time.Now().Truncate(time.Second).Add(time.Second)); left < time.Second/2 {
+		time.Sleep(left)
+	}
 	wg.Add(1 + n)
 	g.Arm()
 	go book()
