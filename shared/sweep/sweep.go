@@ -225,11 +225,14 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64)
 	}
 	var start store.Cursor
 	for {
-		page, err := s.Store.DueForSweep(ctx, shard, from, before, pageSize, start)
-		if err != nil {
-			return end(through, err)
-		}
-		ds, err := s.Store.GetDeliveriesEventually(ctx, page.IDs)
+		var page store.SweepPage
+		var ds []domain.Delivery
+		err := again(ctx, func() (err error) {
+			if page, err = s.Store.DueForSweep(ctx, shard, from, before, pageSize, start); err == nil {
+				ds, err = s.Store.GetDeliveriesEventually(ctx, page.IDs)
+			}
+			return err
+		})
 		if err != nil {
 			return end(through, err)
 		}
@@ -262,6 +265,28 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64)
 		}
 		start = page.Next
 	}
+}
+
+// pageTries is how often a page of a shard is read before the shard stops
+// for this run: a read refused once (a throttle, a 500 past the SDK's own
+// retries) left the rest of the shard, lost sends among it, to the next
+// run, an interval later (in the soak, 55 of 147 runs).
+var pageTries = []time.Duration{0, 250 * time.Millisecond, time.Second}
+
+// again calls read until it succeeds, at most len(pageTries) times, waiting
+// pageTries[i] before try i; the last error when none did.
+func again(ctx context.Context, read func() error) (err error) {
+	for _, wait := range pageTries {
+		select {
+		case <-ctx.Done():
+			return cmp.Or(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		if err = read(); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // final: a delivery that needs nothing more of the sweeper.

@@ -152,28 +152,41 @@ func TestAnEntryBehindTheMarkByLessThanTheOverlapIsFound(t *testing.T) {
 	}
 }
 
-// failingReads is a sweeper store whose next delivery read fails.
+// failingReads is a sweeper store whose next fails delivery reads fail.
 type failingReads struct {
 	*store.Store
-	fail bool
+	fails int
 }
 
 func (f *failingReads) GetDeliveriesEventually(ctx context.Context, ids []string) ([]domain.Delivery, error) {
-	if f.fail && len(ids) > 0 {
-		f.fail = false
+	if f.fails > 0 && len(ids) > 0 {
+		f.fails--
 		return nil, errors.New("injected: throttled")
 	}
 	return f.Store.GetDeliveriesEventually(ctx, ids)
 }
 
-// A run that fails part-way keeps that shard's mark where it was: the
-// next run reads the entries it did not get to.
+// A page read refused once is read again within the run: the overdue
+// delivery behind it is re-queued now, not an interval later.
+func TestARefusedPageReadIsTriedAgainInTheRun(t *testing.T) {
+	r := newClockRig(t)
+	r.deliveries(t, 1)
+	r.clock = time.Now()
+	r.sw.Store = &failingReads{Store: r.sw.Store.(*store.Store), fails: 1}
+	r.clock = r.clock.Add(15 * time.Minute)
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != 1 {
+		t.Fatalf("the run: %+v %v, want the delivery re-queued", res, err)
+	}
+}
+
+// A run that fails part-way (a read refused on every try) keeps that
+// shard's mark where it was: the next run reads the entries it did not get to.
 func TestARunThatFailsLeavesItsWindowToTheNext(t *testing.T) {
 	r := newClockRig(t)
 	r.deliveries(t, 1)
 	r.clock = time.Now()
 	start := r.clock
-	r.sw.Store = &failingReads{Store: r.sw.Store.(*store.Store), fail: true}
+	r.sw.Store = &failingReads{Store: r.sw.Store.(*store.Store), fails: 3}
 	r.clock = start.Add(15 * time.Minute)
 	if _, err := r.sw.Run(ctx); err == nil {
 		t.Fatal("the run with a failed read reported no error")
