@@ -40,20 +40,38 @@ type Taken struct {
 }
 
 // Auto takes the delivery's next attempt (store.ClaimAttempt) with a slot of
-// its endpoint's pool here. What sees a PATCH answered before this point
-// (disabled, deleted, a new URL, a rotated secret): with the cap on, the
-// pool's take of the slot, made only for the endpoint's route as read
+// its endpoint's pool here (take).
+func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (Taken, error) {
+	cl := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL, Route: ep.Route}
+	// The previous attempt's worker died after claiming it: log it, under
+	// the id it would have sent (the receiver may have seen it).
+	cl.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
+	return c.take(ctx, ep, cl, func(cl store.Claim) (domain.Delivery, error) { return c.Store.ClaimAttempt(ctx, d, cl) })
+}
+
+// Manual takes a resend's attempt (store.ClaimManual, which logs it in
+// progress under the id the API gave it) with a slot of its endpoint's pool
+// here, as Auto does: the resends of a batch share the pool's slots rather
+// than race for the one the endpoint's read showed free.
+func (c *Claimer) Manual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, attemptID string) (Taken, error) {
+	cl := store.Claim{ID: domain.NewID("clm"), URL: ep.URL, Route: ep.Route, AttemptID: attemptID}
+	return c.take(ctx, ep, cl, func(cl store.Claim) (domain.Delivery, error) {
+		a := domain.Attempt{ID: attemptID, DeliveryID: d.ID, Kind: domain.AttemptManual, Series: d.Series, StartedAt: domain.Millis(c.Now()), ExpiresAt: d.ExpiresAt}
+		return d, c.Store.ClaimManual(ctx, d, a, cl)
+	})
+}
+
+// take makes a claim (claim, leased from now) with a slot of the endpoint's
+// pool here. What sees a PATCH answered before this point (disabled,
+// deleted, a new URL, a rotated secret): with the cap on, the pool's take of
+// the slot, made only for the endpoint's route as read
 // (store.ErrEndpointChanged, nothing written), or, for a slot the pool
 // already held, the route read again strongly alongside the claim; with the
 // cap off, the endpoint read again alongside the claim. The read and the
 // claim go at the same time (no round trip of their own); a claim made
 // meanwhile is given back.
-func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (Taken, error) {
+func (c *Claimer) take(ctx context.Context, ep *domain.Endpoint, cl store.Claim, claim func(store.Claim) (domain.Delivery, error)) (Taken, error) {
 	key := ep.AccountID + "/" + ep.ID
-	cl := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL, Route: ep.Route}
-	// The previous attempt's worker died after claiming it: log it, under
-	// the id it would have sent (the receiver may have seen it).
-	cl.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
 	check := closed
 	var slot string
 	if c.Max == 0 {
@@ -74,7 +92,7 @@ func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoi
 		}
 	}
 	cl.LeaseUntil = domain.Millis(c.Now().Add(c.LeaseFor))
-	claimed, err := c.Store.ClaimAttempt(ctx, d, cl)
+	claimed, err := claim(cl)
 	changed := <-check
 	if changed || err != nil {
 		if slot != "" {
@@ -86,6 +104,8 @@ func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoi
 		return Taken{Result: lifecycle.ClaimChanged, Held: true, Claim: cl, Claimed: claimed}, nil
 	case changed:
 		return Taken{Result: lifecycle.ClaimChanged}, nil
+	case errors.Is(err, store.ErrDuplicate):
+		return Taken{Result: lifecycle.ClaimDuplicate}, nil // this resend was already made
 	case errors.Is(err, store.ErrConflict):
 		return Taken{Result: lifecycle.ClaimConflict}, nil
 	case err != nil:
@@ -107,28 +127,6 @@ func (c *Claimer) routeCheck(ctx context.Context, seen *domain.Endpoint) chan bo
 		check <- err != nil || (route != "" && route != seen.Route)
 	}()
 	return check
-}
-
-// Manual takes a resend's attempt (store.ClaimManual, which logs it in
-// progress) on a free slot, after reading the endpoint again.
-func (c *Claimer) Manual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, attemptID string) (Taken, error) {
-	if <-c.endpointCheck(ctx, ep) {
-		return Taken{Result: lifecycle.ClaimChanged}, nil
-	}
-	cl := store.Claim{ID: domain.NewID("clm"), LeaseUntil: domain.Millis(c.Now().Add(c.LeaseFor)), URL: ep.URL, Route: ep.Route, AttemptID: attemptID}
-	if free := lifecycle.FreeSlots(*ep, c.Max, c.Now(), 0, nil); len(free) > 0 {
-		cl.Slot = free[0]
-	}
-	a := domain.Attempt{ID: attemptID, DeliveryID: d.ID, Kind: domain.AttemptManual, Series: d.Series, StartedAt: domain.Millis(c.Now()), ExpiresAt: d.ExpiresAt}
-	switch err := c.Store.ClaimManual(ctx, d, a, cl); {
-	case errors.Is(err, store.ErrDuplicate):
-		return Taken{Result: lifecycle.ClaimDuplicate}, nil
-	case errors.Is(err, store.ErrConflict):
-		return Taken{Result: lifecycle.ClaimConflict}, nil // the slot was taken meanwhile
-	case err != nil:
-		return Taken{}, err
-	}
-	return Taken{Result: lifecycle.ClaimTaken, Claim: cl, Claimed: d}, nil
 }
 
 // endpointCheck reads the endpoint again; the channel says whether it was
