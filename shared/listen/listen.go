@@ -91,16 +91,23 @@ func (l *Listener) Run(ctx context.Context) error {
 			return err
 		}
 		for _, ev := range p.Data {
-			l.forward(ctx, s, ev.ID, ev.Event, ev.Body)
-		}
-		if ctx.Err() != nil {
-			return nil // a page cut short is not committed: the next run forwards it again
+			if ctx.Err() != nil || !l.forward(ctx, s, ev.ID, ev.Event, ev.Body) {
+				return nil // a page cut short is not committed: the next run forwards it again
+			}
 		}
 		if p.NextCursor != "" && p.NextCursor != cursor {
-			if err := l.commit(ctx, p.NextCursor); err != nil && ctx.Err() == nil {
+			// Committed even when ctx ended after the page's last forward
+			// (Ctrl-C as it answered): a restart goes on after it.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			err := l.commit(cctx, p.NextCursor)
+			cancel()
+			if err != nil && ctx.Err() == nil {
 				return err
 			}
 			cursor = p.NextCursor
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 		if len(p.Data) > 0 || !p.Done {
 			wait = minWait
@@ -115,8 +122,9 @@ func (l *Listener) Run(ctx context.Context) error {
 	}
 }
 
-// forward POSTs one event as a delivery attempt would, and prints it.
-func (l *Listener) forward(ctx context.Context, s *webhook.Sender, id, typ string, body []byte) {
+// forward POSTs one event as a delivery attempt would, and prints it; false
+// when ctx ended before the local receiver answered.
+func (l *Listener) forward(ctx context.Context, s *webhook.Sender, id, typ string, body []byte) bool {
 	r := s.Send(ctx, webhook.Request{URL: l.Forward, Body: body, Secrets: []string{l.Secret}, EventType: typ, EventID: id,
 		DeliveryID: domain.NewID("dlv"), AttemptID: domain.NewID("att"), AttemptNum: 1})
 	answer := fmt.Sprint(r.Status)
@@ -125,6 +133,7 @@ func (l *Listener) forward(ctx context.Context, s *webhook.Sender, id, typ strin
 	}
 	fmt.Fprintf(l.Out, "%s  %s %s -> %s (%d ms) %s\n", time.Now().Format("15:04:05"), typ, id, answer,
 		r.Duration.Milliseconds(), strings.TrimSpace(oneLine(r.Response, 80)))
+	return r.Status != 0 || ctx.Err() == nil
 }
 
 func oneLine(s string, n int) string {
