@@ -122,7 +122,7 @@ func TestAlways500MeansEightAttemptsThenDLQ(t *testing.T) {
 	if n := len(rv.requests()); n != 8 {
 		t.Fatalf("receiver got %d requests, want exactly 8", n)
 	}
-	dl := h.dlq(t)[id]
+	dl := h.dlqOf(t, id)
 	if len(dl) != 1 || dl[0].Reason != "attempts_exhausted" || dl[0].Attempts != 8 || dl[0].LastStatus != 503 || dl[0].Kind != queue.KindDeadLetter {
 		t.Fatalf("DLQ messages for %s: %+v", id, dl)
 	}
@@ -144,7 +144,7 @@ func TestRejectedByReceiverMeansOneAttemptThenDLQ(t *testing.T) {
 		if n := len(rv.requests()); n != 1 {
 			t.Fatalf("%d: receiver got %d requests, want 1", status, n)
 		}
-		if dl := h.dlq(t)[id]; len(dl) != 1 || dl[0].Reason != "rejected" || dl[0].LastStatus != status {
+		if dl := h.dlqOf(t, id); len(dl) != 1 || dl[0].Reason != "rejected" || dl[0].LastStatus != status {
 			t.Fatalf("%d: DLQ %+v", status, dl)
 		}
 	}

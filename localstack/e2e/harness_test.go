@@ -500,6 +500,18 @@ func (h *harness) dlq(t *testing.T) map[string][]queue.Message {
 	return out
 }
 
+// dlqOf is delivery id's messages in the DLQ, waited for up to 15 s: its
+// status is written before its DLQ message is sent, which a loaded pipeline
+// sends later.
+func (h *harness) dlqOf(t *testing.T, id string) []queue.Message {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if dl := h.dlq(t)[id]; len(dl) > 0 || time.Now().After(deadline) {
+			return dl
+		}
+	}
+}
+
 // receiver is a customer's endpoint on loopback. Its answers are scripted by
 // respond(n), n counting requests from 1.
 type receiver struct {

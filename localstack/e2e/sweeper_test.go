@@ -73,7 +73,7 @@ func TestSweeperDeadLettersADeliveryThatUsedItsAttempts(t *testing.T) {
 	if got.Status != "failed" || got.FailReason != string(domain.ReasonExhausted) || got.AttemptCount != 8 {
 		t.Fatalf("delivery %+v", got)
 	}
-	if dl := h.dlq(t)[d.ID]; len(dl) != 1 || dl[0].Reason != domain.ReasonExhausted {
+	if dl := h.dlqOf(t, d.ID); len(dl) != 1 || dl[0].Reason != domain.ReasonExhausted {
 		t.Fatalf("DLQ %+v", dl)
 	}
 	// A second sweep finds nothing; the receiver never heard of it.
