@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/store"
 )
@@ -65,5 +66,27 @@ func TestAGroupTakesAndFreesItsSlotsInOneWrite(t *testing.T) {
 	}
 	if len(none) != 0 {
 		t.Fatalf("leases run out: %v", none)
+	}
+}
+
+// A group's free refused once (a throttle) is tried again: its slots are
+// leased to the end of the invocation, and left held they kept the
+// endpoint's deliveries waiting for the cap.
+func TestAGroupsFreeIsTriedAgain(t *testing.T) {
+	env := testenv.New(t)
+	db := &failingDB{DynamoDB: env.DB}
+	s := store.New(db, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	take := store.SlotTake{Group: "clm_a", Slots: []string{"0", "1"}, LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Route: ep.Route}
+	if _, err := s.TakeSlots(ctx, ep.ID, take); err != nil {
+		t.Fatal(err)
+	}
+	db.slotUpdates = 1
+	s.FreeSlots(ctx, ep.ID, "clm_a", []string{"0", "1"})
+	if db.slotUpdates != 0 {
+		t.Fatal("the injected refusal did not happen")
+	}
+	if leases, err := s.SlotLeases(ctx, ep.ID); err != nil || len(leases) != 0 {
+		t.Fatalf("after the free: %+v %v, want no slot held", leases, err)
 	}
 }

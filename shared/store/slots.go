@@ -227,7 +227,9 @@ func (s *Store) takeSlots(ctx context.Context, endpointID string, t SlotTake, sl
 
 // FreeSlots frees the group's slots in one write, those it still holds: a
 // slot whose lease ran out and was taken by another claim is left alone.
-// Best effort, as releaseSlot.
+// Best effort, as releaseSlot, but a refused write is tried twice more: a
+// pool's slots are leased to the end of its invocation, and slots left held
+// made an endpoint's deliveries wait for its cap until their deadline.
 func (s *Store) FreeSlots(ctx context.Context, endpointID, group string, slots []string) {
 	if len(slots) == 0 {
 		return
@@ -239,13 +241,22 @@ func (s *Store) FreeSlots(ctx context.Context, endpointID, group string, slots [
 		remove = append(remove, n)
 		cond = append(cond, n+".c = :g")
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
-		UpdateExpression:          aws.String("REMOVE " + strings.Join(remove, ", ")),
-		ConditionExpression:       aws.String(strings.Join(cond, " AND ")),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: item{":g": str(group)},
-	})
+	var err error
+	for try := range 3 {
+		if try > 0 {
+			time.Sleep(100 * time.Millisecond << try)
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: s.table, Key: key(slotPK(endpointID), skSlot),
+			UpdateExpression:          aws.String("REMOVE " + strings.Join(remove, ", ")),
+			ConditionExpression:       aws.String(strings.Join(cond, " AND ")),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: item{":g": str(group)},
+		})
+		if err == nil || isConditionFailed(err) || ctx.Err() != nil {
+			break
+		}
+	}
 	if isConditionFailed(err) && len(slots) > 1 {
 		for _, slot := range slots { // one was taken over after its lease ran out: the others one by one
 			s.releaseSlot(ctx, endpointID, Claim{ID: group, Slot: slot})

@@ -346,9 +346,10 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 // outcome write.
 type failingDB struct {
 	store.DynamoDB
-	mu        sync.Mutex
-	n         int
-	eventPuts int // the next n PutItem calls of an event fail the same way: an ingest that died between its writes
+	mu          sync.Mutex
+	n           int
+	eventPuts   int // the next n PutItem calls of an event fail the same way: an ingest that died between its writes
+	slotUpdates int // the next n UpdateItem calls of an endpoint's slot item are refused (a throttle)
 }
 
 func (f *failingDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
@@ -366,9 +367,14 @@ func (f *failingDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ..
 
 func (f *failingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	f.mu.Lock()
-	fail := f.n > 0 && strings.HasPrefix(in.Key["pk"].(*types.AttributeValueMemberS).Value, "DLV#")
+	pk := in.Key["pk"].(*types.AttributeValueMemberS).Value
+	fail := f.n > 0 && strings.HasPrefix(pk, "DLV#")
 	if fail {
 		f.n--
+	}
+	if f.slotUpdates > 0 && strings.HasPrefix(pk, "SLOT#") {
+		f.slotUpdates--
+		fail = true
 	}
 	f.mu.Unlock()
 	if fail {
