@@ -64,8 +64,7 @@ func runSystem() error {
 	db, q := emulator.Clients(os.Getenv(envDynamo), os.Getenv(envSQS))
 	busy, _ := strconv.Atoi(os.Getenv(envBusy))
 	qc := queueClient{SQS: q, f: f, t: tr, busy: busy, notBusy: map[string]bool{cfg.SlowQueueURL: true, cfg.DLQURL: true}}
-	a := app.New(cfg, dynamo{db, f, tr}, qc, os.Stderr, "local")
-	a.Now = clk.Now
+	a := app.New(cfg, dynamo{db, f, tr}, qc, os.Stderr, "local").WithClock(clk.Now)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go clk.jumps(ctx, f)

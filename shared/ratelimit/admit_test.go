@@ -152,7 +152,7 @@ var fast = ratelimit.Limit{Rate: 1000, Burst: 100}
 func frozen(lims ...*ratelimit.Limiter) *time.Time {
 	now := time.UnixMilli(1_900_000_000_000)
 	for _, l := range lims {
-		l.SetNow(func() time.Time { return now })
+		l.WithClock(func() time.Time { return now })
 	}
 	return &now
 }

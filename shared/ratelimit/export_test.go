@@ -13,9 +13,6 @@ func (l *Limiter) Gathering(account string, perSecond float64, lead time.Duratio
 	return 0
 }
 
-// SetNow sets the limiter's clock, for tests.
-func (l *Limiter) SetNow(now func() time.Time) { l.now = now }
-
 // Held is how many tokens the limiter holds for keyID, taken ahead.
 func (l *Limiter) Held(keyID string) int {
 	l.mu.Lock()

@@ -73,6 +73,14 @@ func New(db DynamoDB, table string, key KeyFunc, defaultRate float64) *Limiter {
 		lines: map[lineKey]*line{}, keys: map[string]*keyState{}}
 }
 
+// WithClock makes the limiter read time from now (New's is time.Now): the
+// clock its process's other parts read, so that a slot it books and the
+// worker that waits for it agree on when it is.
+func (l *Limiter) WithClock(now func() time.Time) *Limiter {
+	l.now = now
+	return l
+}
+
 // Reservation is n consecutive slots: slot i starts at First + i*Interval.
 type Reservation struct {
 	First    time.Time

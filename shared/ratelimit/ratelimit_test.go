@@ -408,7 +408,7 @@ func TestReserveInASecondsTailStartsAtTheNextSecond(t *testing.T) {
 	l := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
 	sec := time.Now().Truncate(time.Second).Add(3 * time.Second)
 	clock := sec.Add(-pace.Cutoff / 2) // in the tail of the second before sec
-	l.SetNow(func() time.Time { return clock })
+	l.WithClock(func() time.Time { return clock })
 	a, err := l.Reserve(ctx, "idle", 2, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -426,12 +426,12 @@ func TestReserveInASecondsTailStartsAtTheNextSecond(t *testing.T) {
 	// An account booked just into the current second, as another instance
 	// (which remembers it as idle) finds it in the tail.
 	other := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
-	other.SetNow(func() time.Time { return sec.Add(-pace.Cutoff - 50*time.Millisecond) }) // before the tail
+	other.WithClock(func() time.Time { return sec.Add(-pace.Cutoff - 50*time.Millisecond) }) // before the tail
 	if _, err := other.Reserve(ctx, "near", 1, 5); err != nil {                           // tat: 50 ms before the second ends
 		t.Fatal(err)
 	}
 	fresh := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
-	fresh.SetNow(func() time.Time { return clock })
+	fresh.WithClock(func() time.Time { return clock })
 	c, err := fresh.Reserve(ctx, "near", 1, 5)
 	if err != nil {
 		t.Fatal(err)
