@@ -427,7 +427,7 @@ func TestReserveInASecondsTailStartsAtTheNextSecond(t *testing.T) {
 	// (which remembers it as idle) finds it in the tail.
 	other := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
 	other.WithClock(func() time.Time { return sec.Add(-pace.Cutoff - 50*time.Millisecond) }) // before the tail
-	if _, err := other.Reserve(ctx, "near", 1, 5); err != nil {                           // tat: 50 ms before the second ends
+	if _, err := other.Reserve(ctx, "near", 1, 5); err != nil {                              // tat: 50 ms before the second ends
 		t.Fatal(err)
 	}
 	fresh := ratelimit.New(env.DB, env.Table, store.RateKey, 5)
