@@ -145,3 +145,40 @@ func TestARetryWaitEndsAtTheDeadline(t *testing.T) {
 		t.Fatalf("far from the deadline: %+v, want the schedule's wait", o)
 	}
 }
+
+// The receiver's Retry-After ends by the deadline too (the soak's
+// throttling endpoint held deliveries 24 s past their deadline + one
+// sweep): its pause holds a delivery at most until the deadline, where it
+// fails as endpoint_unavailable; and a 429 whose pause would end past the
+// deadline is not free: it counts as an attempt, its wait cut to the
+// deadline.
+func TestARetryAfterPauseEndsAtTheDeadline(t *testing.T) {
+	d, ep, ev := pending()
+	ep.PausedUntil = ms(5 * time.Minute)
+	in := lifecycle.Input{Msg: msgFor(d), Delivery: &d, Endpoint: &ep, Event: &ev, Now: now, MaxAttempts: 8, Deadline: now.Add(time.Hour)}
+	if a := lifecycle.Decide(in); a.Verb != lifecycle.Wait || !a.Until.Equal(time.UnixMilli(ep.PausedUntil)) {
+		t.Fatalf("deadline after the pause: %+v, want a wait for the pause", a)
+	}
+	in.Deadline = now.Add(time.Minute)
+	if a := lifecycle.Decide(in); a.Verb != lifecycle.Wait || !a.Until.Equal(in.Deadline) {
+		t.Fatalf("deadline within the pause: %+v, want a wait until the deadline", a)
+	}
+	in.Deadline = now
+	if a := lifecycle.Decide(in); a.Verb != lifecycle.Fail || a.Reason != domain.ReasonEndpointUnavailable {
+		t.Fatalf("paused at the deadline: %+v, want fail endpoint_unavailable", a)
+	}
+
+	sched := retry.Default()
+	throttled := lifecycle.Answer{Outcome: destination.Outcome{Verdict: destination.Throttled, Status: 429, RetryAfter: 2 * time.Minute}}
+	fresh := domain.Delivery{Attempts: 3, CreatedAt: domain.Millis(now.Add(-time.Minute))}
+	if o := lifecycle.Settle(fresh, throttled, now, sched, nil, now.Add(time.Hour)); !o.GiveBack || o.PauseUntil != domain.Millis(now.Add(2*time.Minute)) {
+		t.Fatalf("a pause ending before the deadline: %+v, want a free throttle", o)
+	}
+	o := lifecycle.Settle(fresh, throttled, now, sched, nil, now.Add(20*time.Second)) // the retry's wait (81 s, up to twice that for the Retry-After) ends past it
+	if o.GiveBack || o.Status != domain.StatusPending || o.NextAttemptAt != domain.Millis(now.Add(20*time.Second)) {
+		t.Fatalf("a pause ending past the deadline: %+v, want an attempt counted, retried at the deadline", o)
+	}
+	if o := lifecycle.Settle(fresh, throttled, now, sched, nil, now); o.Status != domain.StatusFailed || o.FailReason != domain.ReasonEndpointUnavailable {
+		t.Fatalf("a 429 at the deadline: %+v, want failed as endpoint_unavailable", o)
+	}
+}

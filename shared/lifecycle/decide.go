@@ -68,11 +68,11 @@ type Input struct {
 // endpoint held deliveries for days (until it was disabled) instead of the
 // contract's roughly 90 minutes; they end there, failed as
 // endpoint_unavailable (EndpointWait); so do the in-flight cap's waits
-// (capDeferral), for an endpoint too slow for its traffic. Other waits are
-// not bounded by it: the account's rate limit is the contract's own
-// (nothing is dropped for it), and the receiver's Retry-After is capped by
-// MaxFreeThrottles. A wait of any kind ends at the item's TTL at the latest
-// (store.ErrOutlives).
+// (capDeferral), for an endpoint too slow for its traffic, and an
+// endpoint's pause for its Retry-After (a free throttle's, Settle, only
+// while it ends before it). The account's rate limit is the contract's own
+// (nothing is dropped for it): its waits are not bounded by it. A wait of
+// any kind ends at the item's TTL at the latest (store.ErrOutlives).
 func Deadline(d domain.Delivery, s retry.Schedule, timeout time.Duration) time.Time {
 	start := d.SeriesAt
 	if start == 0 {
@@ -82,16 +82,17 @@ func Deadline(d domain.Delivery, s retry.Schedule, timeout time.Duration) time.T
 	return time.UnixMilli(start).Add(waits + time.Duration(s.MaxAttempts())*timeout)
 }
 
-// EndpointWait bounds a wait the endpoint's breaker imposes (w, a Wait) by
-// the delivery's deadline: a wait past it is cut to it, and at the deadline the
-// delivery fails as endpoint_unavailable. Without a deadline, w as it is.
+// EndpointWait bounds a wait the endpoint imposes (w, a Wait: its breaker,
+// its pause, its in-flight cap) by the delivery's deadline: a wait past it
+// is cut to it, and at the deadline the delivery fails as
+// endpoint_unavailable. Without a deadline, w as it is.
 func EndpointWait(w Action, now, deadline time.Time) Action {
 	switch {
 	case deadline.IsZero() || w.Until.Before(deadline):
 		return w
 	case !now.Before(deadline):
 		return Action{Verb: Fail, On: Unattemptable, Reason: domain.ReasonEndpointUnavailable,
-			Why: "the endpoint's breaker stayed open past the delivery's deadline"}
+			Why: "the endpoint held the delivery past its deadline: " + w.Why}
 	}
 	w.Until = deadline
 	return w
@@ -158,7 +159,8 @@ func Decide(in Input) Action {
 	case in.Event == nil:
 		return Action{Verb: Fail, On: Unattemptable, Reason: domain.ReasonEventExpired, Why: "event gone"}
 	case ep.PausedUntil > now:
-		return Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.PausedUntil), Why: "the receiver asked us to wait (Retry-After)", Deferral: true}
+		w := Action{Verb: Wait, On: Deferred, Until: time.UnixMilli(ep.PausedUntil), Why: "the receiver asked us to wait (Retry-After)", Deferral: true}
+		return EndpointWait(w, in.Now, in.Deadline)
 	}
 	if w, held := breakerWait(*ep, in.Now, d.ID); held {
 		return EndpointWait(w, in.Now, in.Deadline)

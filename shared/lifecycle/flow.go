@@ -25,7 +25,7 @@ var StepFlow = []Flow{
 	{DoLoad, DoQuarantine, "its ids match another delivery"},
 	{DoLoad, DoFinish, "gone, superseded or done"},
 	{DoLoad, DoDeadLetter, "failed, its DLQ message never sent"},
-	{DoLoad, DoFail, "exhausted, endpoint gone or disabled, event expired, breaker or cap past the deadline"},
+	{DoLoad, DoFail, "exhausted, endpoint gone or disabled, event expired, held by the endpoint past the deadline"},
 	{DoLoad, DoPutBack, "not due, leased, paused, breaker open, cap full, failing: to the slow lane"},
 	{DoLoad, DoProbe, "breaker half-open"},
 	{DoLoad, DoReserve, "due, no usable slot"},

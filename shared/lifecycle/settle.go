@@ -13,7 +13,9 @@ import (
 // down, so it costs no attempt, but only MaxFreeThrottles times per delivery
 // (per series) and only while the delivery is younger than ThrottleWindow;
 // after that a 429 counts like a 5xx. Without the cap, `Retry-After: 1`
-// would allow about 86,400 POSTs of one delivery in a day.
+// would allow about 86,400 POSTs of one delivery in a day. Nor is a pause
+// that would end past the delivery's deadline free: the 429 then counts as
+// an attempt, and its wait ends by the deadline like any retry's.
 const (
 	MaxFreeThrottles = 8 // no more than the attempt ceiling
 	ThrottleWindow   = 24 * time.Hour
@@ -82,9 +84,9 @@ func Settle(d domain.Delivery, a Answer, now time.Time, s retry.Schedule, rnd *r
 		}
 		return Outcome{Status: domain.StatusFailed, FailReason: reason, DisableEndpoint: Gone(a.Verdict)}
 	case destination.Throttled:
-		if d.Throttles < MaxFreeThrottles && now.Sub(time.UnixMilli(d.CreatedAt)) < ThrottleWindow {
-			until := domain.Millis(now.Add(min(a.RetryAfter, MaxThrottlePause)))
-			return Outcome{Status: domain.StatusPending, NextAttemptAt: until, GiveBack: true, PauseUntil: until}
+		until := now.Add(min(a.RetryAfter, MaxThrottlePause))
+		if d.Throttles < MaxFreeThrottles && now.Sub(time.UnixMilli(d.CreatedAt)) < ThrottleWindow && (deadline.IsZero() || !until.After(deadline)) {
+			return Outcome{Status: domain.StatusPending, NextAttemptAt: domain.Millis(until), GiveBack: true, PauseUntil: domain.Millis(until)}
 		}
 	}
 	wait, ok := s.Wait(d.Attempts, rnd)

@@ -688,10 +688,9 @@ func capDeferral(k Known, p Policy) Effect {
 	}
 	deadline := Deadline(*k.Delivery, p.Schedule, p.AttemptTimeout)
 	d = min(d, max(deadline.Sub(k.Now)/2, CapBackoffMin))
-	w := EndpointWait(Action{Verb: Wait, Until: k.Now.Add(d)}, k.Now, deadline)
+	w := EndpointWait(Action{Verb: Wait, Until: k.Now.Add(d), Why: "its in-flight cap is full"}, k.Now, deadline)
 	if w.Verb == Fail {
-		return Effect{Do: DoFail, Reason: w.Reason, Refunds: giveBack(k), Level: slog.LevelWarn,
-			Why: "the endpoint's in-flight cap stayed full past the delivery's deadline"}
+		return Effect{Do: DoFail, Reason: w.Reason, Refunds: giveBack(k), Level: slog.LevelWarn, Why: w.Why}
 	}
 	e.MoveDue = w.Until
 	return putBack(k, p, w.Until, e)
