@@ -227,7 +227,7 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64)
 	for {
 		var page store.SweepPage
 		var ds []domain.Delivery
-		err := again(ctx, func() (err error) {
+		err := again(ctx, pageTries, func() (err error) {
 			if page, err = s.Store.DueForSweep(ctx, shard, from, before, pageSize, start); err == nil {
 				ds, err = s.Store.GetDeliveriesEventually(ctx, page.IDs)
 			}
@@ -267,16 +267,21 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64)
 	}
 }
 
-// pageTries is how often a page of a shard is read before the shard stops
-// for this run: a read refused once (a throttle, a 500 past the SDK's own
-// retries) left the rest of the shard, lost sends among it, to the next
-// run, an interval later (in the soak, 55 of 147 runs).
-var pageTries = []time.Duration{0, 250 * time.Millisecond, time.Second}
+// pageTries are the waits before each read of a page of a shard before
+// the shard stops for this run: a read refused once (a throttle, a 500
+// past the SDK's own retries) left the rest of the shard, lost sends among
+// it, to the next run, an interval later (in the soak, 55 of 147 runs).
+// sendTries are a re-queue's: a delivery's, so fewer (SQS down for good
+// must not hold the run a second a delivery).
+var (
+	pageTries = []time.Duration{0, 250 * time.Millisecond, time.Second}
+	sendTries = []time.Duration{0, 250 * time.Millisecond}
+)
 
-// again calls read until it succeeds, at most len(pageTries) times, waiting
-// pageTries[i] before try i; the last error when none did.
-func again(ctx context.Context, read func() error) (err error) {
-	for _, wait := range pageTries {
+// again calls read until it succeeds, at most len(tries) times, waiting
+// tries[i] before try i; the last error when none did.
+func again(ctx context.Context, tries []time.Duration, read func() error) (err error) {
+	for _, wait := range tries {
 		select {
 		case <-ctx.Done():
 			return cmp.Or(err, ctx.Err())
@@ -331,7 +336,10 @@ func (s *Sweeper) sweepOne(ctx context.Context, seen domain.Delivery, before int
 		return nil
 	}
 	if err == nil {
-		if err := s.Queue.Send(ctx, queue.For(d), 0); err != nil {
+		// Sent again once when refused: a re-queue lost here waits a whole
+		// interval (in the soak, a send refused after a write race left a
+		// delivery three sweeps past its deadline).
+		if err := again(ctx, sendTries, func() error { return s.Queue.Send(ctx, queue.For(d), 0) }); err != nil {
 			return err // its older message is superseded; its entry moved to now: a later run re-queues it again
 		}
 		r.Requeued++

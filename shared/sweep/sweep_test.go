@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,28 +154,56 @@ func TestLostMessagesAreRequeuedOnce(t *testing.T) {
 	}
 }
 
-// refuseFirst is the real queue with its first Send refused, as SQS refuses
-// one after the SDK's retries.
-type refuseFirst struct {
+// refuseOne is the real queue refusing the sends of the first delivery it
+// is asked to send (times times; 0: every time), as SQS refuses one after
+// the SDK's retries.
+type refuseOne struct {
 	sweep.Queue
-	sent atomic.Int32
+	mu      sync.Mutex
+	id      string
+	times   int
+	refused int
 }
 
-func (q *refuseFirst) Send(ctx context.Context, m queue.Message, d time.Duration) error {
-	if q.sent.Add(1) == 1 {
+func (q *refuseOne) Send(ctx context.Context, m queue.Message, d time.Duration) error {
+	q.mu.Lock()
+	if q.id == "" {
+		q.id = m.DeliveryID
+	}
+	refuse := m.DeliveryID == q.id && (q.times == 0 || q.refused < q.times)
+	if refuse {
+		q.refused++
+	}
+	q.mu.Unlock()
+	if refuse {
 		return errors.New("InternalError: injected")
 	}
 	return q.Queue.Send(ctx, m, d)
 }
 
-// One delivery's re-queue refused does not stop the sweep of the rest: every
-// other overdue delivery, in its shard too, is re-queued in the same run,
-// and the run reports the error.
+// A re-queue refused once is sent again in the same run.
+func TestARefusedSendIsSentAgainInTheRun(t *testing.T) {
+	r := newRig(t)
+	const n = 4
+	r.deliveries(t, n)
+	q := &refuseOne{Queue: r.q, times: 1}
+	r.sw.Queue = q
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != n || q.refused != 1 {
+		t.Fatalf("one send refused once: %+v %v (%d refused), want all %d re-queued", res, err, q.refused, n)
+	}
+	if got := r.queued(t); got != n {
+		t.Fatalf("%d messages queued, want %d", got, n)
+	}
+}
+
+// One delivery's re-queue refused on every try does not stop the sweep of
+// the rest: every other overdue delivery, in its shard too, is re-queued in
+// the same run, and the run reports the error.
 func TestARefusedSendDoesNotStopTheSweep(t *testing.T) {
 	r := newRig(t)
 	const n = 48 // three a shard on average: the refused one has others in its shard
 	r.deliveries(t, n)
-	r.sw.Queue = &refuseFirst{Queue: r.q}
+	r.sw.Queue = &refuseOne{Queue: r.q}
 	res, err := r.sw.Run(ctx)
 	if err == nil {
 		t.Fatal("a refused send: the run reports no error")
