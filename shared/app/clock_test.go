@@ -23,7 +23,9 @@ func TestWithClockIsTheLimitersClockToo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ahead := time.Now().Add(2 * time.Second).Truncate(time.Millisecond)
+	// 2 s ahead, early in its second (a booking in a second's last 200 ms
+	// starts at the next one).
+	ahead := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(100 * time.Millisecond)
 	a := app.New(cfg, env.DB, env.SQS, io.Discard, "test").WithClock(func() time.Time { return ahead })
 	r, err := a.Limiter.Reserve(context.Background(), "acct_clock", 1, 10)
 	if err != nil {
