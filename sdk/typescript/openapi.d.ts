@@ -2531,6 +2531,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
         };
     };

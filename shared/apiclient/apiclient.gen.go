@@ -8132,6 +8132,11 @@ type TestFilterResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// TestFilterResponse429Headers the declared response headers of an HTTP 429 response for TestFilter
+type TestFilterResponse429Headers struct {
+	RetryAfter *int
+}
+
 type TestFilterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8152,10 +8157,14 @@ type TestFilterResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TestFilterResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TestFilterResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8194,6 +8203,11 @@ func (r TestFilterResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r TestFilterResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TestFilterResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12490,6 +12504,13 @@ func ParseTestFilterResponse(rsp *http.Response) (*TestFilterResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12510,6 +12531,16 @@ func ParseTestFilterResponse(rsp *http.Response) (*TestFilterResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers TestFilterResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -29,9 +29,9 @@ func (a *API) getEndpointStats(ctx context.Context, req *request) response {
 
 // statsOf reads at most a week of hourly items (one query) and sums them.
 func (a *API) statsOf(ctx context.Context, req *request, endpoint string) response {
-	w := req.QueryStringParameters["window"]
-	if w == "" {
-		w = "day"
+	w, given := req.QueryStringParameters["window"]
+	if !given {
+		w = "day" // an empty window= is refused with the others not in the enum
 	}
 	from, to, err := stats.Span(w, a.Now())
 	if err != nil {
