@@ -113,6 +113,9 @@ type Message struct {
 	Deferred                                   int  // times it was put back
 	Received                                   int  // SQS's ApproximateReceiveCount of this copy
 	Lane                                       Lane // the queue it came from
+	// Lead is how much earlier than pace.Early its slot put-backs land it:
+	// pace.LeadStep more each time it came too late for its slot (nextLead).
+	Lead time.Duration
 	// Carried: it carries its delivery and its event's body as ingest
 	// wrote them (ingest's first message), so its load reads only the
 	// endpoint and the endpoint's slot item.
@@ -263,7 +266,8 @@ type Effect struct {
 	Unslot      bool // its slot was given back: it goes back without one
 	NotDeferral bool // a far slot is not a deferral (Message.Deferred counts put-backs)
 	MoveDue     time.Time
-	Lane        Lane // the queue it goes back to
+	Lane        Lane          // the queue it goes back to
+	Lead        time.Duration // what it carries as Message.Lead from now on
 	// Refunds are given back before the effect (best effort: a failed refund costs only rate).
 	Refunds []Refund
 
@@ -330,7 +334,7 @@ func Step(k Known, p Policy) Effect {
 			return Effect{Do: DoYield, Detach: true}
 		}
 		if k.Yielded {
-			return putBack(k, p, k.Now, Effect{Unslot: true, NotDeferral: true, Metric: obs.MetricRateLimitDeferrals,
+			return putBack(k, p, k.Now, Effect{Unslot: true, NotDeferral: true, Metric: obs.MetricRateLimitDeferrals, Lead: pace.NextLead(k.Msg.Lead),
 				Why: "claimed too late for its slot's second: the claim given back, a new slot to book", Level: slog.LevelDebug})
 		}
 		if sendAt := sendAt(k, p); k.Now.Before(sendAt) && k.Slept.Before(sendAt) {
@@ -347,7 +351,7 @@ func Step(k Known, p Policy) Effect {
 	case k.Claim != ClaimNone:
 		return afterClaim(k, p)
 	}
-	if !k.Msg.Slot.At.IsZero() && pace.Wait(k.Msg.Slot.At, k.Now) > p.MaxEarly {
+	if !k.Msg.Slot.At.IsZero() && pace.Wait(k.Msg.Slot.At, k.Now) > p.MaxEarly+k.Msg.Lead {
 		// Back long before the second of the slot it carries: again, by the same rule.
 		return slotBack(k, p, k.Msg.Slot.At, Effect{})
 	}
@@ -443,10 +447,10 @@ func beforeClaim(k Known, p Policy) Effect {
 		}
 		rate = k.Rate
 	}
-	if rate == k.Rate && pace.Wait(rate.At, now) > p.MaxEarly {
+	if rate == k.Rate && pace.Wait(rate.At, now) > p.MaxEarly+nextLead(k) {
 		// Booked here, and its second is ahead: back for it (the queue's
 		// delays are whole seconds, pace.Delay), carrying it. (A slot the
-		// message carries is at most Policy.MaxEarly away.)
+		// message carries is at most Policy.MaxEarly, and its lead, away.)
 		e := Effect{SetSlot: &rate, SlotFor: d.Attempts, NotDeferral: true, Metric: obs.MetricRateLimitDeferrals}
 		if !manual {
 			e.MoveDue = rate.At
@@ -717,6 +721,12 @@ func claimedSlot(k Known) (time.Time, bool) {
 	if !k.Rate.At.IsZero() {
 		return k.Rate.At, true
 	}
+	return ownSlot(k)
+}
+
+// ownSlot is the slot the message carries for this attempt (any, for a
+// resend).
+func ownSlot(k Known) (time.Time, bool) {
 	m := k.Msg
 	forThis := m.Kind == KindResend || (k.Delivery != nil && m.SlotFor == k.Delivery.Attempts)
 	return m.Slot.At, !m.Slot.At.IsZero() && forThis
@@ -764,9 +774,20 @@ func booked(k Known) []Refund {
 // second (pace.Delay, whole seconds), it reaches a worker at most
 // pace.Early before the second begins, and waits for it there.
 func slotBack(k Known, p Policy, at time.Time, e Effect) Effect {
-	e = putBack(k, p, k.Now.Add(pace.Delay(at, k.Now)), e)
+	e.Lead = nextLead(k)
+	e = putBack(k, p, k.Now.Add(pace.Delay(at.Add(-e.Lead), k.Now)), e)
 	e.Lane = PacedLane(e.Lane, p.Paced, e.Delay)
 	return e
+}
+
+// nextLead is the lead the message goes on with: a step more than it
+// carries if it reached this worker too late for the slot it carries for
+// this attempt (pace.LeadStep).
+func nextLead(k Known) time.Duration {
+	if at, ok := ownSlot(k); ok && !pace.Usable(at, k.Now) {
+		return pace.NextLead(k.Msg.Lead)
+	}
+	return k.Msg.Lead
 }
 
 // settings are the attempt's effective settings: Known.Settings, or, the

@@ -199,6 +199,35 @@ func TestStep(t *testing.T) {
 			k.Rate, k.Now = slot(1100*time.Millisecond), now.Add(time.Second-pace.MaxEarly-time.Millisecond)
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Delay: time.Second, SetSlot: ptr(slot(1100 * time.Millisecond))}},
+		// A pipeline late by a steady amount lands every message past its
+		// slot: each goes on with a lead, landing a second earlier for the
+		// next (pace.LeadStep), or the account's messages are booked again
+		// and again at the end of its line, none of them ever sent.
+		{"the carried slot missed, the new one far: back a second earlier than usual, with a lead", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Rate = slot(-time.Millisecond), slot(3100*time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Delay: 2 * time.Second, SetSlot: ptr(slot(3100 * time.Millisecond)), Lead: time.Second}},
+		{"the carried slot missed again: the lead grows", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Msg.Lead, k.Rate = slot(-time.Millisecond), time.Second, slot(5100*time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Delay: 3 * time.Second, Lead: 2 * time.Second}},
+		{"the carried slot missed, the new one within MaxEarly and the lead: waited for in the worker", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Rate = slot(-time.Millisecond), slot(1100*time.Millisecond)
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(time.Second - lifecycle.ClaimAhead)}},
+		{"with a lead, early for its slot by less than the lead and MaxEarly: waits for it in the worker", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Msg.Lead = slot(1100*time.Millisecond), time.Second
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(time.Second - lifecycle.ClaimAhead)}},
+		{"with a lead, early by more: back again, keeping its lead", func() lifecycle.Known {
+			k := known()
+			k.Msg.Slot, k.Msg.Lead = slot(2100*time.Millisecond), time.Second
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Delay: time.Second, Lead: time.Second}},
 		{"an endpoint with its own rate books on its own line too", func() lifecycle.Known {
 			k := booked()
 			k.Endpoint.Settings.RatePerSecond = 2
@@ -267,7 +296,7 @@ func TestStep(t *testing.T) {
 			k := claimed()
 			k.Rate, k.Now, k.Yielded, k.YieldTries = slot(400*time.Millisecond), now.Add(time.Second), true, 1
 			return k
-		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(2 * time.Second), Unslot: true, NotDeferral: true}},
+		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Until: now.Add(2 * time.Second), Unslot: true, NotDeferral: true, Lead: time.Second}},
 		{"claimed just in time in the slot's second: send", func() lifecycle.Known {
 			k := claimed()
 			k.Rate, k.Now = slot(400*time.Millisecond), now.Add(time.Second-pace.LastMoment-time.Millisecond)

@@ -29,6 +29,17 @@ const (
 	// in that second (ratelimit.Book): a message sent at once would reach
 	// its worker too late to use it (SendBy plus a pipeline's latency).
 	Cutoff = 200 * time.Millisecond
+	// LeadStep is how much earlier than Early a message is sent back for
+	// its next slot each time it reached a worker too late for the one it
+	// carried, up to MaxLead (whole seconds: a slot's second less the lead
+	// is a second too). A pipeline that is late by a steady amount (a busy
+	// poller; LocalStack makes delayed messages visible once a second, at
+	// a fixed point of the second) would otherwise land every message past
+	// its slot, again and again: each one booked anew at the end of the
+	// account's line, and none ever sent. The lead costs a worker's wait of
+	// up to the lead, for that message only.
+	LeadStep = time.Second
+	MaxLead  = 2 * time.Second
 )
 
 // Second is the wall-clock second a slot falls in, and in which its
@@ -49,6 +60,10 @@ func Delay(slot, now time.Time) time.Duration {
 	}
 	return (d + time.Second - 1).Truncate(time.Second)
 }
+
+// NextLead is the lead of a message that came too late for its slot,
+// whose lead was lead.
+func NextLead(lead time.Duration) time.Duration { return min(lead+LeadStep, MaxLead) }
 
 // Usable reports whether a delivery may still leave at now for slot:
 // more than SendBy of its second is left. (Before its second it waits; see

@@ -45,6 +45,10 @@ type Message struct {
 	// truncated values; the slot is spent, as every unused slot was before
 	// refunds).
 	SlotIvl int64 `json:"slot_ivl,omitempty"`
+	// SlotLead is how much earlier (ms) than usual its slot's delay lands
+	// it: a message that reached a worker too late for its slot is sent
+	// back a second earlier for the next (lifecycle.Message.Lead).
+	SlotLead int64 `json:"slot_lead,omitempty"`
 	// AttemptID is a resend's attempt id, given by the API.
 	AttemptID string `json:"attempt_id,omitempty"`
 	// Deferred counts how often the message was put back without an

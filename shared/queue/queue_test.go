@@ -312,3 +312,20 @@ func TestOnlyIngestsFirstMessageCarriesItsDelivery(t *testing.T) {
 		t.Fatal("a message without its event's body carries its delivery")
 	}
 }
+
+// A message's lead goes with it through the encoding when a put-back gives
+// it one, and the step reads it; a put-back that gives none drops it.
+func TestAPutBackCarriesItsLead(t *testing.T) {
+	d := domain.Delivery{ID: domain.NewID("dlv"), EventID: domain.NewID("evt"), EndpointID: "ep_1", AccountID: "acct_1", Gen: 1}
+	led := queue.For(d).PutBack(lifecycle.Effect{Do: lifecycle.DoPutBack, Lead: time.Second})
+	got, err := queue.Decode(led.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lead := got.ForStep(events.SQSMessage{}).Lead; lead != time.Second {
+		t.Fatalf("lead %s through the encoding, want 1s", lead)
+	}
+	if lead := got.PutBack(lifecycle.Effect{Do: lifecycle.DoPutBack}).ForStep(events.SQSMessage{}).Lead; lead != 0 {
+		t.Fatalf("lead %s after a put-back that gives none, want 0", lead)
+	}
+}

@@ -24,7 +24,7 @@ func (m Message) ForStep(rec events.SQSMessage) lifecycle.Message {
 	return lifecycle.Message{Kind: m.Kind, DeliveryID: m.DeliveryID, AccountID: m.AccountID, EndpointID: m.EndpointID,
 		EventID: m.EventID, Gen: m.Gen, SlotFor: m.SlotFor, Deferred: m.Deferred, Received: max(received, 1),
 		Slot: lifecycle.Slot{At: domain.Time(m.SlotAt), Interval: time.Duration(m.SlotIvl) * time.Millisecond}, Lane: LaneOf(m.Lane),
-		Carried: m.Delivery() != nil}
+		Lead: time.Duration(m.SlotLead) * time.Millisecond, Carried: m.Delivery() != nil}
 }
 
 // Message.Lane on the slow and paced lanes (the fast lane's is empty).
@@ -68,6 +68,7 @@ func (m Message) PutBack(e lifecycle.Effect) Message {
 	if !e.NotDeferral {
 		m.Deferred++
 	}
+	m.SlotLead = e.Lead.Milliseconds()
 	m.First = nil // the delivery may have moved on: read it
 	m.Hops++
 	m.Lane = LaneName(e.Lane)
