@@ -97,26 +97,6 @@ func (m *memStore) ClaimAttempt(_ context.Context, seen domain.Delivery, c store
 		d.AccountID != seen.AccountID || d.EndpointID != seen.EndpointID || d.EventID != seen.EventID {
 		return seen, store.ErrConflict
 	}
-	if c.Slot != "" {
-		// The endpoint's in-flight slot, as shared/store's claim takes it.
-		k := d.AccountID + "/" + d.EndpointID
-		ep := m.endpoints[k]
-		if ep.Route != c.Route {
-			return seen, store.ErrEndpointChanged
-		}
-		if l, held := ep.Leases[c.Slot]; held && l.Until >= now && (c.From == "" || l.Claim != c.From) {
-			m.slotsLost++
-			return seen, store.ErrSlotTaken
-		}
-		leases := map[string]domain.Lease{c.Slot: {Until: c.LeaseUntil, Claim: c.ID}}
-		for slot, l := range ep.Leases {
-			if slot != c.Slot {
-				leases[slot] = l
-			}
-		}
-		ep.Leases = leases
-		m.endpoints[k] = ep
-	}
 	if c.Interrupted != nil {
 		m.attempts = append(m.attempts, *c.Interrupted)
 	}
@@ -139,7 +119,6 @@ func (m *memStore) RecordAttempt(_ context.Context, _ domain.Delivery, _ *domain
 		return store.ErrConflict
 	}
 	d.Claim, d.ClaimAttempt, d.LeaseUntil, d.LastAttemptID = "", "", 0, a.ID
-	m.freeSlot(d, c)
 	if o.DisableEndpoint != "" {
 		k := d.AccountID + "/" + d.EndpointID
 		ep := m.endpoints[k]
@@ -177,21 +156,6 @@ func (m *memStore) WarnDisabling(_ context.Context, ep domain.Endpoint, at time.
 	cur.DisableWarnedAt = domain.Millis(at)
 	m.endpoints[k] = cur
 	return true, nil
-}
-
-// freeSlot frees the endpoint slot c holds (mu held).
-func (m *memStore) freeSlot(d domain.Delivery, c store.Claim) {
-	k := d.AccountID + "/" + d.EndpointID
-	if ep := m.endpoints[k]; c.Slot != "" && ep.Leases[c.Slot].Claim == c.ID {
-		leases := map[string]domain.Lease{}
-		for slot, l := range ep.Leases {
-			if slot != c.Slot {
-				leases[slot] = l
-			}
-		}
-		ep.Leases = leases
-		m.endpoints[k] = ep
-	}
 }
 
 // endpointKey is the endpoint's key in m.endpoints (mu held).
@@ -284,7 +248,6 @@ func (m *memStore) YieldClaim(_ context.Context, seen, claimed domain.Delivery, 
 		return errTransient
 	}
 	d := m.deliveries[claimed.ID]
-	m.freeSlot(d, c)
 	if d.Claim != c.ID || d.Attempts != claimed.Attempts || d.Status != domain.StatusPending {
 		return store.ErrConflict
 	}
@@ -373,7 +336,7 @@ func (m *memStore) Restart(context.Context, string, string, int) (domain.Deliver
 // ClaimManual and FinishManual keep manual attempts by id under the
 // conditions of shared/store: a claim takes a new attempt or one left in
 // progress past its lease; the finish needs it still in progress.
-func (m *memStore) ClaimManual(_ context.Context, _ domain.Delivery, a domain.Attempt, c store.Claim) error {
+func (m *memStore) ClaimManual(_ context.Context, a domain.Attempt, c store.Claim) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old, ok := m.manual[a.ID]; ok && (old.Outcome != domain.OutcomeInProgress || m.manualLease[a.ID] >= domain.Millis(m.now())) {
@@ -389,7 +352,6 @@ func (m *memStore) ClaimManual(_ context.Context, _ domain.Delivery, a domain.At
 func (m *memStore) YieldManual(_ context.Context, d domain.Delivery, c store.Claim) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.freeSlot(d, c)
 	if m.manual[c.AttemptID].Outcome != domain.OutcomeInProgress || m.manualLease[c.AttemptID] != c.LeaseUntil {
 		return store.ErrConflict
 	}

@@ -181,9 +181,9 @@ type Endpoint struct {
 	// Route changes, to a new random id, whenever the endpoint is disabled,
 	// deleted, re-pointed (URL or destination) or its secret rotated, on
 	// the endpoint's slot item too, in one transaction: a worker takes an
-	// in-flight slot only for the route it read (store.Claim.Route; defect
-	// 7), so what it read, strongly or not, is what it signs and sends
-	// with. Empty until the first such change.
+	// in-flight slot only for the route it read (store.SlotTake.Route), so
+	// what it read, strongly or not, is what it signs and sends with.
+	// Empty until the first such change.
 	Route string `dynamodbav:"route,omitempty"`
 	// A polling endpoint's (DestinationPolling) token, as its SHA-256 only,
 	// and the position its consumer committed (an event id; "" none yet).

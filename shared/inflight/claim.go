@@ -14,7 +14,7 @@ import (
 type Claims interface {
 	SlotStore
 	ClaimAttempt(context.Context, domain.Delivery, store.Claim) (domain.Delivery, error)
-	ClaimManual(context.Context, domain.Delivery, domain.Attempt, store.Claim) error
+	ClaimManual(context.Context, domain.Attempt, store.Claim) error
 	GetEndpoint(ctx context.Context, accountID, id string) (domain.Endpoint, error)
 }
 
@@ -42,7 +42,7 @@ type Taken struct {
 // Auto takes the delivery's next attempt (store.ClaimAttempt) with a slot of
 // its endpoint's pool here (take).
 func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (Taken, error) {
-	cl := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att"), URL: ep.URL, Route: ep.Route}
+	cl := store.Claim{ID: domain.NewID("clm"), AttemptID: domain.NewID("att")}
 	// The previous attempt's worker died after claiming it: log it, under
 	// the id it would have sent (the receiver may have seen it).
 	cl.Interrupted = lifecycle.Interrupted(d, domain.NewID("att"))
@@ -54,10 +54,10 @@ func (c *Claimer) Auto(ctx context.Context, d domain.Delivery, ep *domain.Endpoi
 // here, as Auto does: the resends of a batch share the pool's slots rather
 // than race for the one the endpoint's read showed free.
 func (c *Claimer) Manual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, attemptID string) (Taken, error) {
-	cl := store.Claim{ID: domain.NewID("clm"), URL: ep.URL, Route: ep.Route, AttemptID: attemptID}
+	cl := store.Claim{ID: domain.NewID("clm"), AttemptID: attemptID}
 	return c.take(ctx, ep, cl, func(cl store.Claim) (domain.Delivery, error) {
 		a := domain.Attempt{ID: attemptID, DeliveryID: d.ID, Kind: domain.AttemptManual, Series: d.Series, StartedAt: domain.Millis(c.Now()), ExpiresAt: d.ExpiresAt}
-		return d, c.Store.ClaimManual(ctx, d, a, cl)
+		return d, c.Store.ClaimManual(ctx, a, cl)
 	})
 }
 

@@ -194,19 +194,7 @@ func (s *Store) LoadForAttempt(ctx context.Context, r Ref) (Snapshot, error) {
 type Claim struct {
 	ID         string // unique per claim
 	LeaseUntil int64  // unix ms; after it another worker may take over
-	Slot       string // the endpoint's in-flight slot it holds; "" when the cap is off
-	// From is the claim that handed Slot over (the worker's in-process
-	// handoff): it has answered and will not free the slot, so this claim
-	// may take the slot while that claim still holds it.
-	From      string
-	AttemptID string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
-	// URL is the endpoint URL the attempt will POST to, as read. The store
-	// does not check it: with a slot, Route is checked instead; without
-	// one, the worker reads the endpoint again as it claims.
-	URL string
-	// Route is the endpoint's route as read (domain.Endpoint.Route): the
-	// slot is taken only while it is still the endpoint's.
-	Route string
+	AttemptID  string // the attempt this claim makes (kept, so a lost attempt is logged under the id the receiver saw)
 	// Interrupted, when set, is the log entry for an earlier attempt whose
 	// worker died after claiming it; it is written before the claim, and an
 	// entry of that id already there (the attempt was recorded after all, or
@@ -218,21 +206,13 @@ type Claim struct {
 // write that succeeds for exactly one worker. seen is the delivery as read;
 // if anything changed since, or another worker holds a live lease, or the
 // attempt is not due, it fails with ErrConflict and the delivery is not
-// written. With the cap on, the endpoint slot is taken first, with its own
-// conditional write on the endpoint's slot item: ErrSlotTaken when another
-// claim holds it (another slot may be free), ErrEndpointChanged when the
-// endpoint changed since c.Route was read (nothing written); a slot taken
-// for a claim that then loses is freed again. The attempt counts from here, so an attempt
-// lost to a crash still counts toward the ceiling.
+// written. (The endpoint's in-flight slot is taken apart, by the worker's
+// pool: shared/inflight, TakeSlots.) The attempt counts from here, so an
+// attempt lost to a crash still counts toward the ceiling.
 func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	if c.Interrupted != nil {
 		if err := s.putAttemptOnce(ctx, *c.Interrupted); err != nil {
-			return seen, err
-		}
-	}
-	if c.Slot != "" {
-		if err := s.takeSlot(ctx, seen.EndpointID, c); err != nil {
 			return seen, err
 		}
 	}
@@ -265,9 +245,6 @@ func (s *Store) ClaimAttempt(ctx context.Context, seen domain.Delivery, c Claim)
 		claimed, err = it, nil
 	}
 	if err != nil {
-		// Lost (or not known to be won): no POST follows, so the slot is
-		// given back at once.
-		s.releaseSlot(ctx, seen.EndpointID, c)
 		if isConditionFailed(err) {
 			return seen, ErrConflict
 		}
@@ -328,8 +305,7 @@ func (s *Store) attemptPut(a domain.Attempt) (*types.Put, error) {
 // Outcome is what an attempt decided (lifecycle.Settle).
 type Outcome = lifecycle.Outcome
 
-// RecordAttempt frees the endpoint slot, writes the endpoint's health when it
-// changes, then moves the delivery on with a write conditioned on still
+// RecordAttempt writes the endpoint's health when it changes, then moves the delivery on with a write conditioned on still
 // holding the claim, which logs the attempt on the delivery's item when it
 // fits there (inlineEntry; the common case: one write for the attempt and its
 // outcome), else the attempt's own log entry is written first. Plain writes,
@@ -341,18 +317,7 @@ type Outcome = lifecycle.Outcome
 // attempt is still logged, on its own item (in place of an interrupted entry
 // the new owner may have written for it), the delivery is left to its new
 // owner, and ErrConflict is returned.
-//
-// The slot is freed first, alongside the other writes: it bounds the POSTs in
-// flight to the endpoint, and this one has answered, so holding it through
-// the record would only slow the endpoint down (with the cap of 5, each
-// round trip held is a fifth of one fewer attempt per round trip).
 func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c Claim, a domain.Attempt, o Outcome) error {
-	released := make(chan struct{})
-	go func() {
-		defer close(released)
-		s.releaseSlot(ctx, d.EndpointID, c)
-	}()
-	defer func() { <-released }()
 	entry := inlineEntry(d, a, o)
 	if entry == nil {
 		if err := s.putAttemptOnce(ctx, a); err != nil {

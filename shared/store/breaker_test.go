@@ -20,7 +20,7 @@ func recordWithBreaker(t *testing.T, s *store.Store, ep domain.Endpoint, c lifec
 	if err != nil {
 		t.Fatal(err)
 	}
-	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att")}
 	claimed, err := s.ClaimAttempt(ctx, d, claim)
 	if err != nil {
 		t.Fatal(err)

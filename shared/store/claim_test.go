@@ -21,7 +21,7 @@ func TestAClaimAppliedAndRetriedIsOurs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	claim := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att")}
 	first, err := s.ClaimAttempt(ctx, d, claim)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func TestDisablingIsWarnedOncePerFailingPeriod(t *testing.T) {
 
 	// A success ends the period and clears the mark.
 	_, d2, _ := event(t, s, ep, "")
-	c2 := store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
+	c2 := store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
 	claimed2, err := s.ClaimAttempt(ctx, d2, c2)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestDisablingIsWarnedOncePerFailingPeriod(t *testing.T) {
 	// The next failing period is warned again; enabling the endpoint
 	// again ends it too.
 	_, d3, _ := event(t, s, ep, "")
-	c3 := store.Claim{ID: "c3", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
+	c3 := store.Claim{ID: "c3", LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
 	claimed3, err := s.ClaimAttempt(ctx, d3, c3)
 	if err != nil {
 		t.Fatal(err)

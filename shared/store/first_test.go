@@ -73,14 +73,14 @@ func TestIngestsFirstMessageReadsNoDeliveryAndItsClaimReturnsTheItem(t *testing.
 	}
 	forged := *snap.Delivery
 	forged.ID = other.ID
-	if _, err := s.ClaimAttempt(ctx, forged, claim(ep, "")); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.ClaimAttempt(ctx, forged, claim()); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("a claim of another account's delivery: %v, want ErrConflict", err)
 	}
 	if cur, _ := s.GetDelivery(ctx, other.ID); cur.Attempts != 0 || cur.Claim != "" {
 		t.Fatalf("the other delivery after the refused claim: %+v", cur)
 	}
 
-	c := claim(ep, "")
+	c := claim()
 	claimed, err := s.ClaimAttempt(ctx, *snap.Delivery, c)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestIngestsFirstMessageReadsNoDeliveryAndItsClaimReturnsTheItem(t *testing.
 	}
 	// The same message again (SQS's at-least-once): the delivery moved on.
 	time.Sleep(2 * time.Millisecond)
-	if _, err := s.ClaimAttempt(ctx, *snap.Delivery, claim(ep, "")); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.ClaimAttempt(ctx, *snap.Delivery, claim()); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("the first message's claim again: %v, want ErrConflict", err)
 	}
 }

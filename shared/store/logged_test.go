@@ -24,7 +24,7 @@ func record(t *testing.T, s *store.Store, d domain.Delivery, ep domain.Endpoint,
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att")}
 	claimed, err := s.ClaimAttempt(ctx, cur, c)
 	if err != nil {
 		t.Fatalf("claim %d: %v", n, err)
@@ -176,7 +176,7 @@ func TestARetryThatKeepsItsDueLeavesTheSweepEntry(t *testing.T) {
 	for _, keep := range []bool{true, false} {
 		_, d, _ := event(t, s, ep, "")
 		before, _ := s.GetDelivery(ctx, d.ID)
-		c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+		c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att")}
 		claimed, err := s.ClaimAttempt(ctx, before, c)
 		if err != nil {
 			t.Fatal(err)
@@ -236,7 +236,7 @@ func TestARecordAppliedThenRetriedIsWrittenOnce(t *testing.T) {
 	s := store.New(env.DB, env.Table)
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
-	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att")}
 	claimed, err := s.ClaimAttempt(ctx, d, c)
 	if err != nil {
 		t.Fatal(err)

@@ -154,7 +154,7 @@ func TestLastFailureIsRecordedAtMostOnceAMinute(t *testing.T) {
 	record := func(status int, errClass string) domain.Endpoint {
 		t.Helper()
 		_, d, _ := event(t, s, ep, "")
-		c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), URL: ep.URL}
+		c := store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
 		claimed, err := s.ClaimAttempt(ctx, d, c)
 		if err != nil {
 			t.Fatal(err)

@@ -5,57 +5,40 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gifq/webhooks/shared/domain"
 )
 
 // ClaimManual starts a manual resend: it writes the attempt, in progress
 // with the claim's lease, under the id the API gave it (so a duplicate queue
-// message finds it taken and does nothing: ErrDuplicate) and takes an
-// endpoint slot on its slot item (ErrConflict if it was taken meanwhile), in
-// one transaction.
-// An attempt left in progress by a worker that died is taken over once its
-// lease has run out, so an accepted resend is never lost. The delivery
-// itself is not touched: a resend does not change its automatic series.
-func (s *Store) ClaimManual(ctx context.Context, d domain.Delivery, a domain.Attempt, c Claim) error {
+// message finds it taken and does nothing: ErrDuplicate), with one
+// conditional put. An attempt left in progress by a worker that died is
+// taken over once its lease has run out, so an accepted resend is never
+// lost. The delivery itself is not touched: a resend does not change its
+// automatic series.
+func (s *Store) ClaimManual(ctx context.Context, a domain.Attempt, c Claim) error {
 	a.Outcome = domain.OutcomeInProgress
 	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
 	if err != nil {
 		return err
 	}
 	it["lease_until"] = num(c.LeaseUntil)
-	put := &types.Put{TableName: s.table, Item: it,
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR (outcome = :ip AND lease_until < :now)"),
-		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress), ":now": num(domain.Millis(s.now()))}}
-	parts := []part{{"attempt", types.TransactWriteItem{Put: put}}}
-	if c.Slot != "" {
-		parts = append(parts, part{"slot", types.TransactWriteItem{Update: s.slotUpdate(d.EndpointID, c)}})
-	}
-	r, err := s.transact(ctx, parts...)
-	switch {
-	case r.has("attempt"):
+		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress), ":now": num(domain.Millis(s.now()))}})
+	if isConditionFailed(err) {
 		return ErrDuplicate // this resend was already made
-	case r.has("slot"):
-		return ErrConflict // the slot was taken meanwhile
 	}
 	return err
 }
 
 // FinishManual records a manual attempt's result (conditioned on it being
-// still in progress), the endpoint's health when it changed, and frees the
-// slot.
+// still in progress) and the endpoint's health when it changed.
 func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.Endpoint, c Claim, a domain.Attempt, o Outcome) error {
 	it, err := marshal(a, key(deliveryPK(a.DeliveryID), attemptSK(a.ID)))
 	if err != nil {
 		return err
 	}
-	released := make(chan struct{})
-	go func() { // the POST has answered: free the slot at once (see RecordAttempt)
-		defer close(released)
-		s.releaseSlot(ctx, d.EndpointID, c)
-	}()
-	defer func() { <-released }()
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: s.table, Item: it, ConditionExpression: aws.String("outcome = :ip"),
 		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress)}})
 	if isConditionFailed(err) {
@@ -71,11 +54,10 @@ func (s *Store) FinishManual(ctx context.Context, d domain.Delivery, ep *domain.
 // late for its rate slot's second: the message goes back for a new slot).
 // Its in-progress attempt is deleted, so that the message claims it again
 // rather than finding it taken (ErrDuplicate would drop an accepted
-// resend), and its endpoint slot is freed. The delete is conditional on the
+// resend). The delete is conditional on the
 // attempt being still this claim's (in progress, this lease): ErrConflict
 // when it is not, and then nothing is deleted.
 func (s *Store) YieldManual(ctx context.Context, d domain.Delivery, c Claim) error {
-	defer s.releaseSlot(ctx, d.EndpointID, c)
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: s.table, Key: key(deliveryPK(d.ID), attemptSK(c.AttemptID)),
 		ConditionExpression:       aws.String("outcome = :ip AND lease_until = :l"),
 		ExpressionAttributeValues: item{":ip": str(domain.OutcomeInProgress), ":l": num(c.LeaseUntil)}})

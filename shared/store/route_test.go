@@ -14,7 +14,7 @@ import (
 // With the per-endpoint cap on: a worker that read the endpoint
 // before it was disabled (through the API or by its 410), deleted,
 // re-pointed or its secret rotated takes no in-flight slot for it, so it makes no claim and no
-// POST: the slot's take is conditioned on the endpoint's route as read,
+// POST: the slots' take (TakeSlots, the worker's pool) is conditioned on the endpoint's route as read,
 // which each of those changes moves, on the endpoint and its slot item in
 // one transaction. Nothing is written by a refused take. A change that
 // does not re-point (a description) keeps the route; a slot held by another
@@ -54,7 +54,7 @@ func TestASlotIsTakenOnlyForTheRouteTheWorkerRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := claim(ep, "1")
+			c := claim()
 			if d, err = s.ClaimAttempt(ctx, d, c); err != nil {
 				t.Fatal(err)
 			}
@@ -67,20 +67,13 @@ func TestASlotIsTakenOnlyForTheRouteTheWorkerRead(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ep := endpoint(t, s, acct)
-			_, d, err := event(t, s, ep, "")
-			if err != nil {
-				t.Fatal(err)
-			}
 			seen, err := s.GetEndpoint(ctx, acct, ep.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			change(t, seen)
-			if _, err := s.ClaimAttempt(ctx, d, claim(seen, "0")); !errors.Is(err, store.ErrEndpointChanged) {
-				t.Fatalf("a claim for the endpoint as read before it was changed: %v, want ErrEndpointChanged", err)
-			}
-			if cur, err := s.GetDelivery(ctx, d.ID); err != nil || cur.Attempts != 0 || cur.Claim != "" {
-				t.Fatalf("the delivery after the refused claim: %+v (%v), want it unclaimed", cur, err)
+			if _, err := take(s, seen, "0"); !errors.Is(err, store.ErrEndpointChanged) {
+				t.Fatalf("a take for the endpoint as read before it was changed: %v, want ErrEndpointChanged", err)
 			}
 			if leases, err := s.SlotLeases(ctx, ep.ID); err != nil || leases["0"].Claim != "" {
 				t.Fatalf("slot 0 after the refused claim: %+v (%v), want it free", leases, err)
@@ -92,36 +85,32 @@ func TestASlotIsTakenOnlyForTheRouteTheWorkerRead(t *testing.T) {
 			if err != nil || now.Route == "" || now.Route == seen.Route {
 				t.Fatalf("route %q after the PATCH (was %q, %v): want a new one", now.Route, seen.Route, err)
 			}
-			if _, err := s.ClaimAttempt(ctx, d, claim(now, "0")); err != nil {
-				t.Fatalf("a claim for the endpoint as it is now: %v", err)
+			if _, err := take(s, now, "0"); err != nil {
+				t.Fatalf("a take for the endpoint as it is now: %v", err)
 			}
 		})
 	}
 
 	t.Run("description", func(t *testing.T) {
 		ep := endpoint(t, s, acct)
-		_, d, err := event(t, s, ep, "")
-		if err != nil {
-			t.Fatal(err)
-		}
 		desc := "payouts"
 		if _, err := s.UpdateEndpoint(ctx, acct, ep.ID, store.EndpointPatch{Description: &desc}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.ClaimAttempt(ctx, d, claim(ep, "0")); err != nil {
-			t.Fatalf("a claim after a PATCH of the description only: %v", err)
+		if _, err := take(s, ep, "0"); err != nil {
+			t.Fatalf("a take after a PATCH of the description only: %v", err)
 		}
-		_, d2, err := event(t, s, ep, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.ClaimAttempt(ctx, d2, claim(ep, "0")); !errors.Is(err, store.ErrSlotTaken) {
-			t.Fatalf("a claim of a slot another claim holds: %v, want ErrSlotTaken", err)
+		if _, err := take(s, ep, "0"); !errors.Is(err, store.ErrSlotTaken) {
+			t.Fatalf("a take of a slot another claim holds: %v, want ErrSlotTaken", err)
 		}
 	})
 }
 
-func claim(ep domain.Endpoint, slot string) store.Claim {
-	return store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"),
-		URL: ep.URL, Route: ep.Route, Slot: slot}
+func claim() store.Claim {
+	return store.Claim{ID: domain.NewID("clm"), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att")}
+}
+
+// take is a pool's take of one of ep's slots, for its route as read.
+func take(s *store.Store, ep domain.Endpoint, slot string) ([]string, error) {
+	return s.TakeSlots(ctx, ep.ID, store.SlotTake{Group: domain.NewID("clm"), Slots: []string{slot}, LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Route: ep.Route})
 }

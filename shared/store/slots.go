@@ -41,32 +41,6 @@ const slotTTL = 24 * time.Hour
 // last change was more than slotTTL ago (the item expired since), long
 // before any worker read it.
 
-// slotUpdate takes slot c.Slot of the endpoint for the claim, if the slot is
-// free, or its lease ran out, or the claim holding it handed it over to this
-// one (c.From; the item is created on first use), and the endpoint's route
-// is still c.Route.
-func (s *Store) slotUpdate(endpointID string, c Claim) *types.Update {
-	cond := "attribute_not_exists(#slot) OR #slot.u < :now"
-	vals := item{":now": num(domain.Millis(s.now())), ":ttl": num(s.now().Add(slotTTL).Unix()),
-		":lease": &types.AttributeValueMemberM{Value: item{"u": num(c.LeaseUntil), "c": str(c.ID)}}}
-	if c.From != "" {
-		cond += " OR #slot.c = :from"
-		vals[":from"] = str(c.From)
-	}
-	cond = "(" + cond + ") AND (attribute_not_exists(#route)"
-	if c.Route != "" {
-		cond += " OR #route = :route"
-		vals[":route"] = str(c.Route)
-	}
-	return &types.Update{
-		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
-		UpdateExpression:          aws.String("SET #slot = :lease, #ttl = :ttl"),
-		ConditionExpression:       aws.String(cond + ")"),
-		ExpressionAttributeNames:  map[string]string{"#slot": slotAttr(c.Slot), "#ttl": "ttl", "#route": "route"},
-		ExpressionAttributeValues: vals,
-	}
-}
-
 // routeUpdate writes an endpoint's new route on its slot item, in the
 // transaction that changes the endpoint.
 func (s *Store) routeUpdate(endpointID, route string) *types.Update {
@@ -78,44 +52,15 @@ func (s *Store) routeUpdate(endpointID, route string) *types.Update {
 	}
 }
 
-// takeSlot takes the claim's slot: ErrSlotTaken when another claim holds
-// it, ErrEndpointChanged when the endpoint's route is no longer c.Route.
-func (s *Store) takeSlot(ctx context.Context, endpointID string, c Claim) error {
-	u := s.slotUpdate(endpointID, c)
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
-		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
-		return err
-	}
-	if route, ok := ccf.Item["route"].(*types.AttributeValueMemberS); ok && route.Value != c.Route {
-		return ErrEndpointChanged
-	}
-	return ErrSlotTaken
-}
-
-// FreeSlot frees an endpoint's slot held by claim (one handed over in the
-// worker and then not used), as releaseSlot does.
-func (s *Store) FreeSlot(ctx context.Context, endpointID, slot, claim string) {
-	s.releaseSlot(ctx, endpointID, Claim{ID: claim, Slot: slot})
-}
-
-// releaseSlot frees the claim's slot if the claim still holds it. Best
-// effort: a slot not freed (an error, a crash) is free again when its lease
-// runs out.
-func (s *Store) releaseSlot(ctx context.Context, endpointID string, c Claim) {
-	if c.Slot == "" {
-		return
-	}
+// releaseSlot frees the slot if claim still holds it. Best effort: a slot
+// not freed (an error, a crash) is free again when its lease runs out.
+func (s *Store) releaseSlot(ctx context.Context, endpointID, slot, claim string) {
 	_, _ = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
 		UpdateExpression:          aws.String("REMOVE #slot"),
 		ConditionExpression:       aws.String("#slot.c = :c"),
-		ExpressionAttributeNames:  map[string]string{"#slot": slotAttr(c.Slot)},
-		ExpressionAttributeValues: item{":c": str(c.ID)},
+		ExpressionAttributeNames:  map[string]string{"#slot": slotAttr(slot)},
+		ExpressionAttributeValues: item{":c": str(claim)},
 	})
 }
 
@@ -241,25 +186,27 @@ func (s *Store) FreeSlots(ctx context.Context, endpointID, group string, slots [
 		remove = append(remove, n)
 		cond = append(cond, n+".c = :g")
 	}
+	in := &dynamodb.UpdateItemInput{
+		TableName: s.table, Key: key(slotPK(endpointID), skSlot),
+		UpdateExpression:          aws.String("REMOVE " + strings.Join(remove, ", ")),
+		ConditionExpression:       aws.String(strings.Join(cond, " AND ")),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: item{":g": str(group)},
+	}
 	var err error
-	for try := range 3 {
-		if try > 0 {
-			time.Sleep(100 * time.Millisecond << try)
+	for _, wait := range []time.Duration{0, 200 * time.Millisecond, 400 * time.Millisecond} {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
 		}
-		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: s.table, Key: key(slotPK(endpointID), skSlot),
-			UpdateExpression:          aws.String("REMOVE " + strings.Join(remove, ", ")),
-			ConditionExpression:       aws.String(strings.Join(cond, " AND ")),
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: item{":g": str(group)},
-		})
-		if err == nil || isConditionFailed(err) || ctx.Err() != nil {
+		if _, err = s.db.UpdateItem(ctx, in); err == nil || isConditionFailed(err) {
 			break
 		}
 	}
 	if isConditionFailed(err) && len(slots) > 1 {
 		for _, slot := range slots { // one was taken over after its lease ran out: the others one by one
-			s.releaseSlot(ctx, endpointID, Claim{ID: group, Slot: slot})
+			s.releaseSlot(ctx, endpointID, slot, group)
 		}
 	}
 }

@@ -173,16 +173,8 @@ func TestIdempotencyKeyReturnsFirstEvent(t *testing.T) {
 	}
 }
 
-// Workers race for the same attempt: exactly one wins, with the endpoint
-// cap (a slot taken on the slot item, then the claim) and without it (the
-// claim alone). A loser that took a slot gives it back.
+// Workers race for the same attempt: exactly one wins.
 func TestClaimIsExclusive(t *testing.T) {
-	for _, capped := range []bool{true, false} {
-		t.Run(fmt.Sprint("capped=", capped), func(t *testing.T) { testClaimIsExclusive(t, capped) })
-	}
-}
-
-func testClaimIsExclusive(t *testing.T, capped bool) {
 	s := newStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, err := event(t, s, ep, "")
@@ -194,14 +186,9 @@ func testClaimIsExclusive(t *testing.T, capped bool) {
 	winner := ""
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			c := store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), URL: ep.URL}
-			if capped {
-				c.Slot = fmt.Sprint(i % 2)
-			}
+	for i := range workers {
+		wg.Go(func() {
+			c := store.Claim{ID: fmt.Sprint("c", i), LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
 			_, err := s.ClaimAttempt(ctx, d, c)
 			mu.Lock()
 			defer mu.Unlock()
@@ -209,12 +196,12 @@ func testClaimIsExclusive(t *testing.T, capped bool) {
 			case err == nil:
 				wins++
 				winner = c.ID
-			case errors.Is(err, store.ErrConflict), capped && errors.Is(err, store.ErrSlotTaken):
+			case errors.Is(err, store.ErrConflict):
 				losses++
 			default:
 				t.Errorf("claim: %v", err)
 			}
-		}(i)
+		})
 	}
 	wg.Wait()
 	if wins != 1 || losses != workers-1 {
@@ -223,18 +210,6 @@ func testClaimIsExclusive(t *testing.T, capped bool) {
 	got, _ := s.GetDelivery(ctx, d.ID)
 	if got.Attempts != 1 || got.Claim != winner {
 		t.Fatalf("after the claim: %+v", got)
-	}
-	leases, err := s.SlotLeases(ctx, ep.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := map[bool]int{true: 1, false: 0}[capped]; len(leases) != want {
-		t.Fatalf("slots held after the race: %+v, want %d (the winner's)", leases, want)
-	}
-	for _, l := range leases {
-		if l.Claim != winner {
-			t.Fatalf("a losing claim kept its slot: %+v", leases)
-		}
 	}
 }
 
@@ -248,8 +223,8 @@ func TestSlotLeasesLiveOutsideTheAccountPartition(t *testing.T) {
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
 	before := accountItems(t, env)
-	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "3", URL: ep.URL}
-	if _, err := s.ClaimAttempt(ctx, d, c); err != nil {
+	c := store.SlotTake{Group: "c1", Slots: []string{"3"}, LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Route: ep.Route}
+	if _, err := s.TakeSlots(ctx, ep.ID, c); err != nil {
 		t.Fatal(err)
 	}
 	if after := accountItems(t, env); !reflect.DeepEqual(before, after) {
@@ -291,13 +266,13 @@ func accountItems(t *testing.T, env *testenv.Env) []map[string]types.AttributeVa
 	return items
 }
 
-// claimedOne is a new endpoint's first delivery, claimed with slot 0 of
-// its cap: the endpoint, the delivery as made, the claim, and as claimed.
+// claimedOne is a new endpoint's first delivery, claimed: the endpoint,
+// the delivery as made, the claim, and as claimed.
 func claimedOne(t *testing.T, s *store.Store) (domain.Endpoint, domain.Delivery, store.Claim, domain.Delivery) {
 	t.Helper()
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
-	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", URL: ep.URL}
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
 	claimed, err := s.ClaimAttempt(ctx, d, c)
 	if err != nil {
 		t.Fatal(err)
@@ -305,12 +280,9 @@ func claimedOne(t *testing.T, s *store.Store) (domain.Endpoint, domain.Delivery,
 	return ep, d, c, claimed
 }
 
-func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
+func TestRecordMovesTheDeliveryOn(t *testing.T) {
 	s := newStore(t)
 	ep, d, c, claimed := claimedOne(t, s)
-	if leases, _ := s.SlotLeases(ctx, ep.ID); leases["0"].Claim != "c1" {
-		t.Fatalf("slot not held: %+v", leases)
-	}
 	epNow, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
 	next := time.Now().Add(time.Second).UnixMilli()
 	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptAuto, Number: 1, StartedAt: time.Now().UnixMilli(), StatusCode: 500}
@@ -321,10 +293,8 @@ func TestRecordMovesTheDeliveryOnAndFreesTheSlot(t *testing.T) {
 	if got.Status != domain.StatusPending || got.Attempts != 1 || got.Claim != "" || got.NextAttemptAt != next || got.LastStatus != 500 {
 		t.Fatalf("after a 500: %+v", got)
 	}
-	epNow, _ = s.GetEndpoint(ctx, ep.AccountID, ep.ID)
-	leases, _ := s.SlotLeases(ctx, ep.ID)
-	if len(leases) != 0 || epNow.FailingSince == 0 {
-		t.Fatalf("endpoint after a failure: leases %+v failing since %d", leases, epNow.FailingSince)
+	if epNow, _ = s.GetEndpoint(ctx, ep.AccountID, ep.ID); epNow.FailingSince == 0 {
+		t.Fatalf("endpoint after a failure: failing since %d", epNow.FailingSince)
 	}
 	// Recording again with the old claim is refused, but the attempt is still logged.
 	a2 := a
@@ -399,7 +369,7 @@ func TestCrashBeforeTheOutcomeWriteLosesAndDuplicatesNothing(t *testing.T) {
 				s := store.New(db, env.Table)
 				ep := endpoint(t, s, account(t, s).ID)
 				_, d, _ := event(t, s, ep, "")
-				c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL}
+				c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli(), AttemptID: domain.NewID("att")}
 				claimed, err := s.ClaimAttempt(ctx, d, c)
 				if err != nil {
 					t.Fatal(err)
@@ -422,16 +392,13 @@ func TestCrashBeforeTheOutcomeWriteLosesAndDuplicatesNothing(t *testing.T) {
 					if got.Status != domain.StatusDelivered || len(attempts) != 1 || attempts[0].Outcome != domain.OutcomeDelivered || attempts[0].DeliveryID != d.ID {
 						t.Fatalf("after the retried record: %s, log %+v", got.Status, attempts)
 					}
-					if leases, _ := s.SlotLeases(ctx, ep.ID); len(leases) != 0 {
-						t.Fatalf("slot still held: %+v", leases)
-					}
 					return
 				}
 				for time.Now().UnixMilli() <= c.LeaseUntil {
 					time.Sleep(10 * time.Millisecond)
 				}
 				seen, _ := s.GetDelivery(ctx, d.ID)
-				next := store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "0", AttemptID: domain.NewID("att"), URL: ep.URL,
+				next := store.Claim{ID: "c2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), AttemptID: domain.NewID("att"),
 					Interrupted: lifecycle.Interrupted(seen, domain.NewID("att"))}
 				if next.Interrupted == nil || next.Interrupted.ID != a.ID {
 					t.Fatalf("interrupted entry: %+v", next.Interrupted)
@@ -604,18 +571,18 @@ func TestManualAttemptLeftInProgressIsTakenOverAfterItsLease(t *testing.T) {
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
 	a := domain.Attempt{ID: domain.NewID("att"), DeliveryID: d.ID, Kind: domain.AttemptManual, StartedAt: time.Now().UnixMilli()}
-	short := store.Claim{ID: "m1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli(), Slot: "0", URL: ep.URL}
-	if err := s.ClaimManual(ctx, d, a, short); err != nil {
+	short := store.Claim{ID: "m1", LeaseUntil: time.Now().Add(50 * time.Millisecond).UnixMilli()}
+	if err := s.ClaimManual(ctx, a, short); err != nil {
 		t.Fatal(err)
 	}
-	live := store.Claim{ID: "m2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli(), Slot: "1", URL: ep.URL}
-	if err := s.ClaimManual(ctx, d, a, live); !errors.Is(err, store.ErrDuplicate) {
+	live := store.Claim{ID: "m2", LeaseUntil: time.Now().Add(time.Minute).UnixMilli()}
+	if err := s.ClaimManual(ctx, a, live); !errors.Is(err, store.ErrDuplicate) {
 		t.Fatalf("second claim under a live lease: %v", err)
 	}
 	for time.Now().UnixMilli() <= short.LeaseUntil {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := s.ClaimManual(ctx, d, a, live); err != nil {
+	if err := s.ClaimManual(ctx, a, live); err != nil {
 		t.Fatalf("the worker died: its resend must be taken over, got %v", err)
 	}
 }
@@ -626,7 +593,7 @@ func TestFailingAnInterruptedLastAttemptLogsIt(t *testing.T) {
 	s := newStore(t)
 	ep := endpoint(t, s, account(t, s).ID)
 	_, d, _ := event(t, s, ep, "")
-	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(30 * time.Millisecond).UnixMilli(), AttemptID: domain.NewID("att"), URL: ep.URL}
+	c := store.Claim{ID: "c1", LeaseUntil: time.Now().Add(30 * time.Millisecond).UnixMilli(), AttemptID: domain.NewID("att")}
 	claimed, err := s.ClaimAttempt(ctx, d, c)
 	if err != nil {
 		t.Fatal(err)
@@ -815,9 +782,9 @@ func TestEndpointWritesNameWhichConditionFailed(t *testing.T) {
 	}
 }
 
-// A blip's record (lifecycle.Blip) writes the delivery and frees its slot,
-// and leaves the endpoint's item as it was: no failing_since, no last
-// failure, no write of it at all.
+// A blip's record (lifecycle.Blip) writes the delivery and leaves the
+// endpoint's item as it was: no failing_since, no last failure, no write of
+// it at all.
 func TestABlipsRecordLeavesTheEndpointAlone(t *testing.T) {
 	s, calls := countedStore(t)
 	ep, d, c, claimed := claimedOne(t, s)
@@ -828,9 +795,9 @@ func TestABlipsRecordLeavesTheEndpointAlone(t *testing.T) {
 	if err := s.RecordAttempt(ctx, claimed, &before, c, a, store.Outcome{Status: domain.StatusPending, NextAttemptAt: next, Blip: true}); err != nil {
 		t.Fatal(err)
 	}
-	// The outcome and the slot's release; nothing on the endpoint's item.
-	if n := calls.Snapshot()["DynamoDB.UpdateItem"]; n != 2 {
-		t.Fatalf("%d UpdateItem calls, want 2 (the outcome, the slot): %s", n, calls)
+	// The outcome; nothing on the endpoint's item.
+	if n := calls.Snapshot()["DynamoDB.UpdateItem"]; n != 1 {
+		t.Fatalf("%d UpdateItem calls, want 1 (the outcome): %s", n, calls)
 	}
 	after, _ := s.GetEndpoint(ctx, ep.AccountID, ep.ID)
 	if after.FailingSince != 0 || after.LastFailureAt != 0 || after.UpdatedAt != before.UpdatedAt {

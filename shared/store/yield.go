@@ -12,16 +12,12 @@ import (
 // YieldClaim gives back a claim that made no request (its rate-limit slot
 // turned out to be far: the message goes back for it): the delivery returns
 // to what it was before ClaimAttempt (the attempt count one lower, no claim,
-// no lease, seen's updated_at), and the endpoint slot the claim held on the
-// slot item is freed. seen is the delivery as read before the claim, claimed
-// as the claim returned it. The delivery's write is conditional on still
-// holding the claim: ErrConflict when it was lost, and then nothing of the
-// delivery is written. The slot is freed either way (its release is itself
-// conditional on this claim holding it; a slot left behind by a crash
-// between the two writes is free again when its lease runs out). An attempt
-// the claim logged as interrupted stays logged: that one did happen.
+// no lease, seen's updated_at). seen is the delivery as read before the
+// claim, claimed as the claim returned it. The write is conditional on
+// still holding the claim: ErrConflict when it was lost, and then nothing
+// is written. An attempt the claim logged as interrupted stays logged: that
+// one did happen.
 func (s *Store) YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c Claim) error {
-	defer s.releaseSlot(ctx, claimed.EndpointID, c)
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(claimed.ID), skDelivery),
 		UpdateExpression:         aws.String("SET attempts = :prev, updated_at = :upd REMOVE claim, claim_attempt, lease_until"),
