@@ -178,6 +178,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 	case lifecycle.DoLoad:
 		snap, err := r.Store.LoadForAttempt(ctx, store.Ref{DeliveryID: r.msg.DeliveryID, AccountID: r.msg.AccountID, EndpointID: r.msg.EndpointID,
 			EventID: r.msg.EventID, Event: r.msg.Event(), Delivery: r.msg.Delivery(), Eventual: e.Eventual})
+		k.LoadTries++
 		k.Loaded, k.Stale, k.Delivery, k.Endpoint, k.Event = err == nil, e.Eventual, snap.Delivery, snap.Endpoint, snap.Event
 		k.HeldHere = snap.Endpoint != nil && r.pools.Holds(r.key())
 		return err

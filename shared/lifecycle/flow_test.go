@@ -74,6 +74,8 @@ func walk(runs int) map[lifecycle.Flow]bool {
 				k.RecordTries++
 			case lifecycle.DoYield:
 				k.YieldTries++
+			case lifecycle.DoLoad:
+				k.LoadTries++
 			}
 			odds := 10
 			if e.Do == lifecycle.DoRecord || e.Do == lifecycle.DoYield {

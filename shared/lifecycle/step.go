@@ -96,6 +96,11 @@ const (
 	// A system error (DynamoDB or SQS unavailable) retries the message
 	// soon; if it keeps failing, SQS's maxReceiveCount moves it to the DLQ.
 	SystemErrorBackoff = 10 * time.Second
+	// A load that failed (a throttled read) is read again once, LoadAgain
+	// later, in the worker, before the message is hidden for
+	// SystemErrorBackoff: one refused read held a delivery past its
+	// deadline held 10 s more (the soak).
+	LoadAgain = 250 * time.Millisecond
 	// The end of a claim (the outcome, a yield) is written again after a
 	// transient failure this many times, while the lease lasts: giving up
 	// means the next claim logs the attempt as interrupted and sends it
@@ -226,6 +231,7 @@ type Known struct {
 	LeaseUntil            time.Time
 	Yielded               bool
 	YieldTries            int
+	LoadTries             int // loads made, failed or not
 	Answer                *Answer
 	Recorded, RecordLost  bool
 	RecordTries, RereadAt int
@@ -610,6 +616,10 @@ func onError(k Known, p Policy) Effect {
 	case DoReread:
 		k.Err, k.RereadAt, k.Reread = nil, k.RecordTries, RecordRetry
 		return Step(k, p)
+	case DoLoad:
+		if k.LoadTries < 2 {
+			return Effect{Do: DoSleep, Until: k.Now.Add(LoadAgain), Why: "reading the delivery failed; reading it again: " + k.Err.Error(), Level: slog.LevelWarn}
+		}
 	case DoPutBack:
 		why = "could not put the message back; SQS will redeliver it: " + k.Err.Error()
 	}

@@ -240,6 +240,21 @@ func TestStep(t *testing.T) {
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoPutBack, Unslot: true, NotDeferral: true,
 			Refunds: []lifecycle.Refund{{Line: lifecycle.LineAccount, Slot: booked().Rate}, {Line: lifecycle.LineEndpoint, Slot: slot(30 * time.Second)}}}},
+		{"a load that failed: read again shortly, in the worker", func() lifecycle.Known {
+			k := known()
+			k.Loaded, k.LoadTries, k.Err, k.ErrOn = false, 1, errors.New("throttled"), lifecycle.DoLoad
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(lifecycle.LoadAgain)}},
+		{"read again after the wait", func() lifecycle.Known {
+			k := known()
+			k.Loaded, k.LoadTries, k.Slept = false, 1, now
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoLoad}},
+		{"a load that failed again: the message goes back for the system error's back-off", func() lifecycle.Known {
+			k := known()
+			k.Loaded, k.LoadTries, k.Err, k.ErrOn = false, 2, errors.New("throttled"), lifecycle.DoLoad
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRetry, Delay: lifecycle.SystemErrorBackoff}},
 		{"a limiter that fails closes the gate: the message goes back delayed, never out now", func() lifecycle.Known {
 			k := known()
 			k.Err, k.ErrOn = errors.New("throttled"), lifecycle.DoReserve

@@ -271,11 +271,12 @@ func (s *Sweeper) sweepShard(ctx context.Context, shard int, from, before int64)
 // the shard stops for this run: a read refused once (a throttle, a 500
 // past the SDK's own retries) left the rest of the shard, lost sends among
 // it, to the next run, an interval later (in the soak, 55 of 147 runs).
-// sendTries are a re-queue's: a delivery's, so fewer (SQS down for good
-// must not hold the run a second a delivery).
+// oneTries are a re-queue's write and its send: a delivery's, so fewer
+// (DynamoDB or SQS down for good must not hold the run a second a
+// delivery).
 var (
 	pageTries = []time.Duration{0, 250 * time.Millisecond, time.Second}
-	sendTries = []time.Duration{0, 250 * time.Millisecond}
+	oneTries  = []time.Duration{0, 250 * time.Millisecond}
 )
 
 // again calls read until it succeeds, at most len(tries) times, waiting
@@ -330,7 +331,17 @@ func eachID(ctx context.Context, query func(start store.Cursor) (ids []string, n
 // revisited.
 func (s *Sweeper) sweepOne(ctx context.Context, seen domain.Delivery, before int64, r *Result) error {
 	now := domain.Millis(s.Now())
-	d, err := s.Store.Requeue(ctx, seen.ID, before, now, s.MaxAttempts)
+	var d domain.Delivery
+	var err error
+	if tried := again(ctx, oneTries, func() error {
+		d, err = s.Store.Requeue(ctx, seen.ID, before, now, s.MaxAttempts)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
+			return nil // an answer, not a failure
+		}
+		return err
+	}); tried != nil {
+		err = tried // a throttled write, tried again within the run
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		r.Skipped++ // gone (its TTL)
 		return nil
@@ -339,7 +350,7 @@ func (s *Sweeper) sweepOne(ctx context.Context, seen domain.Delivery, before int
 		// Sent again once when refused: a re-queue lost here waits a whole
 		// interval (in the soak, a send refused after a write race left a
 		// delivery three sweeps past its deadline).
-		if err := again(ctx, sendTries, func() error { return s.Queue.Send(ctx, queue.For(d), 0) }); err != nil {
+		if err := again(ctx, oneTries, func() error { return s.Queue.Send(ctx, queue.For(d), 0) }); err != nil {
 			return err // its older message is superseded; its entry moved to now: a later run re-queues it again
 		}
 		r.Requeued++

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,29 +215,58 @@ func TestARefusedSendDoesNotStopTheSweep(t *testing.T) {
 	}
 }
 
-// throttleFirst is the real store with its first Requeue throttled.
+// throttleFirst is the real store with the Requeue of the first delivery
+// it is asked to re-queue throttled, times times.
 type throttleFirst struct {
 	sweep.Store
-	calls atomic.Int32
+	times int
+	mu    sync.Mutex
+	id    string
+	calls int
 }
 
 func (s *throttleFirst) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
-	if s.calls.Add(1) == 1 {
+	s.mu.Lock()
+	if s.id == "" {
+		s.id = id
+	}
+	throttled := id == s.id && s.calls < s.times
+	if throttled {
+		s.calls++
+	}
+	s.mu.Unlock()
+	if throttled {
 		return domain.Delivery{}, errors.New("ProvisionedThroughputExceededException: injected")
 	}
 	return s.Store.Requeue(ctx, id, before, at, maxAttempts)
 }
 
-// A delivery whose re-queue failed is read again by the next run: its
-// shard's mark stays at it, though the rest of the shard was swept.
+// A re-queue throttled once is tried again within the run: left to the next
+// run, a delivery whose send was lost, past its deadline, was final a whole
+// interval later (the soak: two runs in a row throttled, 30 s past its
+// deadline).
+func TestAThrottledRequeueIsTriedAgainInTheRun(t *testing.T) {
+	r := newRig(t)
+	const n = 4
+	r.deliveries(t, n)
+	st := &throttleFirst{Store: r.st, times: 1}
+	r.sw.Store = st
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != n || st.calls != 1 {
+		t.Fatalf("one re-queue throttled once: %+v %v (%d throttled), want all %d re-queued", res, err, st.calls, n)
+	}
+}
+
+// A delivery whose re-queue failed on every try is read again by the next
+// run: its shard's mark stays at it, though the rest of the shard was swept.
 func TestAFailedRequeueIsSweptAgainNextRun(t *testing.T) {
 	r := newRig(t)
 	const n = 48
 	r.deliveries(t, n)
-	r.sw.Store = &throttleFirst{Store: r.st}
+	r.sw.Store = &throttleFirst{Store: r.st, times: 100}
 	if res, err := r.sw.Run(ctx); err == nil || res.Requeued != n-1 {
 		t.Fatalf("first run: %+v %v, want %d re-queued and the error", res, err, n-1)
 	}
+	r.sw.Store = r.st // the throttle is over
 	res, err := r.sw.Run(ctx)
 	if err != nil || res.Requeued != 1 {
 		t.Fatalf("second run: %+v %v, want the one whose re-queue failed re-queued", res, err)
