@@ -112,11 +112,12 @@ endif
 # The end-to-end suite runs alone, after the rest: its burst tests measure what
 # a receiver sees per second, which other packages' load on two cores would
 # blur. The rest compile and run side by side (with -p 1 for all, their
-# compiling and linking ran one package at a time).
+# compiling and linking ran one package at a time). Its parallel tests mostly
+# wait on retry schedules and leases: six at a time, not GOMAXPROCS's two.
 E2E_PKG := ./localstack/e2e/
 test: emulators lint portal-test sdk-deps
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/localstack/e2e$$')
-	$(GO) test -count=1 -timeout 20m $(E2E_PKG)
+	$(GO) test -count=1 -timeout 20m -parallel 6 $(E2E_PKG)
 
 # The fast tests, in seconds: every package whose tests need neither the
 # emulators nor the CDK (no test file imports localstack/testenv or

@@ -116,7 +116,13 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 	t.Parallel()
 	localOnly(t)
 	env := testenv.New(t)
-	p := startDevProc(t, env, "RETRY_SCHEDULE=1s,1s,1s,1s,1s,1s,1s", "SWEEP_INTERVAL=1s", "SWEEP_GRACE=2s",
+	// A killed process's endpoint slots stay held until their leases end
+	// (2 x the timeout + 5 s: 7 s here), and the cap's waits end at the
+	// deadline: the schedule's last wait keeps the deadline (about 50 s) far
+	// past three kills' leases, as AWS's 78 minutes are past its 25 s ones.
+	// With seven waits of 1 s (a 16 s deadline) a delivery behind three
+	// kills' leases failed endpoint_unavailable to this healthy receiver.
+	p := startDevProc(t, env, "RETRY_SCHEDULE=1s,1s,1s,1s,1s,1s,30s", "SWEEP_INTERVAL=1s", "SWEEP_GRACE=2s",
 		"DELIVERY_TIMEOUT=1s", "RATE_LIMIT_PER_SECOND=25")
 	h := &harness{api: p.api, store: store.New(env.DB, env.Table), sqs: env.SQS, queueURL: env.Queues.Delivery,
 		dlqURL: env.Queues.DLQ, recvHost: "127.0.0.1", env: env}
