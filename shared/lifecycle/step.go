@@ -98,8 +98,8 @@ const (
 	SystemErrorBackoff = 10 * time.Second
 	// A load that failed (a throttled read) is read again once, LoadAgain
 	// later, in the worker, before the message is hidden for
-	// SystemErrorBackoff: one refused read held a delivery past its
-	// deadline held 10 s more (the soak).
+	// SystemErrorBackoff: in the soak, one refused read kept a delivery
+	// already at its deadline 10 s from its final state.
 	LoadAgain = 250 * time.Millisecond
 	// The end of a claim (the outcome, a yield) is written again after a
 	// transient failure this many times, while the lease lasts: giving up
