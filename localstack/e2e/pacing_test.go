@@ -11,14 +11,14 @@ import (
 
 // The paced lane as AWS runs it at the contract's rate: five pollers share
 // it (the mapping's), so an invocation holds one message or a few and a
-// wait for a slot is billed to those alone. A burst of 200 to one account
-// at 5/s (40 s) drains at the rate, at most 5 in any wall-clock second, and its
+// wait for a slot is billed to those alone. A burst of 500 to one account
+// at 5/s drains at the rate, at most 5 in any wall-clock second, and its
 // messages, delayed to their slots' seconds, wait at most pace.Early for
 // them: the billed sleep per delivery is printed (docs/cost.md). Sleeping
 // to each slot, they slept 1-2 s each.
 func TestPacedBurstAtTheDefaultRateSleepsLittle(t *testing.T) {
 	localOnly(t) // sets the rate and the pollers
-	const n, rate, pollers = 200, 5, 5
+	const n, rate, pollers = 500, 5, 5
 	h := start(t, opts{rate: rate, paced: pollers})
 	_, key := h.account(t)
 	rv, _ := h.registerReceiver(t, key, always(200))
