@@ -9,7 +9,6 @@ import (
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/lifecycle"
 	"github.com/gifq/webhooks/shared/obs"
-	"github.com/gifq/webhooks/shared/queue"
 	"github.com/gifq/webhooks/shared/ratelimit"
 )
 
@@ -44,45 +43,27 @@ func (r *run) note(ctx context.Context, e lifecycle.Effect) {
 // send makes the claimed attempt; its slot goes back to the endpoint's pool
 // (a message here waiting for one) as soon as the answer is in.
 func (r *run) send(ctx context.Context, e lifecycle.Effect) {
-	req := destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.claim.AttemptID, e.Number, r.Now(), e.Settings)
+	req := destination.For(r.k.Endpoint, r.k.Event, r.msg.DeliveryID, r.att.Claim.AttemptID, e.Number, r.Now(), e.Settings)
 	req.PrevFailed = e.PrevFailed
-	watch := r.watchSlow(ctx)
+	if e.WatchSlow {
+		defer r.watchSlow(ctx).Stop()
+	}
 	res := r.Sender.Send(ctx, req)
-	watch.Stop()
-	if r.held != "" && r.pools.Put(r.key(), r.held) {
+	if r.att.Release() {
 		r.m.Count(obs.MetricSlotHandoffs, 1)
 	}
-	r.held = ""
 	r.m.Count(obs.MetricAttempts, 1)
 	r.m.Observe(obs.MetricAttemptDuration, res.Duration)
 	r.k.Answer = &lifecycle.Answer{Outcome: res, Started: res.StartedAt, At: r.Now()}
-	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.claim.AttemptID, e.Number))
+	r.entry = res.Entry(r.k.Delivery.AttemptEntry(r.att.Claim.AttemptID, e.Number))
 }
 
 // watchSlow marks the endpoint slow (lifecycle.CapNow) if the attempt is
-// still waiting for its answer after lifecycle.SlowWatch, unless it is
-// marked already: with ENDPOINT_CAP=whenSlow only.
+// still waiting for its answer after lifecycle.SlowWatch.
 func (r *run) watchSlow(ctx context.Context) *time.Timer {
-	ep := r.k.Endpoint
-	if !r.CapWhenSlow || r.MaxInFlight == 0 || ep.SlowUntil > domain.Millis(r.Now()) {
-		return time.NewTimer(time.Hour) // stopped at once
-	}
 	return time.AfterFunc(lifecycle.SlowWatch, func() {
-		if err := r.Store.MarkSlow(context.WithoutCancel(ctx), ep.ID, domain.Millis(r.Now().Add(lifecycle.SlowFor))); err != nil {
+		if err := r.Store.MarkSlow(context.WithoutCancel(ctx), r.k.Endpoint.ID, domain.Millis(r.Now().Add(lifecycle.SlowFor))); err != nil {
 			r.log.Warn("could not mark the endpoint slow", "error", err)
 		}
 	})
-}
-
-func (r *run) key() string { return poolKey(r.msg) }
-
-func (r *run) unhold() {
-	if r.held != "" {
-		r.pools.Put(r.key(), r.held)
-	}
-}
-
-// poolKey is the endpoint's key among the slot pools (shared/inflight).
-func poolKey(msg queue.Message) string {
-	return lifecycle.LineEndpoint.Key(msg.AccountID, msg.EndpointID)
 }

@@ -30,16 +30,12 @@ import (
 
 // Store is what the worker needs of the table.
 type Store interface {
-	inflight.Claims      // the claims, the endpoint read again
+	inflight.Writes      // an attempt's claim, give-back and record
+	opevents.Warner      // the endpoint warned of its disable
 	deadletter.Store     // the DLQ claim and mark
 	deadletter.Restarter // a redriven delivery
 	putback.Store        // a wait: the due time moved, a delivery parked
 	LoadForAttempt(context.Context, store.Ref) (store.Snapshot, error)
-	YieldClaim(ctx context.Context, seen, claimed domain.Delivery, c store.Claim) error
-	YieldManual(ctx context.Context, d domain.Delivery, c store.Claim) error
-	RecordAttempt(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
-	WarnDisabling(ctx context.Context, ep domain.Endpoint, at time.Time) (won bool, err error)
-	FinishManual(context.Context, domain.Delivery, *domain.Endpoint, store.Claim, domain.Attempt, store.Outcome) error
 	FailWithoutAttempt(ctx context.Context, d domain.Delivery, reason domain.FailReason, sendDLQ bool) (domain.Delivery, error)
 	TakeProbe(ctx context.Context, accountID, endpointID string, until int64) error
 	MarkSlow(ctx context.Context, endpointID string, until int64) error
@@ -108,27 +104,26 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	for _, rec := range ev.Records {
 		if msg, err := queue.Decode(rec.Body); err == nil {
 			msgs[rec.MessageId] = msg
-			w.pools.Join(poolKey(msg), msg.EndpointID)
+			w.pools.Join(inflight.Key(msg.AccountID, msg.EndpointID), msg.EndpointID)
 		}
 	}
 	return queue.EachMessage(ctx, ev, func(ctx context.Context, rec events.SQSMessage) bool {
 		msg, ok := msgs[rec.MessageId]
 		if ok {
-			defer w.pools.Leave(ctx, w.Store, poolKey(msg))
+			defer w.pools.Leave(ctx, w.Store, inflight.Key(msg.AccountID, msg.EndpointID))
 		}
 		return w.handleOne(ctx, rec, msg, ok, m)
 	}), nil
 }
 
 // run is one message being carried out: what the step knows, and what only
-// the executor holds (the claim it wrote, the attempt's full result).
+// the executor holds (its attempt's claim and slot, the attempt's full result).
 type run struct {
 	*Worker
 	rec   events.SQSMessage
 	msg   queue.Message
 	k     lifecycle.Known
-	claim store.Claim
-	held  string         // the endpoint slot this process holds for the claim (shared/inflight)
+	att   inflight.Attempt
 	entry domain.Attempt // the attempt log's entry of the attempt made
 	m     *obs.Batch
 	log   *slog.Logger
@@ -145,7 +140,9 @@ func (w *Worker) handleOne(ctx context.Context, rec events.SQSMessage, msg queue
 	ctx = obs.WithTraceHeader(ctx, msg.Trace)
 	r := &run{Worker: w, rec: rec, msg: msg, m: m, k: lifecycle.Known{Seed: rand.Uint64(), Msg: msg.ForStep(rec)}, log: w.Log.With(
 		"delivery_id", msg.DeliveryID, "hops", msg.Hops, "event_id", msg.EventID, "endpoint_id", msg.EndpointID, "account_id", msg.AccountID)}
-	defer r.unhold()
+	// A resend's message, and only one, carries its attempt id (queue.Decode checks).
+	r.att = inflight.Attempt{Pools: &w.pools, Store: w.Store, Max: w.MaxInFlight, LeaseFor: w.LeaseFor, Now: w.Now, Resend: msg.AttemptID}
+	defer r.att.Release()
 	for range maxSteps {
 		r.k.Now = w.Now()
 		e := lifecycle.Step(r.k, w.Policy)
@@ -180,7 +177,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 			EventID: r.msg.EventID, Event: r.msg.Event(), Delivery: r.msg.Delivery(), Eventual: e.Eventual})
 		k.LoadTries++
 		k.Loaded, k.Stale, k.Delivery, k.Endpoint, k.Event = err == nil, e.Eventual, snap.Delivery, snap.Endpoint, snap.Event
-		k.HeldHere = snap.Endpoint != nil && r.pools.Holds(r.key())
+		k.HeldHere = snap.Endpoint != nil && r.pools.Holds(inflight.Key(r.msg.AccountID, r.msg.EndpointID))
 		return err
 	case lifecycle.DoProbe:
 		err := r.Store.TakeProbe(ctx, r.msg.AccountID, r.msg.EndpointID, domain.Millis(e.Until))
@@ -202,29 +199,12 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		case <-r.after(e.Until.Sub(r.Now())):
 		}
 	case lifecycle.DoClaim:
-		c := inflight.Claimer{Pools: &r.pools, Store: r.Store, Max: r.MaxInFlight, LeaseFor: r.LeaseFor, Now: r.Now}
-		if e.Uncapped {
-			c.Max = 0
-		}
-		claim := c.Auto
-		if r.msg.Kind == queue.KindResend {
-			claim = func(ctx context.Context, d domain.Delivery, ep *domain.Endpoint) (inflight.Taken, error) {
-				return c.Manual(ctx, d, ep, r.msg.AttemptID)
-			}
-		}
-		t, err := claim(ctx, *d, k.Endpoint)
-		r.claim, r.held = t.Claim, t.Slot
+		t, err := r.att.Take(ctx, *d, k.Endpoint, e.Uncapped)
 		k.Claim, k.ClaimHeld, k.Claimed, k.LeaseUntil = t.Result, t.Held, t.Claimed, domain.Time(t.Claim.LeaseUntil)
 		return err
 	case lifecycle.DoYield:
 		k.YieldTries++
-		yield := r.Store.YieldClaim
-		if r.msg.Kind == queue.KindResend {
-			yield = func(ctx context.Context, seen, _ domain.Delivery, c store.Claim) error {
-				return r.Store.YieldManual(ctx, seen, c)
-			}
-		}
-		err := yield(ctx, *d, k.Claimed, r.claim)
+		err := r.att.Yield(ctx, *d, k.Claimed)
 		k.Yielded = err == nil || errors.Is(err, store.ErrConflict)
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoSend:
@@ -233,24 +213,15 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.RecordTries++
 		a := r.entry
 		a.Outcome = e.Logged
-		var err error
-		if r.msg.Kind == queue.KindResend {
-			err = ignore(r.Store.FinishManual(ctx, *d, k.Endpoint, r.claim, a, e.Outcome), store.ErrConflict)
-		} else {
-			err = r.Store.RecordAttempt(ctx, k.Claimed, k.Endpoint, r.claim, a, e.Outcome)
-		}
+		err := r.att.Record(ctx, *d, k.Claimed, k.Endpoint, a, e.Outcome)
 		k.Recorded, k.RecordLost = err == nil, errors.Is(err, store.ErrConflict)
 		if k.Recorded {
-			facts := opevents.AfterAttempt(*k.Endpoint, a, e.Outcome, r.Now())
-			if e.Outcome.WarnDisabling {
-				facts = append(facts, r.warnDisabling(ctx, *k.Endpoint, a)...)
-			}
-			r.Events.Publish(ctx, facts...)
+			opevents.Recorded{Publisher: r.Events, Warner: r.Store, Log: r.log, DisableAfter: r.DisableAfter}.Publish(ctx, *k.Endpoint, a, e.Outcome, r.Now())
 		}
 		return ignore(err, store.ErrConflict)
 	case lifecycle.DoReread:
 		cur, err := r.Store.GetDelivery(ctx, r.msg.DeliveryID)
-		k.Reread, k.RereadAt = lifecycle.CheckRecord(cur, err == nil, r.claim.ID, r.claim.AttemptID), k.RecordTries
+		k.Reread, k.RereadAt = lifecycle.CheckRecord(cur, err == nil, r.att.Claim.ID, r.att.Claim.AttemptID), k.RecordTries
 		return ignore(err, store.ErrNotFound)
 	case lifecycle.DoFail:
 		failed, err := r.Store.FailWithoutAttempt(ctx, *d, e.Reason, true)
@@ -309,20 +280,4 @@ func ignore(err error, results ...error) error {
 		}
 	}
 	return err
-}
-
-// warnDisabling marks ep (as read before the failed attempt a) warned that
-// it is about to be disabled, and is endpoint.disabling when this attempt
-// won the mark (store.WarnDisabling): once per failing period. A failed
-// mark is logged; a later failure in the window warns instead.
-func (r *run) warnDisabling(ctx context.Context, ep domain.Endpoint, a domain.Attempt) []opevents.Event {
-	now := r.Now()
-	won, err := r.Store.WarnDisabling(ctx, ep, now)
-	if err != nil {
-		r.log.WarnContext(ctx, "could not mark the endpoint warned of its disable; a later failure warns", "error", err)
-	}
-	if !won {
-		return nil
-	}
-	return []opevents.Event{opevents.Disabling(ep, a, time.UnixMilli(ep.FailingSince).Add(r.DisableAfter), now)}
 }

@@ -71,7 +71,7 @@ func (c *Claimer) Manual(ctx context.Context, d domain.Delivery, ep *domain.Endp
 // claim go at the same time (no round trip of their own); a claim made
 // meanwhile is given back.
 func (c *Claimer) take(ctx context.Context, ep *domain.Endpoint, cl store.Claim, claim func(store.Claim) (domain.Delivery, error)) (Taken, error) {
-	key := ep.AccountID + "/" + ep.ID
+	key := Key(ep.AccountID, ep.ID)
 	check := closed
 	var slot string
 	if c.Max == 0 {

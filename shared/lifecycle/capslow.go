@@ -39,3 +39,10 @@ func CapNow(p Policy, ep domain.Endpoint, interval time.Duration, now time.Time)
 	}
 	return float64(SlowDetection)/float64(interval) > MaxOvershoot
 }
+
+// WatchSlow reports whether an attempt to ep (read at now) is watched for
+// its answer taking SlowWatch, to mark the endpoint slow: with CapWhenSlow
+// and a cap, unless ep is marked already.
+func WatchSlow(p Policy, ep domain.Endpoint, now time.Time) bool {
+	return p.CapWhenSlow && p.MaxInFlight > 0 && ep.SlowUntil <= domain.Millis(now)
+}

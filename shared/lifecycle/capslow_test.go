@@ -37,3 +37,29 @@ func TestCapNow(t *testing.T) {
 		}
 	}
 }
+
+// Which attempts are watched for a slow answer: with CapWhenSlow and a cap
+// only, and not to an endpoint already marked slow (its mark is renewed
+// by the slow attempts that find it so).
+func TestWatchSlow(t *testing.T) {
+	now := time.Now()
+	slow := domain.Endpoint{SlowUntil: domain.Millis(now.Add(time.Minute))}
+	wasSlow := domain.Endpoint{SlowUntil: domain.Millis(now.Add(-time.Second))}
+	whenSlow := Policy{MaxInFlight: 5, CapWhenSlow: true}
+	for _, c := range []struct {
+		name string
+		p    Policy
+		ep   domain.Endpoint
+		want bool
+	}{
+		{"strict cap", Policy{MaxInFlight: 5}, domain.Endpoint{}, false},
+		{"when slow, no cap", Policy{CapWhenSlow: true}, domain.Endpoint{}, false},
+		{"when slow, healthy", whenSlow, domain.Endpoint{}, true},
+		{"when slow, its mark run out", whenSlow, wasSlow, true},
+		{"when slow, marked slow", whenSlow, slow, false},
+	} {
+		if got := WatchSlow(c.p, c.ep, now); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

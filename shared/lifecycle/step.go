@@ -292,6 +292,8 @@ type Effect struct {
 	Number int           // DoSend: the attempt's number in its series, 0 for a manual one
 	// DoSend: the key's previous event failed for good (order.go).
 	PrevFailed bool
+	// DoSend: mark the endpoint slow if the answer takes SlowWatch (capslow.go).
+	WatchSlow bool
 	// Settings (DoSend) are the endpoint's effective settings for this
 	// attempt (Known.Settings): the request is built from them, nothing
 	// else reads the endpoint's raw settings.
@@ -349,7 +351,7 @@ func Step(k Known, p Policy) Effect {
 		// The attempt's number in its series (the receiver's header); a
 		// manual attempt is not one of the series': 0.
 		cfg, fresh := settings(k, p)
-		e := Effect{Do: DoSend, Settings: *cfg, Resolved: fresh}
+		e := Effect{Do: DoSend, Settings: *cfg, Resolved: fresh, WatchSlow: WatchSlow(p, *k.Endpoint, k.Now)}
 		if k.Msg.Kind != KindResend {
 			e.Number, e.PrevFailed = k.Claimed.Attempts, PrevFailed(k)
 		}

@@ -228,3 +228,51 @@ func TestEndpointDisabledShowsTheURLWithoutItsQuery(t *testing.T) {
 		}
 	}
 }
+
+type warner struct {
+	won   bool
+	err   error
+	calls int
+}
+
+func (w *warner) WarnDisabling(context.Context, domain.Endpoint, time.Time) (bool, error) {
+	w.calls++
+	return w.won, w.err
+}
+
+// A recorded attempt near its endpoint's disable warns once per failing
+// period: endpoint.disabling is published by the attempt that wins the
+// mark, not by one that lost it or could not write it; an attempt whose
+// outcome does not warn does not try.
+func TestRecordedWarnsOnlyWhenItWinsTheMark(t *testing.T) {
+	ep := domain.Endpoint{ID: "ep_1", AccountID: "acct_1", URL: "https://r.example/h", FailingSince: at.Add(-100 * time.Hour).UnixMilli()}
+	a := domain.Attempt{ID: "att_1", DeliveryID: "dlv_1", ErrorClass: "timeout"}
+	warn := lifecycle.Outcome{Status: domain.StatusPending, WarnDisabling: true}
+	for _, c := range []struct {
+		name  string
+		o     lifecycle.Outcome
+		w     warner
+		calls int
+		want  bool
+	}{
+		{"won the mark", warn, warner{won: true}, 1, true},
+		{"another attempt won it", warn, warner{}, 1, false},
+		{"the mark not written", warn, warner{err: context.DeadlineExceeded}, 1, false},
+		{"not near its disable", lifecycle.Outcome{Status: domain.StatusPending}, warner{won: true}, 0, false},
+	} {
+		rec := &Recorder{}
+		var logged bytes.Buffer
+		r := Recorded{Publisher: rec, Warner: &c.w, Log: slog.New(slog.NewJSONHandler(&logged, nil)), DisableAfter: 120 * time.Hour}
+		r.Publish(context.Background(), ep, a, c.o, at)
+		got := false
+		for _, e := range rec.Events() {
+			got = got || e.Type == EndpointDisabling
+		}
+		if got != c.want || c.w.calls != c.calls {
+			t.Errorf("%s: disabling published %v after %d marks, want %v after %d", c.name, got, c.w.calls, c.want, c.calls)
+		}
+		if (c.w.err != nil) != strings.Contains(logged.String(), "could not mark") {
+			t.Errorf("%s: log %q", c.name, logged.String())
+		}
+	}
+}

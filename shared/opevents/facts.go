@@ -1,6 +1,8 @@
 package opevents
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"github.com/gifq/webhooks/shared/domain"
@@ -135,4 +137,36 @@ func AfterAttempt(ep domain.Endpoint, a domain.Attempt, o lifecycle.Outcome, at 
 		out = append(out, Disabled(disabled, by, at))
 	}
 	return out
+}
+
+// Warner marks an endpoint warned that it is about to be disabled
+// (store.WarnDisabling): won by one attempt of a failing period.
+type Warner interface {
+	WarnDisabling(ctx context.Context, ep domain.Endpoint, at time.Time) (won bool, err error)
+}
+
+// Recorded publishes what a recorded attempt states (AfterAttempt), and
+// endpoint.disabling when its outcome says the endpoint nears its disable
+// and this attempt won the mark: once per failing period. A failed mark is
+// logged; a later failure in the window warns instead.
+type Recorded struct {
+	Publisher
+	Warner       Warner
+	Log          *slog.Logger
+	DisableAfter time.Duration
+}
+
+// Publish publishes the facts of attempt a (ep: the endpoint as read before it).
+func (r Recorded) Publish(ctx context.Context, ep domain.Endpoint, a domain.Attempt, o lifecycle.Outcome, at time.Time) {
+	facts := AfterAttempt(ep, a, o, at)
+	if o.WarnDisabling {
+		won, err := r.Warner.WarnDisabling(ctx, ep, at)
+		if err != nil {
+			r.Log.WarnContext(ctx, "could not mark the endpoint warned of its disable; a later failure warns", "error", err)
+		}
+		if won {
+			facts = append(facts, Disabling(ep, a, time.UnixMilli(ep.FailingSince).Add(r.DisableAfter), at))
+		}
+	}
+	r.Publisher.Publish(ctx, facts...)
 }
