@@ -382,6 +382,9 @@ type clock struct {
 	t      *tracer
 }
 
+// at is the real time, a trace line's.
+func (c *clock) at() time.Time { return time.Now() }
+
 // off is the clock's offset now.
 func (c *clock) off() time.Duration {
 	c.mu.Lock()

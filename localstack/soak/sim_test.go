@@ -10,6 +10,7 @@ package main
 // soak, from a seed (SIM_SEED replays one), and the same invariant checker.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,7 +84,7 @@ func TestSimulated30Days(t *testing.T) {
 	// are past their TTL, which the store's reads treat as gone.
 	reader := store.New(env.DB, env.Table).WithClock(func() time.Time { return simStart })
 	c := &checker{store: reader, cfg: s.cfg, allowance: s.cfg.SweepGrace + 15*time.Minute + s.cfg.DeliveryTimeout + clockError(1),
-		kindOf: s.kindOf, rv: s.rv, final: map[string]bool{}}
+		kindOf: s.kindOf, rv: s.rv, final: map[string]bool{}, trace: s.trace}
 	ok, err := c.check(context.Background(), s.deliveries, s.events, s.faultCounts(), int64(s.kills))
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +108,8 @@ type sim struct {
 	sched  *sweep.Scheduler
 	ingest *ingest.Service
 	rv     *receiver
+	tr     *tracer
+	trace  string // the trace's file, for the checker to explain a late delivery
 
 	accounts   []string
 	kindOf     map[string]string
@@ -136,9 +140,15 @@ func newSim(t *testing.T, env *testenv.Env, seed uint64) *sim {
 	s.faults = &Faults{Rates: rates, rng: rand.New(rand.NewPCG(seed, 0x50a6)), log: s.flog, kill: s.kill}
 	s.sqs = &simSQS{now: func() time.Time { return s.clock }, byURL: map[string][]*simMsg{}, receipts: map[string]*simMsg{}}
 	now := func() time.Time { return s.clock.Add(s.offset) }
-	s.st = store.New(dynamo{env.DB, s.faults, nil}, env.Table).WithClock(now)
-	qu := queue.New(queueClient{SQS: s.sqs, f: s.faults, busy: simBusy, notBusy: map[string]bool{simDLQ: true}}, simDeliverQ, simDLQ)
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	s.trace = cmp.Or(os.Getenv("SIM_TRACE"), filepath.Join(t.TempDir(), "trace.jsonl")) // SIM_TRACE keeps it
+	if s.tr, err = newTracer(s.trace, map[string]string{simDeliverQ: "fast", simDLQ: "dlq"}, simTime{s}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.tr.f.Close() })
+	s.sqs.t = s.tr
+	s.st = store.New(dynamo{env.DB, s.faults, s.tr}, env.Table).WithClock(now)
+	qu := queue.New(queueClient{SQS: s.sqs, f: s.faults, t: s.tr, busy: simBusy, notBusy: map[string]bool{simDLQ: true}}, simDeliverQ, simDLQ)
+	log := simLog(t, now)
 	metrics := obs.NewMetrics(io.Discard, false, "soak", "sim")
 	lim := &simLimiter{now: now}
 	// The clock stands still during an invocation: a wait ends at once.
@@ -174,6 +184,33 @@ func newSim(t *testing.T, env *testenv.Env, seed uint64) *sim {
 	}
 	return s
 }
+
+// simLog discards the functions' log lines, unless SIM_LOG names a file:
+// then every line, debug included, is written there with the functions'
+// simulated time, to follow a delivery an invariant names.
+func simLog(t *testing.T, now func() time.Time) *slog.Logger {
+	path := os.Getenv("SIM_LOG")
+	if path == "" {
+		return slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			a.Value = slog.TimeValue(now())
+		}
+		return a
+	}}))
+}
+
+// simTime is the trace's clock in the simulation.
+type simTime struct{ s *sim }
+
+func (t simTime) at() time.Time      { return t.s.clock }
+func (t simTime) off() time.Duration { return t.s.offset }
 
 func (s *sim) kill() { s.faults.dead.Store(true) }
 
@@ -242,6 +279,7 @@ func (s *sim) run(t *testing.T) {
 			s.clock = nextJump
 			s.offset = time.Duration((s.rng.Float64()*2 - 1) * float64(maxJump))
 			s.faults.note(faultClock)
+			s.tr.note("", faultClock, "", s.offset.Round(time.Millisecond).String())
 			nextJump = s.clock.Add(time.Duration(s.rng.ExpFloat64() * float64(6*time.Hour)))
 		}
 	}
@@ -331,7 +369,7 @@ func (s *sim) accept(r ingest.Result) {
 // batch of one (a duplicate receive: the same message twice, one after the
 // other); a kill leaves it to its visibility timeout.
 func (s *sim) handleOne(ctx context.Context) {
-	out, err := queueClient{SQS: s.sqs, f: s.faults}.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(simDeliverQ), MaxNumberOfMessages: 1})
+	out, err := queueClient{SQS: s.sqs, f: s.faults, t: s.tr}.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(simDeliverQ), MaxNumberOfMessages: 1})
 	if err != nil {
 		s.sqs.skip(simDeliverQ) // the poller retries after its error; the message stays
 		s.revive()
@@ -482,6 +520,7 @@ type simSQS struct {
 	byURL    map[string][]*simMsg
 	receipts map[string]*simMsg
 	seq      int
+	t        *tracer // notes a message moved to the DLQ for its receive count
 }
 
 type simMsg struct {
@@ -558,6 +597,7 @@ func (q *simSQS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, 
 		}
 		if m.receives >= schema.Queues.MaxReceiveCount {
 			m.deleted = true
+			q.t.body(m.body, "redrive_to_dlq", simDLQ, fmt.Sprintf("receives=%d", m.receives))
 			q.add(simDLQ, m.body, 0)
 			continue
 		}

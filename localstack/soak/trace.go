@@ -32,7 +32,7 @@ type tracer struct {
 	mu    sync.Mutex
 	f     *os.File
 	lanes map[string]string // queue URL -> lane
-	clk   *clock
+	clk   timeSource
 	held  sync.Map // receipt handle -> delivery id
 }
 
@@ -53,7 +53,15 @@ func (t *tracer) handle(handle, what, url, detail string) {
 	}
 }
 
-func newTracer(path string, lanes map[string]string, clk *clock) (*tracer, error) {
+// timeSource is the trace's clock: the time a line is written at (the
+// soak's real time, the simulation's simulated time) and the functions'
+// clock's offset from it.
+type timeSource interface {
+	at() time.Time
+	off() time.Duration
+}
+
+func newTracer(path string, lanes map[string]string, clk timeSource) (*tracer, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -69,10 +77,7 @@ func (t *tracer) note(delivery, what, url, detail string) {
 	if t == nil {
 		return
 	}
-	l := traceLine{At: time.Now().UnixMilli(), Delivery: delivery, What: what, Lane: t.lanes[url], Detail: detail}
-	if t.clk != nil {
-		l.Offset = t.clk.off().Milliseconds()
-	}
+	l := traceLine{At: t.clk.at().UnixMilli(), Offset: t.clk.off().Milliseconds(), Delivery: delivery, What: what, Lane: t.lanes[url], Detail: detail}
 	b, _ := json.Marshal(l)
 	t.mu.Lock()
 	_, _ = t.f.Write(append(b, '\n'))
