@@ -272,3 +272,41 @@ func TestAFailedRequeueIsSweptAgainNextRun(t *testing.T) {
 		t.Fatalf("second run: %+v %v, want the one whose re-queue failed re-queued", res, err)
 	}
 }
+
+// refuseFirst is the delivery queue refusing its first send.
+type refuseFirst struct {
+	sweep.Queue
+	mu      sync.Mutex
+	refused bool
+}
+
+func (q *refuseFirst) Send(ctx context.Context, m queue.Message, delay time.Duration) error {
+	q.mu.Lock()
+	first := !q.refused
+	q.refused = true
+	q.mu.Unlock()
+	if first {
+		return errors.New("InternalError: injected")
+	}
+	return q.Queue.Send(ctx, m, delay)
+}
+
+// A scheduler run whose send of an unparked delivery is refused once sends
+// it again within the run: left unsent, the delivery waited for the
+// sweeper (its grace and up to an interval), which on a last attempt left
+// it 14 minutes past its deadline in every simulated month.
+func TestARefusedSendOfAParkIsTriedAgainInTheRun(t *testing.T) {
+	r := newRig(t)
+	const n = 3
+	until := time.Now().Add(time.Minute)
+	for _, d := range r.deliveries(t, n) {
+		if err := r.st.ParkDelivery(ctx, d.ID, store.Park{Until: domain.Millis(until), Gen: d.Gen}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := &refuseFirst{Queue: r.q}
+	s := &sweep.Scheduler{Store: r.st, Queue: q, Ahead: 2 * time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
+	if res, err := s.Run(ctx); err != nil || res.Sent != n || res.Unsent != 0 || !q.refused {
+		t.Fatalf("one send refused once: %+v %v, want all %d sent", res, err, n)
+	}
+}
