@@ -484,8 +484,13 @@ func TestRequeueRespectsLeaseAndCeiling(t *testing.T) {
 	if err != nil || r.Gen != d.Gen+1 || r.RequeuedAt != later || r.DueAt != later || r.OverdueFrom == 0 || r.OverdueFrom >= later {
 		t.Fatalf("requeue: %+v %v, want gen+1, requeued_at and due_at at `at`, overdue_from the due time before", r, err)
 	}
+	// The same write again (a retry after its answer was lost, its first
+	// try taken): its own re-queue, not a conflict; gen bumped once.
+	if got, err := s.Requeue(ctx, d.ID, later, later, 8); err != nil || got.Gen != r.Gen || got.RequeuedAt != later {
+		t.Fatalf("the re-queue's write retried after it was taken: %+v %v, want the re-queue it made", got, err)
+	}
 	// Re-queued since `before`: refused, one extra message a grace at most.
-	if got, err := s.Requeue(ctx, d.ID, later, later, 8); !errors.Is(err, store.ErrConflict) || got.Gen != r.Gen {
+	if got, err := s.Requeue(ctx, d.ID, later, later+1, 8); !errors.Is(err, store.ErrConflict) || got.Gen != r.Gen {
 		t.Fatalf("a second requeue within the period: %+v %v", got, err)
 	}
 	// A live lease blocks a requeue.

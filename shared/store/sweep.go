@@ -107,7 +107,10 @@ func sweepMarkAttr(shard int) string { return "m" + strconv.Itoa(shard) }
 // before `before` and not re-queued since then (one extra message a grace
 // at most), having attempts left, not being within lifecycle.ExpiryMargin
 // of its TTL, and no live lease; otherwise ErrConflict with the delivery as
-// it is (ErrNotFound: gone), so the caller can see why.
+// it is (ErrNotFound: gone), so the caller can see why. A delivery already
+// re-queued at exactly at is this re-queue's own write, taken before a
+// retry of it failed its condition (the SDK retries a write whose answer
+// was lost): re-queued, not a conflict, so that its message is sent.
 func (s *Store) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
 	now := domain.Millis(s.now())
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -128,6 +131,9 @@ func (s *Store) Requeue(ctx context.Context, id string, before, at int64, maxAtt
 		d, uerr := conditionItem(err)
 		if uerr != nil {
 			return d, uerr
+		}
+		if d.Status == domain.StatusPending && d.RequeuedAt == at {
+			return d, nil
 		}
 		return d, ErrConflict
 	}

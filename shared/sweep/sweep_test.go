@@ -273,6 +273,33 @@ func TestAFailedRequeueIsSweptAgainNextRun(t *testing.T) {
 	}
 }
 
+// writeTwice makes each re-queue's write twice, as the SDK does when the
+// answer to a write that was taken is lost: the retry finds its own write
+// and fails its condition.
+type writeTwice struct{ sweep.Store }
+
+func (s writeTwice) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
+	_, _ = s.Store.Requeue(ctx, id, before, at, maxAttempts)
+	return s.Store.Requeue(ctx, id, before, at, maxAttempts)
+}
+
+// A re-queue whose write was taken but answered with a failed condition (a
+// retry of it) still sends its message: taken for another run's re-queue,
+// it sent none, and the delivery, past its deadline, waited a whole
+// interval more (the simulated month: 29 min past its deadline).
+func TestARequeueRetriedAfterItsWriteWasTakenSendsItsMessage(t *testing.T) {
+	r := newRig(t)
+	const n = 3
+	ds := r.deliveries(t, n)
+	r.sw.Store = writeTwice{r.st}
+	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != n || r.queued(t) != n {
+		t.Fatalf("re-queues retried after their writes were taken: %+v %v, %d messages, want %d re-queued and sent", res, err, r.queued(t), n)
+	}
+	if got, err := r.st.GetDelivery(ctx, ds[0].ID); err != nil || got.Gen != ds[0].Gen+1 {
+		t.Fatalf("gen %d, %v: want bumped once, to %d", got.Gen, err, ds[0].Gen+1)
+	}
+}
+
 // refuseFirst is the delivery queue refusing its first send.
 type refuseFirst struct {
 	sweep.Queue
