@@ -98,15 +98,18 @@ func (s *Store) ParkedBefore(ctx context.Context, shard int, before int64, limit
 // run unparked it first.
 //
 // If the caller dies before sending the message, nothing is lost: the due
-// time is the park's, so the sweeper re-queues it after its grace.
+// time is the park's, so the sweeper re-queues it after its grace. A
+// retry of this unpark's write that finds it taken (ownWrite) is unparked,
+// not a conflict.
 func (s *Store) Unpark(ctx context.Context, id string, before int64) (domain.Delivery, Park, error) {
-	now := domain.Millis(s.now())
+	now, w := domain.Millis(s.now()), newWriteID()
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
-		UpdateExpression:                    aws.String("SET gen = gen + :one, updated_at = :now REMOVE " + parkAttrs),
-		ConditionExpression:                 aws.String("#st = :pending AND park_until < :before AND park_gen = gen"),
-		ExpressionAttributeNames:            map[string]string{"#st": "status"},
-		ExpressionAttributeValues:           item{":one": num(1), ":now": num(now), ":before": num(before), ":pending": str(domain.StatusPending)},
+		UpdateExpression:         aws.String("SET gen = gen + :one, updated_at = :now, " + writeID + " = :w REMOVE " + parkAttrs),
+		ConditionExpression:      aws.String("#st = :pending AND park_until < :before AND park_gen = gen"),
+		ExpressionAttributeNames: map[string]string{"#st": "status"},
+		ExpressionAttributeValues: item{":one": num(1), ":now": num(now), ":before": num(before), ":pending": str(domain.StatusPending),
+			":w": str(w)},
 		ReturnValues:                        types.ReturnValueAllOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -117,8 +120,16 @@ func (s *Store) Unpark(ctx context.Context, id string, before int64) (domain.Del
 		if errors.As(err, &ccf) && ccf.Item != nil {
 			_ = attributevalue.UnmarshalMap(ccf.Item, &d)
 			_ = attributevalue.UnmarshalMap(ccf.Item, &p)
-			if _, parked := ccf.Item["park_until"]; parked && (d.Status != domain.StatusPending || p.Gen != d.Gen) {
+			_, parked := ccf.Item["park_until"]
+			if parked && (d.Status != domain.StatusPending || p.Gen != d.Gen) {
 				s.clearStalePark(ctx, id, p)
+			}
+			if ownWrite(err, w) {
+				// This unpark's own write, taken before a retry of it failed
+				// its condition (the SDK retries a write whose answer was
+				// lost): unparked, and its message is to be sent, at the
+				// park's time (its due time); the slot it carried is gone.
+				return d, Park{Until: d.DueAt, Gen: d.Gen - 1}, nil
 			}
 		}
 		return d, p, ErrConflict

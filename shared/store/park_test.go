@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gifq/webhooks/localstack/testenv"
 	"github.com/gifq/webhooks/shared/domain"
 	"github.com/gifq/webhooks/shared/schema"
 	"github.com/gifq/webhooks/shared/store"
@@ -149,5 +150,27 @@ func TestParkingPastTheItemsTTLIsRefused(t *testing.T) {
 	}
 	if err := s.ParkDelivery(ctx, d.ID, store.Park{Until: domain.Millis(ttl.Add(-2 * time.Hour)), Gen: d.Gen}); err != nil {
 		t.Fatalf("a wait ending 2 h before the TTL: %v", err)
+	}
+}
+
+// An unpark whose write was taken and retried (its answer lost) is the
+// scheduler's own: unparked, with the park's time, so that its message is
+// sent (taken for another run's, none was, and the delivery waited for the
+// sweeper); gen is bumped once.
+func TestAnUnparkRetriedAfterItsWriteWasTakenIsUnparked(t *testing.T) {
+	env := testenv.New(t)
+	s := store.New(testenv.WritesTwice{DynamoDB: env.DB}, env.Table)
+	ep := endpoint(t, s, account(t, s).ID)
+	_, d, err := event(t, s, ep, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(40 * time.Minute)
+	if err := s.ParkDelivery(ctx, d.ID, store.Park{Until: domain.Millis(until), Gen: d.Gen}); err != nil {
+		t.Fatal(err)
+	}
+	got, p, err := s.Unpark(ctx, d.ID, domain.Millis(until.Add(time.Minute)))
+	if err != nil || got.Gen != d.Gen+1 || p.Until != domain.Millis(until) {
+		t.Fatalf("unpark retried after its write was taken: %+v %+v %v, want unparked at %d, gen %d", got, p, err, domain.Millis(until), d.Gen+1)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -180,6 +181,21 @@ func conditionItem(err error) (domain.Delivery, error) {
 		return d, attributevalue.UnmarshalMap(ccf.Item, &d)
 	}
 	return d, ErrNotFound
+}
+
+// writeID marks a write of the sweeper's or the scheduler's (Requeue,
+// Unpark) on the item it changes, so that a retry of it that fails its
+// condition (the SDK retries a write whose answer was lost) can tell its
+// own write, taken, from another run's: newWriteID's value, ownWrite's test.
+const writeID = "write_id"
+
+func newWriteID() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
+// ownWrite reports whether a failed condition found the item as the write
+// with id left it.
+func ownWrite(err error, id string) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf) && ccf.Item != nil && stringAttr(ccf.Item, writeID) == id
 }
 
 // stringAttr is an item's string attribute, or "".

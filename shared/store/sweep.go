@@ -107,21 +107,20 @@ func sweepMarkAttr(shard int) string { return "m" + strconv.Itoa(shard) }
 // before `before` and not re-queued since then (one extra message a grace
 // at most), having attempts left, not being within lifecycle.ExpiryMargin
 // of its TTL, and no live lease; otherwise ErrConflict with the delivery as
-// it is (ErrNotFound: gone), so the caller can see why. A delivery already
-// re-queued at exactly at is this re-queue's own write, taken before a
-// retry of it failed its condition (the SDK retries a write whose answer
-// was lost): re-queued, not a conflict, so that its message is sent.
+// it is (ErrNotFound: gone), so the caller can see why. A retry of this
+// re-queue's write that finds it taken (ownWrite) is re-queued, not a
+// conflict, so that its message is sent.
 func (s *Store) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
-	now := domain.Millis(s.now())
+	now, w := domain.Millis(s.now()), newWriteID()
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: s.table, Key: key(deliveryPK(id), skDelivery),
 		UpdateExpression: aws.String("SET gen = gen + :one, requeued_at = :at, overdue_from = if_not_exists(overdue_from, due_at)," +
-			" due_at = :at, updated_at = :now"),
+			" due_at = :at, updated_at = :now, " + writeID + " = :w"),
 		ConditionExpression: aws.String("#st = :pending AND due_at < :before AND attempts < :max AND #ttl > :soon" +
 			" AND (attribute_not_exists(requeued_at) OR requeued_at < :before)" +
 			" AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#st": "status", "#ttl": "ttl"},
-		ExpressionAttributeValues: item{":one": num(1), ":now": num(now), ":before": num(before), ":at": num(at),
+		ExpressionAttributeValues: item{":one": num(1), ":now": num(now), ":before": num(before), ":at": num(at), ":w": str(w),
 			":soon": num(s.now().Add(lifecycle.ExpiryMargin).Unix()),
 			":max":  num(int64(maxAttempts)), ":pending": str(domain.StatusPending)},
 		ReturnValues:                        types.ReturnValueAllNew,
@@ -132,7 +131,7 @@ func (s *Store) Requeue(ctx context.Context, id string, before, at int64, maxAtt
 		if uerr != nil {
 			return d, uerr
 		}
-		if d.Status == domain.StatusPending && d.RequeuedAt == at {
+		if ownWrite(err, w) {
 			return d, nil
 		}
 		return d, ErrConflict

@@ -273,16 +273,6 @@ func TestAFailedRequeueIsSweptAgainNextRun(t *testing.T) {
 	}
 }
 
-// writeTwice makes each re-queue's write twice, as the SDK does when the
-// answer to a write that was taken is lost: the retry finds its own write
-// and fails its condition.
-type writeTwice struct{ sweep.Store }
-
-func (s writeTwice) Requeue(ctx context.Context, id string, before, at int64, maxAttempts int) (domain.Delivery, error) {
-	_, _ = s.Store.Requeue(ctx, id, before, at, maxAttempts)
-	return s.Store.Requeue(ctx, id, before, at, maxAttempts)
-}
-
 // A re-queue whose write was taken but answered with a failed condition (a
 // retry of it) still sends its message: taken for another run's re-queue,
 // it sent none, and the delivery, past its deadline, waited a whole
@@ -291,7 +281,7 @@ func TestARequeueRetriedAfterItsWriteWasTakenSendsItsMessage(t *testing.T) {
 	r := newRig(t)
 	const n = 3
 	ds := r.deliveries(t, n)
-	r.sw.Store = writeTwice{r.st}
+	r.sw.Store = store.New(testenv.WritesTwice{DynamoDB: r.env.DB}, r.env.Table)
 	if res, err := r.sw.Run(ctx); err != nil || res.Requeued != n || r.queued(t) != n {
 		t.Fatalf("re-queues retried after their writes were taken: %+v %v, %d messages, want %d re-queued and sent", res, err, r.queued(t), n)
 	}
