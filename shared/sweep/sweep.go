@@ -279,9 +279,10 @@ var (
 	oneTries  = []time.Duration{0, 250 * time.Millisecond}
 )
 
-// again calls read until it succeeds, at most len(tries) times, waiting
-// tries[i] before try i; the last error when none did.
-func again(ctx context.Context, tries []time.Duration, read func() error) (err error) {
+// again calls read until it succeeds or answers (one of answers: a
+// result, not a failure), at most len(tries) times, waiting tries[i]
+// before try i; the last error when none did.
+func again(ctx context.Context, tries []time.Duration, read func() error, answers ...error) (err error) {
 	for _, wait := range tries {
 		select {
 		case <-ctx.Done():
@@ -290,6 +291,11 @@ func again(ctx context.Context, tries []time.Duration, read func() error) (err e
 		}
 		if err = read(); err == nil {
 			return nil
+		}
+		for _, a := range answers {
+			if errors.Is(err, a) {
+				return err
+			}
 		}
 	}
 	return err
@@ -332,16 +338,10 @@ func eachID(ctx context.Context, query func(start store.Cursor) (ids []string, n
 func (s *Sweeper) sweepOne(ctx context.Context, seen domain.Delivery, before int64, r *Result) error {
 	now := domain.Millis(s.Now())
 	var d domain.Delivery
-	var err error
-	if tried := again(ctx, oneTries, func() error {
+	err := again(ctx, oneTries, func() (err error) { // a throttled write is tried again within the run
 		d, err = s.Store.Requeue(ctx, seen.ID, before, now, s.MaxAttempts)
-		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
-			return nil // an answer, not a failure
-		}
 		return err
-	}); tried != nil {
-		err = tried // a throttled write, tried again within the run
-	}
+	}, store.ErrNotFound, store.ErrConflict)
 	if errors.Is(err, store.ErrNotFound) {
 		r.Skipped++ // gone (its TTL)
 		return nil
