@@ -290,24 +290,6 @@ func TestARequeueRetriedAfterItsWriteWasTakenSendsItsMessage(t *testing.T) {
 	}
 }
 
-// refuseFirst is the delivery queue refusing its first send.
-type refuseFirst struct {
-	sweep.Queue
-	mu      sync.Mutex
-	refused bool
-}
-
-func (q *refuseFirst) Send(ctx context.Context, m queue.Message, delay time.Duration) error {
-	q.mu.Lock()
-	first := !q.refused
-	q.refused = true
-	q.mu.Unlock()
-	if first {
-		return errors.New("InternalError: injected")
-	}
-	return q.Queue.Send(ctx, m, delay)
-}
-
 // A scheduler run whose send of an unparked delivery is refused once sends
 // it again within the run: left unsent, the delivery waited for the
 // sweeper (its grace and up to an interval), which on a last attempt left
@@ -321,9 +303,9 @@ func TestARefusedSendOfAParkIsTriedAgainInTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	q := &refuseFirst{Queue: r.q}
+	q := &refuseOne{Queue: r.q, times: 1}
 	s := &sweep.Scheduler{Store: r.st, Queue: q, Ahead: 2 * time.Minute, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
-	if res, err := s.Run(ctx); err != nil || res.Sent != n || res.Unsent != 0 || !q.refused {
+	if res, err := s.Run(ctx); err != nil || res.Sent != n || res.Unsent != 0 || q.refused != 1 {
 		t.Fatalf("one send refused once: %+v %v, want all %d sent", res, err, n)
 	}
 }
