@@ -81,11 +81,12 @@ func (a *Attempt) Yield(ctx context.Context, seen, claimed domain.Delivery) erro
 // record is store.ErrConflict (the step reads the delivery again); a
 // resend's record that lost its race left nothing to do and is nil.
 func (a *Attempt) Record(ctx context.Context, seen, claimed domain.Delivery, ep *domain.Endpoint, entry domain.Attempt, o store.Outcome) error {
-	if a.Resend != "" {
-		if err := a.Store.FinishManual(ctx, seen, ep, a.Claim, entry, o); !errors.Is(err, store.ErrConflict) {
-			return err
-		}
+	if a.Resend == "" {
+		return a.Store.RecordAttempt(ctx, claimed, ep, a.Claim, entry, o)
+	}
+	err := a.Store.FinishManual(ctx, seen, ep, a.Claim, entry, o)
+	if errors.Is(err, store.ErrConflict) {
 		return nil
 	}
-	return a.Store.RecordAttempt(ctx, claimed, ep, a.Claim, entry, o)
+	return err
 }
