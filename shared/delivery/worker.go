@@ -224,6 +224,7 @@ func (r *run) do(ctx context.Context, e lifecycle.Effect) error {
 		k.Reread, k.RereadAt = lifecycle.CheckRecord(cur, err == nil, r.att.Claim.ID, r.att.Claim.AttemptID), k.RecordTries
 		return ignore(err, store.ErrNotFound)
 	case lifecycle.DoFail:
+		k.FailTries++
 		failed, err := r.Store.FailWithoutAttempt(ctx, *d, e.Reason, true)
 		if err == nil {
 			k.Failed = &failed

@@ -76,6 +76,8 @@ func walk(runs int) map[lifecycle.Flow]bool {
 				k.YieldTries++
 			case lifecycle.DoLoad:
 				k.LoadTries++
+			case lifecycle.DoFail:
+				k.FailTries++
 			}
 			odds := 10
 			if e.Do == lifecycle.DoRecord || e.Do == lifecycle.DoYield {

@@ -96,10 +96,10 @@ const (
 	// A system error (DynamoDB or SQS unavailable) retries the message
 	// soon; if it keeps failing, SQS's maxReceiveCount moves it to the DLQ.
 	SystemErrorBackoff = 10 * time.Second
-	// A load that failed (a throttled read) is read again once, LoadAgain
-	// later, in the worker, before the message is hidden for
-	// SystemErrorBackoff: in the soak, one refused read kept a delivery
-	// already at its deadline 10 s from its final state.
+	// A load or a fail write that was refused (a throttle) is made again
+	// once, LoadAgain later, in the worker, before the message is hidden
+	// for SystemErrorBackoff: in the soak, one refused read or write kept a
+	// delivery already at its deadline 10 s from its final state.
 	LoadAgain = 250 * time.Millisecond
 	// The end of a claim (the outcome, a yield) is written again after a
 	// transient failure this many times, while the lease lasts: giving up
@@ -232,6 +232,7 @@ type Known struct {
 	Yielded               bool
 	YieldTries            int
 	LoadTries             int // loads made, failed or not
+	FailTries             int // fail writes made, failed or not
 	Answer                *Answer
 	Recorded, RecordLost  bool
 	RecordTries, RereadAt int
@@ -621,6 +622,13 @@ func onError(k Known, p Policy) Effect {
 	case DoLoad:
 		if k.LoadTries < 2 {
 			return Effect{Do: DoSleep, Until: k.Now.Add(LoadAgain), Why: "reading the delivery failed; reading it again: " + k.Err.Error(), Level: slog.LevelWarn}
+		}
+	case DoFail:
+		// As a load: a delivery failed at its deadline (the endpoint held
+		// it) whose write was throttled ended 10 s later, past the
+		// allowance in the soak.
+		if k.FailTries < 2 {
+			return Effect{Do: DoSleep, Until: k.Now.Add(LoadAgain), Why: "failing the delivery failed; writing it again: " + k.Err.Error(), Level: slog.LevelWarn}
 		}
 	case DoPutBack:
 		why = "could not put the message back; SQS will redeliver it: " + k.Err.Error()

@@ -255,6 +255,21 @@ func TestStep(t *testing.T) {
 			k.Loaded, k.LoadTries, k.Err, k.ErrOn = false, 2, errors.New("throttled"), lifecycle.DoLoad
 			return k
 		}, nil, lifecycle.Effect{Do: lifecycle.DoRetry, Delay: lifecycle.SystemErrorBackoff}},
+		{"a fail write refused: written again shortly, in the worker", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.Disabled, k.FailTries, k.Err, k.ErrOn = true, 1, errors.New("throttled"), lifecycle.DoFail
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoSleep, Until: now.Add(lifecycle.LoadAgain)}},
+		{"written again after the wait", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.Disabled, k.FailTries, k.Slept = true, 1, now
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoFail, Reason: domain.ReasonEndpointDisabled}},
+		{"a fail write refused again: the message goes back for the system error's back-off", func() lifecycle.Known {
+			k := known()
+			k.Endpoint.Disabled, k.FailTries, k.Err, k.ErrOn = true, 2, errors.New("throttled"), lifecycle.DoFail
+			return k
+		}, nil, lifecycle.Effect{Do: lifecycle.DoRetry, Delay: lifecycle.SystemErrorBackoff}},
 		{"a limiter that fails closes the gate: the message goes back delayed, never out now", func() lifecycle.Known {
 			k := known()
 			k.Err, k.ErrOn = errors.New("throttled"), lifecycle.DoReserve
