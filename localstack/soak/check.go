@@ -139,7 +139,7 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 		if past > latest || latestID == "" {
 			latest, latestID = past, d.ID
 		}
-		sweeps := max(1, lostNear(traced[d.ID], deadline, c.allowance))
+		sweeps := max(1, lostNear(traced[d.ID], logs[i], deadline, c.allowance))
 		switch allowed := time.Duration(sweeps) * c.allowance; {
 		case past > allowed:
 			late++
@@ -165,7 +165,7 @@ func (c *checker) check(ctx context.Context, ds []tracked, events int, faults ma
 
 	fmt.Printf("soak: events accepted %d, deliveries %d, requests at the receivers %d, restarts of the killed process %d\n", events, len(all), requests, restarts)
 	fmt.Printf("  faults injected: %s\n", joinCounts(faults))
-	fmt.Printf("  final by deadline + one sweep (%s), one more for each of its sends lost near it: %d of %d (%d needed the more); the latest %s against its deadline (%s)\n",
+	fmt.Printf("  final by deadline + one sweep (%s), one more for each of its messages lost near it: %d of %d (%d needed the more); the latest %s against its deadline (%s)\n",
 		c.allowance, len(all)-late-pending, len(all), lostSweeps, signed(latest), latestID)
 	fmt.Printf("  series by attempts: %s; over %d: %d\n", joinInts(perSeries), c.cfg.Retry.MaxAttempts(), overEight)
 	fmt.Printf("  concurrent attempts of one delivery: %d; duplicates at the receivers (2xx more than once, reported): %d\n", concurrent, dupes)
@@ -284,15 +284,22 @@ func queueLag(lines []traceLine) (time.Duration, string) {
 	return lag, at
 }
 
-// lostNear counts a delivery's sends lost (answered OK, never queued) from
-// an allowance before its deadline on: nothing can tell such a message
-// from one waiting in the queue, so each costs the delivery a sweep (its
-// grace and interval), the sweeper's own re-queue too. One lost costs the
-// one sweep the allowance has; two in a row, two.
-func lostNear(lines []traceLine, deadline time.Time, allowance time.Duration) int {
-	n := 0
+// lostNear counts a delivery's messages lost from an allowance before its
+// deadline on: its sends lost (answered OK, never queued) and its attempts
+// whose process was killed (logged interrupted by the next claim). Nothing
+// tells such a message from one waiting in the queue, or an attempt from
+// one still in flight, sooner than a sweep (its grace and interval), so
+// each costs the delivery one, the sweeper's own re-queue too. One lost
+// costs the one sweep the allowance has; two in a row, two.
+func lostNear(lines []traceLine, attempts []domain.Attempt, deadline time.Time, allowance time.Duration) int {
+	from, n := deadline.Add(-allowance), 0
 	for _, l := range lines {
-		if l.What == faultLostSend && time.UnixMilli(l.At).After(deadline.Add(-allowance)) {
+		if l.What == faultLostSend && time.UnixMilli(l.At).After(from) {
+			n++
+		}
+	}
+	for _, a := range attempts {
+		if a.Kind == domain.AttemptInterrupted && domain.Time(a.StartedAt).After(from) {
 			n++
 		}
 	}
